@@ -1,0 +1,312 @@
+"""Typed REST routes: declaration, validation, authentication and dispatch.
+
+Each route is declared once, with its method, name, description, tags and the pydantic model(s) of
+its parameters (several models mean one-of variants, e.g. ``users.info`` by ``userId`` or by
+``username``). Everything else reads this metadata: the Starlette routing table, the OpenAPI
+document, and the MCP tool catalog. No route is hand-described twice.
+
+A handler receives an ``ApiRequest`` (validated params, caller, services) and returns a dict; the
+dispatcher adds ``success: true``. Errors are ``errors.ApiError`` subclasses.
+
+Per request, in order: parameters parsed (query for GET/DELETE, JSON body for POST/PUT) → caller
+authenticated (``X-User-Id`` + ``X-Auth-Token``) → rate limit (per route and caller) → permissions →
+parameters validated → handler.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
+
+from pydantic import BaseModel, ValidationError
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from . import errors
+from .store import StoreError
+from .store.base import StorageFailure
+from .store.records import Token, User
+
+if TYPE_CHECKING:
+    from .services import Services
+
+__all__ = ["API_PREFIX", "ApiRequest", "ApiRoute", "Caller", "Method", "RateLimitRule", "Router", "json_response"]
+
+log = logging.getLogger(__name__)
+
+API_PREFIX = "/api/v1/"
+Method = Literal["GET", "POST", "PUT", "DELETE"]
+P = TypeVar("P", bound=BaseModel)
+
+
+@dataclass(frozen=True, slots=True)
+class RateLimitRule:
+    """``count`` requests per ``period_seconds`` for one caller on one route."""
+
+    count: int
+    period_seconds: int
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    user: User
+    token: Token
+    permissions: frozenset[str]
+
+    @property
+    def is_pat(self) -> bool:
+        return self.token.kind == "pat"
+
+
+@dataclass(slots=True)
+class ApiRequest(Generic[P]):
+    params: P
+    caller: Caller | None
+    services: Services
+    http: Request
+    client_host: str
+
+    @property
+    def user(self) -> User:
+        """The authenticated user (routes with ``auth=True`` always have one)."""
+        assert self.caller is not None, "route declared auth=False reads the user"
+        return self.caller.user
+
+
+Handler = Callable[[ApiRequest[Any]], Awaitable[Mapping[str, Any] | Response]]
+
+
+@dataclass(frozen=True)
+class ApiRoute:
+    method: Method
+    name: str
+    handler: Handler
+    description: str
+    params: tuple[type[BaseModel], ...]
+    tags: tuple[str, ...] = ()
+    auth: bool = True
+    permissions: tuple[str, ...] = ()
+    rate_limit: RateLimitRule | None = None
+    #: Shown in the OpenAPI document and MCP descriptions of each variant, when there are several.
+    variant_descriptions: tuple[str, ...] = field(default=())
+
+    @property
+    def path(self) -> str:
+        return API_PREFIX + self.name
+
+    @property
+    def reads_body(self) -> bool:
+        return self.method in ("POST", "PUT")
+
+    def input_schema(self) -> dict[str, Any]:
+        """The JSON Schema of the parameters, refs inlined; variants as ``oneOf``."""
+        schemas = [inline_schema(model.model_json_schema()) for model in self.params]
+        for schema, text in zip(schemas, self.variant_descriptions, strict=False):
+            schema["description"] = text
+        if len(schemas) == 1:
+            return schemas[0]
+        return {"type": "object", "description": self.description, "oneOf": schemas}
+
+
+class Router:
+    """Collects the routes of one module: ``router = Router(tags=("chat",))``, then
+    ``@router.get("chat.getMessage", ChatGetMessage, description=...)`` on a handler."""
+
+    def __init__(self, *, tags: Sequence[str] = ()) -> None:
+        self.tags = tuple(tags)
+        self.routes: list[ApiRoute] = []
+
+    def route(
+        self,
+        method: Method,
+        name: str,
+        *params: type[BaseModel],
+        description: str,
+        auth: bool = True,
+        permissions: Sequence[str] = (),
+        rate_limit: RateLimitRule | None = None,
+        tags: Sequence[str] = (),
+        variant_descriptions: Sequence[str] = (),
+    ) -> Callable[[Handler], Handler]:
+        def register(handler: Handler) -> Handler:
+            self.routes.append(
+                ApiRoute(
+                    method=method,
+                    name=name,
+                    handler=handler,
+                    description=description,
+                    params=tuple(params),
+                    tags=tuple(tags) or self.tags,
+                    auth=auth,
+                    permissions=tuple(permissions),
+                    rate_limit=rate_limit,
+                    variant_descriptions=tuple(variant_descriptions),
+                )
+            )
+            return handler
+
+        return register
+
+    def get(self, name: str, *params: type[BaseModel], **kw: Any) -> Callable[[Handler], Handler]:
+        return self.route("GET", name, *params, **kw)
+
+    def post(self, name: str, *params: type[BaseModel], **kw: Any) -> Callable[[Handler], Handler]:
+        return self.route("POST", name, *params, **kw)
+
+
+# -- schema helpers ------------------------------------------------------------------------------
+
+
+def inline_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """Replace ``$ref``s to ``$defs`` with the definitions themselves and drop pydantic's titles,
+    so a tool schema stands on its own (MCP clients do not resolve references)."""
+    defs = schema.get("$defs", {})
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, dict):
+            if "$ref" in node and isinstance(node["$ref"], str) and node["$ref"].startswith("#/$defs/"):
+                target = defs[node["$ref"].removeprefix("#/$defs/")]
+                merged = {**walk(target), **{k: walk(v) for k, v in node.items() if k != "$ref"}}
+                return merged
+            return {
+                k: walk(v)
+                for k, v in node.items()
+                if k not in ("$defs", "title") or (k == "title" and not isinstance(v, str))
+            }
+        if isinstance(node, list):
+            return [walk(item) for item in node]
+        return node
+
+    out = walk(schema)
+    assert isinstance(out, dict)
+    return out
+
+
+def describe_validation_error(exc: ValidationError) -> str:
+    """One sentence per problem, naming the parameter: what an API caller needs to fix the call."""
+    parts: list[str] = []
+    for err in exc.errors(include_url=False):
+        loc = ".".join(str(p) for p in err["loc"]) or "body"
+        kind = err["type"]
+        if kind == "extra_forbidden":
+            parts.append(f"unknown parameter '{loc}'")
+        elif kind == "missing":
+            parts.append(f"missing parameter '{loc}'")
+        else:
+            parts.append(f"parameter '{loc}': {err['msg']}")
+    return "Invalid parameters: " + "; ".join(dict.fromkeys(parts))
+
+
+def validate_params(route: ApiRoute, raw: Mapping[str, Any]) -> BaseModel:
+    """Validate against the route's model, or against exactly one of its variants.
+
+    Raises:
+        errors.InvalidParams: naming each unknown, missing or invalid parameter.
+    """
+    failures: list[ValidationError] = []
+    for model in route.params:
+        try:
+            return model.model_validate(raw)
+        except ValidationError as exc:
+            failures.append(exc)
+    if len(route.params) == 1:
+        raise errors.InvalidParams(describe_validation_error(failures[0]))
+    # Several variants: report the one whose required parameters were given, else list the choices.
+    for model, exc in zip(route.params, failures, strict=True):
+        required = [n for n, f in model.model_fields.items() if f.is_required()]
+        if required and all((f.alias or n) in raw for n, f in model.model_fields.items() if f.is_required()):
+            raise errors.InvalidParams(describe_validation_error(exc))
+    choices = " or ".join(
+        "+".join((f.alias or n) for n, f in model.model_fields.items() if f.is_required()) for model in route.params
+    )
+    unknown = sorted(set(raw) - {(f.alias or n) for m in route.params for n, f in m.model_fields.items()})
+    extra = f"; unknown parameter(s) {', '.join(unknown)}" if unknown else ""
+    raise errors.InvalidParams(f"Invalid parameters: provide exactly one of {choices}{extra}")
+
+
+# -- dispatch ------------------------------------------------------------------------------------
+
+
+def json_response(body: Mapping[str, Any], status: int = 200, headers: Mapping[str, str] | None = None) -> Response:
+    return JSONResponse(dict(body), status_code=status, headers=dict(headers) if headers else None)
+
+
+def error_response(exc: errors.ApiError, extra_headers: Mapping[str, str] | None = None) -> Response:
+    headers = {**exc.headers, **(extra_headers or {})}
+    return json_response(exc.body(), exc.status, headers)
+
+
+async def read_raw_params(route: ApiRoute, request: Request) -> dict[str, Any]:
+    if not route.reads_body:
+        query = request.query_params
+        repeated = sorted({k for k, _ in query.multi_items() if len(query.getlist(k)) > 1})
+        if repeated:
+            raise errors.InvalidParams(f"Invalid parameters: '{repeated[0]}' given more than once")
+        return dict(query)
+    body = await request.body()
+    if not body.strip():
+        return {}
+    try:
+        data = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        raise errors.InvalidParams("Request body is not valid JSON", error_type="error-invalid-json") from None
+    if not isinstance(data, dict):
+        raise errors.InvalidParams("Request body must be a JSON object")
+    return data
+
+
+def client_host_of(request: Request) -> str:
+    return request.client.host if request.client else "unknown"
+
+
+async def authenticate(services: Services, request: Request) -> Caller | None:
+    """The caller named by ``X-User-Id`` + ``X-Auth-Token``, or None when neither header is sent.
+
+    Raises:
+        errors.Unauthorized: one header without the other, or a token that does not belong to the user.
+    """
+    user_id = request.headers.get("x-user-id")
+    token = request.headers.get("x-auth-token")
+    if not user_id and not token:
+        return None
+    if not user_id or not token:
+        raise errors.Unauthorized()
+    return services.resolve_caller(user_id, token)
+
+
+def make_endpoint(route: ApiRoute, services: Services) -> Callable[[Request], Awaitable[Response]]:
+    async def endpoint(request: Request) -> Response:
+        rate_headers: dict[str, str] = {}
+        try:
+            caller = await authenticate(services, request)
+            if route.auth and caller is None:
+                raise errors.Unauthorized()
+            client_host = services.client_address(request)
+            if route.rate_limit is not None:
+                key = caller.user.id if caller else client_host
+                rate_headers = await services.check_rate_limit(route.name, key, route.rate_limit)
+            if route.permissions and (caller is None or not set(route.permissions) <= caller.permissions):
+                raise errors.Forbidden()
+            raw = await read_raw_params(route, request)
+            params = validate_params(route, raw)
+            result = await route.handler(
+                ApiRequest(params=params, caller=caller, services=services, http=request, client_host=client_host)
+            )
+        except errors.ApiError as exc:
+            return error_response(exc, rate_headers)
+        except StorageFailure:
+            log.exception("storage failure on %s", route.name)
+            return error_response(errors.ServiceUnavailable(), rate_headers)
+        except StoreError as exc:  # a store error a handler did not translate: a bug, but say it plainly
+            log.exception("unhandled store error on %s", route.name)
+            return error_response(errors.InvalidParams(str(exc)), rate_headers)
+        if isinstance(result, Response):
+            result.headers.update(rate_headers)
+            return result
+        return json_response({**result, "success": True}, headers=rate_headers)
+
+    endpoint.__name__ = route.name.replace(".", "_")
+    return endpoint

@@ -1,0 +1,106 @@
+"""The ASGI application: routes from the registry, the page, the OpenAPI document, middleware.
+
+Middleware, outermost first (a request passes them in this order)::
+
+    SecurityHeadersMiddleware   CSP, nosniff, frame-ancestors on every response
+    HostOriginMiddleware        Host allow-list (421), Origin allow-list on /api/ (403), CORS
+    BodyLimitMiddleware         request bodies over the cap answer 413 before a route reads them
+    Router                      /api/v1/<route>, /api/v1/mcp, /openapi.json, the page
+
+Use ``create_app(settings, store)``; ``cli.serve`` builds both from the command line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.routing import BaseRoute, Mount, Route
+
+from . import __version__, errors
+from .api import ApiRoute, error_response, make_endpoint
+from .openapi import build_openapi
+from .routes import all_routes
+from .security import (
+    BodyLimitMiddleware,
+    OriginMiddleware,
+    OriginPolicy,
+    SecurityHeadersMiddleware,
+)
+from .services import Services
+from .settings import Settings
+from .static import PROJECT_ROOT, REVALIDATE_CACHE, PageFiles
+from .store.base import Store
+
+__all__ = ["create_app", "origin_policy"]
+
+log = logging.getLogger(__name__)
+
+
+def origin_policy(settings: Settings) -> OriginPolicy:
+    return OriginPolicy(
+        site_url=settings.site_url,
+        cors_allowed_origins=tuple(settings.cors_allowed_origins),
+        embed_allowed_origins=tuple(settings.embed_allowed_origins),
+        allowed_hosts=tuple(settings.allowed_hosts) or None,
+    )
+
+
+def create_app(
+    settings: Settings,
+    store: Store,
+    *,
+    limiter: Any = None,
+    extra_routes: Sequence[ApiRoute] = (),
+    root: Path = PROJECT_ROOT,
+) -> Starlette:
+    """Build the app around an open store. ``limiter`` is a ``ratelimit.RateLimiter`` (None: no limits)."""
+    services = Services(settings=settings, store=store, limiter=limiter)
+    api_routes = [*all_routes(), *extra_routes]
+
+    async def openapi(_request: Request) -> Response:
+        return JSONResponse(build_openapi(api_routes, version=__version__, site_url=settings.site_url))
+
+    async def page(_request: Request) -> Response:
+        return FileResponse(root / "index.html", headers={"cache-control": REVALIDATE_CACHE})
+
+    async def config_file(_request: Request) -> Response:
+        return FileResponse(root / "pyscript.toml", media_type="text/plain; charset=utf-8",
+                            headers={"cache-control": REVALIDATE_CACHE})
+
+    async def unknown_api(request: Request) -> Response:
+        return error_response(errors.NotFound(f"Unknown API route {request.url.path}",
+                                              error_type="error-unknown-route"))
+
+    routes: list[BaseRoute] = [
+        Route(r.path, make_endpoint(r, services), methods=[r.method], name=r.name) for r in api_routes
+    ]
+    routes += [
+        Route("/api/{rest:path}", unknown_api, methods=["GET", "POST", "PUT", "DELETE"]),
+        Route("/openapi.json", openapi, methods=["GET"]),
+        Route("/", page, methods=["GET"]),
+        Route("/pyscript.toml", config_file, methods=["GET"]),
+        Mount("/static", PageFiles(directory=root / "static", immutable_prefixes=("/static/vendor/",))),
+        Mount("/py", PageFiles(directory=root / "py")),
+    ]
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        yield
+        if limiter is not None and hasattr(limiter, "aclose"):
+            await limiter.aclose()
+
+    app = Starlette(routes=routes, lifespan=lifespan)
+    app.state.services = services
+    app.state.api_routes = api_routes
+    policy = origin_policy(settings)
+    app.add_middleware(BodyLimitMiddleware, max_body_bytes=settings.max_request_body_bytes)
+    app.add_middleware(OriginMiddleware, policy=policy)
+    app.add_middleware(SecurityHeadersMiddleware, frame_ancestors=tuple(settings.embed_allowed_origins))
+    return app

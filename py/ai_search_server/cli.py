@@ -1,0 +1,222 @@
+"""The ``ai-search`` command: serve, users, tokens, import.
+
+Every subcommand takes ``--data DIR`` (default ``./data`` under the working directory, or
+``$AI_SEARCH_DATA``); the folder holds ``workspace.db`` and an optional ``config.toml`` of settings.
+
+    ai-search serve [--host 127.0.0.1] [--port 8000] [--data DIR] [--demo]
+    ai-search users create USERNAME --password P [--name N] [--role admin|user]
+    ai-search tokens create USERNAME [--name LABEL]
+    ai-search import FILE.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from .settings import Settings, SettingsError, load_settings
+
+__all__ = ["main"]
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8000
+DEFAULT_DATA_DIR = "data"
+
+
+class CliError(Exception):
+    """A problem the person at the terminal can fix; printed without a traceback, exit status 2."""
+
+
+def _data_dir(args: argparse.Namespace) -> Path:
+    raw = args.data or os.environ.get("AI_SEARCH_DATA") or DEFAULT_DATA_DIR
+    path = Path(raw).expanduser().resolve()
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CliError(f"cannot create the data dir {path}: {exc.strerror}") from None
+    return path
+
+
+def _settings(data_dir: Path, overrides: dict[str, Any] | None = None) -> Settings:
+    config = data_dir / "config.toml"
+    return load_settings(config_file=config if config.is_file() else None, overrides=overrides)
+
+
+def _open_store(data_dir: Path) -> Any:
+    from .store import open_store
+
+    return open_store(data_dir)
+
+
+# -- serve ---------------------------------------------------------------------------------------
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from .app import create_app
+    from .ratelimit import RateLimiter
+
+    data_dir = _data_dir(args)
+    overrides: dict[str, Any] = {}
+    if args.demo:
+        overrides["mcp_enabled"] = True
+    settings = _settings(data_dir, overrides)
+    if not settings.site_url:
+        host = "127.0.0.1" if args.host in ("0.0.0.0", "::") else args.host
+        settings = load_settings(
+            config_file=(data_dir / "config.toml") if (data_dir / "config.toml").is_file() else None,
+            overrides={**overrides, "site_url": f"http://{host}:{args.port}"},
+        )
+    logging.basicConfig(level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
+    print(f"ai-search: data dir {data_dir}", file=sys.stderr)
+    store = _open_store(data_dir)
+    if args.demo:
+        _load_demo(store)
+    limiter = RateLimiter(settings.rate_limit_storage)
+    app = create_app(settings, store, limiter=limiter)
+    print(f"ai-search: serving {settings.site_url}/", file=sys.stderr)
+    uvicorn.run(app, host=args.host, port=args.port, log_level=settings.log_level, proxy_headers=False,
+                server_header=False)
+    store.close()
+    return 0
+
+
+def _load_demo(store: Any) -> None:
+    """Fill an empty workspace with the demo data; an existing one is left as it is."""
+    from .demo import DEMO_USERS, generate_demo_messages
+    from .importer import import_rows
+
+    if store.count_messages() == 0:
+        print("ai-search: loading the demo workspace…", file=sys.stderr)
+        for demo_user in DEMO_USERS:
+            if store.get_user_by_username(demo_user.username) is None:
+                store.create_user(demo_user.username, name=demo_user.name, password=demo_user.password,
+                                  roles=(demo_user.role,))
+        import_rows(store, generate_demo_messages())
+    print("ai-search: demo users (username / password):", file=sys.stderr)
+    for demo_user in DEMO_USERS:
+        print(f"    {demo_user.username:<10} {demo_user.password:<16} {demo_user.role}", file=sys.stderr)
+
+
+# -- users, tokens, import -----------------------------------------------------------------------
+
+
+def cmd_users_create(args: argparse.Namespace) -> int:
+    from .store.base import Conflict, InvalidValue
+
+    store = _open_store(_data_dir(args))
+    try:
+        user = store.create_user(args.username, name=args.name, password=args.password, roles=(args.role,))
+    except Conflict:
+        raise CliError(f"a user named {args.username!r} already exists") from None
+    except InvalidValue as exc:
+        raise CliError(str(exc)) from None
+    finally:
+        store.close()
+    print(f"created user {user.username} ({user.id}) with role {args.role}")
+    return 0
+
+
+def cmd_tokens_create(args: argparse.Namespace) -> int:
+    from .store.base import Conflict
+
+    store = _open_store(_data_dir(args))
+    try:
+        user = store.get_user_by_username(args.username)
+        if user is None:
+            raise CliError(f"no user named {args.username!r} (create one with: ai-search users create)")
+        label = args.name or _free_label(store, user.id)
+        try:
+            _token, plain = store.create_token(user.id, "pat", label=label)
+        except Conflict:
+            raise CliError(f"{args.username} already has a token named {label!r}; pick another --name") from None
+    finally:
+        store.close()
+    print(f"X-User-Id: {user.id}")
+    print(f"X-Auth-Token: {plain}")
+    return 0
+
+
+def _free_label(store: Any, user_id: str) -> str:
+    taken = {t.label for t in store.list_tokens(user_id, "pat")}
+    n = 1
+    while f"cli-{n}" in taken:
+        n += 1
+    return f"cli-{n}"
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from .importer import import_jsonl
+
+    path = Path(args.file)
+    if not path.is_file():
+        raise CliError(f"no such file: {path}")
+    store = _open_store(_data_dir(args))
+    try:
+        report = import_jsonl(store, path, progress=not args.quiet)
+    finally:
+        store.close()
+    print(report.summary())
+    return 0
+
+
+# -- parser --------------------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    data = argparse.ArgumentParser(add_help=False)
+    data.add_argument("--data", metavar="DIR", help="data dir (default: ./data or $AI_SEARCH_DATA)")
+
+    parser = argparse.ArgumentParser(prog="ai-search", description="AI search for team-chat workspaces.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    serve = sub.add_parser("serve", parents=[data], help="start the server")
+    serve.add_argument("--host", default=DEFAULT_HOST)
+    serve.add_argument("--port", type=int, default=DEFAULT_PORT)
+    serve.add_argument("--demo", action="store_true",
+                       help="load the demo workspace into an empty data dir and turn on MCP")
+    serve.set_defaults(func=cmd_serve)
+
+    users = sub.add_parser("users", help="manage users").add_subparsers(dest="action", required=True)
+    create = users.add_parser("create", parents=[data], help="create a user")
+    create.add_argument("username")
+    create.add_argument("--password", required=True)
+    create.add_argument("--name")
+    create.add_argument("--role", choices=("admin", "user"), default="user")
+    create.set_defaults(func=cmd_users_create)
+
+    tokens = sub.add_parser("tokens", help="manage personal access tokens").add_subparsers(dest="action",
+                                                                                          required=True)
+    tcreate = tokens.add_parser("create", parents=[data], help="create a personal access token; prints the two "
+                                "header lines")
+    tcreate.add_argument("username")
+    tcreate.add_argument("--name", help="a label for the token (default: cli-N)")
+    tcreate.set_defaults(func=cmd_tokens_create)
+
+    imp = sub.add_parser("import", parents=[data], help="import messages from a JSONL file")
+    imp.add_argument("file", metavar="FILE.jsonl")
+    imp.add_argument("--quiet", action="store_true", help="no progress bar")
+    imp.set_defaults(func=cmd_import)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        status: int = args.func(args)
+    except (CliError, SettingsError) as exc:
+        print(f"ai-search: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    return status
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,13 @@
+"""The REST routes, one module per noun; ``all_routes()`` is the registry the app, the OpenAPI
+document and the MCP catalog read."""
+
+from __future__ import annotations
+
+from ..api import ApiRoute
+from . import auth, chat, rooms, users
+
+__all__ = ["all_routes"]
+
+
+def all_routes() -> list[ApiRoute]:
+    return [*auth.router.routes, *chat.router.routes, *rooms.router.routes, *users.router.routes]

@@ -1,0 +1,50 @@
+"""Shared pieces of the routes' parameter models."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .. import errors
+from ..limits import DEFAULT_PAGE_ITEMS, MAX_ID_CHARS, MAX_NAME_CHARS, MAX_PAGE_ITEMS, MAX_SELECTOR_CHARS
+
+__all__ = ["Count", "Id", "Name", "NoParams", "Offset", "Params", "Selector", "parse_selector"]
+
+
+class Params(BaseModel):
+    """Unknown parameters are refused (400 naming them), as upstream's additionalProperties: false."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=False)
+
+
+class NoParams(Params):
+    pass
+
+
+Id = Annotated[str, Field(min_length=1, max_length=MAX_ID_CHARS)]
+Name = Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS)]
+Offset = Annotated[int, Field(ge=0, le=1_000_000, description="Items to skip.")]
+Count = Annotated[int, Field(ge=1, le=MAX_PAGE_ITEMS, description=f"Items per page (at most {MAX_PAGE_ITEMS}).")]
+Selector = Annotated[str, Field(min_length=2, max_length=MAX_SELECTOR_CHARS, description="A JSON object.")]
+
+DEFAULT_COUNT = DEFAULT_PAGE_ITEMS
+
+
+def parse_selector(raw: str, key: str) -> str:
+    """The string under ``key`` in a JSON ``selector`` parameter (autocomplete routes).
+
+    Raises:
+        errors.InvalidParams: not a JSON object, or ``key`` is not a string in it.
+    """
+    try:
+        data: Any = json.loads(raw)
+    except ValueError:
+        raise errors.InvalidParams("Invalid parameters: 'selector' must be a JSON object") from None
+    if not isinstance(data, dict):
+        raise errors.InvalidParams("Invalid parameters: 'selector' must be a JSON object")
+    value = data.get(key, "")
+    if not isinstance(value, str):
+        raise errors.InvalidParams(f"Invalid parameters: 'selector.{key}' must be a string")
+    return value[:MAX_NAME_CHARS]

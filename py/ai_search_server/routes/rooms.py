@@ -1,0 +1,160 @@
+"""Rooms and subscriptions: create a channel, list what the caller has joined, autocomplete."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any
+
+from ai_search import AI_SEARCH_ROOM_LOOKUP_LIMIT
+from pydantic import Field
+
+from .. import errors
+from ..api import ApiRequest, RateLimitRule, Router
+from ..limits import MAX_CREATE_MEMBERS
+from ..store import base as store_base
+from .params import DEFAULT_COUNT, Count, Name, Offset, Params, Selector, parse_selector
+from .shapes import room_json, subscription_json
+
+router = Router(tags=("Rooms",))
+
+CREATE_RATE_LIMIT = RateLimitRule(count=10, period_seconds=60)
+LIST_RATE_LIMIT = RateLimitRule(count=120, period_seconds=60)
+# Autocomplete runs on every keystroke of the search box.
+AUTOCOMPLETE_RATE_LIMIT = RateLimitRule(count=600, period_seconds=60)
+
+
+class CreateChannelParams(Params):
+    name: Name = Field(description="Name of the new public channel.")
+    members: Annotated[list[Name], Field(max_length=MAX_CREATE_MEMBERS)] = Field(
+        default_factory=list, description="Usernames to add as members."
+    )
+    readOnly: bool = Field(default=False, description="Accepted for compatibility; ignored.")
+
+
+@router.post(
+    "channels.create",
+    CreateChannelParams,
+    description="Create a public channel. Requires `name`; optional `members` (array of usernames).",
+    permissions=("create-c",),
+    rate_limit=CREATE_RATE_LIMIT,
+)
+async def create_channel(req: ApiRequest[CreateChannelParams]) -> dict[str, Any]:
+    store, params = req.services.store, req.params
+    name = params.name.strip().lstrip("#")
+    if not name or any(ch.isspace() for ch in name):
+        raise errors.InvalidParams("Invalid parameters: 'name' must be a non-empty name without spaces",
+                                   error_type="error-invalid-room-name")
+    member_ids = []
+    for username in params.members:
+        user = store.get_user_by_username(username)
+        if user is None:
+            raise errors.InvalidParams(f"Invalid parameters: no user named {username!r}",
+                                       error_type="error-invalid-user")
+        member_ids.append(user.id)
+    try:
+        room = store.create_room("c", name, creator_id=req.user.id, members=member_ids)
+    except store_base.Conflict:
+        raise errors.Conflict(f"A room named {name!r} already exists", error_type="error-duplicate-channel-name") \
+            from None
+    return {"channel": room_json(room)}
+
+
+class ListJoinedParams(Params):
+    offset: Offset = 0
+    count: Count = DEFAULT_COUNT
+
+
+@router.get(
+    "channels.list.joined",
+    ListJoinedParams,
+    description="List the public channels the authenticated user has joined.",
+    rate_limit=LIST_RATE_LIMIT,
+)
+async def list_joined(req: ApiRequest[ListJoinedParams]) -> dict[str, Any]:
+    store = req.services.store
+    room_ids = [s.room_id for s in store.subscriptions_of(req.user.id)]
+    rooms = store.get_rooms(room_ids)
+    channels = sorted((r for r in rooms.values() if r.type == "c"), key=lambda r: r.name.lower())
+    page = channels[req.params.offset : req.params.offset + req.params.count]
+    return {
+        "channels": [room_json(r) for r in page],
+        "offset": req.params.offset,
+        "count": len(page),
+        "total": len(channels),
+    }
+
+
+class UpdatedSinceParams(Params):
+    updatedSince: datetime | None = Field(default=None, description="ISO 8601 date: only newer entries.")
+
+
+@router.get(
+    "rooms.get",
+    UpdatedSinceParams,
+    description="List rooms the authenticated user has access to (optionally updated since a timestamp).",
+    rate_limit=LIST_RATE_LIMIT,
+)
+async def rooms_get(req: ApiRequest[UpdatedSinceParams]) -> dict[str, Any]:
+    store = req.services.store
+    rooms = store.get_rooms(store.readable_room_ids(req.user.id))
+    since = req.params.updatedSince
+    update = []
+    for room in sorted(rooms.values(), key=lambda r: (r.type, r.name.lower())):
+        if since is not None and room.created_at <= _aware(since):
+            continue
+        usernames = _usernames(store, room.id) if room.type == "d" else None
+        update.append(room_json(room, usernames=usernames))
+    return {"update": update, "remove": []}
+
+
+@router.get(
+    "subscriptions.get",
+    UpdatedSinceParams,
+    description="List the authenticated user's subscriptions (optionally updated since a timestamp).",
+    rate_limit=LIST_RATE_LIMIT,
+)
+async def subscriptions_get(req: ApiRequest[UpdatedSinceParams]) -> dict[str, Any]:
+    store = req.services.store
+    subs = store.subscriptions_of(req.user.id)
+    rooms = store.get_rooms(s.room_id for s in subs)
+    since = req.params.updatedSince
+    update = [
+        subscription_json(s, rooms[s.room_id])
+        for s in subs
+        if s.room_id in rooms and (since is None or s.created_at > _aware(since))
+    ]
+    return {"update": update, "remove": []}
+
+
+class AutocompleteRoomsParams(Params):
+    selector: Selector = Field(description='JSON object {"name": "<text>"}: rooms whose name contains it.')
+
+
+@router.get(
+    "rooms.autocomplete.channelAndPrivate",
+    AutocompleteRoomsParams,
+    description=f"Channels and private groups the user can read whose name contains the text "
+    f"(at most {AI_SEARCH_ROOM_LOOKUP_LIMIT}).",
+    rate_limit=AUTOCOMPLETE_RATE_LIMIT,
+)
+async def autocomplete_rooms(req: ApiRequest[AutocompleteRoomsParams]) -> dict[str, Any]:
+    store = req.services.store
+    text = parse_selector(req.params.selector, "name").lstrip("#")
+    rooms = store.find_rooms(
+        text,
+        room_ids=store.readable_room_ids(req.user.id),
+        types=("c", "p"),
+        limit=AI_SEARCH_ROOM_LOOKUP_LIMIT,
+    )
+    return {"items": [{"_id": r.id, "name": r.name, "fname": r.fname, "t": r.type} for r in rooms]}
+
+
+def _usernames(store: store_base.Store, room_id: str) -> list[str]:
+    users = store.get_users(store.members_of(room_id))
+    return sorted(u.username for u in users.values())
+
+
+def _aware(ts: datetime) -> datetime:
+    from datetime import UTC
+
+    return ts if ts.tzinfo is not None else ts.replace(tzinfo=UTC)

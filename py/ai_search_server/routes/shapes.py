@@ -1,0 +1,67 @@
+"""Rocket.Chat-shaped JSON for store records, so existing clients and agents read them as they are."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from ..store.records import Message, Room, Subscription, User
+
+__all__ = ["iso", "message_json", "room_json", "subscription_json", "user_json"]
+
+
+def iso(ts: datetime) -> str:
+    """``2026-11-30T12:00:00.000Z``: the form JavaScript's Date#toISOString writes."""
+    return ts.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{ts.microsecond // 1000:03d}Z"
+
+
+def user_json(user: User, *, full: bool = False) -> dict[str, Any]:
+    out: dict[str, Any] = {"_id": user.id, "username": user.username, "name": user.name}
+    if full:
+        out.update(
+            {"roles": list(user.roles), "active": user.active, "createdAt": iso(user.created_at), "type": "user"}
+        )
+    return out
+
+
+def room_json(room: Room, *, usernames: list[str] | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "_id": room.id,
+        "t": room.type,
+        "name": room.name,
+        "fname": room.fname,
+        "ts": iso(room.created_at),
+    }
+    if room.topic:
+        out["topic"] = room.topic
+    if usernames is not None:
+        out["usernames"] = usernames
+    return out
+
+
+def message_json(message: Message) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "_id": message.id,
+        "rid": message.room_id,
+        "msg": message.text,
+        "ts": iso(message.ts),
+        "u": {"_id": message.user_id, "username": message.username, "name": message.user_name},
+        "_updatedAt": iso(message.edited_at or message.ts),
+    }
+    if message.edited_at is not None:
+        out["editedAt"] = iso(message.edited_at)
+    return out
+
+
+def subscription_json(sub: Subscription, room: Room) -> dict[str, Any]:
+    return {
+        "_id": f"{sub.room_id}{sub.user_id}",
+        "rid": sub.room_id,
+        "u": {"_id": sub.user_id},
+        "t": room.type,
+        "name": room.name,
+        "fname": room.fname,
+        "ts": iso(sub.created_at),
+        "open": True,
+        "banned": sub.banned,
+    }

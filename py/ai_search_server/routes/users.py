@@ -1,0 +1,125 @@
+"""Users and personal access tokens."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from .. import errors
+from ..api import ApiRequest, RateLimitRule, Router
+from ..limits import USER_AUTOCOMPLETE_LIMIT
+from ..store import base as store_base
+from .params import Id, Name, NoParams, Params, Selector, parse_selector
+from .shapes import iso, user_json
+
+router = Router(tags=("Users",))
+
+READ_RATE_LIMIT = RateLimitRule(count=600, period_seconds=60)
+TOKEN_RATE_LIMIT = RateLimitRule(count=10, period_seconds=60)
+
+
+class InfoByUserId(Params):
+    userId: Id = Field(description="Id of the user.")
+
+
+class InfoByUsername(Params):
+    username: Name = Field(description="Username of the user (a leading @ is ignored).")
+
+
+@router.get(
+    "users.info",
+    InfoByUserId,
+    InfoByUsername,
+    description="Get a user's public profile, by id or by username.",
+    variant_descriptions=("Get a user's public profile by user id.", "Get a user's public profile by username."),
+    rate_limit=READ_RATE_LIMIT,
+)
+async def users_info(req: ApiRequest[InfoByUserId | InfoByUsername]) -> dict[str, Any]:
+    store, params = req.services.store, req.params
+    user = store.get_user(params.userId) if isinstance(params, InfoByUserId) else store.get_user_by_username(
+        params.username
+    )
+    if user is None:
+        raise errors.NotFound("User not found", error_type="error-user-not-found")
+    return {"user": user_json(user, full=True)}
+
+
+class AutocompleteUsersParams(Params):
+    selector: Selector = Field(description='JSON object {"term": "<text>"}: users whose name contains it.')
+
+
+@router.get(
+    "users.autocomplete",
+    AutocompleteUsersParams,
+    description=f"People who share a room with the authenticated user and whose username or name contains the "
+    f"term (at most {USER_AUTOCOMPLETE_LIMIT}).",
+    rate_limit=READ_RATE_LIMIT,
+)
+async def users_autocomplete(req: ApiRequest[AutocompleteUsersParams]) -> dict[str, Any]:
+    store = req.services.store
+    term = parse_selector(req.params.selector, "term").lstrip("@")
+    # Only people the caller can already see in their rooms: the directory is not an oracle.
+    visible: set[str] = {req.user.id}
+    for room_id in store.readable_room_ids(req.user.id):
+        visible.update(store.members_of(room_id))
+    candidates = store.find_users(term, limit=len(visible) + 1)
+    items = [user_json(u) for u in candidates if u.id in visible][:USER_AUTOCOMPLETE_LIMIT]
+    return {"items": items}
+
+
+class GenerateTokenParams(Params):
+    tokenName: Name = Field(description="A label for the token, unique per user.")
+    bypassTwoFactor: bool = Field(default=False, description="Accepted for compatibility; ignored.")
+
+
+@router.post(
+    "users.generatePersonalAccessToken",
+    GenerateTokenParams,
+    description="Create a personal access token for the authenticated user (shown once).",
+    permissions=("create-personal-access-tokens",),
+    rate_limit=TOKEN_RATE_LIMIT,
+)
+async def generate_token(req: ApiRequest[GenerateTokenParams]) -> dict[str, Any]:
+    try:
+        _token, plain = req.services.store.create_token(req.user.id, "pat", label=req.params.tokenName)
+    except store_base.Conflict:
+        raise errors.Conflict("A token with this name already exists", error_type="error-token-already-exists") \
+            from None
+    return {"token": plain}
+
+
+@router.get(
+    "users.getPersonalAccessTokens",
+    NoParams,
+    description="List the authenticated user's personal access tokens (names and dates, never the tokens).",
+    rate_limit=READ_RATE_LIMIT,
+)
+async def list_tokens(req: ApiRequest[NoParams]) -> dict[str, Any]:
+    tokens = req.services.store.list_tokens(req.user.id, "pat")
+    return {
+        "tokens": [
+            {
+                "name": t.label,
+                "createdAt": iso(t.created_at),
+                "lastUsedAt": iso(t.last_used_at) if t.last_used_at else None,
+            }
+            for t in tokens
+        ]
+    }
+
+
+class RemoveTokenParams(Params):
+    tokenName: Name = Field(description="The label of the token to remove.")
+
+
+@router.post(
+    "users.removePersonalAccessToken",
+    RemoveTokenParams,
+    description="Remove one of the authenticated user's personal access tokens.",
+    rate_limit=TOKEN_RATE_LIMIT,
+)
+async def remove_token(req: ApiRequest[RemoveTokenParams]) -> dict[str, Any]:
+    if not req.services.store.delete_token_by_label(req.user.id, req.params.tokenName, "pat"):
+        raise errors.NotFound("No token with this name", error_type="error-token-does-not-exists")
+    return {}

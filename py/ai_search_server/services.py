@@ -1,0 +1,56 @@
+"""The services one running server shares: settings, store, rate limiter, retrieval, answers.
+
+Built once by ``app.create_app`` from the settings and handed to every route, so tests can build a
+server around a temporary store and settings without touching the environment.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from starlette.requests import Request
+
+from . import errors
+from .api import Caller, RateLimitRule
+from .settings import Settings
+from .store.base import Store
+
+__all__ = ["Services"]
+
+
+@dataclass
+class Services:
+    settings: Settings
+    store: Store
+    limiter: Any = None  # ratelimit.RateLimiter; None disables rate limits (unit tests of single routes)
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    # -- callers ---------------------------------------------------------------------------------
+    def resolve_caller(self, user_id: str, plain_token: str) -> Caller:
+        """Raises errors.Unauthorized for an unknown user, a deactivated one, or a foreign token."""
+        user = self.store.get_user(user_id)
+        token = self.store.resolve_token(user_id, plain_token) if user is not None else None
+        if user is None or token is None or not user.active:
+            raise errors.Unauthorized()
+        return Caller(user=user, token=token, permissions=self.store.permissions_of(user))
+
+    def client_address(self, request: Request) -> str:
+        """The client's address for rate limits, honouring only the configured trusted proxy hops."""
+        from .ratelimit import client_address
+
+        peer = request.client.host if request.client else "unknown"
+        return client_address(peer, request.headers.get("x-forwarded-for"), self.settings.trusted_proxy_hops)
+
+    async def check_rate_limit(self, route_key: str, caller_key: str, rule: RateLimitRule) -> Mapping[str, str]:
+        """Counts one request; returns the X-RateLimit-* headers, or raises errors.TooManyRequests."""
+        if self.limiter is None:
+            return {}
+        from .ratelimit import RateLimit, rate_limit_headers
+
+        result = await self.limiter.hit(route_key, caller_key, RateLimit(rule.count, rule.period_seconds))
+        headers = rate_limit_headers(result)
+        if not result.allowed:
+            raise errors.TooManyRequests(headers=dict(headers))
+        return headers

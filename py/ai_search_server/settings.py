@@ -1,0 +1,204 @@
+"""Settings: one table, read once at start-up and passed into constructors.
+
+The table is the ``Settings`` dataclass below: each field is a setting with its type, default and
+help text (``metadata["help"]``). Values come from, in increasing priority: the defaults, an optional
+TOML config file, environment variables ``AI_SEARCH_<NAME>`` (upper case), and the command line.
+No module reads the environment on import; ``load_settings`` is called once by the CLI.
+
+A bad value fails at start-up with a message naming the setting, for example::
+
+    SettingsError: setting 'search_semantic_weight' (env AI_SEARCH_SEARCH_SEMANTIC_WEIGHT):
+    expected an integer from 0 to 100, got 'lots'
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+import types
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = ["SECRET_SETTINGS", "ENV_PREFIX", "Settings", "SettingsError", "load_settings", "settings_table"]
+
+ENV_PREFIX = "AI_SEARCH_"
+
+
+class SettingsError(ValueError):
+    """A setting has a value that cannot be used; the message names the setting and its source."""
+
+
+def _s(default: Any, help: str, *, low: int | None = None, high: int | None = None) -> Any:
+    meta: dict[str, Any] = {"help": help}
+    if low is not None:
+        meta["low"] = low
+    if high is not None:
+        meta["high"] = high
+    if isinstance(default, list):
+        return field(default_factory=lambda: list(default), metadata=meta)
+    return field(default=default, metadata=meta)
+
+
+@dataclass(frozen=True)
+class Settings:
+    # -- server ----------------------------------------------------------------------------------
+    site_url: str = _s("", "Public URL of the site (scheme://host[:port]); browser Origins equal to it are "
+                       "allowed. Empty: derived from --host/--port.")
+    cors_allowed_origins: list[str] = _s([], "Extra browser origins allowed to call the API (comma-separated). "
+                                         "'*' never authorises a browser origin.")
+    embed_allowed_origins: list[str] = _s([], "Origins whose pages may embed the search widget; they are also "
+                                          "allowed API origins (frame-ancestors + Origin checks).")
+    allowed_hosts: list[str] = _s([], "Host header values accepted (DNS-rebinding guard). Empty: the site "
+                                  "URL's host plus localhost and 127.0.0.1.")
+    trusted_proxy_hops: int = _s(0, "Reverse proxies in front of the server whose X-Forwarded-For entries are "
+                                 "trusted for rate limiting (0: the header is ignored).", low=0, high=10)
+    rate_limit_storage: str = _s("memory://", "Where rate-limit counters live: memory:// (one process) or "
+                                 "redis://host:port/db (shared by several processes).")
+    max_request_body_bytes: int = _s(5 * 1024 * 1024, "Largest request body accepted (bytes).",
+                                     low=1024, high=64 * 1024 * 1024)
+    log_level: str = _s("info", "Log level: debug, info, warning, error.")
+    # -- search ----------------------------------------------------------------------------------
+    search_enabled: bool = _s(True, "AI search on or off.")
+    pipeline_base_url: str = _s("", "Base URL of a remote Intelligent-Search pipeline. Empty: the embedded "
+                                "pipeline runs in-process.")
+    pipeline_id: str = _s("", "Pipeline id of the remote pipeline.")
+    pipeline_api_key: str = _s("", "X-API-KEY of the remote pipeline (secret).")
+    pipeline_api_key_secret: str = _s("", "X-API-KEY-SECRET of the remote pipeline (secret).")
+    search_query_template: str = _s("", "Template for the pipeline query; the first {query} is replaced.")
+    search_min_similarity_percent: int = _s(0, "Semantic hits below this similarity are dropped (percent).",
+                                            low=0, high=100)
+    search_semantic_weight: int = _s(50, "Share of the semantic branch in fusion (percent; 0 = keyword only, "
+                                     "100 = semantic only).", low=0, high=100)
+    search_recency_weight: int = _s(0, "Boost for recent messages (percent; 0 = off).", low=0, high=100)
+    search_recency_half_life_days: int = _s(30, "Age at which the recency boost halves (days).",
+                                            low=1, high=3650)
+    embedder: str = _s("local", "Embeddings for the semantic branch: local (packaged all-MiniLM-L6-v2, "
+                       "offline), openai (an OpenAI-compatible /embeddings endpoint), or none (keyword only).")
+    embedding_base_url: str = _s("", "Base URL of an OpenAI-compatible embeddings endpoint.")
+    embedding_api_key: str = _s("", "API key of the embeddings endpoint (secret).")
+    embedding_model: str = _s("", "Embedding model name at that endpoint.")
+    # -- answers ---------------------------------------------------------------------------------
+    answer_enabled: bool = _s(True, "AI answers on or off.")
+    llm_base_url: str = _s("", "Base URL of an OpenAI-compatible API (https://api.openai.com/v1, "
+                           "http://127.0.0.1:11434/v1 for Ollama...). Empty: extractive answers, no LLM.")
+    llm_api_key: str = _s("", "API key of the LLM provider (secret).")
+    llm_model: str = _s("", "Model used for answers.")
+    answer_system_prompt: str = _s("", "System prompt for answers. Empty: the built-in evidence rules.")
+    outbound_allow_hosts: list[str] = _s([], "Hosts or CIDRs that outbound calls (pipeline, LLM, embeddings) "
+                                         "may reach even though they are private or loopback.")
+    # -- MCP -------------------------------------------------------------------------------------
+    mcp_enabled: bool = _s(False, "The MCP endpoint at /api/v1/mcp (on with --demo).")
+    mcp_expose_extended_api: bool = _s(False, "Expose the extended, allow-listed tool set over MCP.")
+
+    def public_view(self) -> dict[str, Any]:
+        """Every setting with secrets replaced by whether they are set: safe to log or show."""
+        out: dict[str, Any] = {}
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            out[f.name] = bool(value) if f.name in SECRET_SETTINGS else value
+        return out
+
+
+SECRET_SETTINGS = frozenset({"pipeline_api_key", "pipeline_api_key_secret", "embedding_api_key", "llm_api_key"})
+_BOOL_WORDS = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False,
+               "off": False}
+
+
+def settings_table() -> list[tuple[str, str, Any, str]]:
+    """(name, type, default, help) for every setting: the README table is printed from this."""
+    rows = []
+    hints = typing.get_type_hints(Settings)
+    for f in dataclasses.fields(Settings):
+        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
+        rows.append((f.name, _type_name(hints[f.name]), default, f.metadata["help"]))
+    return rows
+
+
+def _type_name(tp: Any) -> str:
+    if isinstance(tp, types.GenericAlias):
+        return "list"
+    return str(tp.__name__)
+
+
+def _convert(name: str, source: str, tp: Any, raw: Any, meta: Mapping[str, Any]) -> Any:
+    def fail(expected: str) -> SettingsError:
+        return SettingsError(f"setting {name!r} ({source}): expected {expected}, got {raw!r}")
+
+    if tp is bool:
+        if isinstance(raw, bool):
+            return raw
+        word = str(raw).strip().lower()
+        if word not in _BOOL_WORDS:
+            raise fail("true or false")
+        return _BOOL_WORDS[word]
+    if tp is int:
+        low, high = meta.get("low"), meta.get("high")
+        expected = f"an integer from {low} to {high}" if low is not None else "an integer"
+        if isinstance(raw, bool):
+            raise fail(expected)
+        try:
+            value = int(str(raw).strip()) if not isinstance(raw, int) else raw
+        except ValueError:
+            raise fail(expected) from None
+        if (low is not None and value < low) or (high is not None and value > high):
+            raise fail(expected)
+        return value
+    if isinstance(tp, types.GenericAlias):  # list[str]
+        if isinstance(raw, list):
+            items = [str(x).strip() for x in raw]
+        else:
+            items = [part.strip() for part in str(raw).split(",")]
+        return [item for item in items if item]
+    if not isinstance(raw, str):
+        raise fail("a string")
+    return raw.strip()
+
+
+def load_settings(
+    *,
+    config_file: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> Settings:
+    """Build the settings from the config file, the environment and explicit overrides.
+
+    Raises:
+        SettingsError: an unknown key in the config file, or a value of the wrong type or range.
+    """
+    environ = os.environ if environ is None else environ
+    hints = typing.get_type_hints(Settings)
+    fields = {f.name: f for f in dataclasses.fields(Settings)}
+    values: dict[str, Any] = {}
+
+    if config_file is not None:
+        try:
+            data = tomllib.loads(config_file.read_text(encoding="utf-8"))
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise SettingsError(f"config file {config_file}: {exc}") from None
+        unknown = sorted(set(data) - set(fields))
+        if unknown:
+            raise SettingsError(f"config file {config_file}: unknown setting(s) {', '.join(unknown)}")
+        for name, raw in data.items():
+            values[name] = _convert(name, f"config file {config_file}", hints[name], raw, fields[name].metadata)
+
+    for name, f in fields.items():
+        env_name = ENV_PREFIX + name.upper()
+        if env_name in environ:
+            values[name] = _convert(name, f"env {env_name}", hints[name], environ[env_name], f.metadata)
+
+    for name, raw in (overrides or {}).items():
+        if name not in fields:
+            raise SettingsError(f"unknown setting {name!r}")
+        values[name] = _convert(name, "command line", hints[name], raw, fields[name].metadata)
+
+    settings = Settings(**values)
+    if settings.embedder not in ("local", "openai", "none"):
+        raise SettingsError(f"setting 'embedder': expected local, openai or none, got {settings.embedder!r}")
+    if settings.log_level not in ("debug", "info", "warning", "error"):
+        raise SettingsError(f"setting 'log_level': expected debug, info, warning or error, got "
+                            f"{settings.log_level!r}")
+    return settings

@@ -1,0 +1,184 @@
+"""The one store interface every part of the server talks to.
+
+SQLite (WAL) is the embedded default (``sqlite.py``); a PostgreSQL implementation can follow for
+deployments with several proxy processes. Dialect-specific parts (pragmas, FTS5) stay inside an
+implementation; nothing above this interface writes SQL.
+
+Exception tree (each class maps to one HTTP answer in the API layer)::
+
+    StoreError
+    ├── NotFound          a user, room, message or token that does not exist (404 / error-*-not-found)
+    ├── Conflict          a username or room name already taken (400 / error-duplicate-*)
+    ├── InvalidValue      a value the store refuses: empty name, bad room type, over-long text (400)
+    └── StorageFailure    the database itself failed: disk full, locked past the busy timeout (503)
+
+All methods are synchronous and short (indexed lookups); callers on the event loop may call them
+directly. Times are aware UTC datetimes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime
+from typing import Protocol
+
+from .records import Message, MessageEvent, Room, RoomType, Subscription, Token, TokenKind, User
+
+__all__ = [
+    "Conflict",
+    "InvalidValue",
+    "MessageListener",
+    "NotFound",
+    "Store",
+    "StorageFailure",
+    "StoreError",
+]
+
+
+class StoreError(Exception):
+    """Base of every error the store raises."""
+
+
+class NotFound(StoreError):
+    pass
+
+
+class Conflict(StoreError):
+    pass
+
+
+class InvalidValue(StoreError):
+    pass
+
+
+class StorageFailure(StoreError):
+    pass
+
+
+MessageListener = Callable[[Sequence[MessageEvent]], None]
+
+
+class Store(Protocol):
+    # -- lifecycle -------------------------------------------------------------------------------
+    def close(self) -> None: ...
+
+    # -- users -----------------------------------------------------------------------------------
+    def create_user(
+        self,
+        username: str,
+        *,
+        name: str | None = None,
+        password: str | None = None,
+        roles: Sequence[str] = ("user",),
+    ) -> User:
+        """Raises Conflict when the username is taken (case-insensitively)."""
+        ...
+
+    def get_user(self, user_id: str) -> User | None: ...
+    def get_user_by_username(self, username: str) -> User | None:
+        """Case-insensitive; one leading '@' is ignored."""
+        ...
+
+    def get_users(self, user_ids: Iterable[str]) -> dict[str, User]: ...
+    def find_users(self, text: str, *, limit: int, exclude: Sequence[str] = ()) -> list[User]:
+        """Users whose username or name contains ``text`` (case-insensitive), usernames starting
+        with it first, then alphabetical."""
+        ...
+
+    def verify_password(self, username: str, password: str) -> User | None:
+        """The user when the password matches; None otherwise (also for users without one).
+        Takes the same time whether or not the user exists."""
+        ...
+
+    def set_password(self, user_id: str, password: str) -> None: ...
+    def set_roles(self, user_id: str, roles: Sequence[str]) -> None: ...
+    def permissions_of(self, user: User) -> frozenset[str]:
+        """The union of the permissions of the user's roles; 'admin' has every permission."""
+        ...
+
+    # -- tokens ----------------------------------------------------------------------------------
+    def create_token(self, user_id: str, kind: TokenKind, *, label: str = "") -> tuple[Token, str]:
+        """A new token and its plain text, shown once; only a hash is stored.
+        Raises Conflict when a PAT with that label exists for the user."""
+        ...
+
+    def resolve_token(self, user_id: str, plain: str) -> Token | None:
+        """The token when ``plain`` belongs to ``user_id``; updates last_used_at."""
+        ...
+
+    def list_tokens(self, user_id: str, kind: TokenKind) -> list[Token]: ...
+    def delete_token(self, user_id: str, token_id: str) -> bool: ...
+    def delete_token_by_label(self, user_id: str, label: str, kind: TokenKind = "pat") -> bool: ...
+
+    # -- rooms and subscriptions -----------------------------------------------------------------
+    def create_room(
+        self,
+        type: RoomType,
+        name: str,
+        *,
+        fname: str | None = None,
+        creator_id: str | None = None,
+        members: Sequence[str] = (),
+        topic: str = "",
+    ) -> Room:
+        """``members`` are user ids subscribed at creation (the creator is added when given).
+        Raises Conflict when a non-direct room with that name exists (case-insensitive)."""
+        ...
+
+    def get_room(self, room_id: str) -> Room | None: ...
+    def get_room_by_name(self, name: str) -> Room | None:
+        """By name or fname, case-insensitive; one leading '#' is ignored."""
+        ...
+
+    def get_rooms(self, room_ids: Iterable[str]) -> dict[str, Room]: ...
+    def find_rooms(
+        self,
+        text: str,
+        *,
+        room_ids: Iterable[str] | None = None,
+        types: Sequence[RoomType] | None = None,
+        limit: int,
+    ) -> list[Room]:
+        """Rooms whose name or fname contains ``text`` (case-insensitive, literal: no wildcards),
+        restricted to ``room_ids`` and ``types`` when given; names starting with it first."""
+        ...
+
+    def subscribe(self, user_id: str, room_id: str) -> Subscription: ...
+    def unsubscribe(self, user_id: str, room_id: str) -> None: ...
+    def set_banned(self, user_id: str, room_id: str, banned: bool) -> None: ...
+    def get_subscription(self, user_id: str, room_id: str) -> Subscription | None: ...
+    def subscriptions_of(self, user_id: str, *, include_banned: bool = False) -> list[Subscription]: ...
+    def readable_room_ids(self, user_id: str) -> frozenset[str]:
+        """Rooms the user is subscribed to and not banned from: the only rooms they may read."""
+        ...
+
+    def members_of(self, room_id: str) -> list[str]: ...
+
+    # -- messages --------------------------------------------------------------------------------
+    def post_message(
+        self,
+        room_id: str,
+        user_id: str,
+        text: str,
+        *,
+        ts: datetime | None = None,
+        message_id: str | None = None,
+    ) -> Message:
+        """Stores the message and notifies listeners. Does NOT check permissions (callers do)."""
+        ...
+
+    def edit_message(self, message_id: str, text: str, *, edited_at: datetime | None = None) -> Message: ...
+    def delete_message(self, message_id: str) -> None: ...
+    def get_message(self, message_id: str) -> Message | None: ...
+    def get_messages(self, message_ids: Iterable[str]) -> dict[str, Message]: ...
+    def room_messages(
+        self, room_id: str, *, before: datetime | None = None, limit: int
+    ) -> list[Message]: ...
+    def count_messages(self) -> int: ...
+    def iter_messages(self, *, batch_size: int = 1000) -> Iterable[list[Message]]:
+        """Every message, in batches, oldest first (for rebuilding indexes)."""
+        ...
+
+    def add_message_listener(self, listener: MessageListener) -> None:
+        """``listener`` is called with the events of each committed write, in commit order."""
+        ...
