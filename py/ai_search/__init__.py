@@ -7,11 +7,59 @@ everywhere: a query line means the same in the search box, a URL, the REST API a
 Modules (private; everything public is re-exported here and listed in ``__all__``):
 
 - ``_constants``: limits and tuning constants, with units.
+- ``_operators``: the filter operators as one table (``in:``, ``from:``, ``after:``, ``before:``).
+- ``_grammar``: parsing, the token under the caret, applying a token, serialising a query.
+- ``_suggestions``: suggestions for the token under the caret, chips, tooltips.
+- ``_room_lookup``: the backend-neutral room lookup the store turns into SQL.
+- ``_pipeline``: Intelligent-Search pipeline filters, request, candidate normalisation.
+- ``_fusion``: minimum similarity, weighted reciprocal rank fusion, recency rerank.
+- ``_answers``: validation of answer requests (message ids and scores, never texts).
+- ``_prompt``: the answer prompt, with the question and sources marked untrusted.
+- ``_citations``: citation normalisation, batch and streamed, and citation extraction.
+- ``_model_list``: the provider's model list, sorted as the upstream's locale compare.
+- ``_extractive``: answers built from the sources themselves when no LLM is configured.
 """
 
 from __future__ import annotations
 
-from . import _constants
+from . import (
+    _answers,
+    _citations,
+    _constants,
+    _extractive,
+    _fusion,
+    _grammar,
+    _model_list,
+    _operators,
+    _pipeline,
+    _prompt,
+    _room_lookup,
+    _suggestions,
+)
+from ._answers import *  # noqa: F403
+from ._citations import *  # noqa: F403
 from ._constants import *  # noqa: F403
+from ._extractive import *  # noqa: F403
+from ._fusion import *  # noqa: F403
+from ._grammar import *  # noqa: F403
+from ._model_list import *  # noqa: F403
+from ._operators import *  # noqa: F403
+from ._pipeline import *  # noqa: F403
+from ._prompt import *  # noqa: F403
+from ._room_lookup import *  # noqa: F403
+from ._suggestions import *  # noqa: F403
 
-__all__: list[str] = [*_constants.__all__]
+__all__: list[str] = [
+    *_constants.__all__,
+    *_operators.__all__,
+    *_grammar.__all__,
+    *_suggestions.__all__,
+    *_room_lookup.__all__,
+    *_pipeline.__all__,
+    *_fusion.__all__,
+    *_answers.__all__,
+    *_prompt.__all__,
+    *_citations.__all__,
+    *_model_list.__all__,
+    *_extractive.__all__,
+]

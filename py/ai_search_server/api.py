@@ -26,8 +26,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from . import errors
-from .store import StoreError
-from .store.base import StorageFailure
+from .store.base import StorageFailure, StoreError
 from .store.records import Token, User
 
 if TYPE_CHECKING:
@@ -214,11 +213,15 @@ def validate_params(route: ApiRoute, raw: Mapping[str, Any]) -> BaseModel:
             failures.append(exc)
     if len(route.params) == 1:
         raise errors.InvalidParams(describe_validation_error(failures[0]))
-    # Several variants: report the one whose required parameters were given, else list the choices.
-    for model, exc in zip(route.params, failures, strict=True):
-        required = [n for n, f in model.model_fields.items() if f.is_required()]
-        if required and all((f.alias or n) in raw for n, f in model.model_fields.items() if f.is_required()):
-            raise errors.InvalidParams(describe_validation_error(exc))
+    # Several variants: when exactly one variant's required parameters were given, its errors are
+    # the useful ones; otherwise the caller must learn the choices.
+    given = [
+        failure
+        for model, failure in zip(route.params, failures, strict=True)
+        if all((f.alias or n) in raw for n, f in model.model_fields.items() if f.is_required())
+    ]
+    if len(given) == 1:
+        raise errors.InvalidParams(describe_validation_error(given[0]))
     choices = " or ".join(
         "+".join((f.alias or n) for n, f in model.model_fields.items() if f.is_required()) for model in route.params
     )
@@ -279,14 +282,14 @@ async def authenticate(services: Services, request: Request) -> Caller | None:
 
 def make_endpoint(route: ApiRoute, services: Services) -> Callable[[Request], Awaitable[Response]]:
     async def endpoint(request: Request) -> Response:
-        rate_headers: dict[str, str] = {}
+        rate_headers: Mapping[str, str] = {}
         try:
             caller = await authenticate(services, request)
             if route.auth and caller is None:
                 raise errors.Unauthorized()
             client_host = services.client_address(request)
             if route.rate_limit is not None:
-                key = caller.user.id if caller else client_host
+                key = services.rate_limit_key(caller, client_host)
                 rate_headers = await services.check_rate_limit(route.name, key, route.rate_limit)
             if route.permissions and (caller is None or not set(route.permissions) <= caller.permissions):
                 raise errors.Forbidden()

@@ -3,7 +3,7 @@
 Middleware, outermost first (a request passes them in this order)::
 
     SecurityHeadersMiddleware   CSP, nosniff, frame-ancestors on every response
-    HostOriginMiddleware        Host allow-list (421), Origin allow-list on /api/ (403), CORS
+    OriginMiddleware            Host allow-list (421), Origin allow-list on /api/ (403), CORS
     BodyLimitMiddleware         request bodies over the cap answer 413 before a route reads them
     Router                      /api/v1/<route>, /api/v1/mcp, /openapi.json, the page
 
@@ -25,6 +25,7 @@ from starlette.routing import BaseRoute, Mount, Route
 
 from . import __version__, errors
 from .api import ApiRoute, error_response, make_endpoint
+from .mcp import MCP_PATH, McpEndpoint
 from .openapi import build_openapi
 from .routes import all_routes
 from .security import (
@@ -82,6 +83,7 @@ def create_app(
         Route(r.path, make_endpoint(r, services), methods=[r.method], name=r.name) for r in api_routes
     ]
     routes += [
+        Route(MCP_PATH, McpEndpoint(services, api_routes, origin_policy(settings)), name="mcp"),
         Route("/api/{rest:path}", unknown_api, methods=["GET", "POST", "PUT", "DELETE"]),
         Route("/openapi.json", openapi, methods=["GET"]),
         Route("/", page, methods=["GET"]),

@@ -14,6 +14,7 @@ from starlette.requests import Request
 
 from . import errors
 from .api import Caller, RateLimitRule
+from .ratelimit import RateLimit, RateLimiter, caller_key, client_address, rate_limit_headers
 from .settings import Settings
 from .store.base import Store
 
@@ -24,7 +25,7 @@ __all__ = ["Services"]
 class Services:
     settings: Settings
     store: Store
-    limiter: Any = None  # ratelimit.RateLimiter; None disables rate limits (unit tests of single routes)
+    limiter: RateLimiter | None = None  # None disables rate limits (unit tests of single routes)
     extras: dict[str, Any] = field(default_factory=dict)
 
     # -- callers ---------------------------------------------------------------------------------
@@ -38,17 +39,17 @@ class Services:
 
     def client_address(self, request: Request) -> str:
         """The client's address for rate limits, honouring only the configured trusted proxy hops."""
-        from .ratelimit import client_address
-
         peer = request.client.host if request.client else "unknown"
-        return client_address(peer, request.headers.get("x-forwarded-for"), self.settings.trusted_proxy_hops)
+        return client_address(peer, request.headers.getlist("x-forwarded-for"), self.settings.trusted_proxy_hops)
+
+    def rate_limit_key(self, caller: Caller | None, client_host: str) -> str:
+        """Whose budget a request spends: the user's when authenticated, else the client address's."""
+        return caller_key(caller.user.id if caller else None, client_host, None, 0)
 
     async def check_rate_limit(self, route_key: str, caller_key: str, rule: RateLimitRule) -> Mapping[str, str]:
         """Counts one request; returns the X-RateLimit-* headers, or raises errors.TooManyRequests."""
         if self.limiter is None:
             return {}
-        from .ratelimit import RateLimit, rate_limit_headers
-
         result = await self.limiter.hit(route_key, caller_key, RateLimit(rule.count, rule.period_seconds))
         headers = rate_limit_headers(result)
         if not result.allowed:

@@ -113,7 +113,7 @@ def settings_table() -> list[tuple[str, str, Any, str]]:
     rows = []
     hints = typing.get_type_hints(Settings)
     for f in dataclasses.fields(Settings):
-        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
+        default = f.default if f.default_factory is dataclasses.MISSING else f.default_factory()
         rows.append((f.name, _type_name(hints[f.name]), default, f.metadata["help"]))
     return rows
 

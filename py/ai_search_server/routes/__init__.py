@@ -4,10 +4,16 @@ document and the MCP catalog read."""
 from __future__ import annotations
 
 from ..api import ApiRoute
-from . import auth, chat, rooms, users
+from . import answers, auth, chat, rooms, users
 
 __all__ = ["all_routes"]
 
 
 def all_routes() -> list[ApiRoute]:
-    return [*auth.router.routes, *chat.router.routes, *rooms.router.routes, *users.router.routes]
+    return [
+        *auth.router.routes,
+        *chat.router.routes,
+        *rooms.router.routes,
+        *users.router.routes,
+        *answers.router.routes,
+    ]

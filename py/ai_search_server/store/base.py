@@ -20,9 +20,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from .records import Message, MessageEvent, Room, RoomType, Subscription, Token, TokenKind, User
+
+if TYPE_CHECKING:
+    from .sqlite import ImportResult, ImportRow
 
 __all__ = [
     "Conflict",
@@ -94,6 +97,15 @@ class Store(Protocol):
     def set_roles(self, user_id: str, roles: Sequence[str]) -> None: ...
     def permissions_of(self, user: User) -> frozenset[str]:
         """The union of the permissions of the user's roles; 'admin' has every permission."""
+        ...
+
+    def set_active(self, user_id: str, active: bool) -> None:
+        """An inactive user cannot log in, their tokens stop resolving, and they hold no permission."""
+        ...
+
+    def grant_permission(self, role: str, permission: str) -> None: ...
+    def revoke_permission(self, role: str, permission: str) -> None:
+        """Revoking from 'admin' changes nothing: admins hold every permission by rule."""
         ...
 
     # -- tokens ----------------------------------------------------------------------------------
@@ -181,4 +193,11 @@ class Store(Protocol):
 
     def add_message_listener(self, listener: MessageListener) -> None:
         """``listener`` is called with the events of each committed write, in commit order."""
+        ...
+
+    # -- bulk import -----------------------------------------------------------------------------
+    def import_messages(self, rows: Sequence[ImportRow]) -> ImportResult:
+        """One batch in one transaction, idempotent: missing users (no password) and rooms are
+        created, authors and members subscribed; a row whose message id exists changes nothing.
+        Rows refused are reported by index in the result, not raised. Listeners get 'posted'."""
         ...

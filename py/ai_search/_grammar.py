@@ -1,0 +1,315 @@
+"""The inline filter grammar of the search box: `deploy in:#ops,#infra from:@alice after:2026-11-01`.
+
+One grammar everywhere: the browser parses the box as people type, the server re-parses what it is
+sent, and both serialize back to the same line.
+
+    >>> parsed = parse_search_filter_text('deploy in:#ops in:"team room" FROM:@alice after:2026-11-01')
+    >>> parsed.search_text, parsed.filters.room_names, parsed.filters.from_usernames
+    ('deploy', ('ops', 'team room'), ('alice',))
+    >>> serialize_search_query(parsed.search_text, parsed.filters)
+    'in:ops in:"team room" from:alice after:2026-11-01 deploy'
+
+Grammar (upstream's newer, stricter "Client B" behaviour):
+
+- a token is `key:value` at the start of the text or after whitespace; keys are case-insensitive;
+- a value is `"quoted"` (one value, may hold spaces and commas; the closing quote must be followed by
+  whitespace or the end) or bare (up to the next whitespace; split on commas for multi-value keys);
+- each value loses one leading `#` or `@` (names only) and is trimmed; empty or invalid values are
+  dropped, and a token with no valid value stays in the text unchanged;
+- `in`/`from` collect values, deduplicated case-insensitively (first spelling kept), at most
+  `MAX_SEARCH_FILTER_VALUES` each; `after`/`before` hold one real calendar date, the last one wins.
+
+The operators themselves are rows of `_operators.SEARCH_FILTER_OPERATORS`: this module only knows
+tokens, quotes, commas and whitespace, so a new key is a new row there, never a branch here.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ._constants import MAX_SEARCH_FILTER_VALUES
+from ._operators import (
+    SEARCH_FILTER_KEYS,
+    SEARCH_FILTER_OPERATORS,
+    SearchFilterOperator,
+    SearchFilters,
+    get_search_filter_operator,
+)
+
+__all__ = [
+    "ActiveSearchFilter",
+    "AppliedSearchFilterToken",
+    "CompletedSearchFilters",
+    "ParsedSearchQuery",
+    "apply_search_filter_token",
+    "extract_completed_search_filters",
+    "format_search_filter_value",
+    "get_active_search_filter",
+    "merge_search_filters",
+    "parse_search_filter_text",
+    "remove_search_filter",
+    "serialize_search_query",
+]
+
+_QUOTE = '"'
+
+# Keys are case-insensitive in ASCII only, spelled out per letter: re.IGNORECASE would also take
+# Unicode case partners such as the dotless `ı` and `İ` as an `i` (`ın:ops` would be a filter).
+_KEY_PATTERN = "|".join("".join(f"[{c.lower()}{c.upper()}]" for c in key) for key in SEARCH_FILTER_KEYS)
+_TOKEN_HEAD = rf"(?:^|(?<=\s))(?P<key>{_KEY_PATTERN}):"
+_CLOSED = r'(?P<closed>"[^"]*")(?=\s|\Z)'
+_UNCLOSED = r'(?P<unclosed>"[^"]*)\Z'
+_BARE = r"(?P<bare>\S*)"
+# Finished text: an unclosed quote is read as a bare value (which then holds a quote: invalid).
+_TOKEN = re.compile(rf"{_TOKEN_HEAD}(?:{_CLOSED}|{_BARE})")
+# Text being typed: an opening quote with no closing one runs to the end, spaces included.
+_LIVE_TOKEN = re.compile(rf"{_TOKEN_HEAD}(?:{_CLOSED}|{_UNCLOSED}|{_BARE})")
+_WHITESPACE_RUN = re.compile(r"\s+")
+_WORD_REST = re.compile(r"\S*")
+_NEEDS_QUOTES = re.compile(r'[\s,"]')
+
+
+@dataclass(frozen=True, slots=True)
+class _Token:
+    op: SearchFilterOperator
+    start: int
+    value_start: int
+    end: int
+    raw: str
+    shape: str  # "closed", "unclosed" or "bare"
+
+
+def _scan(text: str, pattern: re.Pattern[str]) -> list[_Token]:
+    tokens = []
+    for match in pattern.finditer(text):
+        shape = match.lastgroup or "bare"
+        tokens.append(
+            _Token(
+                get_search_filter_operator(match["key"].lower()),
+                match.start(),
+                match.start(shape),
+                match.end(),
+                match[shape],
+                shape,
+            )
+        )
+    return tokens
+
+
+def _token_values(token: _Token) -> list[str]:
+    if token.shape == "closed":
+        pieces = [token.raw[1:-1]]
+    elif token.op.multiple:
+        pieces = token.raw.split(",")
+    else:
+        pieces = [token.raw]
+    return [value for value in map(token.op.normalise, pieces) if value is not None]
+
+
+class _Collector:
+    """Accumulates values in the table's order with the grammar's dedupe, cap and last-wins rules."""
+
+    __slots__ = ("_seen", "_values")
+
+    def __init__(self) -> None:
+        self._values: dict[str, list[str]] = {op.key: [] for op in SEARCH_FILTER_OPERATORS}
+        self._seen: dict[str, set[str]] = {op.key: set() for op in SEARCH_FILTER_OPERATORS}
+
+    def add(self, op: SearchFilterOperator, value: str) -> None:
+        values = self._values[op.key]
+        if not op.multiple:
+            values[:] = [value]
+            return
+        folded = value.lower()
+        if folded in self._seen[op.key] or len(values) >= MAX_SEARCH_FILTER_VALUES:
+            return
+        self._seen[op.key].add(folded)
+        values.append(value)
+
+    def fields(self) -> dict[str, Any]:
+        return {op.field: op.field_value(tuple(self._values[op.key])) for op in SEARCH_FILTER_OPERATORS}
+
+
+def _take_out(text: str, tokens: list[_Token]) -> tuple[str, SearchFilters, bool]:
+    """Replace each token with at least one valid value by a space; the rest stays as typed."""
+    collector = _Collector()
+    pieces: list[str] = []
+    position = 0
+    removed = False
+    for token in tokens:
+        values = _token_values(token)
+        if not values:
+            continue
+        pieces += (text[position : token.start], " ")
+        position = token.end
+        removed = True
+        for value in values:
+            collector.add(token.op, value)
+    pieces.append(text[position:])
+    return "".join(pieces), SearchFilters(**collector.fields()), removed
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedSearchQuery:
+    """Finished text split into the words to search for and the filters."""
+
+    search_text: str
+    filters: SearchFilters
+
+
+@dataclass(frozen=True, slots=True)
+class CompletedSearchFilters:
+    """Text being typed: finished filters taken out, the token being typed left in `search_text`."""
+
+    search_text: str
+    filters: SearchFilters
+    has_completed_filters: bool
+
+
+def parse_search_filter_text(text: str) -> ParsedSearchQuery:
+    """Take every valid filter token out of finished text; whitespace is collapsed and trimmed."""
+    rest, filters, _ = _take_out(text, _scan(text, _TOKEN))
+    return ParsedSearchQuery(_WHITESPACE_RUN.sub(" ", rest).strip(" "), filters)
+
+
+def extract_completed_search_filters(text: str) -> CompletedSearchFilters:
+    """Like `parse_search_filter_text` for text being typed: the token at the very end (nothing after
+    it, or an unclosed quote) is still being typed and stays in the text. Whitespace is collapsed
+    and only the start is trimmed, so the space that finished the last token is kept."""
+    tokens = _scan(text, _LIVE_TOKEN)
+    if tokens and tokens[-1].end == len(text):
+        tokens.pop()
+    rest, filters, removed = _take_out(text, tokens)
+    return CompletedSearchFilters(_WHITESPACE_RUN.sub(" ", rest).lstrip(" "), filters, removed)
+
+
+def merge_search_filters(*filters: SearchFilters) -> SearchFilters:
+    """Union of lists in first-seen order (names deduped case-insensitively and capped, `rids`
+    deduped exactly and capped); each single value is the last non-empty one."""
+    collector = _Collector()
+    rids: dict[str, None] = {}
+    rid = from_username = None
+    for item in filters:
+        for op in SEARCH_FILTER_OPERATORS:
+            for value in op.values_of(item):
+                collector.add(op, value)
+        for value in item.rids:
+            if value and len(rids) < MAX_SEARCH_FILTER_VALUES:
+                rids.setdefault(value)
+        rid = item.rid or rid
+        from_username = item.from_username or from_username
+    return SearchFilters(**collector.fields(), rids=tuple(rids), rid=rid, from_username=from_username)
+
+
+def remove_search_filter(filters: SearchFilters, key: str, value: str) -> SearchFilters:
+    """`filters` without `value` (compared case-insensitively) under `key`: what removing a chip does.
+
+    Raises:
+        ValueError: `key` is not a filter key.
+    """
+    op = get_search_filter_operator(key)
+    return op.with_values(filters, tuple(v for v in op.values_of(filters) if v.lower() != value.lower()))
+
+
+def format_search_filter_value(key: str, value: str) -> str:
+    """`key:value`, the value quoted when it holds whitespace, a comma or a quote (inner quotes dropped).
+
+    Raises:
+        ValueError: `key` is not a filter key.
+    """
+    op = get_search_filter_operator(key)
+    raw = op.serialize(value.replace(_QUOTE, ""))
+    if _NEEDS_QUOTES.search(value):
+        return f'{key}:"{raw}"'
+    return f"{key}:{raw}"
+
+
+def serialize_search_query(search_text: str, filters: SearchFilters) -> str:
+    """One line: a token per value in the table's order, then the search text (collapsed, trimmed).
+
+    `parse_search_filter_text` gives back exactly `filters` and the text for every valid query.
+    """
+    parts = [
+        format_search_filter_value(op.key, value)
+        for op in SEARCH_FILTER_OPERATORS
+        for value in op.values_of(filters)
+        if value
+    ]
+    text = _WHITESPACE_RUN.sub(" ", search_text).strip(" ")
+    if text:
+        parts.append(text)
+    return " ".join(parts)
+
+
+@dataclass(frozen=True, slots=True)
+class ActiveSearchFilter:
+    """The token under the caret: `text[start:end]` is `key:value`, `value` as typed (sigil, quote)."""
+
+    key: str
+    value: str
+    start: int
+    end: int
+
+    @property
+    def lookup_text(self) -> str:
+        """What to look up: the value without its quotes and one leading sigil, trimmed."""
+        value = self.value
+        if value.startswith(_QUOTE):
+            value = value[1:-1] if len(value) > 1 and value.endswith(_QUOTE) else value[1:]
+        return get_search_filter_operator(self.key).strip_sigil(value).strip()
+
+
+@dataclass(frozen=True, slots=True)
+class AppliedSearchFilterToken:
+    """The new text and where the caret goes: just after the token and its space."""
+
+    text: str
+    caret: int
+
+
+def _clamp_caret(text: str, caret: int | None) -> int:
+    # Carets are code points here; the browser glue converts from the DOM's UTF-16 offsets.
+    return len(text) if caret is None else max(0, min(caret, len(text)))
+
+
+def get_active_search_filter(text: str, caret: int | None = None) -> ActiveSearchFilter | None:
+    """The token whose value the caret (default: end of text, clamped) sits in, or None.
+
+    The token runs from its key to its end (past the caret for a bare or closed value); an unclosed
+    quote has no end of its own, so it stops at the caret and the text after the caret is kept.
+    """
+    position = _clamp_caret(text, caret)
+    for token in _scan(text, _LIVE_TOKEN):
+        if token.start >= position:
+            break
+        if token.value_start <= position <= token.end:
+            end = position if token.shape == "unclosed" else token.end
+            return ActiveSearchFilter(token.op.key, text[token.value_start : end], token.start, end)
+    return None
+
+
+def apply_search_filter_token(
+    text: str, active: ActiveSearchFilter | None, key: str, value: str, caret: int | None = None
+) -> AppliedSearchFilterToken:
+    """Put `key:value` in place of `active`, or, without one, at the caret (default: the end; a word
+    under the caret is not split). One space follows the token; the text after it is kept.
+
+    Raises:
+        ValueError: `key` is not a filter key, or `active` does not fit in `text`.
+    """
+    token = format_search_filter_value(key, value)
+    if active is not None:
+        if not 0 <= active.start <= active.end <= len(text):
+            raise ValueError(f"active filter {active.start}..{active.end} is outside a text of {len(text)}")
+        before, after = text[: active.start], text[active.end :]
+    else:
+        position = _clamp_caret(text, caret)
+        if position > 0 and not text[position - 1].isspace():
+            word = _WORD_REST.match(text, position)  # the caret is inside a word: go to its end
+            position = word.end() if word else position
+        before = text[:position].rstrip()
+        before, after = (before + " " if before else ""), text[position:]
+    new_text = f"{before}{token} {after.lstrip()}"
+    return AppliedSearchFilterToken(new_text, len(before) + len(token) + 1)

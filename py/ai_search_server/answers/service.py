@@ -1,0 +1,291 @@
+"""The answer service: is answering on, which sources may the caller use, and who writes the answer.
+
+One ``AnswerService`` per app (``Services.extras["answers"]``), built by ``AnswerService.from_settings``
+around the app's ``GuardedClient``. Per request, in order:
+
+1. **Status.** Search or answers switched off: ``error-ai-not-enabled``. An LLM base URL without a
+   model: ``error-ai-provider-not-configured``. No base URL at all is not an error: the answer is
+   extractive (quoted from the sources, labelled ``provider: {name: "extractive"}``), so the embedded
+   default answers with no LLM anywhere (DESIGN decision 4).
+2. **Sources.** The request names message ids, never texts. Every id must be a message in a room the
+   caller reads now (subscribed, not banned); one that is not refuses the whole request with
+   ``error-invalid-search-answer-sources``, and the refusal is the same whether the message is
+   missing or just not the caller's, so it confirms nothing. Sources are loaded from the store.
+3. **Answer.** The prompt (``build_search_answer_prompt``: question and sources marked untrusted)
+   goes to the provider with the system prompt setting; or the extractive answerer quotes the
+   sources. The text is shaped (``stream.shape_answer_text``) and its citations checked: each
+   ``[N]`` with a source becomes ``{n, msgId, rid}``, one without is dropped and marked ``[N?]``.
+
+``answer`` returns the whole result; ``answer_events`` yields ``AnswerDelta``s then one
+``AnswerDone``, for the streamed route. Both raise ``errors.ApiError`` subclasses.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncGenerator, Sequence
+from contextlib import aclosing
+from dataclasses import dataclass
+from typing import Any
+
+from ai_search import (
+    DEFAULT_ANSWER_SYSTEM_PROMPT,
+    AnswerSource,
+    AnswerSourceRef,
+    ModelOption,
+    build_extractive_answer,
+    build_search_answer_prompt,
+    extract_citations,
+    model_list_fallback,
+)
+
+from .. import errors
+from ..outbound import GuardedClient
+from ..settings import Settings
+from ..store.base import Store
+from ..store.records import User
+from .provider import OpenAICompatibleProvider, ProviderConfig, ProviderError
+from .stream import AnswerTextStream, shape_answer_text
+
+__all__ = [
+    "EXTRACTIVE_PROVIDER_NAME",
+    "AnswerDelta",
+    "AnswerDone",
+    "AnswerResult",
+    "AnswerService",
+    "Citation",
+    "LoadedSource",
+]
+
+log = logging.getLogger(__name__)
+
+EXTRACTIVE_PROVIDER_NAME = "extractive"
+
+NOT_ENABLED = "AI answers are not enabled on this server."
+NOT_CONFIGURED = "The AI provider is not fully configured: llm_base_url is set but llm_model is empty."
+NO_CLIENT = "The AI provider is configured, but this server was started without an outbound client for it."
+INVALID_SOURCES = "Some source messages do not exist or are not in rooms you can read."
+NO_SOURCE_TEXT = "None of the source messages has any text to answer from."
+
+
+class UpstreamTimeout(errors.UpstreamFailure):
+    """The provider passed its deadline: 504, with the same errorType as any other provider failure."""
+
+    status = 504
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedSource:
+    """A source the caller may read, as loaded from the store, numbered by its position (1-based)."""
+
+    msg_id: str
+    rid: str
+    source: AnswerSource
+
+
+@dataclass(frozen=True, slots=True)
+class Citation:
+    n: int
+    msg_id: str
+    rid: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"n": self.n, "msgId": self.msg_id, "rid": self.rid}
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerResult:
+    answer: str
+    citations: tuple[Citation, ...]
+    provider: dict[str, str]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "answer": self.answer,
+            "citations": [c.to_json() for c in self.citations],
+            "provider": dict(self.provider),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerDelta:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerDone:
+    result: AnswerResult
+
+
+class AnswerService:
+    """Answers questions from sources the caller may read; see the module docstring for the steps."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        store: Store,
+        provider: OpenAICompatibleProvider | None,
+    ) -> None:
+        self.settings = settings
+        self.store = store
+        self.provider = provider
+        self.system_prompt = settings.answer_system_prompt.strip() or DEFAULT_ANSWER_SYSTEM_PROMPT
+
+    @classmethod
+    def from_settings(cls, settings: Settings, store: Store, client: GuardedClient | None) -> AnswerService:
+        """The service for these settings; ``client`` is the app's one outbound client (None: no LLM)."""
+        provider = None
+        if client is not None and settings.llm_base_url:
+            config = ProviderConfig(
+                base_url=settings.llm_base_url, model=settings.llm_model, api_key=settings.llm_api_key
+            )
+            provider = OpenAICompatibleProvider(client, config)
+        return cls(settings, store, provider)
+
+    # -- status ----------------------------------------------------------------------------------
+
+    @property
+    def enabled(self) -> bool:
+        return self.settings.search_enabled and self.settings.answer_enabled
+
+    @property
+    def extractive(self) -> bool:
+        """No LLM configured: answers are quoted from the sources."""
+        return not self.settings.llm_base_url
+
+    @property
+    def configured(self) -> bool:
+        """Answers can be given now: enabled, and either extractive or a provider with a model."""
+        return self.enabled and (self.extractive or self._ready_provider() is not None)
+
+    def _ready_provider(self) -> OpenAICompatibleProvider | None:
+        provider = self.provider
+        return provider if provider is not None and provider.model else None
+
+    def _check_ready(self) -> OpenAICompatibleProvider | None:
+        """The provider to ask, or None for an extractive answer.
+
+        Raises:
+            errors.FeatureUnavailable: answers are off, or the provider lacks a model.
+        """
+        if not self.enabled:
+            raise errors.FeatureUnavailable(NOT_ENABLED, error_type="error-ai-not-enabled")
+        if self.extractive:
+            return None
+        if self.provider is None:
+            # A wiring fault, not a setting: the app did not hand this service its outbound client.
+            log.error("llm_base_url is set but the answer service was built without an outbound client")
+            raise errors.FeatureUnavailable(NO_CLIENT, error_type="error-ai-provider-not-configured")
+        provider = self._ready_provider()
+        if provider is None:
+            raise errors.FeatureUnavailable(NOT_CONFIGURED, error_type="error-ai-provider-not-configured")
+        return provider
+
+    # -- sources ---------------------------------------------------------------------------------
+
+    def load_sources(self, user: User, refs: Sequence[AnswerSourceRef]) -> list[LoadedSource]:
+        """The sources, in request order, each read from the store under the caller's permissions.
+
+        Raises:
+            errors.InvalidParams (error-invalid-search-answer-sources): an id is not a message in a
+                room the caller reads, or no source has any text.
+        """
+        # Imported here: the routes package imports this module, so a module-level import would be
+        # circular whenever this module is imported first.
+        from ..routes.shapes import iso
+
+        messages = self.store.get_messages(ref.msg_id for ref in refs)
+        readable = self.store.readable_room_ids(user.id)
+        if any(ref.msg_id not in messages or messages[ref.msg_id].room_id not in readable for ref in refs):
+            raise errors.InvalidParams(INVALID_SOURCES, error_type="error-invalid-search-answer-sources")
+        rooms = self.store.get_rooms({messages[ref.msg_id].room_id for ref in refs})
+        loaded = []
+        for ref in refs:
+            message = messages[ref.msg_id]
+            if not message.text.strip():
+                continue
+            room = rooms.get(message.room_id)
+            room_name = (room.fname or room.name) if room is not None else None
+            source = AnswerSource(message.text, message.username, room_name, iso(message.ts), ref.score)
+            loaded.append(LoadedSource(message.id, message.room_id, source))
+        if not loaded:
+            raise errors.InvalidParams(NO_SOURCE_TEXT, error_type="error-invalid-search-answer-sources")
+        return loaded
+
+    # -- answers ---------------------------------------------------------------------------------
+
+    async def answer(self, user: User, query: str, refs: Sequence[AnswerSourceRef]) -> AnswerResult:
+        """The whole answer at once (JSON callers and MCP tools).
+
+        Raises:
+            errors.FeatureUnavailable, errors.InvalidParams: see ``_check_ready`` and ``load_sources``.
+            errors.UpstreamFailure: the provider failed (504 ``UpstreamTimeout`` when it was too slow).
+        """
+        provider = self._check_ready()
+        sources = self.load_sources(user, refs)
+        if provider is None:
+            return self._result(build_extractive_answer(query, [s.source for s in sources]), sources, None)
+        try:
+            raw = await provider.complete(self.system_prompt, self._prompt(query, sources))
+        except ProviderError as exc:
+            raise _api_error(exc) from None
+        return self._result(raw, sources, provider)
+
+    async def answer_events(
+        self, user: User, query: str, refs: Sequence[AnswerSourceRef]
+    ) -> AsyncGenerator[AnswerDelta | AnswerDone, None]:
+        """The answer as it is written: ``AnswerDelta``s whose texts join to the final answer, then
+        one ``AnswerDone`` with the answer, its citations and the provider.
+
+        Raises (from any step of the iteration):
+            the same errors as ``answer``. Status and sources are checked before anything is yielded.
+        """
+        provider = self._check_ready()
+        sources = self.load_sources(user, refs)
+        if provider is None:
+            result = self._result(build_extractive_answer(query, [s.source for s in sources]), sources, None)
+            yield AnswerDelta(result.answer)
+            yield AnswerDone(result)
+            return
+        shaper = AnswerTextStream(len(sources))
+        parts: list[str] = []
+        try:
+            async with aclosing(provider.stream(self.system_prompt, self._prompt(query, sources))) as deltas:
+                async for delta in deltas:
+                    parts.append(delta)
+                    if text := shaper.feed(delta):
+                        yield AnswerDelta(text)
+        except ProviderError as exc:
+            raise _api_error(exc) from None
+        if tail := shaper.flush():
+            yield AnswerDelta(tail)
+        yield AnswerDone(self._result("".join(parts), sources, provider))
+
+    async def models(self) -> list[ModelOption]:
+        """The provider's models for the settings picker; never fails (the selected model alone)."""
+        if self.provider is None:
+            return model_list_fallback(self.settings.llm_model or None)
+        return await self.provider.list_models()
+
+    # -- helpers ---------------------------------------------------------------------------------
+
+    def _prompt(self, query: str, sources: Sequence[LoadedSource]) -> str:
+        return build_search_answer_prompt(query, [s.source for s in sources])
+
+    def _result(
+        self, raw: str, sources: Sequence[LoadedSource], provider: OpenAICompatibleProvider | None
+    ) -> AnswerResult:
+        answer = shape_answer_text(raw, len(sources))
+        cited = extract_citations(answer, len(sources))
+        citations = tuple(Citation(n, sources[n - 1].msg_id, sources[n - 1].rid) for n in cited)
+        label = (
+            {"name": provider.name, "model": provider.model}
+            if provider is not None
+            else {"name": EXTRACTIVE_PROVIDER_NAME}
+        )
+        return AnswerResult(answer, citations, label)
+
+
+def _api_error(exc: ProviderError) -> errors.UpstreamFailure:
+    error_class = UpstreamTimeout if exc.timed_out else errors.UpstreamFailure
+    return error_class(exc.message, error_type=exc.error_type)

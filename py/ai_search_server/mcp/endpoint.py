@@ -1,0 +1,219 @@
+"""The MCP endpoint at ``/api/v1/mcp``: JSON-RPC over Streamable HTTP, stateless, JSON answers only.
+
+A POST passes these gates, in order (upstream-mcp.md §8.1–8.2; the first refusal answers):
+
+====  ============================================================  ======  ======
+step  gate                                                          status  code
+====  ============================================================  ======  ======
+1     ``X-User-Id`` and ``X-Auth-Token`` present                    401     -32001
+2     the ``mcp_enabled`` setting on                                404     -32601
+3     ``Origin`` absent or allowed (DNS rebinding, §8.4)            403     -32000
+4     ``MCP-Protocol-Version`` absent or one we speak               400     -32600
+5     ``Accept`` absent or admitting application/json               406     -32600
+6     the token is a personal access token of that user             401     -32001
+7     at most 60 requests a minute per user (X-RateLimit-* kept)    429     -32000
+8     the ``access-mcp`` permission                                 403     -32000
+9     the body is JSON (checked only now, after the PAT)            400     -32700
+10    a valid request, or a batch of 1–20 at 2025-03-26 only        400     -32600
+11    the encoded answer at most 5 MiB                              413     -32000
+====  ============================================================  ======  ======
+
+then 200 with the answer, or 202 without a body when there is nothing to answer (notifications,
+client responses). GET and DELETE pass steps 1–4, then 6 (any token kind, as upstream's route auth)
+and 8, and answer 405 with ``Allow: POST``: we open no server-to-client stream and keep no session.
+
+Differences from the upstream, on purpose: its route-level authentication ran before step 2, so
+there a disabled endpoint first checked credentials; here the cheap, store-free gates come first.
+Error envelopes leave out an ``id`` they could not read instead of sending null (see ``errors``).
+A client's JSON-RPC response is accepted with 202 (the transport allows both), and step 5 follows
+the SDK's 406.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
+from typing import Any
+
+import anyio
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
+
+from .. import errors as api_errors
+from ..api import ApiRoute, Caller, RateLimitRule
+from ..ratelimit import MCP_RATE_LIMIT_COUNT, MCP_RATE_LIMIT_PERIOD_SECONDS
+from ..security import OriginPolicy, origin_allowed
+from ..services import Services
+from ..store.base import StorageFailure
+from . import errors
+from .catalog import Catalog, Tool, build_catalog
+from .dispatch import ByteBudget, CallerAuth, call_route
+from .limits import BATCH_WORKERS, MAX_BATCH_ENTRIES, MAX_RESPONSE_BYTES
+from .protocol import (
+    SUPPORTED_PROTOCOL_VERSIONS,
+    ToolCaller,
+    ToolResponse,
+    encode_error,
+    handle_message,
+    is_client_response,
+    is_valid_request,
+    supports_batching,
+)
+
+__all__ = ["ACCESS_MCP_PERMISSION", "MCP_PATH", "MCP_RATE_LIMIT_RULE", "McpEndpoint"]
+
+MCP_PATH = "/api/v1/mcp"
+ACCESS_MCP_PERMISSION = "access-mcp"
+MCP_RATE_LIMIT_RULE = RateLimitRule(MCP_RATE_LIMIT_COUNT, MCP_RATE_LIMIT_PERIOD_SECONDS)
+# The limiter's route key: one budget for the endpoint, whatever the JSON-RPC method.
+_RATE_LIMIT_KEY = "mcp"
+_JSON = "application/json"
+_ACCEPTED_RANGES = frozenset({"application/json", "application/*", "*/*"})
+
+
+@lru_cache(maxsize=64)
+def accepts_json(accept: str) -> bool:
+    """Whether an ``Accept`` value admits application/json (a range with ``q=0`` refuses it)."""
+    for media_range in accept.split(","):
+        media, *params = (part.strip().lower() for part in media_range.split(";"))
+        if media in _ACCEPTED_RANGES and not any(p.replace(" ", "") in ("q=0", "q=0.0", "q=0.00", "q=0.000")
+                                                 for p in params):
+            return True
+    return False
+
+
+def _refusal(exc: errors.HttpRefusal, headers: Mapping[str, str] | None = None) -> Response:
+    return Response(
+        encode_error(exc.code, exc.message),
+        status_code=exc.status,
+        headers={**(headers or {}), **exc.headers},
+        media_type=_JSON,
+    )
+
+
+class McpEndpoint:
+    """The ASGI app of ``/api/v1/mcp``; builds its tool catalog once, from the route registry.
+
+    ``Route(MCP_PATH, McpEndpoint(services, api_routes, policy))``: tool calls go back into the app
+    that routed the request (``scope["app"]``), so they pass the same middleware and routes.
+    """
+
+    def __init__(self, services: Services, api_routes: Sequence[ApiRoute], policy: OriginPolicy) -> None:
+        self.services = services
+        self.policy = policy
+        self.enabled = services.settings.mcp_enabled
+        self.catalog: Catalog = build_catalog(api_routes, extended=services.settings.mcp_expose_extended_api)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        request = Request(scope, receive)
+        try:
+            if request.method == "POST":
+                response = await self._post(request)
+            else:
+                await self._gate(request, post=False)
+                raise errors.MethodNotAllowed(headers={"Allow": "POST"})
+        except errors.HttpRefusal as exc:
+            response = _refusal(exc)
+        await response(scope, receive, send)
+
+    # -- gates -----------------------------------------------------------------------------------
+    async def _gate(self, request: Request, *, post: bool) -> tuple[Caller, dict[str, str]]:
+        """Steps 1–8; the caller and the rate-limit headers to put on the answer."""
+        headers = request.headers
+        user_id, token = headers.get("x-user-id"), headers.get("x-auth-token")
+        if not user_id or not token:
+            raise errors.PatRequired()
+        if not self.enabled:
+            raise errors.EndpointDisabled()
+        origins = headers.getlist("origin")
+        if len(origins) > 1 or not origin_allowed(origins[0] if origins else None, self.policy):
+            raise errors.OriginRefused()
+        version = headers.get("mcp-protocol-version")
+        if version is not None and version not in SUPPORTED_PROTOCOL_VERSIONS:
+            raise errors.UnsupportedVersion()
+        accept = headers.get("accept")
+        if post and accept is not None and not accepts_json(accept):
+            raise errors.NotAcceptable()
+        try:
+            caller = self.services.resolve_caller(user_id, token)
+        except api_errors.Unauthorized:
+            raise errors.PatRequired() from None
+        except StorageFailure:
+            raise errors.ServiceUnavailable() from None
+        if post and not caller.is_pat:
+            raise errors.PatRequired()
+        rate_headers: dict[str, str] = {}
+        if post:
+            try:
+                rate_headers = dict(
+                    await self.services.check_rate_limit(_RATE_LIMIT_KEY, caller.user.id, MCP_RATE_LIMIT_RULE)
+                )
+            except api_errors.TooManyRequests as exc:
+                raise errors.RateLimited(headers=exc.headers) from None
+        if ACCESS_MCP_PERMISSION not in caller.permissions:
+            raise errors.PermissionRequired(headers=rate_headers)
+        return caller, rate_headers
+
+    # -- POST ------------------------------------------------------------------------------------
+    async def _post(self, request: Request) -> Response:
+        caller, rate_headers = await self._gate(request, post=True)
+        try:
+            return await self._answer(request, caller, rate_headers)
+        except errors.HttpRefusal as exc:
+            return _refusal(exc, rate_headers)
+
+    async def _answer(self, request: Request, caller: Caller, rate_headers: dict[str, str]) -> Response:
+        try:
+            message: Any = json.loads(await request.body())
+        except ValueError:  # UnicodeDecodeError included
+            raise errors.ParseError() from None
+        auth = CallerAuth(
+            user_id=caller.user.id,
+            token=request.headers["x-auth-token"],
+            client_host=self.services.client_address(request),
+            host_header=request.headers.get("host", "").encode("latin-1"),
+        )
+        app = request.scope["app"]
+        if type(message) is list:
+            if not supports_batching(request.headers.get("mcp-protocol-version")):
+                raise errors.InvalidEnvelope()
+            answer = await self._batch(message, app, auth)
+        elif is_valid_request(message):
+            answer = await handle_message(message, self.catalog, _tool_caller(app, auth, None))
+        elif is_client_response(message):
+            answer = None
+        else:
+            raise errors.InvalidEnvelope()
+        if answer is None:
+            return Response(status_code=202, headers=rate_headers, media_type=_JSON)
+        if len(answer) > MAX_RESPONSE_BYTES:
+            raise errors.ResponseTooLarge()
+        return Response(answer, headers=rate_headers, media_type=_JSON)
+
+    async def _batch(self, entries: list[Any], app: Any, auth: CallerAuth) -> bytes | None:
+        """Entries run at most BATCH_WORKERS at once and share one byte budget; answers keep the
+        request order, and entries with nothing to answer (notifications) are left out."""
+        if not 1 <= len(entries) <= MAX_BATCH_ENTRIES:
+            raise errors.InvalidEnvelope()
+        call_tool = _tool_caller(app, auth, ByteBudget())
+        workers = anyio.CapacityLimiter(BATCH_WORKERS)
+        answers: list[bytes | None] = [None] * len(entries)
+
+        async def run(index: int, entry: Any) -> None:
+            async with workers:
+                answers[index] = await handle_message(entry, self.catalog, call_tool)
+
+        async with anyio.create_task_group() as group:
+            for index, entry in enumerate(entries):
+                group.start_soon(run, index, entry)
+        parts = [answer for answer in answers if answer is not None]
+        return b"[" + b",".join(parts) + b"]" if parts else None
+
+
+def _tool_caller(app: Any, auth: CallerAuth, budget: ByteBudget | None) -> ToolCaller:
+    async def call_tool(tool: Tool, arguments: Mapping[str, Any]) -> ToolResponse:
+        return await call_route(app, tool.route, arguments, auth, budget=budget)
+
+    return call_tool

@@ -1,0 +1,367 @@
+"""Per-route, per-caller rate limits on the ``limits`` library, in process memory or shared in Redis.
+
+    limiter = RateLimiter("redis://127.0.0.1:6379/0")    # "memory://" (the default): one process only
+    key = caller_key(user_id, peer, request.headers.getlist("x-forwarded-for"), trusted_proxy_hops)
+    result = await limiter.hit("ai.search", key, RateLimit(count=60, period_seconds=60))
+    if not result.allowed:
+        ...  # 429 with rate_limit_headers(result), which then carry Retry-After
+    await limiter.aclose()
+
+Strategy: a moving window by default, which is exact (never more than ``count`` hits in any
+``period_seconds``); a fixed window is one counter per key but lets up to twice the count through
+around a window edge. Both come from ``limits.aio``, so a check never blocks the event loop.
+
+When the shared store fails (Redis down, unreachable, timing out), ``on_storage_error`` decides:
+
+* ``"local"`` (the default): count in this process's memory until Redis answers again. Each process
+  then enforces the limit on its own, so N processes admit at most N times the budget: the guard
+  against unbounded consumption (LLM, pipeline) stays, and the API stays up. Failing open would drop
+  the guard during any Redis outage; failing closed would turn every Redis outage into an API outage.
+* ``"allow"``: fail open, every request passes.
+* ``"deny"``: fail closed, every request is refused (429 with ``Retry-After``).
+
+Answers given without the shared store are marked ``degraded``. The first failure of an outage is
+logged as a warning, the recovery as info; Redis is retried every ``redis_retry_interval_seconds``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import logging
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from limits import RateLimitItemPerSecond
+from limits.aio.storage import MemoryStorage, RedisStorage, Storage
+from limits.aio.strategies import FixedWindowRateLimiter, MovingWindowRateLimiter
+from limits.aio.strategies import RateLimiter as _Strategy
+from limits.errors import StorageError
+from redis.asyncio import ConnectionPool
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+from redis.exceptions import RedisError
+from starlette.responses import JSONResponse
+
+__all__ = [
+    "DEFAULT_RATE_LIMIT_STORAGE",
+    "IPV6_CLIENT_PREFIX_BITS",
+    "MCP_RATE_LIMIT",
+    "REDIS_RETRY_INTERVAL_SECONDS",
+    "REDIS_SOCKET_TIMEOUT_SECONDS",
+    "TOO_MANY_REQUESTS_BODY",
+    "OnStorageError",
+    "RateLimit",
+    "RateLimitResult",
+    "RateLimiter",
+    "Strategy",
+    "caller_key",
+    "client_address",
+    "rate_limit_headers",
+    "too_many_requests_response",
+]
+
+log = logging.getLogger(__name__)
+
+DEFAULT_RATE_LIMIT_STORAGE = "memory://"
+# The upstream MCP endpoint's limiter: 60 requests per 60 s (upstream-mcp.md §8.1).
+MCP_RATE_LIMIT_COUNT = 60
+MCP_RATE_LIMIT_PERIOD_SECONDS = 60
+# Seconds one Redis connect or command may take. A limiter check that waits longer costs more than it
+# protects; on timeout the storage-error policy answers instead.
+REDIS_SOCKET_TIMEOUT_SECONDS = 0.5
+# Extra attempts of one Redis command, without back-off: one, so a pooled connection that died with a
+# Redis restart is replaced at once, while a Redis that is down fails fast.
+REDIS_COMMAND_RETRIES = 1
+# Seconds after a Redis failure during which checks go straight to the storage-error policy, so an
+# outage does not add a connection attempt to every request.
+REDIS_RETRY_INTERVAL_SECONDS = 5.0
+# Bits of an IPv6 client address that form its bucket. One subscriber usually holds a whole /64, so
+# bucketing single addresses would let one client mint 2**64 fresh budgets.
+IPV6_CLIENT_PREFIX_BITS = 64
+TOO_MANY_REQUESTS_BODY = {
+    "success": False,
+    "error": "Too many requests",
+    "errorType": "error-too-many-requests",
+}
+
+Strategy = Literal["moving-window", "fixed-window"]
+OnStorageError = Literal["local", "allow", "deny"]
+
+_STRATEGIES: dict[str, type[_Strategy]] = {
+    "moving-window": MovingWindowRateLimiter,
+    "fixed-window": FixedWindowRateLimiter,
+}
+# Our URI schemes to the async storage schemes of `limits`, and to redis-py's own URL schemes.
+_STORAGE_SCHEMES = {
+    "memory": ("async+memory", None),
+    "redis": ("async+redis", "redis"),
+    "rediss": ("async+rediss", "rediss"),
+    "redis+unix": ("async+redis+unix", "unix"),
+}
+_STORAGE_FAILURES = (RedisError, StorageError, OSError)
+
+
+@dataclass(frozen=True)
+class RateLimit:
+    """At most ``count`` requests per ``period_seconds``, per route and caller."""
+
+    count: int
+    period_seconds: int
+
+    def __post_init__(self) -> None:
+        if self.count < 1 or self.period_seconds < 1:
+            raise ValueError(f"a rate limit needs count >= 1 and period_seconds >= 1, got {self}")
+
+
+MCP_RATE_LIMIT = RateLimit(MCP_RATE_LIMIT_COUNT, MCP_RATE_LIMIT_PERIOD_SECONDS)
+
+
+@dataclass(frozen=True)
+class RateLimitResult:
+    """One counted request: whether it may proceed, and the budget left until ``reset_epoch_seconds``.
+
+    ``degraded``: the shared store failed and the storage-error policy answered.
+    """
+
+    allowed: bool
+    limit: int
+    remaining: int
+    reset_epoch_seconds: int
+    degraded: bool = False
+
+    def retry_after_seconds(self, now: float | None = None) -> int:
+        """Whole seconds until the next request may pass: at least 1, rounded up so never too early."""
+        return max(1, math.ceil(self.reset_epoch_seconds - (time.time() if now is None else now)))
+
+
+class RateLimiter:
+    """Counts requests per ``(route_key, caller_key)`` against a :class:`RateLimit`.
+
+    ``storage_uri``: ``memory://`` or ``redis://[:password@]host:port/db`` (also ``rediss://``,
+    ``redis+unix:///path?db=0``), where several server processes share one budget. Call
+    :meth:`aclose` when done (the app's lifespan does).
+
+    Raises:
+        ValueError: an unknown URI scheme, strategy or storage-error policy.
+    """
+
+    def __init__(
+        self,
+        storage_uri: str = DEFAULT_RATE_LIMIT_STORAGE,
+        *,
+        strategy: Strategy = "moving-window",
+        on_storage_error: OnStorageError = "local",
+        key_prefix: str = "ai-search",
+        redis_socket_timeout_seconds: float = REDIS_SOCKET_TIMEOUT_SECONDS,
+        redis_retry_interval_seconds: float = REDIS_RETRY_INTERVAL_SECONDS,
+    ) -> None:
+        scheme, sep, rest = storage_uri.partition("://")
+        if not sep or scheme.lower() not in _STORAGE_SCHEMES:
+            raise ValueError(
+                f"rate limit storage {storage_uri!r}: expected memory:// or redis://host:port/db "
+                f"(schemes: {', '.join(_STORAGE_SCHEMES)})"
+            )
+        if strategy not in _STRATEGIES:
+            raise ValueError(f"rate limit strategy {strategy!r}: expected one of {', '.join(_STRATEGIES)}")
+        if on_storage_error not in ("local", "allow", "deny"):
+            raise ValueError(f"on_storage_error {on_storage_error!r}: expected local, allow or deny")
+        limits_scheme, redis_scheme = _STORAGE_SCHEMES[scheme.lower()]
+        self.strategy_name = strategy
+        self.on_storage_error = on_storage_error
+        self.key_prefix = key_prefix
+        self.redis_retry_interval_seconds = redis_retry_interval_seconds
+        self._pool: ConnectionPool | None = None
+        storage: Storage
+        if redis_scheme is None:
+            storage = MemoryStorage()
+        else:
+            self._pool = ConnectionPool.from_url(
+                f"{redis_scheme}://{rest}",
+                socket_timeout=redis_socket_timeout_seconds,
+                socket_connect_timeout=redis_socket_timeout_seconds,
+                retry=Retry(NoBackoff(), REDIS_COMMAND_RETRIES),
+            )
+            # limits builds its client on our pool, so we own the sockets and can close them.
+            options: dict[str, Any] = {"connection_pool": self._pool}
+            storage = RedisStorage(
+                f"{limits_scheme}://{rest}", wrap_exceptions=True, implementation="redispy", **options
+            )
+        self._storage = storage
+        self._shared = _STRATEGIES[strategy](storage)
+        # The in-process fallback for on_storage_error="local"; for memory:// it is never used.
+        self._local_storage = MemoryStorage()
+        self._local = _STRATEGIES[strategy](self._local_storage)
+        self._failed_at: float | None = None
+
+    @property
+    def shared(self) -> bool:
+        """Whether several processes share this limiter's budgets (a Redis store)."""
+        return self._pool is not None
+
+    async def hit(self, route_key: str, caller_key: str, limit: RateLimit) -> RateLimitResult:
+        """Count one request of ``caller_key`` on ``route_key``; the answer says whether it may proceed.
+
+        With the moving window a refused request uses up no budget; the fixed window counts it until the
+        window ends. Never raises for a storage failure: the storage-error policy answers instead.
+        """
+        item = RateLimitItemPerSecond(limit.count, limit.period_seconds)
+        # The strategy is part of the key: the two keep different Redis types under a key, so processes
+        # configured differently (a rolling deploy) must not meet on one.
+        identifiers = (self.key_prefix, self.strategy_name, route_key, caller_key)
+        if not self._redis_resting():
+            try:
+                result = await self._count(self._shared, item, identifiers, degraded=False)
+            except _STORAGE_FAILURES as exc:
+                self._note_failure(exc)
+            else:
+                if self._failed_at is not None:
+                    log.info("rate limit storage answers again; shared budgets are back")
+                    self._failed_at = None
+                return result
+        if self.on_storage_error == "local":
+            return await self._count(self._local, item, identifiers, degraded=True)
+        reset = math.ceil(time.time() + max(1.0, self.redis_retry_interval_seconds))
+        allowed = self.on_storage_error == "allow"
+        return RateLimitResult(allowed, limit.count, limit.count if allowed else 0, reset, degraded=True)
+
+    async def aclose(self) -> None:
+        """Close the Redis connections and stop the in-memory expiry tasks."""
+        for storage in (self._storage, self._local_storage):
+            if isinstance(storage, MemoryStorage) and storage.timer is not None:
+                storage.timer.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await storage.timer
+        if self._pool is not None:
+            await self._pool.aclose()
+
+    async def __aenter__(self) -> RateLimiter:
+        return self
+
+    async def __aexit__(self, *_exc: object) -> None:
+        await self.aclose()
+
+    def _redis_resting(self) -> bool:
+        return (
+            self._failed_at is not None
+            and time.monotonic() - self._failed_at < self.redis_retry_interval_seconds
+        )
+
+    def _note_failure(self, exc: Exception) -> None:
+        if self._failed_at is None:
+            log.warning(
+                "rate limit storage failed (%s); answering with on_storage_error=%r until it recovers",
+                exc,
+                self.on_storage_error,
+            )
+        self._failed_at = time.monotonic()
+
+    @staticmethod
+    async def _count(
+        strategy: _Strategy, item: RateLimitItemPerSecond, identifiers: tuple[str, ...], *, degraded: bool
+    ) -> RateLimitResult:
+        allowed = await strategy.hit(item, *identifiers)
+        stats = await strategy.get_window_stats(item, *identifiers)
+        return RateLimitResult(
+            allowed=allowed,
+            limit=item.amount,
+            remaining=max(0, stats.remaining),
+            reset_epoch_seconds=math.ceil(stats.reset_time),
+            degraded=degraded,
+        )
+
+
+def rate_limit_headers(result: RateLimitResult, now: float | None = None) -> dict[str, str]:
+    """``X-RateLimit-Limit``, ``-Remaining``, ``-Reset`` (epoch seconds); ``Retry-After`` when refused."""
+    headers = {
+        "X-RateLimit-Limit": str(result.limit),
+        "X-RateLimit-Remaining": str(result.remaining),
+        "X-RateLimit-Reset": str(result.reset_epoch_seconds),
+    }
+    if not result.allowed:
+        headers["Retry-After"] = str(result.retry_after_seconds(now))
+    return headers
+
+
+def too_many_requests_response(result: RateLimitResult, *, jsonrpc: bool = False) -> JSONResponse:
+    """The 429 answer: the REST body, or upstream MCP's JSON-RPC envelope (§8.1), with the headers."""
+    body: dict[str, Any] = (
+        {"jsonrpc": "2.0", "id": None, "error": {"code": -32000, "message": TOO_MANY_REQUESTS_BODY["error"]}}
+        if jsonrpc
+        else dict(TOO_MANY_REQUESTS_BODY)
+    )
+    return JSONResponse(body, status_code=429, headers=rate_limit_headers(result))
+
+
+def client_address(
+    peer: str | None, forwarded_for: str | Sequence[str] | None, trusted_proxy_hops: int
+) -> str:
+    """The client's address: the TCP peer, or the forwarded entry ``trusted_proxy_hops`` from the right.
+
+    Each trusted proxy appends the address it received the request from, so with N proxies in front the
+    client is the N-th entry from the right; everything left of it is whatever the client sent and is
+    never read. With 0 hops the header is ignored entirely, so a spoofed header cannot dodge a limit.
+    Pass every ``X-Forwarded-For`` line (``headers.getlist``): a proxy may add its own line rather than
+    append. Trusting hops is only right when the server cannot be reached except through those proxies.
+    A list shorter than the hop count means the request skipped a proxy; its leftmost entry was still
+    written by a trusted one. An entry that is not an IP address falls back to the peer.
+
+    Raises:
+        ValueError: a negative hop count.
+    """
+    if trusted_proxy_hops < 0:
+        raise ValueError(f"trusted_proxy_hops must be >= 0, got {trusted_proxy_hops}")
+    fallback = peer or "unknown"
+    if trusted_proxy_hops == 0 or not forwarded_for:
+        return fallback
+    lines = [forwarded_for] if isinstance(forwarded_for, str) else list(forwarded_for)
+    entries = [entry.strip() for line in lines for entry in line.split(",") if entry.strip()]
+    if not entries:
+        return fallback
+    address = _parse_address(entries[max(0, len(entries) - trusted_proxy_hops)])
+    return fallback if address is None else str(address)
+
+
+def caller_key(
+    user_id: str | None,
+    client_host: str | None,
+    forwarded_for_header: str | Sequence[str] | None,
+    trusted_proxy_hops: int,
+) -> str:
+    """Whose budget a request spends: ``user:<id>`` when authenticated, else ``ip:<address>``.
+
+    Unauthenticated requests (and invalid tokens: pass no user id for them) spend the address's budget,
+    so rotating bogus tokens mints no fresh budgets. An IPv6 address is bucketed by its
+    /:data:`IPV6_CLIENT_PREFIX_BITS` network; an IPv4-mapped IPv6 address counts as its IPv4 address.
+    """
+    if user_id:
+        return f"user:{user_id}"
+    address = client_address(client_host, forwarded_for_header, trusted_proxy_hops)
+    parsed = _parse_address(address)
+    if parsed is None:
+        return f"ip:{address.lower()}"
+    if parsed.version == 6:
+        return f"ip:{ipaddress.IPv6Network((parsed, IPV6_CLIENT_PREFIX_BITS), strict=False)}"
+    return f"ip:{parsed}"
+
+
+def _parse_address(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """An IP address from a peer or forwarded entry, with an optional port (``1.2.3.4:5``, ``[::1]:5``)."""
+    candidates = [text]
+    if text.startswith("["):
+        candidates = [text[1 : text.find("]")]] if "]" in text else []
+    elif text.count(":") == 1:
+        candidates.append(text.partition(":")[0])
+    for candidate in candidates:
+        try:
+            address = ipaddress.ip_address(candidate)
+        except ValueError:
+            continue
+        if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+            return address.ipv4_mapped
+        return address
+    return None

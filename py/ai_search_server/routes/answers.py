@@ -1,0 +1,188 @@
+"""Cited answers (``ai.search.answer``) and the provider's model list (``ai.llm.models``).
+
+``POST /api/v1/ai.search.answer`` takes message *ids* (with the scores ``ai.search`` gave them), never
+texts; the server loads each source itself under the caller's permissions (``answers.service``).
+Two ways to get the answer, same body:
+
+- plain JSON (the default, and what MCP tools get):
+  ``{"answer", "citations": [{"n", "msgId", "rid"}], "provider": {"name", "model"}, "success": true}``;
+- ``Accept: text/event-stream``: the answer as it is written, ``event: delta`` ``{"text"}`` events
+  whose texts join to the final answer, then ``event: done`` with the JSON shape above (without
+  ``success``), or ``event: error`` ``{"errorType", "error"}`` if the provider fails half-way.
+  Anything that fails before the first event (bad body, answers off, sources refused, provider down)
+  is an ordinary JSON error with its HTTP status, as for JSON callers. A header and not a body field,
+  because the body keeps upstream's schema (``additionalProperties: false``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from contextlib import aclosing
+from typing import Annotated, Any
+
+from pydantic import Field
+from pydantic.json_schema import SkipJsonSchema
+from starlette.responses import Response, StreamingResponse
+
+from ai_search import (
+    MAX_ANSWER_SOURCE_ID_LENGTH,
+    MAX_SEARCH_ANSWER_MESSAGES,
+    MAX_SEARCH_QUERY_LENGTH,
+    AnswerSourceRef,
+    InvalidAnswerRequestError,
+    normalize_answer_query,
+    normalize_answer_sources,
+)
+
+from .. import errors
+from ..answers.service import AnswerDelta, AnswerDone, AnswerService
+from ..answers.stream import SSE_MEDIA_TYPE, sse_event, wants_event_stream
+from ..api import ApiRequest, RateLimitRule, Router
+from ..services import Services
+from .params import NoParams, Params
+
+__all__ = [
+    "ANSWER_RATE_LIMIT",
+    "MODELS_RATE_LIMIT",
+    "MODEL_SETTING_PERMISSION",
+    "AnswerParams",
+    "answer_service",
+    "may_list_models",
+    "router",
+]
+
+log = logging.getLogger(__name__)
+
+router = Router(tags=("AI",))
+
+# Answers per user and minute, as upstream: each may cost a model call.
+ANSWER_RATE_LIMIT = RateLimitRule(count=10, period_seconds=60)
+# Model lists per user and minute, as upstream: only the settings page asks.
+MODELS_RATE_LIMIT = RateLimitRule(count=5, period_seconds=60)
+# The per-setting permission that, with manage-selected-settings, lets a user pick the model
+# (upstream's change-setting-AI_LLM_OpenAI_Model, named after our setting).
+MODEL_SETTING_PERMISSION = "change-setting-llm_model"
+_PRIVILEGED_SETTING_PERMISSIONS = frozenset({"view-privileged-setting", "edit-privileged-setting"})
+_SELECTED_SETTING_PERMISSIONS = frozenset({"manage-selected-settings", MODEL_SETTING_PERMISSION})
+
+
+def _drop_default(schema: dict[str, Any]) -> None:
+    # The unset score's default (None) is not a number; the schema should not offer it as one.
+    schema.pop("default", None)
+
+
+class AnswerSourceParam(Params):
+    msg_id: Annotated[str, Field(min_length=1, max_length=MAX_ANSWER_SOURCE_ID_LENGTH)] = Field(
+        alias="_id", description="Id of a message the answer may use, as returned by ai.search."
+    )
+    # A JSON null passes here and is refused by normalize_answer_sources; the schema says number only.
+    # Not bounded: the score is clamped to [0, 1], as echoed scores can sit a rounding error outside.
+    score: Annotated[float, Field(strict=True, allow_inf_nan=False)] | SkipJsonSchema[None] = Field(
+        default=None,
+        description="The message's retrieval score from ai.search (0 to 1; clamped).",
+        json_schema_extra=_drop_default,
+    )
+
+
+class AnswerParams(Params):
+    query: Annotated[str, Field(strict=True, min_length=1, max_length=MAX_SEARCH_QUERY_LENGTH)] = Field(
+        description="The question to answer."
+    )
+    messages: Annotated[
+        list[AnswerSourceParam], Field(min_length=1, max_length=MAX_SEARCH_ANSWER_MESSAGES)
+    ] = Field(description="The source messages, best first; the answer cites them as [1], [2]...")
+
+
+def answer_service(services: Services) -> AnswerService:
+    """The app's answer service; one without an LLM client when the app did not install one."""
+    service = services.extras.get("answers")
+    if service is None:
+        service = AnswerService.from_settings(services.settings, services.store, None)
+        services.extras["answers"] = service
+    assert isinstance(service, AnswerService)
+    return service
+
+
+def _request(params: AnswerParams) -> tuple[str, list[AnswerSourceRef]]:
+    """The trimmed query and the deduplicated source refs (scores clamped).
+
+    Raises:
+        errors.InvalidParams: a blank query, or a source item the core refuses (a null score).
+    """
+    items = [item.model_dump(by_alias=True, exclude_unset=True) for item in params.messages]
+    try:
+        return normalize_answer_query(params.query), normalize_answer_sources(items)
+    except InvalidAnswerRequestError as exc:
+        raise errors.InvalidParams(f"Invalid parameters: {exc}") from None
+
+
+@router.post(
+    "ai.search.answer",
+    AnswerParams,
+    description=(
+        "Answer a question from messages the authenticated user can read, citing them as [N]. Pass the "
+        "message ids (and scores) that ai.search returned; the server loads the texts itself. Send "
+        "`Accept: text/event-stream` to receive the answer as it is written."
+    ),
+    rate_limit=ANSWER_RATE_LIMIT,
+)
+async def search_answer(req: ApiRequest[AnswerParams]) -> Mapping[str, Any] | Response:
+    query, refs = _request(req.params)
+    service = answer_service(req.services)
+    if not wants_event_stream(req.http.headers.get("accept")):
+        return (await service.answer(req.user, query, refs)).to_json()
+    events = service.answer_events(req.user, query, refs)
+    # The first event is awaited here, so a failure before any text (answers off, sources refused,
+    # provider down or too slow to start) is a JSON error with its status, not a 200 stream.
+    try:
+        first = await anext(events)
+    except BaseException:
+        await events.aclose()
+        raise
+    return StreamingResponse(
+        _event_stream(first, events),
+        media_type=SSE_MEDIA_TYPE,
+        headers={"cache-control": "no-store", "x-accel-buffering": "no"},
+    )
+
+
+async def _event_stream(
+    first: AnswerDelta | AnswerDone, events: AsyncGenerator[AnswerDelta | AnswerDone, None]
+) -> AsyncIterator[bytes]:
+    async with aclosing(events):
+        event = first
+        try:
+            while True:
+                if isinstance(event, AnswerDone):
+                    yield sse_event("done", event.result.to_json())
+                    return
+                yield sse_event("delta", {"text": event.text})
+                event = await anext(events)
+        except errors.ApiError as exc:
+            yield sse_event("error", {"errorType": exc.error_type, "error": exc.message})
+        except Exception:
+            # A bug, not a provider failure: the client still gets a closed stream with an error.
+            log.exception("answer stream failed")
+            failure = errors.ApiError()
+            yield sse_event("error", {"errorType": failure.error_type, "error": failure.message})
+
+
+def may_list_models(permissions: frozenset[str]) -> bool:
+    """Upstream's rule: a privileged-setting permission, or both manage-selected-settings and the
+    model setting's own permission."""
+    return bool(permissions & _PRIVILEGED_SETTING_PERMISSIONS) or permissions >= _SELECTED_SETTING_PERMISSIONS
+
+
+@router.get(
+    "ai.llm.models",
+    NoParams,
+    description="List the models the configured LLM provider offers (for the answer model setting).",
+    rate_limit=MODELS_RATE_LIMIT,
+)
+async def llm_models(req: ApiRequest[NoParams]) -> dict[str, Any]:
+    assert req.caller is not None
+    if not may_list_models(req.caller.permissions):
+        raise errors.Forbidden()
+    options = await answer_service(req.services).models()
+    return {"data": [{"key": option.key, "label": option.label} for option in options]}

@@ -1,0 +1,545 @@
+"""The HTTP security edge: Host and Origin checks with CORS, a request body cap, security headers.
+
+Three plain ASGI middleware classes, each ``(app, **options)`` with ``__call__(scope, receive, send)``;
+scopes other than ``http`` (lifespan, websocket) pass straight through. ``app.create_app`` stacks them,
+outermost first, and the order matters:
+
+1. :class:`SecurityHeadersMiddleware` is outermost, so every answer, including the 403/413/421 of the
+   layers below and a route's 429, carries the CSP and the other headers.
+2. :class:`OriginMiddleware`: ``Host`` (421, DNS rebinding) on every path, then ``Origin`` (403) on the
+   protected prefixes, CORS preflights, and CORS response headers for allowed cross origins.
+3. :class:`BodyLimitMiddleware` comes after the Origin check, so a refused origin costs no upload read.
+
+Rate limits are per route (``ratelimit.py``), after authentication has said who the caller is.
+Refusals answer in the REST shape ``{"success": false, "error", "errorType"}``, except on the JSON-RPC
+paths (the MCP endpoint), which get upstream's envelope ``{"jsonrpc": "2.0", "id": null, "error"}``.
+
+    >>> policy = OriginPolicy("http://127.0.0.1:8000", cors_allowed_origins=("*",))
+    >>> origin_allowed("HTTP://127.0.0.1:80", policy), origin_allowed("HTTP://127.0.0.1:8000", policy)
+    (False, True)
+    >>> origin_allowed(None, policy), origin_allowed("null", policy), origin_allowed("https://x.io", policy)
+    (True, False, False)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ipaddress
+import re
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+from urllib.parse import urlsplit
+
+from starlette.datastructures import Headers, MutableHeaders
+from starlette.responses import JSONResponse, Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+__all__ = [
+    "CORS_ALLOWED_HEADERS",
+    "CORS_ALLOWED_METHODS",
+    "CORS_EXPOSED_HEADERS",
+    "CORS_PREFLIGHT_MAX_AGE_SECONDS",
+    "DEFAULT_JSONRPC_PATHS",
+    "DEFAULT_MAX_REQUEST_BODY_BYTES",
+    "DEFAULT_PROTECTED_PREFIXES",
+    "BodyLimitMiddleware",
+    "OriginMiddleware",
+    "OriginPolicy",
+    "SecurityHeadersMiddleware",
+    "build_csp",
+    "default_allowed_hosts",
+    "normalize_origin",
+    "origin_allowed",
+    "parse_origin_list",
+]
+
+# Bytes of one request body. 5 MiB is the cap the upstream MCP endpoint puts on a batch's tool results
+# and on its final JSON (DESIGN decision 6, upstream-mcp.md §8.2), so any request an MCP client may
+# legitimately send here fits; a REST body (a query of at most 500 characters, at most 20 message ids,
+# one chat message) is far smaller. The MCP Python SDK's own default is 4 MiB.
+DEFAULT_MAX_REQUEST_BODY_BYTES = 5 * 1024 * 1024
+# Seconds a browser may cache a preflight answer. Chromium caps it at 7200; ten minutes keeps a changed
+# allow-list effective soon.
+CORS_PREFLIGHT_MAX_AGE_SECONDS = 600
+CORS_ALLOWED_METHODS = ("GET", "POST")
+CORS_ALLOWED_HEADERS = (
+    "X-User-Id",
+    "X-Auth-Token",
+    "Content-Type",
+    "MCP-Protocol-Version",
+    "Mcp-Session-Id",
+    "Last-Event-ID",
+)
+# Response headers a cross-origin page (the widget host) may read; the rate-limit headers are not
+# CORS-safelisted, and a widget needs them to back off.
+CORS_EXPOSED_HEADERS = ("X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "Retry-After")
+# Data routes are GET too, so the Origin check covers every method under these prefixes.
+DEFAULT_PROTECTED_PREFIXES = ("/api/",)
+DEFAULT_JSONRPC_PATHS = ("/api/v1/mcp",)
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+_LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]")
+# A DNS name as browsers serialise it in an origin: ASCII labels (IDNA already applied), an optional
+# final dot, which makes a different origin and is kept so that it does not match.
+_HOST_NAME = re.compile(r"^[a-z0-9_-]+(?:\.[a-z0-9_-]+)*\.?$")
+# Sec-Fetch-Site values of a request that another site started. A browser sends Origin on every CORS
+# request, so such a request without Origin is a navigation or a no-cors load (img, script, link):
+# never a legitimate API call, and refusing it closes the "no Origin means allowed" door to browsers.
+_FOREIGN_FETCH_SITES = {"cross-site", "same-site"}
+
+
+def normalize_origin(value: str) -> str | None:
+    """The serialised origin of ``value`` (WHATWG ``new URL(value).origin`` for http/https), or None.
+
+    Lower-cases scheme and host, drops a default port, ignores path, query and credentials, as
+    upstream-mcp.md §8.4 specifies. ``null``, the empty string, non-http(s) schemes, bad ports and hosts
+    with characters a browser never sends all give None. Numeric IPv4 shorthands (``127.1``) are not
+    expanded, so they never match: a browser always sends the dotted-quad form.
+    """
+    try:
+        parts = urlsplit(value.strip())
+        port = parts.port
+    except ValueError:
+        return None
+    scheme = parts.scheme.lower()
+    host = parts.hostname
+    if scheme not in _DEFAULT_PORTS or not host:
+        return None
+    if "%" in host:  # percent-escapes and IPv6 zone ids: never in a browser's origin
+        return None
+    if ":" in host:
+        try:
+            host = f"[{ipaddress.IPv6Address(host).compressed}]"
+        except ValueError:
+            return None
+    else:
+        try:
+            host = host.encode("idna").decode("ascii").lower() if not host.isascii() else host
+        except UnicodeError:
+            return None
+        if not _HOST_NAME.match(host):
+            return None
+    if port is None or port == _DEFAULT_PORTS[scheme]:
+        return f"{scheme}://{host}"
+    return f"{scheme}://{host}:{port}"
+
+
+def parse_origin_list(text: str) -> tuple[str, ...]:
+    """Split a comma-separated setting (upstream ``API_CORS_Origin``) into trimmed, non-empty entries."""
+    return tuple(entry.strip() for entry in text.split(",") if entry.strip())
+
+
+def default_allowed_hosts(
+    site_url: str, *, bind_host: str | None = None, bind_port: int | None = None
+) -> tuple[str, ...]:
+    """The ``Host`` values a server at ``site_url`` (bound to ``bind_host:bind_port``) should accept.
+
+    The site URL's host (with and without a default port); ``localhost``, ``127.0.0.1`` and ``[::1]``
+    on the site's port when the site host is loopback, and on the bind port when the bind address is;
+    and the bind address itself when it is one specific address. A wildcard bind (``0.0.0.0``, ``::``)
+    adds nothing: behind a proxy the Host is the public name, which the site URL must then say.
+
+    Raises:
+        ValueError: ``site_url`` is not an http(s) URL.
+    """
+    site_origin = normalize_origin(site_url)
+    if site_origin is None:
+        raise ValueError(f"site_url {site_url!r} is not an http or https URL")
+    scheme, _, hostport = site_origin.partition("://")
+    # An IPv6 host is bracketed, so the port is whatever follows the closing bracket.
+    bracket = hostport.find("]") + 1
+    site_host, _, site_port = hostport[bracket:].partition(":")
+    site_host = hostport[:bracket] + site_host
+    port = int(site_port) if site_port else _DEFAULT_PORTS[scheme]
+    pairs = [(site_host, port)]
+    if _is_loopback(site_host):
+        pairs += [(name, port) for name in _LOOPBACK_HOSTS]
+    if bind_host is not None and bind_port is not None:
+        if _is_loopback(bind_host):
+            pairs += [(name, bind_port) for name in _LOOPBACK_HOSTS]
+        with contextlib.suppress(ValueError):
+            address = ipaddress.ip_address(bind_host.strip("[]"))
+            if not address.is_unspecified:
+                name = f"[{address.compressed}]" if address.version == 6 else address.compressed
+                pairs.append((name, bind_port))
+    hosts: list[str] = []
+    for name, name_port in pairs:
+        # A browser leaves the scheme's default port out of Host.
+        hosts += [name] if name_port == _DEFAULT_PORTS[scheme] else []
+        hosts.append(f"{name}:{name_port}")
+    return tuple(dict.fromkeys(host.lower() for host in hosts))
+
+
+def _is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return host.lower().rstrip(".") == "localhost"
+
+
+@dataclass(frozen=True)
+class OriginPolicy:
+    """Who may call the API from a browser, and under which ``Host`` names the server answers.
+
+    ``site_url`` is the product's own URL; its origin is always allowed. ``cors_allowed_origins`` are
+    other browser origins allowed to call the API; ``embed_allowed_origins`` host the widget and are
+    allowed API origins too (and the CSP frame ancestors). A ``*`` or any entry that is not an http(s)
+    origin never matches (upstream §8.4); :attr:`ignored_entries` lists them so start-up can say so.
+    ``allowed_hosts`` None (the default) is derived from the site URL by :func:`default_allowed_hosts`,
+    because a server without a Host check is open to DNS rebinding; an explicit empty tuple turns the
+    Host check off (a proxy in front already pins Host).
+    """
+
+    site_url: str
+    cors_allowed_origins: tuple[str, ...] = ()
+    embed_allowed_origins: tuple[str, ...] = ()
+    allowed_hosts: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        # Accept any sequence from settings code but keep the frozen record immutable.
+        object.__setattr__(self, "cors_allowed_origins", tuple(self.cors_allowed_origins))
+        object.__setattr__(self, "embed_allowed_origins", tuple(self.embed_allowed_origins))
+        hosts = default_allowed_hosts(self.site_url) if self.allowed_hosts is None else self.allowed_hosts
+        object.__setattr__(self, "allowed_hosts", tuple(host.lower() for host in hosts))
+
+    @classmethod
+    def for_server(
+        cls,
+        site_url: str,
+        *,
+        bind_host: str,
+        bind_port: int,
+        cors_allowed_origins: Sequence[str] = (),
+        embed_allowed_origins: Sequence[str] = (),
+        allowed_hosts: Sequence[str] | None = None,
+    ) -> OriginPolicy:
+        """A policy whose Host allow-list defaults to :func:`default_allowed_hosts`."""
+        hosts = (
+            default_allowed_hosts(site_url, bind_host=bind_host, bind_port=bind_port)
+            if allowed_hosts is None
+            else tuple(allowed_hosts)
+        )
+        return cls(site_url, tuple(cors_allowed_origins), tuple(embed_allowed_origins), hosts)
+
+    @cached_property
+    def site_origin(self) -> str:
+        origin = normalize_origin(self.site_url)
+        assert origin is not None  # checked in __post_init__
+        return origin
+
+    @cached_property
+    def allowed_cross_origins(self) -> frozenset[str]:
+        entries = (normalize_origin(e) for e in (*self.cors_allowed_origins, *self.embed_allowed_origins))
+        return frozenset(origin for origin in entries if origin is not None)
+
+    @property
+    def ignored_entries(self) -> tuple[str, ...]:
+        """Allow-list entries that can never match an origin (``*``, typos, other schemes)."""
+        entries = (*self.cors_allowed_origins, *self.embed_allowed_origins)
+        return tuple(entry for entry in entries if normalize_origin(entry) is None)
+
+
+def origin_allowed(origin: str | None, policy: OriginPolicy) -> bool:
+    """Whether a request carrying this ``Origin`` header value may use the API (upstream §8.4).
+
+    No header (native clients, curl, MCP SDK) is allowed; ``null`` and unparsable values are refused;
+    otherwise the normalised origin must be the site's own or in one of the allow-lists.
+    """
+    if origin is None:
+        return True
+    normalized = normalize_origin(origin)
+    if normalized is None:
+        return False
+    return normalized == policy.site_origin or normalized in policy.allowed_cross_origins
+
+
+def _host_allowed(headers: Headers, allowed_hosts: Collection[str]) -> bool:
+    values = headers.getlist("host")
+    return len(values) == 1 and values[0].lower() in allowed_hosts
+
+
+@dataclass(frozen=True)
+class _Refusal:
+    status: int
+    error: str
+    error_type: str
+    jsonrpc_message: str
+
+
+_HOST_REFUSED = _Refusal(421, "Host not allowed", "error-host-not-allowed", "Host is not allowed")
+_ORIGIN_REFUSED = _Refusal(403, "Origin not allowed", "error-origin-not-allowed", "Origin is not allowed")
+
+
+def _refusal_response(refusal: _Refusal, path: str, jsonrpc_paths: Collection[str]) -> Response:
+    body: dict[str, Any]
+    if path in jsonrpc_paths:
+        error = {"code": -32000, "message": refusal.jsonrpc_message}
+        body = {"jsonrpc": "2.0", "id": None, "error": error}
+    else:
+        body = {"success": False, "error": refusal.error, "errorType": refusal.error_type}
+    return JSONResponse(body, status_code=refusal.status)
+
+
+class OriginMiddleware:
+    """Host check on every path (421), Origin check and CORS on the protected prefixes (403, 204).
+
+    An allowed cross origin gets ``Access-Control-Allow-Origin: <its origin>`` (never ``*``, never
+    credentials: auth travels in headers, not cookies). Every protected response carries
+    ``Vary: Origin`` so a shared cache never hands one origin's CORS answer to another.
+    """
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        policy: OriginPolicy,
+        protected_prefixes: Sequence[str] = DEFAULT_PROTECTED_PREFIXES,
+        jsonrpc_paths: Collection[str] = DEFAULT_JSONRPC_PATHS,
+    ) -> None:
+        self.app = app
+        self.policy = policy
+        self.protected_prefixes = tuple(protected_prefixes)
+        self.jsonrpc_paths = frozenset(jsonrpc_paths)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        path: str = scope["path"]
+        if self.policy.allowed_hosts and not _host_allowed(headers, self.policy.allowed_hosts):
+            await _refusal_response(_HOST_REFUSED, path, self.jsonrpc_paths)(scope, receive, send)
+            return
+        if not path.startswith(self.protected_prefixes):
+            await self.app(scope, receive, send)
+            return
+        origins = headers.getlist("origin")
+        if not origins:
+            refused = headers.get("sec-fetch-site") in _FOREIGN_FETCH_SITES
+        else:
+            refused = len(origins) > 1 or not origin_allowed(origins[0], self.policy)
+        if refused:
+            refusal = _refusal_response(_ORIGIN_REFUSED, path, self.jsonrpc_paths)
+            await refusal(scope, receive, _with_cors_headers(send, None))
+            return
+        if not origins:
+            await self.app(scope, receive, _with_cors_headers(send, None))
+            return
+        origin = origins[0]
+        cross_origin = origin if normalize_origin(origin) != self.policy.site_origin else None
+        if scope["method"] == "OPTIONS" and "access-control-request-method" in headers:
+            await self._preflight(headers, cross_origin)(scope, receive, send)
+            return
+        await self.app(scope, receive, _with_cors_headers(send, cross_origin))
+
+    @staticmethod
+    def _preflight(headers: Headers, cross_origin: str | None) -> Response:
+        answer = {
+            "Access-Control-Allow-Methods": ", ".join(CORS_ALLOWED_METHODS),
+            "Access-Control-Allow-Headers": ", ".join(CORS_ALLOWED_HEADERS),
+            "Access-Control-Max-Age": str(CORS_PREFLIGHT_MAX_AGE_SECONDS),
+            "Vary": "Origin",
+        }
+        if cross_origin is not None:
+            answer["Access-Control-Allow-Origin"] = cross_origin
+            # Chromium's Private Network Access: a public widget host calling a server on a private
+            # network asks first; the origin is already on our allow-list, so say yes.
+            if headers.get("access-control-request-private-network") == "true":
+                answer["Access-Control-Allow-Private-Network"] = "true"
+        return Response(status_code=204, headers=answer)
+
+
+def _with_cors_headers(send: Send, cross_origin: str | None) -> Send:
+    async def send_with_cors(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            headers = MutableHeaders(scope=message)
+            headers.add_vary_header("Origin")
+            if cross_origin is not None:
+                headers["Access-Control-Allow-Origin"] = cross_origin
+                headers["Access-Control-Expose-Headers"] = ", ".join(CORS_EXPOSED_HEADERS)
+        await send(message)
+
+    return send_with_cors
+
+
+class BodyLimitMiddleware:
+    """413 for a request body over ``max_body_bytes``, by ``Content-Length`` and by counting chunks.
+
+    The declared length is checked first; then the body is read and counted chunk by chunk, so a chunked
+    upload or a lying ``Content-Length`` stops being read once the count passes the cap (the cap plus
+    one chunk at most is ever in memory). The app then gets the body as one message, so no handler runs
+    on an oversized one; a disconnect before the end reaches it as an unfinished body, then the
+    disconnect. A slow upload is bounded by the request deadline, not here.
+    """
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        max_body_bytes: int = DEFAULT_MAX_REQUEST_BODY_BYTES,
+        jsonrpc_paths: Collection[str] = DEFAULT_JSONRPC_PATHS,
+    ) -> None:
+        if max_body_bytes < 0:
+            raise ValueError(f"max_body_bytes must be >= 0, got {max_body_bytes}")
+        self.app = app
+        self.max_body_bytes = max_body_bytes
+        self.jsonrpc_paths = frozenset(jsonrpc_paths)
+        self._refusal = _Refusal(
+            413,
+            "Request body too large",
+            "error-request-too-large",
+            f"Request body exceeds the {max_body_bytes} byte limit",
+        )
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = Headers(scope=scope).get("content-length", "")
+        # A malformed length is left to the chunk count below; the server rejects it before us anyway.
+        if declared.isdigit() and int(declared) > self.max_body_bytes:
+            await self._refuse(scope, receive, send)
+            return
+        body = bytearray()
+        complete = False
+        trailing: list[Message] = []
+        while not complete:
+            message = await receive()
+            if message["type"] != "http.request":
+                # A disconnect before the body ended: the app gets the partial body marked unfinished,
+                # then the disconnect, so it never mistakes a cut upload for a whole one.
+                trailing.append(message)
+                break
+            chunk: bytes = message.get("body", b"")
+            if len(body) + len(chunk) > self.max_body_bytes:
+                await self._refuse(scope, receive, send)
+                return
+            body.extend(chunk)
+            complete = not message.get("more_body", False)
+        pending: list[Message] = [
+            {"type": "http.request", "body": bytes(body), "more_body": not complete},
+            *trailing,
+        ]
+
+        async def replay() -> Message:
+            return pending.pop(0) if pending else await receive()
+
+        await self.app(scope, replay, send)
+
+    async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await _refusal_response(self._refusal, scope["path"], self.jsonrpc_paths)(scope, receive, send)
+
+
+# The page's Content-Security-Policy, directive by directive, and why each source is there. Measured
+# against the bundles we vendor (@pyscript/core 0.7.31 dist/, pyodide 314.0.x, MicroPython 1.28):
+# - PyScript's dist contains no eval() and no new Function. Pyodide's only eval() calls are in the
+#   dynamic linker (EM_ASM/EM_JS of side modules, i.e. packages with .so files, which the page never
+#   loads), in emscripten_run_script and in a Node-only path. So 'unsafe-eval' is not needed; only
+#   WebAssembly compilation is, which 'wasm-unsafe-eval' allows without allowing eval().
+# - PyScript starts `<script type="py" worker>` from a blob: URL its own bundle builds (polyscript's
+#   xworker). Only script already running here can mint such a URL, so blob: in worker-src admits no
+#   new code. A worker with *inline* Python fetches its code from a blob: URL, which connect-src
+#   refuses: workers must use src= files.
+# - PyScript styles elements through the CSSOM (element.style), which CSP does not govern, and ships
+#   core.css; its one inline style attribute is on the file:// error notice. No 'unsafe-inline'.
+# - img-src data: serves the `data:,` favicon and inline SVG icons; data: is no network request, so it
+#   opens no exfiltration path, while img-src/connect-src 'self' close the Markdown-image one.
+_CSP_DIRECTIVES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("default-src", ("'self'",)),
+    ("script-src", ("'self'", "'wasm-unsafe-eval'")),
+    ("worker-src", ("'self'", "blob:")),
+    ("connect-src", ("'self'",)),
+    ("img-src", ("'self'", "data:")),
+    ("style-src", ("'self'",)),
+    ("object-src", ("'none'",)),
+    ("base-uri", ("'none'",)),
+    ("form-action", ("'self'",)),
+)
+# Sources csp_extra may never add: each one re-opens script injection. Loosening the policy is a code
+# change with a reviewer, not a setting.
+_CSP_FORBIDDEN_SOURCES = {"'unsafe-inline'", "'unsafe-eval'", "'unsafe-hashes'", "*"}
+_CSP_SCRIPT_DIRECTIVES = {"default-src", "script-src", "script-src-elem", "script-src-attr", "worker-src"}
+_CSP_DIRECTIVE_NAME = re.compile(r"^[a-z][a-z-]*$")
+_CSP_SOURCE = re.compile(r"^[^\s;,]+$")
+_CSP_SCHEME_ONLY = re.compile(r"^[a-z][a-z0-9+.-]*:$", re.IGNORECASE)
+
+
+def build_csp(
+    *, frame_ancestors: Sequence[str] = (), extra: Mapping[str, Sequence[str]] | None = None
+) -> str:
+    """The Content-Security-Policy header value of every response.
+
+    ``frame_ancestors`` are the origins allowed to embed the widget: ``'self'`` plus them, or ``'none'``
+    when there are none. ``extra`` appends sources to a directive (or adds a directive); a ``'none'``
+    it extends is replaced.
+
+    Raises:
+        ValueError: a frame ancestor is not an http(s) origin (``*`` included), or ``extra`` names a bad
+            directive, a malformed source, a source that re-opens script injection, or a scheme-only
+            source in a script directive.
+    """
+    ancestors: list[str] = []
+    for entry in frame_ancestors:
+        origin = normalize_origin(entry)
+        if origin is None:
+            raise ValueError(f"frame ancestor {entry!r} is not an http or https origin")
+        ancestors.append(origin)
+    directives = {name: list(sources) for name, sources in _CSP_DIRECTIVES}
+    directives["frame-ancestors"] = ["'self'", *ancestors] if ancestors else ["'none'"]
+    for name, sources in (extra or {}).items():
+        if not _CSP_DIRECTIVE_NAME.match(name):
+            raise ValueError(f"CSP directive name {name!r} is not valid")
+        for source in sources:
+            if not _CSP_SOURCE.match(source):
+                raise ValueError(f"CSP source {source!r} for {name} is empty or holds a space, ';' or ','")
+            if source.lower() in _CSP_FORBIDDEN_SOURCES or (
+                name in _CSP_SCRIPT_DIRECTIVES and _CSP_SCHEME_ONLY.match(source)
+            ):
+                raise ValueError(f"CSP source {source} for {name} would allow injected script; refused")
+        current = directives.setdefault(name, [])
+        if current == ["'none'"] and sources:
+            current.clear()
+        current.extend(source for source in sources if source not in current)
+    return "; ".join(f"{name} {' '.join(sources)}" for name, sources in directives.items())
+
+
+class SecurityHeadersMiddleware:
+    """CSP, ``nosniff``, ``Referrer-Policy`` (and ``X-Frame-Options`` when nothing may frame us).
+
+    Added to every HTTP response, HTML or not, unless the app already set that header for a route on
+    purpose. ``Referrer-Policy: no-referrer``: a result links out of the product, and the page URL holds
+    the search query and room filters, which must not leak to the linked site.
+    """
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        frame_ancestors: Sequence[str],
+        csp_extra: Mapping[str, Sequence[str]] | None = None,
+        report_only: bool = False,
+    ) -> None:
+        self.app = app
+        csp_name = "Content-Security-Policy-Report-Only" if report_only else "Content-Security-Policy"
+        self.headers: dict[str, str] = {
+            csp_name: build_csp(frame_ancestors=frame_ancestors, extra=csp_extra),
+            "X-Content-Type-Options": "nosniff",
+            "Referrer-Policy": "no-referrer",
+        }
+        if not frame_ancestors:
+            # For browsers without CSP frame-ancestors; it cannot express an allow-list, so only "none".
+            self.headers["X-Frame-Options"] = "DENY"
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                for name, value in self.headers.items():
+                    headers.setdefault(name, value)
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)

@@ -1,0 +1,54 @@
+"""The workspace store: users, rooms, subscriptions, messages and tokens behind one interface.
+
+``open_store(data_dir)`` opens (creating and migrating as needed) the embedded SQLite store at
+``<data_dir>/workspace.db``. Everything above this package talks to the ``Store`` protocol and the
+frozen records, never to SQL.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .base import Conflict, InvalidValue, MessageListener, NotFound, StorageFailure, Store, StoreError
+from .records import Message, MessageEvent, Role, Room, RoomType, Subscription, Token, TokenKind, User
+from .sqlite import ImportResult, ImportRow, SQLiteStore
+
+__all__ = [
+    "DATABASE_FILENAME",
+    "Conflict",
+    "ImportResult",
+    "ImportRow",
+    "InvalidValue",
+    "Message",
+    "MessageEvent",
+    "MessageListener",
+    "NotFound",
+    "Role",
+    "Room",
+    "RoomType",
+    "SQLiteStore",
+    "StorageFailure",
+    "Store",
+    "StoreError",
+    "Subscription",
+    "Token",
+    "TokenKind",
+    "User",
+    "open_store",
+]
+
+# The workspace file inside a data dir; its -wal and -shm companions sit beside it.
+DATABASE_FILENAME = "workspace.db"
+
+
+def open_store(data_dir: Path) -> SQLiteStore:
+    """The store of ``data_dir``, created (with its parents) and migrated when needed.
+
+    Raises:
+        StorageFailure: the directory or file cannot be created or opened, or has a newer schema.
+    """
+    try:
+        data_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise StorageFailure(f"cannot create the data directory {data_dir}: {error}") from error
+    return SQLiteStore(data_dir / DATABASE_FILENAME)

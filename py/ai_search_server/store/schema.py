@@ -1,0 +1,413 @@
+"""The SQLite schema of the workspace: tables, the values they accept, and migrations by version.
+
+The file's ``PRAGMA user_version`` records how many steps of ``MIGRATIONS`` it has been through; opening
+an older file runs the missing steps, each in its own ``BEGIN IMMEDIATE`` transaction together with the
+version bump, so a crash mid-migration leaves the file at the previous version. A file written by a newer
+ai-search (a version above ``SCHEMA_VERSION``) is refused rather than guessed at.
+
+Times are stored as integer milliseconds since the Unix epoch, UTC: compact, fast to compare and index,
+and exact to the millisecond the records expose. Case-insensitive names use SQLite's ``NOCASE``
+collation, which folds ASCII letters only; ``fold`` mirrors it in Python so caches agree with the index.
+
+The value checks live here, next to the columns they protect, so the store and the importer refuse the
+same values with the same words.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from functools import lru_cache
+from pathlib import Path
+
+from .base import InvalidValue, StorageFailure
+from .records import RoomType
+
+__all__ = [
+    "ALL_PERMISSIONS",
+    "DEFAULT_ROLE_PERMISSIONS",
+    "KNOWN_ROLES",
+    "MAX_DISPLAY_NAME_LENGTH",
+    "MAX_MESSAGE_ID_LENGTH",
+    "MAX_MESSAGE_TEXT_LENGTH",
+    "MAX_ROLE_LENGTH",
+    "MAX_ROOM_NAME_LENGTH",
+    "MAX_TOKEN_LABEL_LENGTH",
+    "MAX_TOPIC_LENGTH",
+    "MAX_USERNAME_LENGTH",
+    "MIGRATIONS",
+    "ROOM_TYPES",
+    "SCHEMA_VERSION",
+    "Migration",
+    "check_display_name",
+    "check_message_id",
+    "check_roles",
+    "check_room_name",
+    "check_room_type",
+    "check_text",
+    "check_token_label",
+    "check_topic",
+    "check_username",
+    "connect",
+    "fold",
+    "from_ms",
+    "migrate",
+    "now_ms",
+    "roles_from_column",
+    "roles_to_column",
+    "to_ms",
+]
+
+# Characters of a username; Rocket.Chat's default validation allows about as much.
+MAX_USERNAME_LENGTH = 64
+# Characters of a display name (user name, room fname).
+MAX_DISPLAY_NAME_LENGTH = 120
+# Characters of a room name.
+MAX_ROOM_NAME_LENGTH = 100
+# Characters of a room topic.
+MAX_TOPIC_LENGTH = 250
+# Characters of a message text: Rocket.Chat's default Message_MaxAllowedSize.
+MAX_MESSAGE_TEXT_LENGTH = 5000
+# Characters of a message id given by a caller or an import file (our own ids are 17).
+MAX_MESSAGE_ID_LENGTH = 64
+# Characters of a personal access token's label.
+MAX_TOKEN_LABEL_LENGTH = 100
+# Characters of a role name.
+MAX_ROLE_LENGTH = 64
+
+ROOM_TYPES: tuple[RoomType, ...] = ("c", "p", "d")
+KNOWN_ROLES = ("admin", "user", "bot")
+
+# Every permission the server checks. 'admin' has all of them by rule (see SQLiteStore.permissions_of),
+# so it needs no rows and cannot be locked out by a revoke.
+ALL_PERMISSIONS = frozenset(
+    {
+        "access-mcp",
+        "create-c",
+        "create-d",
+        "create-p",
+        "create-personal-access-tokens",
+        "edit-privileged-setting",
+        "manage-selected-settings",
+        "view-privileged-setting",
+        "view-room-administration",
+    }
+)
+# Upstream grants access-mcp to admins only; we grant it to users and bots too, because the MCP endpoint
+# acts *as* the user with the user's own permissions (it can read nothing the user cannot), and a
+# workspace that wants it admin-only revokes it from the role.
+_MEMBER_PERMISSIONS = ("access-mcp", "create-c", "create-d", "create-p", "create-personal-access-tokens")
+DEFAULT_ROLE_PERMISSIONS: dict[str, tuple[str, ...]] = {
+    "user": _MEMBER_PERMISSIONS,
+    "bot": _MEMBER_PERMISSIONS,
+}
+
+# Letters, digits and ``._-``: nothing the filter grammar (``from:@a,b``) would split or quote.
+_USERNAME = re.compile(r"[\w.-]+")
+_ROLE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+_MESSAGE_ID = re.compile(r"[A-Za-z0-9._-]+")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MS = timedelta(milliseconds=1)
+
+
+# -- values ---------------------------------------------------------------------------------------
+
+
+def fold(text: str) -> str:
+    """``text`` with ASCII letters lower-cased: the key SQLite's NOCASE collation compares."""
+    return text.translate(_ASCII_LOWER)
+
+
+def _check_unicode(value: str, what: str) -> None:
+    # JSON can carry lone surrogates ("\\ud800"); SQLite stores UTF-8 and would refuse them mid-write.
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidValue(f"{what} is not valid Unicode (it holds a lone surrogate)") from None
+
+
+# Distinct names remembered by the cached checks below (names).
+_CHECK_CACHE_SIZE = 4096
+
+
+# Cached (here and check_room_name) because an import checks the same few names on every line.
+@lru_cache(maxsize=_CHECK_CACHE_SIZE)
+def check_username(username: str) -> str:
+    if not username:
+        raise InvalidValue("a username cannot be empty")
+    if len(username) > MAX_USERNAME_LENGTH:
+        raise InvalidValue(f"a username has at most {MAX_USERNAME_LENGTH} characters")
+    if not _USERNAME.fullmatch(username):
+        raise InvalidValue(f"username {username!r} may hold only letters, digits, '.', '_' and '-'")
+    return username
+
+
+def check_display_name(name: str) -> str:
+    if len(name) > MAX_DISPLAY_NAME_LENGTH:
+        raise InvalidValue(f"a display name has at most {MAX_DISPLAY_NAME_LENGTH} characters")
+    if _CONTROL.search(name):
+        raise InvalidValue("a display name cannot hold control characters")
+    _check_unicode(name, "a display name")
+    return name
+
+
+@lru_cache(maxsize=_CHECK_CACHE_SIZE)
+def check_room_name(name: str) -> str:
+    """A room name: free text (the grammar quotes what it must), but trimmed, one line, no leading '#'
+    (lookups strip one, so such a name could never be found as typed)."""
+    if not name or not name.strip():
+        raise InvalidValue("a room name cannot be empty")
+    if name != name.strip():
+        raise InvalidValue("a room name cannot start or end with whitespace")
+    if name.startswith("#"):
+        raise InvalidValue("a room name cannot start with '#'")
+    if len(name) > MAX_ROOM_NAME_LENGTH:
+        raise InvalidValue(f"a room name has at most {MAX_ROOM_NAME_LENGTH} characters")
+    if _CONTROL.search(name):
+        raise InvalidValue("a room name cannot hold control characters")
+    _check_unicode(name, "a room name")
+    return name
+
+
+def check_room_type(room_type: str) -> RoomType:
+    if room_type not in ROOM_TYPES:
+        raise InvalidValue(f"room type must be one of c, p, d (not {room_type!r})")
+    return room_type
+
+
+def check_topic(topic: str) -> str:
+    if len(topic) > MAX_TOPIC_LENGTH:
+        raise InvalidValue(f"a topic has at most {MAX_TOPIC_LENGTH} characters")
+    _check_unicode(topic, "a topic")
+    return topic
+
+
+def check_text(text: str) -> str:
+    """A message text: not blank, at most MAX_MESSAGE_TEXT_LENGTH characters, no NUL (several SQLite
+    functions, FTS5 included, stop reading a string at NUL)."""
+    if not text.strip():
+        raise InvalidValue("a message text cannot be empty")
+    if len(text) > MAX_MESSAGE_TEXT_LENGTH:
+        raise InvalidValue(
+            f"a message text has at most {MAX_MESSAGE_TEXT_LENGTH} characters (got {len(text)})"
+        )
+    if "\x00" in text:
+        raise InvalidValue("a message text cannot hold NUL characters")
+    _check_unicode(text, "a message text")
+    return text
+
+
+def check_message_id(message_id: str) -> str:
+    if not message_id or len(message_id) > MAX_MESSAGE_ID_LENGTH or not _MESSAGE_ID.fullmatch(message_id):
+        raise InvalidValue(
+            f"a message id is 1 to {MAX_MESSAGE_ID_LENGTH} characters of letters, digits, '.', '_' and '-'"
+        )
+    return message_id
+
+
+def check_token_label(label: str) -> str:
+    if len(label) > MAX_TOKEN_LABEL_LENGTH:
+        raise InvalidValue(f"a token label has at most {MAX_TOKEN_LABEL_LENGTH} characters")
+    if _CONTROL.search(label):
+        raise InvalidValue("a token label cannot hold control characters")
+    _check_unicode(label, "a token label")
+    return label
+
+
+def check_roles(roles: Iterable[str]) -> tuple[str, ...]:
+    """Role names, first occurrence kept, order preserved. Any well-formed name is a role: one with no
+    rows in role_permissions simply grants nothing (KNOWN_ROLES are the ones seeded)."""
+    if isinstance(roles, str):
+        # A bare string would iterate as one-letter roles.
+        raise InvalidValue(f"roles must be a list of role names, not the string {roles!r}")
+    unique = tuple(dict.fromkeys(roles))
+    for role in unique:
+        if not isinstance(role, str) or len(role) > MAX_ROLE_LENGTH or not _ROLE.fullmatch(role):
+            raise InvalidValue(
+                f"role {role!r} must be 1 to {MAX_ROLE_LENGTH} letters, digits, '.', '_' or '-',"
+                " starting with a letter or digit"
+            )
+    return unique
+
+
+def to_ms(moment: datetime) -> int:
+    """Milliseconds since the epoch; refuses naive datetimes, whose zone would be a guess."""
+    if moment.tzinfo is None or moment.utcoffset() is None:
+        raise InvalidValue("times must be timezone-aware (UTC)")
+    return (moment - _EPOCH) // _MS
+
+
+def from_ms(ms: int) -> datetime:
+    return _EPOCH + ms * _MS
+
+
+def now_ms() -> int:
+    return to_ms(datetime.now(UTC))
+
+
+def roles_to_column(roles: Sequence[str]) -> str:
+    return json.dumps(list(roles))
+
+
+def roles_from_column(column: str) -> tuple[str, ...]:
+    return tuple(json.loads(column))
+
+
+# -- connections and migrations -------------------------------------------------------------------
+
+
+def connect(path: Path, *, busy_timeout_ms: int) -> sqlite3.Connection:
+    """A connection in autocommit mode (the store issues BEGIN IMMEDIATE itself) with the pragmas set.
+
+    ``check_same_thread=False`` only so that ``close()`` may close every thread's connection at shutdown;
+    each connection is otherwise used by the one thread that opened it.
+    """
+    try:
+        conn = sqlite3.connect(
+            path, timeout=busy_timeout_ms / 1000, isolation_level=None, check_same_thread=False
+        )
+        conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+        (journal_mode,) = conn.execute("PRAGMA journal_mode = WAL").fetchone()
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA foreign_keys = ON")
+    except sqlite3.Error as error:
+        raise StorageFailure(f"cannot open the workspace database {path}: {error}") from error
+    if journal_mode != "wal":
+        conn.close()
+        raise StorageFailure(f"the workspace database {path} refused WAL mode (journal_mode={journal_mode})")
+    return conn
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    version: int  # the user_version the file has after this step
+    summary: str
+    apply: Callable[[sqlite3.Connection], None]
+
+
+_V1_TABLES = (
+    """CREATE TABLE users (
+        id TEXT PRIMARY KEY,
+        username TEXT NOT NULL COLLATE NOCASE,
+        name TEXT NOT NULL,
+        password_hash TEXT,
+        roles TEXT NOT NULL DEFAULT '[]',
+        created_at INTEGER NOT NULL,
+        active INTEGER NOT NULL DEFAULT 1 CHECK (active IN (0, 1))
+    )""",
+    "CREATE UNIQUE INDEX users_username ON users (username)",
+    """CREATE TABLE role_permissions (
+        role TEXT NOT NULL,
+        permission TEXT NOT NULL,
+        PRIMARY KEY (role, permission)
+    ) WITHOUT ROWID""",
+    """CREATE TABLE rooms (
+        id TEXT PRIMARY KEY,
+        t TEXT NOT NULL CHECK (t IN ('c', 'p', 'd')),
+        name TEXT NOT NULL COLLATE NOCASE,
+        fname TEXT NOT NULL COLLATE NOCASE,
+        topic TEXT NOT NULL DEFAULT '',
+        creator_id TEXT REFERENCES users (id) ON DELETE SET NULL,
+        created_at INTEGER NOT NULL
+    )""",
+    # Channel and group names are unique; direct rooms are named after their members and may repeat.
+    "CREATE UNIQUE INDEX rooms_name ON rooms (name) WHERE t != 'd'",
+    "CREATE INDEX rooms_direct_name ON rooms (name) WHERE t = 'd'",
+    "CREATE INDEX rooms_fname ON rooms (fname)",
+    """CREATE TABLE subscriptions (
+        user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+        room_id TEXT NOT NULL REFERENCES rooms (id) ON DELETE CASCADE,
+        banned INTEGER NOT NULL DEFAULT 0 CHECK (banned IN (0, 1)),
+        created_at INTEGER NOT NULL,
+        PRIMARY KEY (user_id, room_id)
+    ) WITHOUT ROWID""",
+    "CREATE INDEX subscriptions_room ON subscriptions (room_id, user_id)",
+    # `seq` is a stable integer key (survives VACUUM) for external-content FTS5 tables to point at.
+    """CREATE TABLE messages (
+        seq INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        room_id TEXT NOT NULL REFERENCES rooms (id) ON DELETE CASCADE,
+        user_id TEXT NOT NULL REFERENCES users (id),
+        ts INTEGER NOT NULL,
+        text TEXT NOT NULL,
+        edited_at INTEGER
+    )""",
+    "CREATE INDEX messages_room_ts ON messages (room_id, ts)",
+    "CREATE INDEX messages_ts ON messages (ts, id)",
+    """CREATE TABLE tokens (
+        id TEXT PRIMARY KEY,
+        user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+        kind TEXT NOT NULL CHECK (kind IN ('session', 'pat')),
+        label TEXT NOT NULL DEFAULT '',
+        hash TEXT NOT NULL UNIQUE,
+        created_at INTEGER NOT NULL,
+        last_used_at INTEGER
+    )""",
+    "CREATE UNIQUE INDEX tokens_pat_label ON tokens (user_id, label) WHERE kind = 'pat'",
+    "CREATE INDEX tokens_user ON tokens (user_id, kind)",
+)
+
+
+def _create_tables(conn: sqlite3.Connection) -> None:
+    for statement in _V1_TABLES:
+        conn.execute(statement)
+
+
+def _seed_role_permissions(conn: sqlite3.Connection) -> None:
+    conn.executemany(
+        "INSERT OR IGNORE INTO role_permissions (role, permission) VALUES (?, ?)",
+        [(role, permission) for role, granted in DEFAULT_ROLE_PERMISSIONS.items() for permission in granted],
+    )
+
+
+# Append only: a released step never changes, because files in the field have already run it.
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "users, role_permissions, rooms, subscriptions, messages, tokens", _create_tables),
+    Migration(2, "default permissions of the user and bot roles", _seed_role_permissions),
+)
+SCHEMA_VERSION = MIGRATIONS[-1].version
+
+
+def _user_version(conn: sqlite3.Connection) -> int:
+    (version,) = conn.execute("PRAGMA user_version").fetchone()
+    return int(version)
+
+
+def migrate(conn: sqlite3.Connection, *, migrations: Sequence[Migration] = MIGRATIONS) -> int:
+    """Brings the file to the last version of ``migrations`` and returns it.
+
+    Raises:
+        StorageFailure: the file is newer than this code, or a step failed (that step is rolled back).
+    """
+    target = migrations[-1].version if migrations else 0
+    try:
+        version = _user_version(conn)
+        if version > target:
+            raise StorageFailure(
+                f"the workspace database has schema version {version}, newer than this ai-search "
+                f"understands ({target}); upgrade ai-search"
+            )
+        for step in migrations:
+            if step.version <= version:
+                continue
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                # Another process may have migrated while we waited for the write lock.
+                if _user_version(conn) < step.version:
+                    step.apply(conn)
+                    conn.execute(f"PRAGMA user_version = {int(step.version)}")
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+            version = step.version
+    except sqlite3.Error as error:
+        raise StorageFailure(f"migrating the workspace database failed: {error}") from error
+    return version

@@ -1,0 +1,937 @@
+"""SQLiteStore: the embedded workspace store, one SQLite file in WAL mode.
+
+Threads: the ASGI server calls the store from the event loop and from worker threads. Each thread gets
+its own connection (WAL lets readers run beside the writer), and every write takes one process-wide
+lock around a ``BEGIN IMMEDIATE`` transaction, so writers in this process queue on the lock instead of
+spinning on SQLite's busy handler; ``BUSY_TIMEOUT_MS`` only bounds the wait for *other* processes.
+
+Listeners run after the commit, outside the write lock, in commit order: each writer queues its
+events while it still holds the write lock, then whoever holds the dispatch lock delivers the queue
+in order, and a write returns only once its events are delivered. A listener may write to the store:
+its events are delivered right after the batch being delivered (never nested, never deadlocked). A
+listener that raises is logged and skipped; the write it reports is already durable.
+
+Errors: ``sqlite3`` exceptions never leave this module. "database or disk is full" and "database is
+locked" become ``StorageFailure`` with a message that says so; constraint failures become
+``Conflict``, ``NotFound`` or ``InvalidValue``.
+
+Usage::
+
+    store = SQLiteStore(data_dir / "workspace.db")
+    alice = store.create_user("alice", password="s3cret")
+    ops = store.create_room("c", "ops", creator_id=alice.id)
+    store.post_message(ops.id, alice.id, "deploy finished")
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import secrets
+import sqlite3
+import string
+import threading
+from collections import deque
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any, cast
+
+from ai_search._constants import MAX_ROOM_SEARCH_PATTERN_LENGTH
+
+from . import passwords, schema
+from .base import Conflict, InvalidValue, MessageListener, NotFound, StorageFailure
+from .records import Message, MessageEvent, Room, RoomType, Subscription, Token, TokenKind, User
+from .schema import check_display_name, check_room_name, check_text, fold, from_ms, now_ms, to_ms
+
+__all__ = [
+    "BUSY_TIMEOUT_MS",
+    "ID_LENGTH",
+    "MAX_TOKEN_LENGTH",
+    "TOKEN_LAST_USED_RESOLUTION_MS",
+    "ImportResult",
+    "ImportRow",
+    "SQLiteStore",
+    "new_id",
+]
+
+# How long a write waits for another process's write lock before failing (milliseconds).
+BUSY_TIMEOUT_MS = 5000
+# A token's last_used_at is rewritten at most this often (milliseconds): one write per minute per
+# token instead of one per request.
+TOKEN_LAST_USED_RESOLUTION_MS = 60_000
+# Characters of the ids we mint, as Rocket.Chat's Random.id(): 17 base62 characters, about 101 bits.
+ID_LENGTH = 17
+# Characters of a presented token; ours are 43. Longer input is refused before hashing.
+MAX_TOKEN_LENGTH = 256
+
+_ID_ALPHABET = string.digits + string.ascii_letters
+_LIKE_SPECIAL = re.compile(r"([\\%_])")
+_USER_COLUMNS = "id, username, name, roles, created_at, password_hash IS NOT NULL, active"
+_ROOM_COLUMNS = "id, t, name, fname, created_at, creator_id, topic"
+_TOKEN_COLUMNS = "id, user_id, kind, label, created_at, last_used_at"
+_SUBSCRIPTION_COLUMNS = "user_id, room_id, banned, created_at"
+_MESSAGE_SELECT = (
+    "SELECT m.id, m.room_id, m.user_id, u.username, u.name, m.ts, m.text, m.edited_at"
+    " FROM messages m JOIN users u ON u.id = m.user_id"
+)
+_TOKEN_KINDS = ("session", "pat")
+# Subscribing twice is a no-op that keeps the first subscription, ban included.
+_SUBSCRIBE = "INSERT OR IGNORE INTO subscriptions (user_id, room_id, banned, created_at) VALUES (?, ?, 0, ?)"
+_log = logging.getLogger(__name__)
+
+Row = tuple[Any, ...]
+
+
+def new_id() -> str:
+    """A fresh random id: ID_LENGTH base62 characters from the OS's CSPRNG."""
+    return "".join(secrets.choice(_ID_ALPHABET) for _ in range(ID_LENGTH))
+
+
+def _like_contains(text: str) -> tuple[str, str]:
+    """LIKE patterns (contains, starts-with) matching ``text`` literally: % and _ are escaped."""
+    literal = _LIKE_SPECIAL.sub(r"\\\1", text[:MAX_ROOM_SEARCH_PATTERN_LENGTH])
+    return f"%{literal}%", f"{literal}%"
+
+
+def _json_list(values: Iterable[str]) -> str:
+    # Lists travel as one JSON parameter read by json_each(), so their length never meets SQLite's
+    # limit on bound variables.
+    return json.dumps(list(values))
+
+
+def _user(row: Row) -> User:
+    return User(
+        id=row[0],
+        username=row[1],
+        name=row[2],
+        roles=schema.roles_from_column(row[3]),
+        created_at=from_ms(row[4]),
+        has_password=bool(row[5]),
+        active=bool(row[6]),
+    )
+
+
+def _room(row: Row) -> Room:
+    return Room(
+        id=row[0],
+        type=row[1],
+        name=row[2],
+        fname=row[3],
+        created_at=from_ms(row[4]),
+        creator_id=row[5],
+        topic=row[6],
+    )
+
+
+def _token(row: Row) -> Token:
+    return Token(
+        id=row[0],
+        user_id=row[1],
+        kind=row[2],
+        label=row[3],
+        created_at=from_ms(row[4]),
+        last_used_at=None if row[5] is None else from_ms(row[5]),
+    )
+
+
+def _subscription(row: Row) -> Subscription:
+    return Subscription(user_id=row[0], room_id=row[1], banned=bool(row[2]), created_at=from_ms(row[3]))
+
+
+def _message(row: Row) -> Message:
+    return Message(
+        id=row[0],
+        room_id=row[1],
+        user_id=row[2],
+        username=row[3],
+        user_name=row[4],
+        ts=from_ms(row[5]),
+        text=row[6],
+        edited_at=None if row[7] is None else from_ms(row[7]),
+    )
+
+
+def _check_token_kind(kind: str) -> TokenKind:
+    if kind not in _TOKEN_KINDS:
+        raise InvalidValue(f"token kind must be 'session' or 'pat' (not {kind!r})")
+    return cast(TokenKind, kind)
+
+
+class _Write:
+    """What a write transaction hands its body: the connection, and the events to deliver after commit."""
+
+    __slots__ = ("conn", "events", "wants_events")
+
+    def __init__(self, conn: sqlite3.Connection, wants_events: bool) -> None:
+        self.conn = conn
+        self.wants_events = wants_events
+        self.events: list[MessageEvent] = []
+
+
+class SQLiteStore:
+    """The ``Store`` on one SQLite file. See the module docstring for threads, listeners and errors.
+
+    Raises:
+        StorageFailure: the file cannot be opened, refuses WAL mode, or has a newer schema.
+    """
+
+    def __init__(self, path: Path, *, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> None:
+        self.path = path
+        self._busy_timeout_ms = busy_timeout_ms
+        self._local = threading.local()
+        self._connections: list[sqlite3.Connection] = []
+        self._connections_lock = threading.Lock()
+        self._write_lock = threading.Lock()
+        self._dispatch_lock = threading.Lock()
+        self._dispatching = threading.local()  # .active: this thread is inside _deliver
+        # (listeners, events) of committed writes, appended under the write lock: commit order.
+        self._pending: deque[tuple[tuple[MessageListener, ...], tuple[MessageEvent, ...]]] = deque()
+        self._listeners: tuple[MessageListener, ...] = ()
+        self._closed = False
+        schema.migrate(self._connection())
+
+    # -- plumbing --------------------------------------------------------------------------------
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._closed:
+            raise StorageFailure("the workspace store is closed")
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = schema.connect(self.path, busy_timeout_ms=self._busy_timeout_ms)
+            with self._connections_lock:
+                self._connections.append(conn)
+            self._local.conn = conn
+        return conn
+
+    @contextmanager
+    def _errors(self, action: str) -> Iterator[None]:
+        try:
+            yield
+        except sqlite3.IntegrityError as error:
+            text = str(error)
+            if "UNIQUE" in text:
+                raise Conflict(f"cannot {action}: it already exists ({text})") from error
+            if "FOREIGN KEY" in text:
+                raise NotFound(f"cannot {action}: a user or room it refers to does not exist") from error
+            raise InvalidValue(f"cannot {action}: {text}") from error
+        except sqlite3.Error as error:
+            text = str(error)
+            if "full" in text:
+                message = f"cannot {action}: the workspace database or its disk is full ({text})"
+            elif "locked" in text or "busy" in text:
+                message = (
+                    f"cannot {action}: the workspace database stayed locked by another process "
+                    f"for more than {self._busy_timeout_ms} ms"
+                )
+            else:
+                message = f"cannot {action}: the workspace database failed ({text})"
+            raise StorageFailure(message) from error
+
+    def _all(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+        with self._errors("read the workspace"):
+            return self._connection().execute(sql, params).fetchall()
+
+    def _one(self, sql: str, params: Sequence[Any] = ()) -> Row | None:
+        with self._errors("read the workspace"):
+            row: Row | None = self._connection().execute(sql, params).fetchone()
+            return row
+
+    @contextmanager
+    def _transaction(self, action: str) -> Iterator[_Write]:
+        conn = self._connection()
+        listeners = self._listeners
+        write = _Write(conn, wants_events=bool(listeners))
+        with self._errors(action), self._write_lock:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield write
+                conn.execute("COMMIT")
+            except BaseException:
+                self._rollback(conn)
+                raise
+            if write.events and listeners:
+                self._pending.append((listeners, tuple(write.events)))
+        if write.events and listeners:
+            self._deliver()
+
+    def _deliver(self) -> None:
+        if getattr(self._dispatching, "active", False):
+            return  # a listener on this thread wrote; the loop below delivers that next
+        with self._dispatch_lock:
+            self._dispatching.active = True
+            try:
+                while self._pending:
+                    self._notify(*self._pending.popleft())
+            finally:
+                self._dispatching.active = False
+
+    @staticmethod
+    def _rollback(conn: sqlite3.Connection) -> None:
+        # SQLite rolls back by itself after some errors (SQLITE_FULL among them).
+        if conn.in_transaction:
+            try:
+                conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                _log.exception("rolling back a failed write failed too")
+
+    @staticmethod
+    def _notify(listeners: Sequence[MessageListener], events: Sequence[MessageEvent]) -> None:
+        for listener in listeners:
+            try:
+                listener(events)
+            except Exception:
+                _log.exception("message listener %r failed; the write itself is committed", listener)
+
+    # -- lifecycle -------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Closes every thread's connection. Idempotent; the store is unusable afterwards."""
+        if self._closed:
+            return
+        self._closed = True
+        with self._connections_lock:
+            connections, self._connections = self._connections, []
+        for conn in connections:
+            with suppress(sqlite3.Error):  # only an optimisation hint; closing matters more
+                conn.execute("PRAGMA optimize")
+            conn.close()
+
+    def __enter__(self) -> SQLiteStore:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    # -- users -----------------------------------------------------------------------------------
+
+    def create_user(
+        self,
+        username: str,
+        *,
+        name: str | None = None,
+        password: str | None = None,
+        roles: Sequence[str] = ("user",),
+    ) -> User:
+        schema.check_username(username)
+        display = check_display_name(name.strip()) if name and name.strip() else username
+        checked_roles = schema.check_roles(roles)
+        # Hashed before taking the write lock: 40 ms of scrypt must not hold up other writers.
+        password_hash = None if password is None else passwords.hash_password(password)
+        created = now_ms()
+        user_id = new_id()
+        with self._transaction("create a user") as write:
+            if write.conn.execute("SELECT 1 FROM users WHERE username = ?", (username,)).fetchone():
+                raise Conflict(f"username {username!r} is already taken")
+            write.conn.execute(
+                "INSERT INTO users (id, username, name, password_hash, roles, created_at, active)"
+                " VALUES (?, ?, ?, ?, ?, ?, 1)",
+                (user_id, username, display, password_hash, schema.roles_to_column(checked_roles), created),
+            )
+        return User(user_id, username, display, checked_roles, from_ms(created), password_hash is not None)
+
+    def get_user(self, user_id: str) -> User | None:
+        row = self._one(f"SELECT {_USER_COLUMNS} FROM users WHERE id = ?", (user_id,))
+        return None if row is None else _user(row)
+
+    def get_user_by_username(self, username: str) -> User | None:
+        username = username.removeprefix("@")
+        row = self._one(f"SELECT {_USER_COLUMNS} FROM users WHERE username = ?", (username,))
+        return None if row is None else _user(row)
+
+    def get_users(self, user_ids: Iterable[str]) -> dict[str, User]:
+        rows = self._all(
+            f"SELECT {_USER_COLUMNS} FROM users WHERE id IN (SELECT value FROM json_each(?))",
+            (_json_list(user_ids),),
+        )
+        return {row[0]: _user(row) for row in rows}
+
+    def find_users(self, text: str, *, limit: int, exclude: Sequence[str] = ()) -> list[User]:
+        """Active users only; ``exclude`` holds usernames (case-insensitive), as upstream's autocomplete
+        ``exception`` list does."""
+        if limit <= 0:
+            return []
+        contains, prefix = _like_contains(text.removeprefix("@"))
+        rows = self._all(
+            f"SELECT {_USER_COLUMNS} FROM users"
+            " WHERE active = 1 AND (username LIKE ?1 ESCAPE '\\' OR name LIKE ?1 ESCAPE '\\')"
+            " AND username NOT IN (SELECT value FROM json_each(?3))"
+            " ORDER BY username LIKE ?2 ESCAPE '\\' DESC, username, id LIMIT ?4",
+            (contains, prefix, _json_list(name.removeprefix("@") for name in exclude), limit),
+        )
+        return [_user(row) for row in rows]
+
+    def verify_password(self, username: str, password: str) -> User | None:
+        """The user when the password matches and the user is active.
+
+        Unknown users, users without a password and inactive users cost one scrypt run like everyone
+        else; empty or over-long passwords are refused before the lookup, the same way for all.
+        """
+        if not password or len(password) > passwords.MAX_PASSWORD_LENGTH:
+            return None
+        row = self._one(
+            f"SELECT {_USER_COLUMNS}, password_hash FROM users WHERE username = ?",
+            (username.removeprefix("@"),),
+        )
+        if row is None or row[-1] is None:
+            passwords.burn_password_check(password)
+            return None
+        stored: str = row[-1]
+        if not passwords.verify_password_hash(password, stored):
+            return None
+        user = _user(row)
+        if not user.active:
+            return None
+        if passwords.needs_rehash(stored):
+            self.set_password(user.id, password)
+        return user
+
+    def set_password(self, user_id: str, password: str) -> None:
+        password_hash = passwords.hash_password(password)
+        with self._transaction("set a password") as write:
+            updated = write.conn.execute(
+                "UPDATE users SET password_hash = ? WHERE id = ?", (password_hash, user_id)
+            ).rowcount
+            if not updated:
+                raise NotFound(f"user {user_id!r} does not exist")
+
+    def set_roles(self, user_id: str, roles: Sequence[str]) -> None:
+        column = schema.roles_to_column(schema.check_roles(roles))
+        with self._transaction("set roles") as write:
+            if not write.conn.execute("UPDATE users SET roles = ? WHERE id = ?", (column, user_id)).rowcount:
+                raise NotFound(f"user {user_id!r} does not exist")
+
+    def set_active(self, user_id: str, active: bool) -> None:
+        """Deactivated users cannot log in, their tokens stop resolving, and they hold no permission."""
+        with self._transaction("set a user active") as write:
+            updated = write.conn.execute(
+                "UPDATE users SET active = ? WHERE id = ?", (int(active), user_id)
+            ).rowcount
+            if not updated:
+                raise NotFound(f"user {user_id!r} does not exist")
+
+    def permissions_of(self, user: User) -> frozenset[str]:
+        """Inactive users have none; 'admin' has every permission, whatever the table says."""
+        if not user.active:
+            return frozenset()
+        if "admin" in user.roles:
+            return schema.ALL_PERMISSIONS
+        rows = self._all(
+            "SELECT DISTINCT permission FROM role_permissions WHERE role IN (SELECT value FROM json_each(?))",
+            (_json_list(user.roles),),
+        )
+        return frozenset(row[0] for row in rows)
+
+    def grant_permission(self, role: str, permission: str) -> None:
+        self._change_permission(role, permission, grant=True)
+
+    def revoke_permission(self, role: str, permission: str) -> None:
+        """Revoking from 'admin' changes nothing: admins hold every permission by rule."""
+        self._change_permission(role, permission, grant=False)
+
+    def _change_permission(self, role: str, permission: str, *, grant: bool) -> None:
+        schema.check_roles([role])
+        if permission not in schema.ALL_PERMISSIONS:
+            raise InvalidValue(f"unknown permission {permission!r}")
+        sql = (
+            "INSERT OR IGNORE INTO role_permissions (role, permission) VALUES (?, ?)"
+            if grant
+            else "DELETE FROM role_permissions WHERE role = ? AND permission = ?"
+        )
+        with self._transaction("change a role's permissions") as write:
+            write.conn.execute(sql, (role, permission))
+
+    # -- tokens ----------------------------------------------------------------------------------
+
+    def create_token(self, user_id: str, kind: TokenKind, *, label: str = "") -> tuple[Token, str]:
+        """Personal access tokens need a non-empty label, unique per user (exact match)."""
+        _check_token_kind(kind)
+        schema.check_token_label(label)
+        if kind == "pat" and not label.strip():
+            raise InvalidValue("a personal access token needs a label")
+        plain = passwords.new_token()
+        token = Token(new_id(), user_id, kind, label, from_ms(now_ms()))
+        with self._transaction("create a token") as write:
+            if not write.conn.execute("SELECT 1 FROM users WHERE id = ?", (user_id,)).fetchone():
+                raise NotFound(f"user {user_id!r} does not exist")
+            if (
+                kind == "pat"
+                and write.conn.execute(
+                    "SELECT 1 FROM tokens WHERE user_id = ? AND kind = 'pat' AND label = ?", (user_id, label)
+                ).fetchone()
+            ):
+                raise Conflict(f"a personal access token named {label!r} already exists")
+            write.conn.execute(
+                "INSERT INTO tokens (id, user_id, kind, label, hash, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                (token.id, user_id, kind, label, passwords.hash_token(plain), to_ms(token.created_at)),
+            )
+        return token, plain
+
+    def resolve_token(self, user_id: str, plain: str) -> Token | None:
+        """The token when ``plain`` belongs to ``user_id`` and the user is active."""
+        if not plain or len(plain) > MAX_TOKEN_LENGTH:
+            return None
+        row = self._one(
+            "SELECT t.id, t.user_id, t.kind, t.label, t.created_at, t.last_used_at FROM tokens t"
+            " JOIN users u ON u.id = t.user_id WHERE t.hash = ? AND t.user_id = ? AND u.active = 1",
+            (passwords.hash_token(plain), user_id),
+        )
+        if row is None:
+            return None
+        now = now_ms()
+        if row[5] is None or now - row[5] >= TOKEN_LAST_USED_RESOLUTION_MS:
+            with self._transaction("record a token's use") as write:
+                write.conn.execute("UPDATE tokens SET last_used_at = ? WHERE id = ?", (now, row[0]))
+            row = (*row[:5], now)
+        return _token(row)
+
+    def list_tokens(self, user_id: str, kind: TokenKind) -> list[Token]:
+        rows = self._all(
+            f"SELECT {_TOKEN_COLUMNS} FROM tokens WHERE user_id = ? AND kind = ? ORDER BY created_at, id",
+            (user_id, kind),
+        )
+        return [_token(row) for row in rows]
+
+    def delete_token(self, user_id: str, token_id: str) -> bool:
+        with self._transaction("delete a token") as write:
+            sql = "DELETE FROM tokens WHERE user_id = ? AND id = ?"
+            return bool(write.conn.execute(sql, (user_id, token_id)).rowcount)
+
+    def delete_token_by_label(self, user_id: str, label: str, kind: TokenKind = "pat") -> bool:
+        with self._transaction("delete a token") as write:
+            sql = "DELETE FROM tokens WHERE user_id = ? AND kind = ? AND label = ?"
+            return bool(write.conn.execute(sql, (user_id, kind, label)).rowcount)
+
+    # -- rooms and subscriptions -----------------------------------------------------------------
+
+    def create_room(
+        self,
+        type: RoomType,
+        name: str,
+        *,
+        fname: str | None = None,
+        creator_id: str | None = None,
+        members: Sequence[str] = (),
+        topic: str = "",
+    ) -> Room:
+        schema.check_room_type(type)
+        check_room_name(name)
+        display = check_display_name(fname) if fname and fname.strip() else name
+        schema.check_topic(topic)
+        member_ids = list(dict.fromkeys([*([creator_id] if creator_id else []), *members]))
+        room = Room(new_id(), type, name, display, from_ms(now_ms()), creator_id, topic)
+        created = to_ms(room.created_at)
+        with self._transaction("create a room") as write:
+            found = write.conn.execute(
+                "SELECT value FROM json_each(?) WHERE value NOT IN (SELECT id FROM users)",
+                (_json_list(member_ids),),
+            ).fetchall()
+            if found:
+                raise NotFound(f"user {found[0][0]!r} does not exist")
+            if (
+                type != "d"
+                and write.conn.execute("SELECT 1 FROM rooms WHERE name = ? AND t != 'd'", (name,)).fetchone()
+            ):
+                raise Conflict(f"a room named {name!r} already exists")
+            write.conn.execute(
+                "INSERT INTO rooms (id, t, name, fname, topic, creator_id, created_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (room.id, type, name, display, topic, creator_id, created),
+            )
+            write.conn.executemany(
+                "INSERT INTO subscriptions (user_id, room_id, banned, created_at) VALUES (?, ?, 0, ?)",
+                [(member, room.id, created) for member in member_ids],
+            )
+        return room
+
+    def get_room(self, room_id: str) -> Room | None:
+        row = self._one(f"SELECT {_ROOM_COLUMNS} FROM rooms WHERE id = ?", (room_id,))
+        return None if row is None else _room(row)
+
+    def get_room_by_name(self, name: str) -> Room | None:
+        """An exact name beats an fname; a channel or group beats a direct room; then the oldest."""
+        name = name.removeprefix("#")
+        row = self._one(
+            f"SELECT {_ROOM_COLUMNS} FROM rooms WHERE name = ?1 OR fname = ?1"
+            " ORDER BY name = ?1 DESC, t = 'd', created_at, id LIMIT 1",
+            (name,),
+        )
+        return None if row is None else _room(row)
+
+    def get_rooms(self, room_ids: Iterable[str]) -> dict[str, Room]:
+        rows = self._all(
+            f"SELECT {_ROOM_COLUMNS} FROM rooms WHERE id IN (SELECT value FROM json_each(?))",
+            (_json_list(room_ids),),
+        )
+        return {row[0]: _room(row) for row in rows}
+
+    def find_rooms(
+        self,
+        text: str,
+        *,
+        room_ids: Iterable[str] | None = None,
+        types: Sequence[RoomType] | None = None,
+        limit: int,
+    ) -> list[Room]:
+        """An empty ``room_ids`` finds nothing (it never means "all rooms")."""
+        if limit <= 0:
+            return []
+        contains, prefix = _like_contains(text.removeprefix("#"))
+        sql = [
+            f"SELECT {_ROOM_COLUMNS} FROM rooms WHERE (name LIKE ? ESCAPE '\\' OR fname LIKE ? ESCAPE '\\')"
+        ]
+        params: list[Any] = [contains, contains]
+        if room_ids is not None:
+            sql.append("AND id IN (SELECT value FROM json_each(?))")
+            params.append(_json_list(room_ids))
+        if types is not None:
+            sql.append("AND t IN (SELECT value FROM json_each(?))")
+            params.append(_json_list(schema.check_room_type(t) for t in types))
+        sql.append("ORDER BY name LIKE ? ESCAPE '\\' DESC, name, id LIMIT ?")
+        params += [prefix, limit]
+        return [_room(row) for row in self._all(" ".join(sql), params)]
+
+    def _require_user_and_room(self, conn: sqlite3.Connection, user_id: str, room_id: str) -> None:
+        if not conn.execute("SELECT 1 FROM users WHERE id = ?", (user_id,)).fetchone():
+            raise NotFound(f"user {user_id!r} does not exist")
+        if not conn.execute("SELECT 1 FROM rooms WHERE id = ?", (room_id,)).fetchone():
+            raise NotFound(f"room {room_id!r} does not exist")
+
+    def subscribe(self, user_id: str, room_id: str) -> Subscription:
+        """Idempotent; subscribing again keeps a ban."""
+        with self._transaction("subscribe") as write:
+            self._require_user_and_room(write.conn, user_id, room_id)
+            write.conn.execute(_SUBSCRIBE, (user_id, room_id, now_ms()))
+            row = write.conn.execute(
+                f"SELECT {_SUBSCRIPTION_COLUMNS} FROM subscriptions WHERE user_id = ? AND room_id = ?",
+                (user_id, room_id),
+            ).fetchone()
+        return _subscription(row)
+
+    def unsubscribe(self, user_id: str, room_id: str) -> None:
+        """Idempotent. A ban outlives unsubscribing, so leaving and re-joining cannot lift it."""
+        with self._transaction("unsubscribe") as write:
+            write.conn.execute(
+                "DELETE FROM subscriptions WHERE user_id = ? AND room_id = ? AND banned = 0",
+                (user_id, room_id),
+            )
+
+    def set_banned(self, user_id: str, room_id: str, banned: bool) -> None:
+        """Banning someone not subscribed records the ban, so a later subscribe stays banned."""
+        with self._transaction("ban or unban") as write:
+            self._require_user_and_room(write.conn, user_id, room_id)
+            if banned:
+                write.conn.execute(
+                    "INSERT INTO subscriptions (user_id, room_id, banned, created_at) VALUES (?, ?, 1, ?)"
+                    " ON CONFLICT (user_id, room_id) DO UPDATE SET banned = 1",
+                    (user_id, room_id, now_ms()),
+                )
+            else:
+                write.conn.execute(
+                    "UPDATE subscriptions SET banned = 0 WHERE user_id = ? AND room_id = ?",
+                    (user_id, room_id),
+                )
+
+    def get_subscription(self, user_id: str, room_id: str) -> Subscription | None:
+        row = self._one(
+            f"SELECT {_SUBSCRIPTION_COLUMNS} FROM subscriptions WHERE user_id = ? AND room_id = ?",
+            (user_id, room_id),
+        )
+        return None if row is None else _subscription(row)
+
+    def subscriptions_of(self, user_id: str, *, include_banned: bool = False) -> list[Subscription]:
+        rows = self._all(
+            f"SELECT {_SUBSCRIPTION_COLUMNS} FROM subscriptions WHERE user_id = ? AND banned <= ?"
+            " ORDER BY created_at, room_id",
+            (user_id, int(include_banned)),
+        )
+        return [_subscription(row) for row in rows]
+
+    def readable_room_ids(self, user_id: str) -> frozenset[str]:
+        rows = self._all("SELECT room_id FROM subscriptions WHERE user_id = ? AND banned = 0", (user_id,))
+        return frozenset(row[0] for row in rows)
+
+    def members_of(self, room_id: str) -> list[str]:
+        """User ids subscribed and not banned, in the order they joined."""
+        rows = self._all(
+            "SELECT user_id FROM subscriptions WHERE room_id = ? AND banned = 0 ORDER BY created_at, user_id",
+            (room_id,),
+        )
+        return [row[0] for row in rows]
+
+    # -- messages --------------------------------------------------------------------------------
+
+    def post_message(
+        self,
+        room_id: str,
+        user_id: str,
+        text: str,
+        *,
+        ts: datetime | None = None,
+        message_id: str | None = None,
+    ) -> Message:
+        """``ts`` is kept to the millisecond. Raises Conflict when ``message_id`` is taken."""
+        check_text(text)
+        ts_ms = now_ms() if ts is None else to_ms(ts)
+        message_id = new_id() if message_id is None else schema.check_message_id(message_id)
+        with self._transaction("post a message") as write:
+            self._require_user_and_room(write.conn, user_id, room_id)
+            if write.conn.execute("SELECT 1 FROM messages WHERE id = ?", (message_id,)).fetchone():
+                raise Conflict(f"message {message_id!r} already exists")
+            write.conn.execute(
+                "INSERT INTO messages (id, room_id, user_id, ts, text) VALUES (?, ?, ?, ?, ?)",
+                (message_id, room_id, user_id, ts_ms, text),
+            )
+            message = _message(
+                write.conn.execute(f"{_MESSAGE_SELECT} WHERE m.id = ?", (message_id,)).fetchone()
+            )
+            write.events.append(MessageEvent("posted", message))
+        return message
+
+    def edit_message(self, message_id: str, text: str, *, edited_at: datetime | None = None) -> Message:
+        check_text(text)
+        edited_ms = now_ms() if edited_at is None else to_ms(edited_at)
+        with self._transaction("edit a message") as write:
+            sql = "UPDATE messages SET text = ?, edited_at = ? WHERE id = ?"
+            if not write.conn.execute(sql, (text, edited_ms, message_id)).rowcount:
+                raise NotFound(f"message {message_id!r} does not exist")
+            message = _message(
+                write.conn.execute(f"{_MESSAGE_SELECT} WHERE m.id = ?", (message_id,)).fetchone()
+            )
+            write.events.append(MessageEvent("edited", message))
+        return message
+
+    def delete_message(self, message_id: str) -> None:
+        """Raises NotFound for an unknown id; listeners get the message as it was."""
+        with self._transaction("delete a message") as write:
+            row = write.conn.execute(f"{_MESSAGE_SELECT} WHERE m.id = ?", (message_id,)).fetchone()
+            if row is None:
+                raise NotFound(f"message {message_id!r} does not exist")
+            write.conn.execute("DELETE FROM messages WHERE id = ?", (message_id,))
+            write.events.append(MessageEvent("deleted", _message(row)))
+
+    def get_message(self, message_id: str) -> Message | None:
+        row = self._one(f"{_MESSAGE_SELECT} WHERE m.id = ?", (message_id,))
+        return None if row is None else _message(row)
+
+    def get_messages(self, message_ids: Iterable[str]) -> dict[str, Message]:
+        rows = self._all(
+            f"{_MESSAGE_SELECT} WHERE m.id IN (SELECT value FROM json_each(?))", (_json_list(message_ids),)
+        )
+        return {row[0]: _message(row) for row in rows}
+
+    def room_messages(self, room_id: str, *, before: datetime | None = None, limit: int) -> list[Message]:
+        """The newest ``limit`` messages older than ``before``, newest first."""
+        if limit <= 0:
+            return []
+        before_ms = None if before is None else to_ms(before)
+        rows = self._all(
+            f"{_MESSAGE_SELECT} WHERE m.room_id = ? AND (?2 IS NULL OR m.ts < ?2)"
+            " ORDER BY m.ts DESC, m.id DESC LIMIT ?3",
+            (room_id, before_ms, limit),
+        )
+        return [_message(row) for row in rows]
+
+    def count_messages(self) -> int:
+        row = self._one("SELECT count(*) FROM messages")
+        return 0 if row is None else int(row[0])
+
+    def iter_messages(self, *, batch_size: int = 1000) -> Iterator[list[Message]]:
+        """Keyset pagination on (ts, id): each batch is one indexed range read, never an OFFSET scan."""
+        if batch_size <= 0:
+            raise InvalidValue("batch_size must be positive")
+        after: tuple[int, str] = (-(2**62), "")
+        while True:
+            rows = self._all(
+                f"{_MESSAGE_SELECT} WHERE (m.ts, m.id) > (?, ?) ORDER BY m.ts, m.id LIMIT ?",
+                (*after, batch_size),
+            )
+            if not rows:
+                return
+            yield [_message(row) for row in rows]
+            after = (rows[-1][5], rows[-1][0])
+
+    def add_message_listener(self, listener: MessageListener) -> None:
+        """Takes effect from the next write on; writes already running report to the listeners they saw."""
+        with self._write_lock:
+            self._listeners = (*self._listeners, listener)
+
+    # -- bulk import -----------------------------------------------------------------------------
+
+    def import_messages(self, rows: Sequence[ImportRow]) -> ImportResult:
+        """Imports one batch in one transaction, idempotently.
+
+        Missing users are created without a password (``user_name`` as their display name), missing
+        rooms are created with the row's author as creator, and the author and ``members`` are
+        subscribed (a ban is kept). A row whose message id already exists is counted as unchanged and
+        has no effect at all, so re-importing a file never undoes what admins did since. Rows the store
+        refuses (bad values, a room name taken by a room of another type) are reported by index.
+
+        Raises:
+            StorageFailure: the database failed; nothing of this batch was written.
+        """
+        rejected: list[tuple[int, str]] = []
+        valid: list[tuple[int, ImportRow, int]] = []
+        for index, row in enumerate(rows):
+            try:
+                valid.append((index, row, _check_import_row(row)))
+            except InvalidValue as error:
+                rejected.append((index, str(error)))
+        with self._transaction("import messages") as write:
+            batch = _ImportBatch(write, [row for _, row, _ in valid])
+            for index, row, ts_ms in valid:
+                reason = batch.add(row, ts_ms)
+                if reason:
+                    rejected.append((index, reason))
+            batch.flush()
+        rejected.sort()
+        return ImportResult(
+            imported=batch.imported,
+            unchanged=batch.unchanged,
+            users_created=batch.users_created,
+            rooms_created=batch.rooms_created,
+            rejected=tuple(rejected),
+        )
+
+
+# -- bulk import ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ImportRow:
+    """One message to import, by names rather than ids. ``ts`` is aware; ``message_id`` is required
+    (the importer derives a deterministic one when the file has none)."""
+
+    room: str
+    room_type: RoomType
+    username: str
+    ts: datetime
+    text: str
+    message_id: str
+    user_name: str | None = None  # display name, used only when the user is created
+    members: tuple[str, ...] = ()  # usernames subscribed to the room
+
+
+@dataclass(frozen=True, slots=True)
+class ImportResult:
+    imported: int
+    unchanged: int
+    users_created: int
+    rooms_created: int
+    rejected: tuple[tuple[int, str], ...] = ()  # (index in the batch, reason)
+
+
+_ROOM_TYPE_NAMES = {"c": "a public channel", "p": "a private group", "d": "a direct room"}
+
+
+def _check_import_row(row: ImportRow) -> int:
+    check_room_name(row.room)
+    schema.check_room_type(row.room_type)
+    schema.check_username(row.username)
+    for member in row.members:
+        schema.check_username(member)
+    if row.user_name is not None:
+        check_display_name(row.user_name)
+    check_text(row.text)
+    schema.check_message_id(row.message_id)
+    return to_ms(row.ts)
+
+
+class _ImportBatch:
+    """The state of one import transaction: users, rooms and message ids of the batch, read with one
+    query each up front, then rows added in order, then subscriptions and messages written with
+    executemany."""
+
+    def __init__(self, write: _Write, rows: Sequence[ImportRow]) -> None:
+        self.conn = write.conn
+        self.events = write.events if write.wants_events else None
+        self.now = now_ms()
+        self.imported = self.unchanged = self.users_created = self.rooms_created = 0
+        usernames = {name for row in rows for name in (row.username, *row.members)}
+        # key: folded username -> (id, username, name)
+        self.users: dict[str, tuple[str, str, str]] = {
+            fold(username): (user_id, username, name)
+            for user_id, username, name in self.conn.execute(
+                "SELECT id, username, name FROM users WHERE username IN (SELECT value FROM json_each(?))",
+                (_json_list(usernames),),
+            )
+        }
+        # key: (is direct, folded name) -> (id, type); the oldest direct room of a name wins.
+        self.rooms: dict[tuple[bool, str], tuple[str, str]] = {}
+        for room_id, room_type, name in self.conn.execute(
+            "SELECT id, t, name FROM rooms WHERE name IN (SELECT value FROM json_each(?))"
+            " ORDER BY created_at, id",
+            (_json_list({row.room for row in rows}),),
+        ):
+            self.rooms.setdefault((room_type == "d", fold(name)), (room_id, room_type))
+        self.seen: set[str] = {
+            message_id
+            for (message_id,) in self.conn.execute(
+                "SELECT id FROM messages WHERE id IN (SELECT value FROM json_each(?))",
+                (_json_list(row.message_id for row in rows),),
+            )
+        }
+        self.subscriptions: dict[tuple[str, str], None] = {}
+        self.messages: list[tuple[str, str, str, int, str]] = []
+
+    def add(self, row: ImportRow, ts_ms: int) -> str | None:
+        """Adds one row; returns why it is refused, or None."""
+        if row.message_id in self.seen:
+            self.unchanged += 1
+            return None
+        key = (row.room_type == "d", fold(row.room))
+        room = self.rooms.get(key)
+        if room is not None and room[1] != row.room_type:
+            return f"room {row.room!r} exists as {_ROOM_TYPE_NAMES[room[1]]} ({room[1]}), not {row.room_type}"
+        author_id, author_username, author_name = self._user(row.username, row.user_name)
+        if room is None:
+            room = (new_id(), row.room_type)
+            self.conn.execute(
+                "INSERT INTO rooms (id, t, name, fname, topic, creator_id, created_at)"
+                " VALUES (?, ?, ?, ?, '', ?, ?)",
+                (room[0], row.room_type, row.room, row.room, author_id, self.now),
+            )
+            self.rooms[key] = room
+            self.rooms_created += 1
+        self.subscriptions[(author_id, room[0])] = None
+        for member in row.members:
+            self.subscriptions[(self._user(member, None)[0], room[0])] = None
+        self.seen.add(row.message_id)
+        self.messages.append((row.message_id, room[0], author_id, ts_ms, row.text))
+        if self.events is not None:
+            message = Message(
+                row.message_id, room[0], author_id, author_username, author_name, from_ms(ts_ms), row.text
+            )
+            self.events.append(MessageEvent("posted", message))
+        self.imported += 1
+        return None
+
+    def _user(self, username: str, name: str | None) -> tuple[str, str, str]:
+        key = fold(username)
+        user = self.users.get(key)
+        if user is None:
+            display = name.strip() if name and name.strip() else username
+            user = (new_id(), username, display)
+            self.conn.execute(
+                "INSERT INTO users (id, username, name, password_hash, roles, created_at, active)"
+                " VALUES (?, ?, ?, NULL, ?, ?, 1)",
+                (*user, schema.roles_to_column(("user",)), self.now),
+            )
+            self.users[key] = user
+            self.users_created += 1
+        return user
+
+    def flush(self) -> None:
+        self.conn.executemany(
+            _SUBSCRIBE,
+            [(user_id, room_id, self.now) for user_id, room_id in self.subscriptions],
+        )
+        self.conn.executemany(
+            "INSERT INTO messages (id, room_id, user_id, ts, text) VALUES (?, ?, ?, ?, ?)", self.messages
+        )

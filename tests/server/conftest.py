@@ -1,0 +1,124 @@
+"""Server fixtures: a real SQLite store in a temp dir, the real app in-process, a small workspace.
+
+The workspace has three people with different rooms, so scoping is visible in every test::
+
+    alice (user)   #general  #ops                 dm alice-bob
+    bob   (user)   #general        #secret (p)    dm alice-bob
+    carol (admin)  #general  #ops  #secret (banned)
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import httpx
+import pytest
+from ai_search_server.app import create_app
+from ai_search_server.settings import Settings, load_settings
+from ai_search_server.store import open_store
+from ai_search_server.store.base import Store
+from ai_search_server.store.records import Message, Room, User
+from starlette.applications import Starlette
+
+BASE_URL = "http://testserver"
+T0 = datetime(2026, 11, 1, 9, 0, tzinfo=UTC)
+
+
+@dataclass
+class Person:
+    user: User
+    password: str
+    session: str  # a login token
+    pat: str  # a personal access token
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"X-User-Id": self.user.id, "X-Auth-Token": self.session}
+
+    @property
+    def pat_headers(self) -> dict[str, str]:
+        return {"X-User-Id": self.user.id, "X-Auth-Token": self.pat}
+
+
+@dataclass
+class Workspace:
+    store: Store
+    people: dict[str, Person]
+    rooms: dict[str, Room]
+    messages: dict[str, Message] = field(default_factory=dict)
+
+    def __getitem__(self, username: str) -> Person:
+        return self.people[username]
+
+
+def build_workspace(store: Store) -> Workspace:
+    people: dict[str, Person] = {}
+    for username, roles in (("alice", ("user",)), ("bob", ("user",)), ("carol", ("admin",))):
+        password = f"pw-{username}-123"
+        user = store.create_user(username, name=username.title(), password=password, roles=roles)
+        _t, session = store.create_token(user.id, "session", label="login")
+        _t, pat = store.create_token(user.id, "pat", label="tests")
+        people[username] = Person(user=user, password=password, session=session, pat=pat)
+    a, b, c = (people[n].user.id for n in ("alice", "bob", "carol"))
+    rooms = {
+        "general": store.create_room("c", "general", members=[a, b, c]),
+        "ops": store.create_room("c", "ops", members=[a, c]),
+        "secret": store.create_room("p", "secret", fname="Secret Plans", members=[b, c]),
+        "dm": store.create_room("d", "alice__bob", members=[a, b]),
+    }
+    store.set_banned(c, rooms["secret"].id, True)
+    ws = Workspace(store=store, people=people, rooms=rooms)
+    texts = {
+        "general": [("alice", "welcome to the team"), ("bob", "the deploy went fine today")],
+        "ops": [("alice", "deploy failed on billing-api with ERR_CONN_RESET"), ("carol", "rolling back now")],
+        "secret": [("bob", "the acquisition closes in march")],
+        "dm": [("alice", "lunch at noon?"), ("bob", "sure")],
+    }
+    n = 0
+    for room_key, lines in texts.items():
+        for username, text in lines:
+            n += 1
+            msg = store.post_message(
+                rooms[room_key].id, people[username].user.id, text, ts=T0 + timedelta(minutes=n)
+            )
+            ws.messages[f"{room_key}-{n}"] = msg
+    return ws
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    return tmp_path / "data"
+
+
+@pytest.fixture
+def store(data_dir: Path) -> Iterator[Store]:
+    s = open_store(data_dir)
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def settings() -> Settings:
+    return load_settings(environ={}, overrides={"site_url": BASE_URL, "mcp_enabled": True})
+
+
+@pytest.fixture
+def workspace(store: Store) -> Workspace:
+    return build_workspace(store)
+
+
+@pytest.fixture
+def app(settings: Settings, store: Store) -> Starlette:
+    from ai_search_server.ratelimit import RateLimiter
+
+    return create_app(settings, store, limiter=RateLimiter("memory://"))
+
+
+@pytest.fixture
+async def client(app: Starlette) -> AsyncIterator[httpx.AsyncClient]:
+    transport = httpx.ASGITransport(app=app, client=("203.0.113.7", 50000))
+    async with httpx.AsyncClient(transport=transport, base_url=BASE_URL) as c:
+        yield c

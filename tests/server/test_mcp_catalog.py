@@ -1,0 +1,283 @@
+"""The MCP tool catalog: names, variants, schemas and the two tool sets, from route metadata."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+from ai_search_server.api import ApiRequest, ApiRoute, Method
+from ai_search_server.mcp.catalog import (
+    ALLOWED_TOOL_NAMES,
+    build_catalog,
+    ensure_object_schema,
+    fit_tool_name,
+    mcp_safe_schema,
+    tool_name_for,
+    unique_tool_names,
+    variants_for_schema,
+)
+from ai_search_server.routes import all_routes
+from ai_search_server.routes.params import NoParams
+from hypothesis import given
+from hypothesis import strategies as st
+from jsonschema import Draft202012Validator
+
+from ._mcp_fixtures import REVISIONS, schema_errors
+
+NAME_RULE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+CURATED_NAMES = [
+    "post_chat_postMessage_by_roomId",
+    "post_chat_postMessage_by_channel",
+    "get_chat_getMessage",
+    "post_channels_create",
+    "get_channels_list_joined",
+    "get_rooms_get",
+    "get_users_info_by_userId",
+    "get_users_info_by_username",
+]
+
+
+async def _handler(_req: ApiRequest[Any]) -> dict[str, Any]:
+    return {}
+
+
+def fake_route(method: Method, name: str, *, description: str = "", tags: tuple[str, ...] = ()) -> ApiRoute:
+    return ApiRoute(method=method, name=name, handler=_handler, description=description, params=(NoParams,),
+                    tags=tags)
+
+
+def null_paths(node: Any, path: str = "") -> list[str]:
+    """Where a JSON value holds null, except schema defaults (``"default": null`` is a real default)."""
+    if node is None:
+        return [path]
+    if isinstance(node, dict):
+        return [p for k, v in node.items() if k != "default" for p in null_paths(v, f"{path}/{k}")]
+    if isinstance(node, list):
+        return [p for i, v in enumerate(node) for p in null_paths(v, f"{path}/{i}")]
+    return []
+
+
+# -- names ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "name"),
+    [
+        pytest.param("GET", "/api/v1/users.info", "get_users_info", id="dots-become-underscores"),
+        pytest.param("GET", "/api/v1/channels.list.joined", "get_channels_list_joined", id="every-dot-replaced"),
+        pytest.param("GET", "/api/v1/custom-user-status.list", "get_custom_user_status_list", id="dashes-too"),
+        pytest.param("POST", "/api/v1/chat.postMessage", "post_chat_postMessage", id="case-of-the-path-kept"),
+        pytest.param("DELETE", "/api/v22/a..b", "delete_a_b", id="any-version-prefix-and-runs-collapse"),
+        pytest.param("GET", "/other/x.y", "get__other_x_y", id="non-api-path-kept-whole"),
+    ],
+)
+def test_tool_name_for_prefixes_the_method_and_flattens_the_path(method: str, path: str, name: str) -> None:
+    assert tool_name_for(path, method) == name
+
+
+@pytest.mark.parametrize(
+    ("base", "discriminator", "expected"),
+    [
+        pytest.param("get_users_info", None, "get_users_info", id="short-name-unchanged"),
+        pytest.param("get_users_info", "userId", "get_users_info_by_userId", id="variant-suffix-added"),
+        pytest.param("post_x", "a b.c", "post_x_by_a_b_c", id="suffix-characters-outside-the-rule-replaced"),
+        pytest.param("b" * 60, "id", "b" * 58 + "_by_id", id="long-base-cut-to-keep-the-whole-suffix"),
+        pytest.param("b" * 64, None, "b" * 64, id="exactly-64-kept"),
+    ],
+)
+def test_fit_tool_name(base: str, discriminator: str | None, expected: str) -> None:
+    assert fit_tool_name(base, discriminator) == expected
+
+
+def test_fit_tool_name_hashes_when_the_suffix_leaves_too_little_base() -> None:
+    name = fit_tool_name("get_" + "x" * 20, "d" * 50)
+    assert len(name) == 64
+    assert name.startswith(("get_" + "x" * 20 + "_by_" + "d" * 50)[:55] + "_")
+    assert re.fullmatch(r"[0-9a-f]{8}", name[56:])
+
+
+@given(st.text(max_size=200), st.one_of(st.none(), st.text(max_size=200)))
+def test_fitted_names_always_fit_the_length_cap(base: str, discriminator: str | None) -> None:
+    safe_base = tool_name_for("/api/v1/" + base, "GET")
+    assert len(fit_tool_name(safe_base, discriminator)) <= 64
+
+
+@given(st.lists(st.sampled_from(["a", "b", "c" * 70]), max_size=12))
+def test_unique_tool_names_are_unique_and_keep_the_first_of_each(names: list[str]) -> None:
+    out = unique_tool_names([("GET", "/p", n, {}) for n in names])
+    assert len(set(out)) == len(out)
+    for i, name in enumerate(names):
+        if name not in names[:i]:
+            assert out[i] == name
+        else:
+            assert re.fullmatch(re.escape(name[:55]) + "_[0-9a-f]{8}", out[i])
+
+
+# -- schemas -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("schema", "expected"),
+    [
+        pytest.param({"type": "string", "nullable": True}, {"type": "string"}, id="nullable-dropped"),
+        pytest.param(
+            {"type": "object", "properties": {"a": {"type": "string", "not": {"const": ""}}}},
+            {"type": "object", "properties": {"a": {"type": "string"}}},
+            id="not-dropped-at-depth",
+        ),
+        pytest.param(
+            {"type": "object", "properties": {"not": {"type": "string"}, "b": {"type": "integer"}}},
+            {"type": "object", "properties": {"b": {"type": "integer"}}},
+            id="upstream-quirk-a-property-named-not-is-dropped-too",
+        ),
+        pytest.param(
+            {"description": "root", "oneOf": [{"type": "string", "description": "branch"}, {"type": "null"}]},
+            {"type": "string", "description": "root"},
+            id="oneOf-adopts-first-branch-own-keys-win",
+        ),
+        pytest.param(
+            {"oneOf": [], "anyOf": [{"type": "integer"}], "allOf": [{"type": "string"}]},
+            {"type": "integer"},
+            id="empty-oneOf-falls-to-anyOf-and-all-combinators-go",
+        ),
+        pytest.param({"allOf": [{"minimum": 1}]}, {"minimum": 1}, id="allOf-adopts-first-branch"),
+        pytest.param({"oneOf": [], "type": "object"}, {"oneOf": [], "type": "object"}, id="empty-combinator-kept"),
+        pytest.param(
+            {"items": [{"anyOf": [{"type": "string", "nullable": True}, {"type": "null"}]}]},
+            {"items": [{"type": "string"}]},
+            id="branches-are-normalised-inside-arrays",
+        ),
+    ],
+)
+def test_mcp_safe_schema(schema: dict[str, Any], expected: dict[str, Any]) -> None:
+    assert mcp_safe_schema(schema) == expected
+
+
+@pytest.mark.parametrize(
+    ("schema", "expected"),
+    [
+        pytest.param(None, {"type": "object", "additionalProperties": True}, id="missing-schema-accepts-anything"),
+        pytest.param([{"type": "object"}], {"type": "object", "additionalProperties": True}, id="array-replaced"),
+        pytest.param("object", {"type": "object", "additionalProperties": True}, id="non-object-replaced"),
+        pytest.param({"type": "string", "nullable": True}, {"type": "object"}, id="type-forced-to-object"),
+        pytest.param({"properties": {}}, {"properties": {}, "type": "object"}, id="type-added"),
+    ],
+)
+def test_ensure_object_schema(schema: Any, expected: dict[str, Any]) -> None:
+    assert ensure_object_schema(schema) == expected
+
+
+USERS_INFO_LIKE = {
+    "type": "object",
+    "description": "root text",
+    "properties": {"fields": {"type": "string"}},
+    "required": ["fields"],
+    "oneOf": [
+        {"properties": {"userId": {"type": "string"}}, "required": ["userId"], "description": "by id"},
+        {"properties": {"username": {"type": "string"}, "fields": {"type": "integer"}}, "required": ["username"]},
+    ],
+}
+
+
+def test_variants_split_on_distinct_discriminators_from_the_raw_branch() -> None:
+    by_id, by_name = variants_for_schema(USERS_INFO_LIKE)
+    assert (by_id.discriminator, by_name.discriminator) == ("userId", "username")
+    assert by_id.input_schema["required"] == ["fields", "userId"]  # root first, shared root not in the name
+    assert by_name.input_schema["properties"]["fields"] == {"type": "integer"}  # the branch wins
+    assert (by_id.description, by_name.description) == ("by id", "root text")
+    assert all("oneOf" not in v.input_schema and v.input_schema["type"] == "object" for v in (by_id, by_name))
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        pytest.param({"oneOf": [{"required": ["a"]}, {"required": ["a"]}]}, id="same-discriminators"),
+        pytest.param({"oneOf": [{"required": ["a"]}, {"properties": {}}]}, id="a-branch-without-required"),
+        pytest.param({"oneOf": [{"required": ["a"]}]}, id="a-single-branch"),
+        pytest.param({"allOf": [{"required": ["a"]}, {"required": ["b"]}]}, id="allOf-is-never-split"),
+    ],
+)
+def test_variants_stay_one_flattened_tool(schema: dict[str, Any]) -> None:
+    (variant,) = variants_for_schema(schema)
+    assert variant.discriminator is None
+    assert not {"oneOf", "anyOf", "allOf"} & variant.input_schema.keys()
+
+
+def test_anyOf_splits_when_there_is_no_oneOf() -> None:
+    variants = variants_for_schema({"anyOf": [{"required": ["a", "b"]}, {"required": ["c"]}]})
+    assert [v.discriminator for v in variants] == ["a_b", "c"]
+
+
+# -- the catalog of the real registry ------------------------------------------------------------
+
+
+def test_curated_set_is_the_upstream_routes_with_variants_expanded() -> None:
+    catalog = build_catalog(all_routes())
+    assert [t.name for t in catalog.tools] == CURATED_NAMES
+    assert "post_chat_postMessage" not in catalog.by_name
+    assert catalog.by_name["post_chat_postMessage_by_roomId"].input_schema["required"] == ["text", "roomId"]
+
+
+def test_extended_set_adds_only_allow_listed_documented_routes() -> None:
+    curated = build_catalog(all_routes())
+    extended = build_catalog(all_routes(), extended=True)
+    names = [t.name for t in extended.tools]
+    assert names[: len(CURATED_NAMES)] == CURATED_NAMES
+    assert {"get_me", "get_subscriptions_get", "get_users_autocomplete"} <= set(names)
+    assert {"post_login", "post_logout", "post_users_generatePersonalAccessToken"}.isdisjoint(names)
+    assert len(names) > len(curated.tools)
+
+
+def test_allowed_tool_names_are_upstreams_93_without_deletes() -> None:
+    assert len(ALLOWED_TOOL_NAMES) == 93
+    assert not any(name.endswith("_delete") for name in ALLOWED_TOOL_NAMES)
+    assert {"get_chat_getMessage", "post_im_blockUser", "get_dm_messages_others"} <= ALLOWED_TOOL_NAMES
+
+
+def test_descriptions_fall_back_per_set() -> None:
+    undocumented = [fake_route("GET", "rooms.get", tags=("Rooms",)), fake_route("GET", "users.info")]
+    curated = build_catalog(undocumented)
+    extended = build_catalog(undocumented, extended=True)
+    assert curated.by_name["get_rooms_get"].description.startswith("List rooms the authenticated user")
+    assert curated.by_name["get_users_info"].description == "GET /api/v1/users.info"
+    # the extended entry replaces the curated one of the same name, in its place
+    assert [t.name for t in extended.tools] == ["get_rooms_get", "get_users_info"]
+    assert extended.by_name["get_rooms_get"].description == "GET /api/v1/rooms.get (Rooms)"
+    assert extended.by_name["get_users_info"].description == "GET /api/v1/users.info"
+
+
+@pytest.mark.parametrize(
+    ("routes", "present", "absent"),
+    [
+        pytest.param([fake_route("GET", "ai.search", description="Search.")], {"get_ai_search"}, set(),
+                     id="ai-search-curated-when-registered"),
+        pytest.param([fake_route("POST", "ai.search")], set(), {"post_ai_search"}, id="curated-route-matches-method"),
+        pytest.param([fake_route("GET", "chat.getMessage", tags=("Missing Documentation",))],
+                     {"get_chat_getMessage"}, set(), id="curated-keeps-undocumented-routes"),
+        pytest.param([fake_route("GET", "spotlight", tags=("Missing Documentation",))], set(), {"get_spotlight"},
+                     id="extended-drops-undocumented-routes"),
+        pytest.param([fake_route("PUT", "dm.close")], set(), {"put_dm_close"}, id="extended-needs-allow-listed-name"),
+    ],
+)
+def test_extended_membership(routes: list[ApiRoute], present: set[str], absent: set[str]) -> None:
+    names = set(build_catalog(routes, extended=True).by_name)
+    assert present <= names
+    assert not absent & names
+
+
+@pytest.mark.parametrize("extended", [False, True], ids=["curated", "extended"])
+def test_every_tool_is_valid_for_mcp_clients(extended: bool) -> None:
+    catalog = build_catalog(all_routes(), extended=extended)
+    names = [t.name for t in catalog.tools]
+    assert len(set(names)) == len(names)
+    for tool in catalog.tools:
+        assert NAME_RULE.match(tool.name), tool.name
+        assert tool.description
+        assert tool.input_schema["type"] == "object"
+        Draft202012Validator.check_schema(tool.input_schema)
+    listing = json.loads(catalog.list_result_json)
+    assert null_paths(listing) == []
+    for revision in REVISIONS:
+        assert schema_errors(revision, "ListToolsResult", listing) == [], revision

@@ -1,0 +1,104 @@
+"""The official MCP Python SDK client against the real server on loopback (Streamable HTTP, PAT headers).
+
+Two people with different rooms connect as themselves: each initializes, lists the tools and calls
+them, and sees only their own rooms. The shared conformance probe (``mcp_probe.py --wire``) runs
+against the same kind of server when the shared tools are present.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+from ai_search_server.mcp.protocol import SUPPORTED_PROTOCOL_VERSIONS
+from ai_search_server.store.base import Store
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+
+from ._mcp_fixtures import LiveServer, live_server
+from .conftest import Person, Workspace
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+
+PROBE = Path("/work/shared/tools/mcp_probe.py")
+# Seconds the SDK waits for one answer; far above what a loopback call takes, so never the cause.
+SDK_TIMEOUT_SECONDS = 20.0
+
+
+@pytest.fixture
+def server(store: Store, workspace: Workspace) -> Iterator[LiveServer]:
+    with live_server(store) as live:
+        yield live
+
+
+@asynccontextmanager
+async def connect(server: LiveServer, person: Person) -> AsyncIterator[Client]:
+    headers = {"X-User-Id": person.user.id, "X-Auth-Token": person.pat}
+    timeout = httpx2.Timeout(SDK_TIMEOUT_SECONDS, read=SDK_TIMEOUT_SECONDS)
+    async with httpx2.AsyncClient(headers=headers, timeout=timeout) as http:
+        transport = streamable_http_client(server.mcp_url, http_client=http)
+        async with Client(transport, mode="legacy", cache=None) as client:
+            yield client
+
+
+def text_of(result: Any) -> Any:
+    (block,) = result.content
+    return json.loads(block.text)
+
+
+@pytest.mark.parametrize(
+    ("username", "rooms", "foreign_room"),
+    [
+        pytest.param("alice", {"general", "ops", "alice__bob"}, "secret", id="alice"),
+        pytest.param("bob", {"general", "secret", "alice__bob"}, "ops", id="bob"),
+    ],
+)
+async def test_sdk_client_sees_only_the_callers_rooms(
+    server: LiveServer, workspace: Workspace, username: str, rooms: set[str], foreign_room: str
+) -> None:
+    async with connect(server, workspace[username]) as client:
+        assert client.protocol_version in SUPPORTED_PROTOCOL_VERSIONS
+        assert client.server_info is not None and client.server_info.name == "ai-search"
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        assert {"get_rooms_get", "get_chat_getMessage", "post_chat_postMessage_by_channel"} <= set(tools)
+        assert all(tool.input_schema["type"] == "object" and tool.description for tool in tools.values())
+
+        listed = await client.call_tool("get_rooms_get", {})
+        assert not listed.is_error
+        assert {room["name"] for room in text_of(listed)["update"]} == rooms
+
+        foreign = next(m for key, m in workspace.messages.items() if key.startswith(foreign_room))
+        refused = await client.call_tool("get_chat_getMessage", {"msgId": foreign.id})
+        assert refused.is_error and text_of(refused)["success"] is False
+
+        posted = await client.call_tool("post_chat_postMessage_by_channel", {"channel": "#general", "text": "hi"})
+        assert not posted.is_error and text_of(posted)["message"]["u"]["username"] == username
+
+
+async def test_sdk_client_unknown_tool_is_a_protocol_error(server: LiveServer, workspace: Workspace) -> None:
+    async with connect(server, workspace["alice"]) as client:
+        with pytest.raises(MCPError) as info:
+            await client.call_tool("no_such_tool", {})
+    assert info.value.code == -32602
+
+
+@pytest.mark.skipif(not PROBE.is_file(), reason=f"the shared conformance probe is not at {PROBE}")
+def test_conformance_probe_reports_no_failure(store: Store, workspace: Workspace) -> None:
+    alice = workspace["alice"]
+    with live_server(store) as live:
+        run = subprocess.run(
+            [sys.executable, str(PROBE), live.mcp_url, "--user-id", alice.user.id, "--token", alice.pat, "--wire",
+             "--tool", "get_rooms_get", "--args", "{}",
+             "--schema", str(PROBE.parent.parent / "spec/mcp-schema/2025-11-25/schema.json")],
+            capture_output=True, text=True, timeout=120,
+        )
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
+    assert run.stdout.rstrip().endswith("passed, 0 failed")

@@ -1,0 +1,131 @@
+"""Properties of the filter grammar: it never raises, it round-trips, and its output is canonical."""
+
+from __future__ import annotations
+
+import datetime
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ai_search._constants import MAX_SEARCH_FILTER_VALUES
+from ai_search._grammar import (
+    apply_search_filter_token,
+    extract_completed_search_filters,
+    format_search_filter_value,
+    get_active_search_filter,
+    parse_search_filter_text,
+    serialize_search_query,
+)
+from ai_search._operators import SEARCH_FILTER_KEYS, SearchFilters
+
+PROPERTY_SETTINGS = settings(max_examples=300, deadline=None)
+
+# Text that looks like queries: filter keys in any case, sigils, quotes, commas, dates, odd spaces.
+_FRAGMENTS = st.sampled_from(
+    [
+        *(f"{k}:" for k in SEARCH_FILTER_KEYS),
+        "IN:",
+        "From:",
+        "#",
+        "@",
+        '"',
+        ",",
+        " ",
+        "\t",
+        "\u3000",
+        "\n",
+        "2026-02-28",
+        "2026-02-30",
+        "ops",
+        "Ops",
+        "café",
+        "x",
+    ]
+)
+QUERY_LIKE_TEXT = st.one_of(st.text(), st.lists(_FRAGMENTS | st.text(max_size=3)).map("".join))
+
+_NAME_CHARACTERS = st.characters(exclude_categories=["Cs"], exclude_characters='"')
+VALID_NAMES = (
+    st.one_of(
+        st.sampled_from(["#x", "@x", "##", "a,b", "team room", "in:x", "from:y z", "ß", "İstanbul", "a\tb"]),
+        st.text(_NAME_CHARACTERS, min_size=1, max_size=12),
+    )
+    .map(str.strip)
+    .filter(bool)
+)
+NAME_LISTS = st.lists(VALID_NAMES, max_size=MAX_SEARCH_FILTER_VALUES, unique_by=str.lower).map(tuple)
+DATES = st.none() | st.dates(min_value=datetime.date(1, 1, 1)).map(datetime.date.isoformat)
+
+
+@st.composite
+def valid_queries(draw: st.DrawFn) -> tuple[str, SearchFilters]:
+    """A search text that is already canonical (what parsing leaves) and filters the grammar can hold."""
+    search_text = parse_search_filter_text(draw(QUERY_LIKE_TEXT)).search_text
+    filters = SearchFilters(
+        room_names=draw(NAME_LISTS),
+        from_usernames=draw(NAME_LISTS),
+        start_date=draw(DATES),
+        end_date=draw(DATES),
+    )
+    return search_text, filters
+
+
+@PROPERTY_SETTINGS
+@given(QUERY_LIKE_TEXT, st.integers(min_value=-2, max_value=300))
+def test_nothing_raises_on_any_text(text: str, caret: int) -> None:
+    parse_search_filter_text(text)
+    extract_completed_search_filters(text)
+    active = get_active_search_filter(text, caret)
+    apply_search_filter_token(text, active, "in", "ops", caret)
+
+
+@PROPERTY_SETTINGS
+@given(valid_queries())
+def test_parse_gives_back_what_serialize_wrote(query: tuple[str, SearchFilters]) -> None:
+    search_text, filters = query
+    parsed = parse_search_filter_text(serialize_search_query(search_text, filters))
+    assert (parsed.search_text, parsed.filters) == (search_text, filters)
+
+
+@PROPERTY_SETTINGS
+@given(valid_queries())
+def test_serialization_is_stable(query: tuple[str, SearchFilters]) -> None:
+    line = serialize_search_query(*query)
+    parsed = parse_search_filter_text(line)
+    assert serialize_search_query(parsed.search_text, parsed.filters) == line
+
+
+@PROPERTY_SETTINGS
+@given(QUERY_LIKE_TEXT)
+def test_any_text_parses_to_a_canonical_query(text: str) -> None:
+    parsed = parse_search_filter_text(text)
+    again = parse_search_filter_text(serialize_search_query(parsed.search_text, parsed.filters))
+    assert again == parsed
+    assert parse_search_filter_text(parsed.search_text).filters == SearchFilters()
+
+
+@PROPERTY_SETTINGS
+@given(QUERY_LIKE_TEXT.map(lambda text: text.replace('"', "")))
+def test_a_trailing_space_finishes_every_token(text: str) -> None:
+    # Without quotes, text being typed and finished text differ only in the last token.
+    completed = extract_completed_search_filters(text + " ")
+    parsed = parse_search_filter_text(text)
+    assert completed.filters == parsed.filters
+    assert completed.search_text.strip() == parsed.search_text
+
+
+@PROPERTY_SETTINGS
+@given(QUERY_LIKE_TEXT, st.integers(min_value=0, max_value=300), VALID_NAMES)
+def test_applying_a_suggestion_replaces_only_the_active_token(text: str, caret: int, name: str) -> None:
+    active = get_active_search_filter(text, caret)
+    applied = apply_search_filter_token(text, active, "in", name, caret)
+    if active is not None:
+        assert text[active.start : active.end].lower().startswith(active.key + ":")
+        assert text[active.start : active.end].endswith(active.value)
+        assert applied.text[: active.start] == text[: active.start]
+        assert applied.text[applied.caret :] == text[active.end :].lstrip()
+    token = format_search_filter_value("in", name)
+    assert applied.text[: applied.caret].endswith(token + " ")
+    start = applied.caret - len(token) - 1
+    assert start == 0 or applied.text[start - 1].isspace()
+    assert parse_search_filter_text(token).filters.room_names == (name,)
