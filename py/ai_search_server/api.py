@@ -32,7 +32,16 @@ from .store.records import Token, User
 if TYPE_CHECKING:
     from .services import Services
 
-__all__ = ["API_PREFIX", "ApiRequest", "ApiRoute", "Caller", "Method", "RateLimitRule", "Router", "json_response"]
+__all__ = [
+    "API_PREFIX",
+    "ApiRequest",
+    "ApiRoute",
+    "Caller",
+    "Method",
+    "RateLimitRule",
+    "Router",
+    "json_response",
+]
 
 log = logging.getLogger(__name__)
 
@@ -223,7 +232,8 @@ def validate_params(route: ApiRoute, raw: Mapping[str, Any]) -> BaseModel:
     if len(given) == 1:
         raise errors.InvalidParams(describe_validation_error(given[0]))
     choices = " or ".join(
-        "+".join((f.alias or n) for n, f in model.model_fields.items() if f.is_required()) for model in route.params
+        "+".join((f.alias or n) for n, f in model.model_fields.items() if f.is_required())
+        for model in route.params
     )
     unknown = sorted(set(raw) - {(f.alias or n) for m in route.params for n, f in m.model_fields.items()})
     extra = f"; unknown parameter(s) {', '.join(unknown)}" if unknown else ""
@@ -233,7 +243,9 @@ def validate_params(route: ApiRoute, raw: Mapping[str, Any]) -> BaseModel:
 # -- dispatch ------------------------------------------------------------------------------------
 
 
-def json_response(body: Mapping[str, Any], status: int = 200, headers: Mapping[str, str] | None = None) -> Response:
+def json_response(
+    body: Mapping[str, Any], status: int = 200, headers: Mapping[str, str] | None = None
+) -> Response:
     return JSONResponse(dict(body), status_code=status, headers=dict(headers) if headers else None)
 
 
@@ -255,7 +267,9 @@ async def read_raw_params(route: ApiRoute, request: Request) -> dict[str, Any]:
     try:
         data = json.loads(body)
     except (ValueError, UnicodeDecodeError):
-        raise errors.InvalidParams("Request body is not valid JSON", error_type="error-invalid-json") from None
+        raise errors.InvalidParams(
+            "Request body is not valid JSON", error_type="error-invalid-json"
+        ) from None
     if not isinstance(data, dict):
         raise errors.InvalidParams("Request body must be a JSON object")
     return data
@@ -296,7 +310,9 @@ def make_endpoint(route: ApiRoute, services: Services) -> Callable[[Request], Aw
             raw = await read_raw_params(route, request)
             params = validate_params(route, raw)
             result = await route.handler(
-                ApiRequest(params=params, caller=caller, services=services, http=request, client_host=client_host)
+                ApiRequest(
+                    params=params, caller=caller, services=services, http=request, client_host=client_host
+                )
             )
         except errors.ApiError as exc:
             return error_response(exc, rate_headers)

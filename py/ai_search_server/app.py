@@ -72,12 +72,16 @@ def create_app(
         return FileResponse(root / "index.html", headers={"cache-control": REVALIDATE_CACHE})
 
     async def config_file(_request: Request) -> Response:
-        return FileResponse(root / "pyscript.toml", media_type="text/plain; charset=utf-8",
-                            headers={"cache-control": REVALIDATE_CACHE})
+        return FileResponse(
+            root / "pyscript.toml",
+            media_type="text/plain; charset=utf-8",
+            headers={"cache-control": REVALIDATE_CACHE},
+        )
 
     async def unknown_api(request: Request) -> Response:
-        return error_response(errors.NotFound(f"Unknown API route {request.url.path}",
-                                              error_type="error-unknown-route"))
+        return error_response(
+            errors.NotFound(f"Unknown API route {request.url.path}", error_type="error-unknown-route")
+        )
 
     routes: list[BaseRoute] = [
         Route(r.path, make_endpoint(r, services), methods=[r.method], name=r.name) for r in api_routes

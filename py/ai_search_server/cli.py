@@ -81,8 +81,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
     limiter = RateLimiter(settings.rate_limit_storage)
     app = create_app(settings, store, limiter=limiter)
     print(f"ai-search: serving {settings.site_url}/", file=sys.stderr)
-    uvicorn.run(app, host=args.host, port=args.port, log_level=settings.log_level, proxy_headers=False,
-                server_header=False)
+    uvicorn.run(
+        app,
+        host=args.host,
+        port=args.port,
+        log_level=settings.log_level,
+        proxy_headers=False,
+        server_header=False,
+    )
     store.close()
     return 0
 
@@ -96,8 +102,12 @@ def _load_demo(store: Any) -> None:
         print("ai-search: loading the demo workspace…", file=sys.stderr)
         for demo_user in DEMO_USERS:
             if store.get_user_by_username(demo_user.username) is None:
-                store.create_user(demo_user.username, name=demo_user.name, password=demo_user.password,
-                                  roles=(demo_user.role,))
+                store.create_user(
+                    demo_user.username,
+                    name=demo_user.name,
+                    password=demo_user.password,
+                    roles=(demo_user.role,),
+                )
         import_rows(store, generate_demo_messages())
     print("ai-search: demo users (username / password):", file=sys.stderr)
     for demo_user in DEMO_USERS:
@@ -135,7 +145,9 @@ def cmd_tokens_create(args: argparse.Namespace) -> int:
         try:
             _token, plain = store.create_token(user.id, "pat", label=label)
         except Conflict:
-            raise CliError(f"{args.username} already has a token named {label!r}; pick another --name") from None
+            raise CliError(
+                f"{args.username} already has a token named {label!r}; pick another --name"
+            ) from None
     finally:
         store.close()
     print(f"X-User-Id: {user.id}")
@@ -179,8 +191,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", parents=[data], help="start the server")
     serve.add_argument("--host", default=DEFAULT_HOST)
     serve.add_argument("--port", type=int, default=DEFAULT_PORT)
-    serve.add_argument("--demo", action="store_true",
-                       help="load the demo workspace into an empty data dir and turn on MCP")
+    serve.add_argument(
+        "--demo", action="store_true", help="load the demo workspace into an empty data dir and turn on MCP"
+    )
     serve.set_defaults(func=cmd_serve)
 
     users = sub.add_parser("users", help="manage users").add_subparsers(dest="action", required=True)
@@ -191,10 +204,12 @@ def build_parser() -> argparse.ArgumentParser:
     create.add_argument("--role", choices=("admin", "user"), default="user")
     create.set_defaults(func=cmd_users_create)
 
-    tokens = sub.add_parser("tokens", help="manage personal access tokens").add_subparsers(dest="action",
-                                                                                          required=True)
-    tcreate = tokens.add_parser("create", parents=[data], help="create a personal access token; prints the two "
-                                "header lines")
+    tokens = sub.add_parser("tokens", help="manage personal access tokens").add_subparsers(
+        dest="action", required=True
+    )
+    tcreate = tokens.add_parser(
+        "create", parents=[data], help="create a personal access token; prints the two header lines"
+    )
     tcreate.add_argument("username")
     tcreate.add_argument("--name", help="a label for the token (default: cli-N)")
     tcreate.set_defaults(func=cmd_tokens_create)

@@ -49,10 +49,18 @@ def build_openapi(routes: Sequence[ApiRoute], *, version: str, site_url: str = "
             "summary": route.description,
             "tags": list(route.tags),
             "responses": {
-                "200": {"description": "Success", "content": {"application/json": {"schema": {"type": "object"}}}},
-                "400": {"description": "Invalid parameters",
-                        "content": {"application/json": {"schema": _ERROR_SCHEMA}}},
-                "401": {"description": "Not logged in", "content": {"application/json": {"schema": _ERROR_SCHEMA}}},
+                "200": {
+                    "description": "Success",
+                    "content": {"application/json": {"schema": {"type": "object"}}},
+                },
+                "400": {
+                    "description": "Invalid parameters",
+                    "content": {"application/json": {"schema": _ERROR_SCHEMA}},
+                },
+                "401": {
+                    "description": "Not logged in",
+                    "content": {"application/json": {"schema": _ERROR_SCHEMA}},
+                },
             },
         }
         if route.auth:
@@ -64,8 +72,11 @@ def build_openapi(routes: Sequence[ApiRoute], *, version: str, site_url: str = "
         paths.setdefault(route.path, {})[route.method.lower()] = op
     doc: dict[str, Any] = {
         "openapi": "3.1.0",
-        "info": {"title": "ai-search", "version": version,
-                 "description": "AI search for team-chat workspaces: Rocket.Chat-shaped REST API."},
+        "info": {
+            "title": "ai-search",
+            "version": version,
+            "description": "AI search for team-chat workspaces: Rocket.Chat-shaped REST API.",
+        },
         "paths": paths,
         "components": {
             "securitySchemes": {

@@ -40,13 +40,17 @@ class Services:
     def client_address(self, request: Request) -> str:
         """The client's address for rate limits, honouring only the configured trusted proxy hops."""
         peer = request.client.host if request.client else "unknown"
-        return client_address(peer, request.headers.getlist("x-forwarded-for"), self.settings.trusted_proxy_hops)
+        return client_address(
+            peer, request.headers.getlist("x-forwarded-for"), self.settings.trusted_proxy_hops
+        )
 
     def rate_limit_key(self, caller: Caller | None, client_host: str) -> str:
         """Whose budget a request spends: the user's when authenticated, else the client address's."""
         return caller_key(caller.user.id if caller else None, client_host, None, 0)
 
-    async def check_rate_limit(self, route_key: str, caller_key: str, rule: RateLimitRule) -> Mapping[str, str]:
+    async def check_rate_limit(
+        self, route_key: str, caller_key: str, rule: RateLimitRule
+    ) -> Mapping[str, str]:
         """Counts one request; returns the X-RateLimit-* headers, or raises errors.TooManyRequests."""
         if self.limiter is None:
             return {}

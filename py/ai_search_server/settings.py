@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["SECRET_SETTINGS", "ENV_PREFIX", "Settings", "SettingsError", "load_settings", "settings_table"]
+__all__ = ["ENV_PREFIX", "SECRET_SETTINGS", "Settings", "SettingsError", "load_settings", "settings_table"]
 
 ENV_PREFIX = "AI_SEARCH_"
 
@@ -46,50 +46,87 @@ def _s(default: Any, help: str, *, low: int | None = None, high: int | None = No
 @dataclass(frozen=True)
 class Settings:
     # -- server ----------------------------------------------------------------------------------
-    site_url: str = _s("", "Public URL of the site (scheme://host[:port]); browser Origins equal to it are "
-                       "allowed. Empty: derived from --host/--port.")
-    cors_allowed_origins: list[str] = _s([], "Extra browser origins allowed to call the API (comma-separated). "
-                                         "'*' never authorises a browser origin.")
-    embed_allowed_origins: list[str] = _s([], "Origins whose pages may embed the search widget; they are also "
-                                          "allowed API origins (frame-ancestors + Origin checks).")
-    allowed_hosts: list[str] = _s([], "Host header values accepted (DNS-rebinding guard). Empty: the site "
-                                  "URL's host plus localhost and 127.0.0.1.")
-    trusted_proxy_hops: int = _s(0, "Reverse proxies in front of the server whose X-Forwarded-For entries are "
-                                 "trusted for rate limiting (0: the header is ignored).", low=0, high=10)
-    rate_limit_storage: str = _s("memory://", "Where rate-limit counters live: memory:// (one process) or "
-                                 "redis://host:port/db (shared by several processes).")
-    max_request_body_bytes: int = _s(5 * 1024 * 1024, "Largest request body accepted (bytes).",
-                                     low=1024, high=64 * 1024 * 1024)
+    site_url: str = _s(
+        "",
+        "Public URL of the site (scheme://host[:port]); browser Origins equal to it are "
+        "allowed. Empty: derived from --host/--port.",
+    )
+    cors_allowed_origins: list[str] = _s(
+        [],
+        "Extra browser origins allowed to call the API (comma-separated). "
+        "'*' never authorises a browser origin.",
+    )
+    embed_allowed_origins: list[str] = _s(
+        [],
+        "Origins whose pages may embed the search widget; they are also "
+        "allowed API origins (frame-ancestors + Origin checks).",
+    )
+    allowed_hosts: list[str] = _s(
+        [],
+        "Host header values accepted (DNS-rebinding guard). Empty: the site "
+        "URL's host plus localhost and 127.0.0.1.",
+    )
+    trusted_proxy_hops: int = _s(
+        0,
+        "Reverse proxies in front of the server whose X-Forwarded-For entries are "
+        "trusted for rate limiting (0: the header is ignored).",
+        low=0,
+        high=10,
+    )
+    rate_limit_storage: str = _s(
+        "memory://",
+        "Where rate-limit counters live: memory:// (one process) or "
+        "redis://host:port/db (shared by several processes).",
+    )
+    max_request_body_bytes: int = _s(
+        5 * 1024 * 1024, "Largest request body accepted (bytes).", low=1024, high=64 * 1024 * 1024
+    )
     log_level: str = _s("info", "Log level: debug, info, warning, error.")
     # -- search ----------------------------------------------------------------------------------
     search_enabled: bool = _s(True, "AI search on or off.")
-    pipeline_base_url: str = _s("", "Base URL of a remote Intelligent-Search pipeline. Empty: the embedded "
-                                "pipeline runs in-process.")
+    pipeline_base_url: str = _s(
+        "", "Base URL of a remote Intelligent-Search pipeline. Empty: the embedded pipeline runs in-process."
+    )
     pipeline_id: str = _s("", "Pipeline id of the remote pipeline.")
     pipeline_api_key: str = _s("", "X-API-KEY of the remote pipeline (secret).")
     pipeline_api_key_secret: str = _s("", "X-API-KEY-SECRET of the remote pipeline (secret).")
     search_query_template: str = _s("", "Template for the pipeline query; the first {query} is replaced.")
-    search_min_similarity_percent: int = _s(0, "Semantic hits below this similarity are dropped (percent).",
-                                            low=0, high=100)
-    search_semantic_weight: int = _s(50, "Share of the semantic branch in fusion (percent; 0 = keyword only, "
-                                     "100 = semantic only).", low=0, high=100)
+    search_min_similarity_percent: int = _s(
+        0, "Semantic hits below this similarity are dropped (percent).", low=0, high=100
+    )
+    search_semantic_weight: int = _s(
+        50,
+        "Share of the semantic branch in fusion (percent; 0 = keyword only, 100 = semantic only).",
+        low=0,
+        high=100,
+    )
     search_recency_weight: int = _s(0, "Boost for recent messages (percent; 0 = off).", low=0, high=100)
-    search_recency_half_life_days: int = _s(30, "Age at which the recency boost halves (days).",
-                                            low=1, high=3650)
-    embedder: str = _s("local", "Embeddings for the semantic branch: local (packaged all-MiniLM-L6-v2, "
-                       "offline), openai (an OpenAI-compatible /embeddings endpoint), or none (keyword only).")
+    search_recency_half_life_days: int = _s(
+        30, "Age at which the recency boost halves (days).", low=1, high=3650
+    )
+    embedder: str = _s(
+        "local",
+        "Embeddings for the semantic branch: local (packaged all-MiniLM-L6-v2, "
+        "offline), openai (an OpenAI-compatible /embeddings endpoint), or none (keyword only).",
+    )
     embedding_base_url: str = _s("", "Base URL of an OpenAI-compatible embeddings endpoint.")
     embedding_api_key: str = _s("", "API key of the embeddings endpoint (secret).")
     embedding_model: str = _s("", "Embedding model name at that endpoint.")
     # -- answers ---------------------------------------------------------------------------------
     answer_enabled: bool = _s(True, "AI answers on or off.")
-    llm_base_url: str = _s("", "Base URL of an OpenAI-compatible API (https://api.openai.com/v1, "
-                           "http://127.0.0.1:11434/v1 for Ollama...). Empty: extractive answers, no LLM.")
+    llm_base_url: str = _s(
+        "",
+        "Base URL of an OpenAI-compatible API (https://api.openai.com/v1, "
+        "http://127.0.0.1:11434/v1 for Ollama...). Empty: extractive answers, no LLM.",
+    )
     llm_api_key: str = _s("", "API key of the LLM provider (secret).")
     llm_model: str = _s("", "Model used for answers.")
     answer_system_prompt: str = _s("", "System prompt for answers. Empty: the built-in evidence rules.")
-    outbound_allow_hosts: list[str] = _s([], "Hosts or CIDRs that outbound calls (pipeline, LLM, embeddings) "
-                                         "may reach even though they are private or loopback.")
+    outbound_allow_hosts: list[str] = _s(
+        [],
+        "Hosts or CIDRs that outbound calls (pipeline, LLM, embeddings) "
+        "may reach even though they are private or loopback.",
+    )
     # -- MCP -------------------------------------------------------------------------------------
     mcp_enabled: bool = _s(False, "The MCP endpoint at /api/v1/mcp (on with --demo).")
     mcp_expose_extended_api: bool = _s(False, "Expose the extended, allow-listed tool set over MCP.")
@@ -103,9 +140,19 @@ class Settings:
         return out
 
 
-SECRET_SETTINGS = frozenset({"pipeline_api_key", "pipeline_api_key_secret", "embedding_api_key", "llm_api_key"})
-_BOOL_WORDS = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False,
-               "off": False}
+SECRET_SETTINGS = frozenset(
+    {"pipeline_api_key", "pipeline_api_key_secret", "embedding_api_key", "llm_api_key"}
+)
+_BOOL_WORDS = {
+    "1": True,
+    "true": True,
+    "yes": True,
+    "on": True,
+    "0": False,
+    "false": False,
+    "no": False,
+    "off": False,
+}
 
 
 def settings_table() -> list[tuple[str, str, Any, str]]:
@@ -183,7 +230,9 @@ def load_settings(
         if unknown:
             raise SettingsError(f"config file {config_file}: unknown setting(s) {', '.join(unknown)}")
         for name, raw in data.items():
-            values[name] = _convert(name, f"config file {config_file}", hints[name], raw, fields[name].metadata)
+            values[name] = _convert(
+                name, f"config file {config_file}", hints[name], raw, fields[name].metadata
+            )
 
     for name, f in fields.items():
         env_name = ENV_PREFIX + name.upper()
@@ -199,6 +248,7 @@ def load_settings(
     if settings.embedder not in ("local", "openai", "none"):
         raise SettingsError(f"setting 'embedder': expected local, openai or none, got {settings.embedder!r}")
     if settings.log_level not in ("debug", "info", "warning", "error"):
-        raise SettingsError(f"setting 'log_level': expected debug, info, warning or error, got "
-                            f"{settings.log_level!r}")
+        raise SettingsError(
+            f"setting 'log_level': expected debug, info, warning or error, got {settings.log_level!r}"
+        )
     return settings

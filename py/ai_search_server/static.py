@@ -48,7 +48,11 @@ class PageFiles(StaticFiles):
         self.immutable_prefixes = immutable_prefixes
 
     def file_response(
-        self, full_path: str | os.PathLike[str], stat_result: os.stat_result, scope: Scope, status_code: int = 200
+        self,
+        full_path: str | os.PathLike[str],
+        stat_result: os.stat_result,
+        scope: Scope,
+        status_code: int = 200,
     ) -> Response:
         request_headers = Headers(scope=scope)
         path = str(full_path)
@@ -57,13 +61,15 @@ class PageFiles(StaticFiles):
         media_type = mimetypes.guess_type(path)[0] or "application/octet-stream"
         gz = path + ".gz"
         if "gzip" in request_headers.get("accept-encoding", "") and os.path.isfile(gz):
-            response: Response = FileResponse(gz, status_code=status_code, media_type=media_type,
-                                              stat_result=os.stat(gz))
+            response: Response = FileResponse(
+                gz, status_code=status_code, media_type=media_type, stat_result=os.stat(gz)
+            )
             response.headers["content-encoding"] = "gzip"
             response.headers["vary"] = "Accept-Encoding"
         else:
             response = super().file_response(full_path, stat_result, scope, status_code)
-            response.headers["content-type"] = media_type + ("; charset=utf-8" if media_type.startswith("text/")
-                                                             else "")
+            response.headers["content-type"] = media_type + (
+                "; charset=utf-8" if media_type.startswith("text/") else ""
+            )
         response.headers["cache-control"] = IMMUTABLE_CACHE if immutable else REVALIDATE_CACHE
         return response

@@ -16,12 +16,13 @@ from pathlib import Path
 
 import httpx
 import pytest
+from starlette.applications import Starlette
+
 from ai_search_server.app import create_app
 from ai_search_server.settings import Settings, load_settings
 from ai_search_server.store import open_store
 from ai_search_server.store.base import Store
 from ai_search_server.store.records import Message, Room, User
-from starlette.applications import Starlette
 
 BASE_URL = "http://testserver"
 T0 = datetime(2026, 11, 1, 9, 0, tzinfo=UTC)

@@ -694,6 +694,35 @@ def test_concurrent_writers_from_threads_lose_nothing(
         assert mine == [f"w{worker}-{n}" for n in range(per_thread)]
 
 
+def test_a_listener_may_write_to_the_store_while_other_threads_write(
+    store: SQLiteStore, room_and_author: tuple[str, str]
+) -> None:
+    room_id, user_id = room_and_author
+    heard: list[str] = []
+
+    def answer_pings(events: Sequence[MessageEvent]) -> None:
+        for event in events:
+            heard.append(event.message.text)
+            if event.message.text.startswith("ping"):
+                store.post_message(room_id, user_id, event.message.text.replace("ping", "pong"))
+
+    store.add_message_listener(answer_pings)
+    threads = [
+        threading.Thread(
+            target=lambda w=w: [store.post_message(room_id, user_id, f"ping-{w}-{n}") for n in range(20)]
+        )
+        for w in range(3)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)  # a bound, not a timing assertion: a deadlock would hang forever
+    assert not any(thread.is_alive() for thread in threads)
+    assert store.count_messages() == 3 * 20 * 2
+    for text in [t for t in heard if t.startswith("ping")]:
+        assert heard.index(text.replace("ping", "pong")) > heard.index(text)
+
+
 # -- the file -------------------------------------------------------------------------------------
 
 

@@ -130,6 +130,8 @@ def _snippet_stream(ctx: _Context, days: list[_Day], room: str, pool: Sequence[S
             _place_snippet(ctx, room, snippet, ctx.clock(day.day), day.days_ago, {"customer": ctx.rng.choice(CUSTOMERS)})
 
 
+# Chance that a standup reports a step finished rather than still in progress.
+_STANDUP_PROGRESS_CHANCE = 0.45
 _DONE_NEXT = (
     "yesterday: {done}. today: {next}. no blockers",
     "y: {done}\nt: {next}\nblockers: none",
@@ -163,17 +165,18 @@ def _standups(ctx: _Context, days: list[_Day]) -> dict[str, list[tuple[date, str
         for user, rate in rates.items():
             steps = STANDUP_STEPS[user]
             index = position[user]
-            if index + 1 >= len(steps) or ctx.rng.random() > rate:
+            if _JOINED[user] < day.days_ago or index + 1 >= len(steps) or ctx.rng.random() > rate:
                 continue
             others = ctx.active("engineering", day.days_ago, exclude=(user, "alice"))
             extra = ctx.rng.choice(_EXTRAS).replace("{other}", _FIRST_NAMES[ctx.rng.choice(others)])
-            if ctx.rng.random() < 0.5:
+            moves_on = ctx.rng.random() < _STANDUP_PROGRESS_CHANCE
+            if moves_on:
                 text = ctx.rng.choice(_DONE_NEXT).format(done=steps[index], next=steps[index + 1], extra=extra)
-                position[user] += 1
-                finished[user].append((day.day, steps[index]))
             else:
                 text = ctx.rng.choice(_STILL).format(cur=steps[index], extra=extra)
-            ctx.post("engineering", user, ctx.clock(day.day, 8.6, 10.0), text)
+            if ctx.post("engineering", user, ctx.clock(day.day, 8.6, 10.0), text) and moves_on:
+                position[user] += 1
+                finished[user].append((day.day, steps[index]))
     return finished
 
 
@@ -354,11 +357,14 @@ def _trains(ctx: _Context, days: list[_Day]) -> None:
 
 _ALERT = ("🔔 {alert}, looking", "alert: {alert}. on it", "paged: {alert}", "{alert} — checking")
 _RESOLVED = ("resolved: {res}", "{res}", "all good. {res}", "closed. {res}")
+_FOLLOW_UP = ("follow-up ticket OPS-{n}: {what}", "opened OPS-{n} for {what}", "OPS-{n} filed: {what}")
+_FIRST_OPS_TICKET = 1840
 
 
 def _alerts_and_handoffs(ctx: _Context, days: list[_Day]) -> None:
     week_pages: list[str] = []
     previous = None
+    ticket = _FIRST_OPS_TICKET
     for day in days:
         on_call = _ON_CALL_ROTATION[day.day.isocalendar()[1] % len(_ON_CALL_ROTATION)]
         if day.day.weekday() == 0:
@@ -372,9 +378,9 @@ def _alerts_and_handoffs(ctx: _Context, days: list[_Day]) -> None:
                 ctx.post("ops", previous, moment, f"on-call handoff {previous} → {on_call}: {summary}")
             week_pages = []
         previous = on_call
-        if ctx.rng.random() > (0.7 if day.weekday else 0.3):
+        if ctx.rng.random() > (0.85 if day.weekday else 0.35):
             continue
-        label, alert, resolutions = ctx.rng.choice(ALERTS)
+        label, alert, resolutions, follow_up = ctx.rng.choice(ALERTS)
         slots = {
             "n": str(ctx.rng.randint(2, 95)),
             "m": str(ctx.rng.randint(1, 9)),
@@ -385,7 +391,11 @@ def _alerts_and_handoffs(ctx: _Context, days: list[_Day]) -> None:
         if ctx.post("ops", on_call, moment, render(ctx.rng.choice(_ALERT).format(alert=alert), day=day.day, slots=slots)):
             week_pages.append(label)
             res = render(ctx.rng.choice(resolutions), day=day.day, slots=slots)
-            ctx.post("ops", on_call, ctx.later(moment, 5, 45), ctx.rng.choice(_RESOLVED).format(res=res))
+            moment = ctx.later(moment, 5, 45)
+            ctx.post("ops", on_call, moment, ctx.rng.choice(_RESOLVED).format(res=res))
+            if ctx.rng.random() < 0.4:
+                ticket += ctx.rng.randint(1, 6)
+                ctx.post("ops", on_call, ctx.later(moment), ctx.rng.choice(_FOLLOW_UP).format(n=ticket, what=follow_up))
 
 
 def _support(ctx: _Context, days: list[_Day]) -> None:

@@ -16,6 +16,7 @@ from ._business import BUSINESS_THREADS
 from ._design import DESIGN_THREADS
 from ._incidents import INCIDENT_THREADS
 from ._people import PEOPLE_THREADS
+from ._practice import PRACTICE_THREADS
 from ._releases import RELEASE_THREADS
 from ._script import Thread, apply_gap, render
 from ._security import SECURITY_THREADS
@@ -44,6 +45,7 @@ SCRIPTED_THREADS: list[Thread] = [
     *BUSINESS_THREADS,
     *SECURITY_THREADS,
     *DESIGN_THREADS,
+    *PRACTICE_THREADS,
 ]
 
 _ROOM_TYPES = {room.name: room.type for room in DEMO_ROOMS}

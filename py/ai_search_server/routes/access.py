@@ -49,7 +49,11 @@ def room_by_reference(store: Store, user: User, reference: str) -> Room:
             raise errors.NotFound(ROOM_NOT_FOUND, error_type="error-room-not-found")
         for sub in store.subscriptions_of(user.id):
             room = store.get_room(sub.room_id)
-            if room is not None and room.type == "d" and set(store.members_of(room.id)) == {user.id, other.id}:
+            if (
+                room is not None
+                and room.type == "d"
+                and set(store.members_of(room.id)) == {user.id, other.id}
+            ):
                 return room
         raise errors.NotFound(ROOM_NOT_FOUND, error_type="error-room-not-found")
     room = store.get_room_by_name(reference)

@@ -35,8 +35,11 @@ async def login(req: ApiRequest[LoginParams]) -> dict[str, Any]:
     user = store.verify_password(req.params.user, req.params.password)
     if user is None or not user.active:
         raise errors.Unauthorized("Incorrect username or password", error_type="error-login-failed")
-    token, plain = store.create_token(user.id, "session", label="login")
-    return {"status": "success", "data": {"userId": user.id, "authToken": plain, "me": user_json(user, full=True)}}
+    _token, plain = store.create_token(user.id, "session", label="login")
+    return {
+        "status": "success",
+        "data": {"userId": user.id, "authToken": plain, "me": user_json(user, full=True)},
+    }
 
 
 @router.post("logout", NoParams, description="End the session of the token used for this call.")

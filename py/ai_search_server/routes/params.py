@@ -26,7 +26,9 @@ class NoParams(Params):
 Id = Annotated[str, Field(min_length=1, max_length=MAX_ID_CHARS)]
 Name = Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS)]
 Offset = Annotated[int, Field(ge=0, le=1_000_000, description="Items to skip.")]
-Count = Annotated[int, Field(ge=1, le=MAX_PAGE_ITEMS, description=f"Items per page (at most {MAX_PAGE_ITEMS}).")]
+Count = Annotated[
+    int, Field(ge=1, le=MAX_PAGE_ITEMS, description=f"Items per page (at most {MAX_PAGE_ITEMS}).")
+]
 Selector = Annotated[str, Field(min_length=2, max_length=MAX_SELECTOR_CHARS, description="A JSON object.")]
 
 DEFAULT_COUNT = DEFAULT_PAGE_ITEMS

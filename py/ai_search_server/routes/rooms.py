@@ -5,8 +5,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any
 
-from ai_search import AI_SEARCH_ROOM_LOOKUP_LIMIT
 from pydantic import Field
+
+from ai_search import AI_SEARCH_ROOM_LOOKUP_LIMIT
 
 from .. import errors
 from ..api import ApiRequest, RateLimitRule, Router
@@ -42,20 +43,24 @@ async def create_channel(req: ApiRequest[CreateChannelParams]) -> dict[str, Any]
     store, params = req.services.store, req.params
     name = params.name.strip().lstrip("#")
     if not name or any(ch.isspace() for ch in name):
-        raise errors.InvalidParams("Invalid parameters: 'name' must be a non-empty name without spaces",
-                                   error_type="error-invalid-room-name")
+        raise errors.InvalidParams(
+            "Invalid parameters: 'name' must be a non-empty name without spaces",
+            error_type="error-invalid-room-name",
+        )
     member_ids = []
     for username in params.members:
         user = store.get_user_by_username(username)
         if user is None:
-            raise errors.InvalidParams(f"Invalid parameters: no user named {username!r}",
-                                       error_type="error-invalid-user")
+            raise errors.InvalidParams(
+                f"Invalid parameters: no user named {username!r}", error_type="error-invalid-user"
+            )
         member_ids.append(user.id)
     try:
         room = store.create_room("c", name, creator_id=req.user.id, members=member_ids)
     except store_base.Conflict:
-        raise errors.Conflict(f"A room named {name!r} already exists", error_type="error-duplicate-channel-name") \
-            from None
+        raise errors.Conflict(
+            f"A room named {name!r} already exists", error_type="error-duplicate-channel-name"
+        ) from None
     return {"channel": room_json(room)}
 
 

@@ -19,7 +19,12 @@ def user_json(user: User, *, full: bool = False) -> dict[str, Any]:
     out: dict[str, Any] = {"_id": user.id, "username": user.username, "name": user.name}
     if full:
         out.update(
-            {"roles": list(user.roles), "active": user.active, "createdAt": iso(user.created_at), "type": "user"}
+            {
+                "roles": list(user.roles),
+                "active": user.active,
+                "createdAt": iso(user.created_at),
+                "type": "user",
+            }
         )
     return out
 

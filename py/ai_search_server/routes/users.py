@@ -32,13 +32,18 @@ class InfoByUsername(Params):
     InfoByUserId,
     InfoByUsername,
     description="Get a user's public profile, by id or by username.",
-    variant_descriptions=("Get a user's public profile by user id.", "Get a user's public profile by username."),
+    variant_descriptions=(
+        "Get a user's public profile by user id.",
+        "Get a user's public profile by username.",
+    ),
     rate_limit=READ_RATE_LIMIT,
 )
 async def users_info(req: ApiRequest[InfoByUserId | InfoByUsername]) -> dict[str, Any]:
     store, params = req.services.store, req.params
-    user = store.get_user(params.userId) if isinstance(params, InfoByUserId) else store.get_user_by_username(
-        params.username
+    user = (
+        store.get_user(params.userId)
+        if isinstance(params, InfoByUserId)
+        else store.get_user_by_username(params.username)
     )
     if user is None:
         raise errors.NotFound("User not found", error_type="error-user-not-found")
@@ -84,8 +89,9 @@ async def generate_token(req: ApiRequest[GenerateTokenParams]) -> dict[str, Any]
     try:
         _token, plain = req.services.store.create_token(req.user.id, "pat", label=req.params.tokenName)
     except store_base.Conflict:
-        raise errors.Conflict("A token with this name already exists", error_type="error-token-already-exists") \
-            from None
+        raise errors.Conflict(
+            "A token with this name already exists", error_type="error-token-already-exists"
+        ) from None
     return {"token": plain}
 
 

@@ -32,8 +32,8 @@ __all__ = [
     "InvalidValue",
     "MessageListener",
     "NotFound",
-    "Store",
     "StorageFailure",
+    "Store",
     "StoreError",
 ]
 

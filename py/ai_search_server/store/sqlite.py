@@ -5,11 +5,9 @@ its own connection (WAL lets readers run beside the writer), and every write tak
 lock around a ``BEGIN IMMEDIATE`` transaction, so writers in this process queue on the lock instead of
 spinning on SQLite's busy handler; ``BUSY_TIMEOUT_MS`` only bounds the wait for *other* processes.
 
-Listeners run after the commit, outside the write lock, in commit order: each writer queues its
-events while it still holds the write lock, then whoever holds the dispatch lock delivers the queue
-in order, and a write returns only once its events are delivered. A listener may write to the store:
-its events are delivered right after the batch being delivered (never nested, never deadlocked). A
-listener that raises is logged and skipped; the write it reports is already durable.
+Listeners run after the commit, outside the write lock but in commit order: the writer takes the
+dispatch lock before it lets the next writer in. A listener that raises is logged and skipped; the
+write it reports is already durable.
 
 Errors: ``sqlite3`` exceptions never leave this module. "database or disk is full" and "database is
 locked" become ``StorageFailure`` with a message that says so; constraint failures become
@@ -32,7 +30,6 @@ import secrets
 import sqlite3
 import string
 import threading
-from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
@@ -187,10 +184,8 @@ class SQLiteStore:
         self._connections: list[sqlite3.Connection] = []
         self._connections_lock = threading.Lock()
         self._write_lock = threading.Lock()
-        self._dispatch_lock = threading.Lock()
-        self._dispatching = threading.local()  # .active: this thread is inside _deliver
-        # (listeners, events) of committed writes, appended under the write lock: commit order.
-        self._pending: deque[tuple[tuple[MessageListener, ...], tuple[MessageEvent, ...]]] = deque()
+        # Re-entrant so that a listener may itself write to the store.
+        self._dispatch_lock = threading.RLock()
         self._listeners: tuple[MessageListener, ...] = ()
         self._closed = False
         schema.migrate(self._connection())
@@ -246,29 +241,28 @@ class SQLiteStore:
         conn = self._connection()
         listeners = self._listeners
         write = _Write(conn, wants_events=bool(listeners))
-        with self._errors(action), self._write_lock:
-            conn.execute("BEGIN IMMEDIATE")
+        dispatch = False
+        with self._errors(action):
+            self._write_lock.acquire()
             try:
-                yield write
-                conn.execute("COMMIT")
-            except BaseException:
-                self._rollback(conn)
-                raise
-            if write.events and listeners:
-                self._pending.append((listeners, tuple(write.events)))
-        if write.events and listeners:
-            self._deliver()
-
-    def _deliver(self) -> None:
-        if getattr(self._dispatching, "active", False):
-            return  # a listener on this thread wrote; the loop below delivers that next
-        with self._dispatch_lock:
-            self._dispatching.active = True
-            try:
-                while self._pending:
-                    self._notify(*self._pending.popleft())
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    yield write
+                    conn.execute("COMMIT")
+                except BaseException:
+                    self._rollback(conn)
+                    raise
+                if write.events and listeners:
+                    # Taken before the write lock is released: the next writer's events wait for ours.
+                    self._dispatch_lock.acquire()
+                    dispatch = True
             finally:
-                self._dispatching.active = False
+                self._write_lock.release()
+        if dispatch:
+            try:
+                self._notify(listeners, tuple(write.events))
+            finally:
+                self._dispatch_lock.release()
 
     @staticmethod
     def _rollback(conn: sqlite3.Connection) -> None:
@@ -758,8 +752,7 @@ class SQLiteStore:
             after = (rows[-1][5], rows[-1][0])
 
     def add_message_listener(self, listener: MessageListener) -> None:
-        """Takes effect from the next write on; writes already running report to the listeners they saw."""
-        with self._write_lock:
+        with self._dispatch_lock:
             self._listeners = (*self._listeners, listener)
 
     # -- bulk import -----------------------------------------------------------------------------

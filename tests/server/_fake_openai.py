@@ -1,0 +1,277 @@
+"""A real OpenAI-compatible server for the answer tests: Starlette on uvicorn, in a thread, on 127.0.0.1.
+
+It speaks the two calls the product makes, ``GET /v1/models`` and ``POST /v1/chat/completions``
+(plain JSON, or server-sent events when the body says ``stream: true``), and records every request.
+``behaviour`` switches what it does next (tests set it; ``reset`` puts everything back):
+
+==============  ===========================================================================
+ok              answer ``answer`` (JSON), or stream it in ``chunks`` then ``[DONE]``
+500             HTTP 500 with a JSON error body holding ``PROVIDER_SECRET_TEXT``
+401-echo        HTTP 401 whose body quotes the Authorization header it got (as OpenAI does)
+slow            wait (up to ``MAX_HOLD_SECONDS``) before any byte, until the client goes away
+stall           stream the first chunk, then wait like ``slow``
+hold            stream the first chunk, then wait until ``release`` is set, then the rest
+garbage         200 with a body (or a stream event) that is not JSON
+empty           answer ``"   "`` (JSON) or stream only whitespace
+no-choices      ``{"choices": []}`` (JSON) or stream chunks without choices, then ``[DONE]``
+oversize        a body (or stream) larger than the 5 MiB cap
+error-event     stream the first chunk, then an ``{"error": ...}`` event (vLLM, OpenAI do so)
+cut             stream two chunks, then close without ``[DONE]`` or a ``finish_reason``
+finish-only     stream the chunks, the last with ``finish_reason: "stop"``, no ``[DONE]``
+==============  ===========================================================================
+
+``models`` is the id list ``/v1/models`` returns with ``ok``; the other behaviours apply to it too.
+
+Usage::
+
+    with UvicornThread(FakeOpenAI().app) as server:  # or FakeOpenAI().serve()
+        base_url = f"{server.url}/v1"
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import threading
+import time
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, Self
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+__all__ = [
+    "DEFAULT_ANSWER",
+    "DEFAULT_CHUNKS",
+    "OVERSIZE_BYTES",
+    "PROVIDER_SECRET_TEXT",
+    "FakeOpenAI",
+    "RecordedRequest",
+    "UvicornThread",
+]
+
+# Text the provider puts in its error bodies; it must never reach an API client.
+PROVIDER_SECRET_TEXT = "internal-provider-detail-7f3a"
+DEFAULT_ANSWER = "The deploy failed on billing-api [1] and was rolled back [2]."
+# The same answer as a model streams it, a 【N†...】 citation group split across three chunks.
+DEFAULT_CHUNKS = ("The deploy failed ", "on billing-api【", "1†L1-", "L2】 and was rolled back [", "2].")
+# Bytes of an oversize answer: a little over the 5 MiB cap.
+OVERSIZE_BYTES = 5 * 1024 * 1024 + 64 * 1024
+# Longest a slow, stalled or held response waits (seconds) before giving up by itself.
+MAX_HOLD_SECONDS = 30.0
+# How often a waiting response checks whether its client went away (seconds).
+POLL_SECONDS = 0.02
+# How long the server thread may take to start or stop (seconds).
+THREAD_WAIT_SECONDS = 10.0
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+
+
+def _chunk(content: str | None, finish_reason: str | None = None) -> bytes:
+    delta = {} if content is None else {"content": content}
+    payload = {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion.chunk",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
+    }
+    return f"data: {json.dumps(payload)}\n\n".encode()
+
+
+def _completion(content: Any) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+    }
+
+
+class FakeOpenAI:
+    """The fake provider's state and its Starlette app; see the module docstring."""
+
+    def __init__(self) -> None:
+        self.app = Starlette(
+            routes=[
+                Route("/v1/models", self._models, methods=["GET"]),
+                Route("/v1/chat/completions", self._completions, methods=["POST"]),
+            ]
+        )
+        self.release = threading.Event()
+        self.reset()
+
+    def reset(self) -> None:
+        self.behaviour = "ok"
+        self.answer = DEFAULT_ANSWER
+        self.chunks: Sequence[str] = DEFAULT_CHUNKS
+        self.models: Sequence[str] = ("gpt-4o", "llama3.1:8b", "B-model", "a-model")
+        self.requests: list[RecordedRequest] = []
+        self.release.clear()
+
+    def serve(self) -> UvicornThread:
+        return UvicornThread(self.app)
+
+    def completions(self) -> list[RecordedRequest]:
+        return [r for r in self.requests if r.path.endswith("/chat/completions")]
+
+    async def _record(self, request: Request) -> RecordedRequest:
+        raw = await request.body()
+        recorded = RecordedRequest(
+            request.method, request.url.path, dict(request.headers), json.loads(raw) if raw else None
+        )
+        self.requests.append(recorded)
+        return recorded
+
+    async def _wait(self, request: Request, until: threading.Event | None = None) -> bool:
+        """Wait until ``until`` is set (True), or the client left or the cap passed (False)."""
+        deadline = time.monotonic() + MAX_HOLD_SECONDS
+        while time.monotonic() < deadline:
+            if until is not None and until.is_set():
+                return True
+            if await request.is_disconnected():
+                return False
+            await asyncio.sleep(POLL_SECONDS)
+        return False
+
+    def _error(self, request: Request, behaviour: str) -> Response | None:
+        if behaviour == "500":
+            body = {"error": {"message": f"{PROVIDER_SECRET_TEXT}: upstream exploded", "type": "server_error"}}
+            return JSONResponse(body, status_code=500)
+        if behaviour == "401-echo":
+            given = request.headers.get("authorization", "")
+            body = {"error": {"message": f"Incorrect API key provided: {given}", "type": "invalid_request_error"}}
+            return JSONResponse(body, status_code=401)
+        return None
+
+    async def _models(self, request: Request) -> Response:
+        await self._record(request)
+        behaviour = self.behaviour
+        if (error := self._error(request, behaviour)) is not None:
+            return error
+        if behaviour == "slow":
+            await self._wait(request)
+            return Response(status_code=204)
+        if behaviour == "garbage":
+            return Response(b"<html>not json", media_type="application/json")
+        if behaviour == "oversize":
+            return JSONResponse({"data": [{"id": "x" * OVERSIZE_BYTES}]})
+        return JSONResponse({"object": "list", "data": [{"id": m, "object": "model"} for m in self.models]})
+
+    async def _completions(self, request: Request) -> Response:
+        recorded = await self._record(request)
+        behaviour = self.behaviour
+        if (error := self._error(request, behaviour)) is not None:
+            return error
+        if behaviour == "slow":
+            await self._wait(request)
+            return Response(status_code=204)
+        if isinstance(recorded.body, dict) and recorded.body.get("stream") is True:
+            return StreamingResponse(self._stream(request, behaviour), media_type="text/event-stream")
+        if behaviour == "garbage":
+            return Response(b'{"choices": [oops', media_type="application/json")
+        if behaviour == "empty":
+            return JSONResponse(_completion("   "))
+        if behaviour == "no-choices":
+            return JSONResponse({"choices": []})
+        if behaviour == "oversize":
+            return JSONResponse(_completion("x" * OVERSIZE_BYTES))
+        return JSONResponse(_completion(self.answer))
+
+    async def _stream(self, request: Request, behaviour: str) -> AsyncIterator[bytes]:
+        chunks = list(self.chunks)
+        yield _chunk(None)  # role-only opening chunk, as OpenAI sends
+        if behaviour == "garbage":
+            yield b"data: {not json\n\n"
+            return
+        if behaviour == "empty":
+            yield _chunk("  ")
+            yield _chunk("\n", "stop")
+            yield b"data: [DONE]\n\n"
+            return
+        if behaviour == "no-choices":
+            yield b'data: {"choices": []}\n\n'
+            yield b"data: [DONE]\n\n"
+            return
+        if behaviour == "oversize":
+            piece = "x" * (64 * 1024)
+            for _ in range(OVERSIZE_BYTES // len(piece) + 1):
+                yield _chunk(piece)
+            yield b"data: [DONE]\n\n"
+            return
+        yield _chunk(chunks[0])
+        if behaviour == "stall":
+            await self._wait(request)
+            return
+        if behaviour == "error-event":
+            message = f"{PROVIDER_SECRET_TEXT}: overloaded"
+            yield f"data: {json.dumps({'error': {'message': message}})}\n\n".encode()
+            return
+        if behaviour == "hold" and not await self._wait(request, self.release):
+            return
+        if behaviour == "cut":
+            yield _chunk(chunks[1])
+            return
+        for index, text in enumerate(chunks[1:], start=1):
+            last = index == len(chunks) - 1
+            yield _chunk(text, "stop" if last and behaviour == "finish-only" else None)
+        if behaviour != "finish-only":
+            yield _chunk(None, "stop")
+            yield b"data: [DONE]\n\n"
+
+
+class UvicornThread:
+    """Serve an ASGI app with uvicorn in a daemon thread, on a free loopback port; a context manager."""
+
+    def __init__(self, app: Any, host: str = "127.0.0.1") -> None:
+        self.host = host
+        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._sock.bind((host, 0))
+        self.port = self._sock.getsockname()[1]
+        config = uvicorn.Config(
+            app,
+            log_level="warning",
+            access_log=False,
+            lifespan="off",
+            ws="none",
+            http="h11",
+            timeout_graceful_shutdown=1,
+        )
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._sock]}, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def start(self) -> Self:
+        self._thread.start()
+        deadline = time.monotonic() + THREAD_WAIT_SECONDS
+        while not self._server.started:
+            if time.monotonic() > deadline or not self._thread.is_alive():
+                raise RuntimeError("the uvicorn test server did not start")
+            time.sleep(POLL_SECONDS)
+        return self
+
+    def stop(self) -> None:
+        self._server.should_exit = True
+        self._thread.join(THREAD_WAIT_SECONDS)
+        self._sock.close()
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
