@@ -38,6 +38,7 @@ SERVER_START_SECONDS = 30.0
 def serve(port: int, data_dir: Path, ready_file: Path) -> None:
     """Child mode: a one-user workspace, the app without rate limits, uvicorn on loopback."""
     import uvicorn
+
     from ai_search_server.app import create_app
     from ai_search_server.settings import load_settings
     from ai_search_server.store import open_store
@@ -47,7 +48,9 @@ def serve(port: int, data_dir: Path, ready_file: Path) -> None:
     room = store.create_room("c", "bench", members=[user.id])
     message = store.post_message(room.id, user.id, "the deploy went fine")
     _token, pat = store.create_token(user.id, "pat", label="bench")
-    settings = load_settings(environ={}, overrides={"site_url": f"http://127.0.0.1:{port}", "mcp_enabled": True})
+    settings = load_settings(
+        environ={}, overrides={"site_url": f"http://127.0.0.1:{port}", "mcp_enabled": True}
+    )
     app = create_app(settings, store, limiter=None)
     ready_file.write_text(json.dumps({"user_id": user.id, "token": pat, "msg_id": message.id}))
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", access_log=False, server_header=False)
@@ -78,8 +81,10 @@ def _row(label: str, result: dict[str, Any] | None) -> str:
     if not result or "error" in result:
         return f"  {label:<28} {(result or {}).get('error', 'not measured')}"
     errors = sum(result.get("errors", {}).values())
-    return (f"  {label:<28} {result['rps']:8.1f} req/s   p50 {result['p50_ms']:6.2f} ms   "
-            f"p99 {result['p99_ms']:6.2f} ms   errors {errors}")
+    return (
+        f"  {label:<28} {result['rps']:8.1f} req/s   p50 {result['p50_ms']:6.2f} ms   "
+        f"p99 {result['p99_ms']:6.2f} ms   errors {errors}"
+    )
 
 
 def report(results: dict[str, Any], concurrency: int) -> None:
@@ -101,7 +106,9 @@ def main() -> int:
     parser.add_argument("-c", "--concurrency", type=int, default=8)
     parser.add_argument("--wrk-seconds", type=int, default=10, help="duration of each wrk phase")
     parser.add_argument("--no-wrk", action="store_true", help="skip the wrk phases")
-    parser.add_argument("--load-script", type=Path, default=LOAD_SCRIPT, help="path of the shared mcp_load.py")
+    parser.add_argument(
+        "--load-script", type=Path, default=LOAD_SCRIPT, help="path of the shared mcp_load.py"
+    )
     parser.add_argument("--json", type=Path, help="also write the raw results here")
     parser.add_argument("--serve", type=int, metavar="PORT", help=argparse.SUPPRESS)
     parser.add_argument("--data", type=Path, help=argparse.SUPPRESS)
@@ -119,20 +126,45 @@ def main() -> int:
 
     with tempfile.TemporaryDirectory(prefix="bench-mcp-") as tmp:
         port, ready_file = _free_port(), Path(tmp) / "ready.json"
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, ["py", os.environ.get("PYTHONPATH")]))}
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join(filter(None, ["py", os.environ.get("PYTHONPATH")])),
+        }
         child = subprocess.Popen(
-            [sys.executable, __file__, "--serve", str(port), "--data", str(Path(tmp) / "data"),
-             "--ready-file", str(ready_file)],
+            [
+                sys.executable,
+                __file__,
+                "--serve",
+                str(port),
+                "--data",
+                str(Path(tmp) / "data"),
+                "--ready-file",
+                str(ready_file),
+            ],
             env=env,
         )
         try:
             creds = _wait_ready(port, ready_file, child)
             out = Path(tmp) / "load.json"
             command = [
-                sys.executable, str(args.load_script), f"http://127.0.0.1:{port}/api/v1/mcp",
-                "--tool", READ_TOOL, "--args", json.dumps({"msgId": creds["msg_id"]}),
-                "--user-id", creds["user_id"], "--token", creds["token"], "--reference",
-                "-n", str(args.requests), "-c", str(args.concurrency), "--json", str(out),
+                sys.executable,
+                str(args.load_script),
+                f"http://127.0.0.1:{port}/api/v1/mcp",
+                "--tool",
+                READ_TOOL,
+                "--args",
+                json.dumps({"msgId": creds["msg_id"]}),
+                "--user-id",
+                creds["user_id"],
+                "--token",
+                creds["token"],
+                "--reference",
+                "-n",
+                str(args.requests),
+                "-c",
+                str(args.concurrency),
+                "--json",
+                str(out),
             ]
             if use_wrk:
                 command += ["--wrk", "--wrk-seconds", str(args.wrk_seconds)]

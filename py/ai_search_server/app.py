@@ -27,6 +27,7 @@ from . import __version__, errors
 from .api import ApiRoute, error_response, make_endpoint
 from .mcp import MCP_PATH, McpEndpoint
 from .openapi import build_openapi
+from .retrieval.wiring import install_search
 from .routes import all_routes
 from .security import (
     BodyLimitMiddleware,
@@ -63,6 +64,8 @@ def create_app(
 ) -> Starlette:
     """Build the app around an open store. ``limiter`` is a ``ratelimit.RateLimiter`` (None: no limits)."""
     services = Services(settings=settings, store=store, limiter=limiter)
+    # The search service (embedded index or remote pipeline), built at start-up or on first use.
+    search = install_search(services)
     api_routes = [*all_routes(), *extra_routes]
 
     async def openapi(_request: Request) -> Response:
@@ -94,11 +97,14 @@ def create_app(
         Route("/pyscript.toml", config_file, methods=["GET"]),
         Mount("/static", PageFiles(directory=root / "static", immutable_prefixes=("/static/vendor/",))),
         Mount("/py", PageFiles(directory=root / "py")),
+        *search.http_routes(),
     ]
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        await search.start()
         yield
+        await search.aclose()
         if limiter is not None and hasattr(limiter, "aclose"):
             await limiter.aclose()
 

@@ -161,7 +161,10 @@ def _parse_ts(value: str) -> datetime:
         moment = datetime.fromisoformat(value)
     except ValueError:
         raise _BadLine(f"field 'ts' is not an ISO 8601 time: {_quote(value)}") from None
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+    try:
+        return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+    except OverflowError:  # 0001-01-01T00:00+01:00 has no UTC datetime
+        raise _BadLine(f"field 'ts' is out of range: {_quote(value)}") from None
 
 
 def _members(value: object) -> tuple[str, ...]:

@@ -93,7 +93,9 @@ def _completion(content: Any) -> dict[str, Any]:
     return {
         "id": "chatcmpl-fake",
         "object": "chat.completion",
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
+        ],
     }
 
 
@@ -145,11 +147,15 @@ class FakeOpenAI:
 
     def _error(self, request: Request, behaviour: str) -> Response | None:
         if behaviour == "500":
-            body = {"error": {"message": f"{PROVIDER_SECRET_TEXT}: upstream exploded", "type": "server_error"}}
+            body = {
+                "error": {"message": f"{PROVIDER_SECRET_TEXT}: upstream exploded", "type": "server_error"}
+            }
             return JSONResponse(body, status_code=500)
         if behaviour == "401-echo":
             given = request.headers.get("authorization", "")
-            body = {"error": {"message": f"Incorrect API key provided: {given}", "type": "invalid_request_error"}}
+            body = {
+                "error": {"message": f"Incorrect API key provided: {given}", "type": "invalid_request_error"}
+            }
             return JSONResponse(body, status_code=401)
         return None
 
@@ -248,7 +254,9 @@ class UvicornThread:
             timeout_graceful_shutdown=1,
         )
         self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._sock]}, daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.run, kwargs={"sockets": [self._sock]}, daemon=True
+        )
 
     @property
     def url(self) -> str:

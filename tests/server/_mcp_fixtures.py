@@ -18,6 +18,10 @@ from typing import Any
 
 import httpx
 import uvicorn
+from jsonschema import validators
+from starlette.applications import Starlette
+from starlette.routing import Route
+
 from ai_search_server.api import ApiRoute, make_endpoint
 from ai_search_server.app import create_app
 from ai_search_server.mcp import MCP_PATH, McpEndpoint
@@ -26,9 +30,6 @@ from ai_search_server.security import OriginPolicy
 from ai_search_server.services import Services
 from ai_search_server.settings import Settings, load_settings
 from ai_search_server.store.base import Store
-from jsonschema import validators
-from starlette.applications import Starlette
-from starlette.routing import Route
 
 SCHEMA_ROOT = Path("/work/shared/spec/mcp-schema")
 REVISIONS = ("2025-03-26", "2025-06-18", "2025-11-25")

@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Iterator
 
 import anyio
 import pytest
+
 from ai_search import ModelOption
 from ai_search_server.answers.provider import (
     ANSWER_TEMPERATURE,
@@ -91,8 +92,12 @@ def closed_port() -> int:
 @pytest.mark.parametrize(
     ("base", "path", "expected"),
     [
-        pytest.param("https://api.openai.com/v1", "models", "https://api.openai.com/v1/models", id="base-path-kept"),
-        pytest.param("https://h/v1/", "chat/completions", "https://h/v1/chat/completions", id="trailing-slash"),
+        pytest.param(
+            "https://api.openai.com/v1", "models", "https://api.openai.com/v1/models", id="base-path-kept"
+        ),
+        pytest.param(
+            "https://h/v1/", "chat/completions", "https://h/v1/chat/completions", id="trailing-slash"
+        ),
         pytest.param("http://127.0.0.1:11434", "models", "http://127.0.0.1:11434/models", id="bare-host"),
     ],
 )

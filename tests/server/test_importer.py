@@ -6,7 +6,7 @@ import hashlib
 import json
 import sqlite3
 from collections.abc import Iterator, Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -201,6 +201,9 @@ TOO_LONG = "x" * (MAX_MESSAGE_TEXT_LENGTH + 1)
         pytest.param(line(ts="yesterday"), "not an ISO 8601 time: 'yesterday'", id="bad-ts"),
         pytest.param(line(ts="2026-02-30T00:00:00Z"), "not an ISO 8601 time", id="impossible-date"),
         pytest.param(
+            line(ts="0001-01-01T00:00:00+01:00"), "field 'ts' is out of range", id="ts-before-year-1-utc"
+        ),
+        pytest.param(
             line(text=TOO_LONG), f"at most {MAX_MESSAGE_TEXT_LENGTH} characters", id="text-too-long"
         ),
         pytest.param(line(user="a b"), "may hold only letters", id="bad-username"),
@@ -302,13 +305,18 @@ _json_values = st.recursive(
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
     max_leaves=5,
 )
+_iso_times = st.builds(
+    lambda moment, hours: moment.replace(tzinfo=timezone(timedelta(hours=hours))).isoformat(),
+    st.datetimes(),
+    st.integers(-23, 23),
+)
 _fields = st.fixed_dictionaries(
     {},
     optional={
         "room": st.sampled_from(["ops", "#ops", "", "a b", "x" * 120]) | st.text(max_size=8) | _json_values,
         "room_type": st.sampled_from(["c", "p", "d", "x"]) | _json_values,
         "user": st.sampled_from(["alice", "@bob", "", "a,b"]) | st.text(max_size=8) | _json_values,
-        "ts": st.sampled_from(["2026-11-02T09:15:00Z", "2026-11-02", "nope", ""]) | _json_values,
+        "ts": st.sampled_from(["2026-11-02T09:15:00Z", "2026-11-02", "nope", ""]) | _iso_times | _json_values,
         "text": st.text(max_size=30) | _json_values,
         "id": st.sampled_from(["m1", "", "bad id"]) | _json_values,
         "members": st.lists(st.sampled_from(["bob", "@carol", "", "x y"]), max_size=3) | _json_values,

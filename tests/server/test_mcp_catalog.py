@@ -7,6 +7,10 @@ import re
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from jsonschema import Draft202012Validator
+
 from ai_search_server.api import ApiRequest, ApiRoute, Method
 from ai_search_server.mcp.catalog import (
     ALLOWED_TOOL_NAMES,
@@ -20,9 +24,6 @@ from ai_search_server.mcp.catalog import (
 )
 from ai_search_server.routes import all_routes
 from ai_search_server.routes.params import NoParams
-from hypothesis import given
-from hypothesis import strategies as st
-from jsonschema import Draft202012Validator
 
 from ._mcp_fixtures import REVISIONS, schema_errors
 
@@ -37,6 +38,8 @@ CURATED_NAMES = [
     "get_users_info_by_userId",
     "get_users_info_by_username",
 ]
+# Our AI-search routes, curated whenever they are registered.
+AI_TOOLS = {("GET", "ai.search"): "get_ai_search", ("POST", "ai.search.answer"): "post_ai_search_answer"}
 
 
 async def _handler(_req: ApiRequest[Any]) -> dict[str, Any]:
@@ -44,8 +47,9 @@ async def _handler(_req: ApiRequest[Any]) -> dict[str, Any]:
 
 
 def fake_route(method: Method, name: str, *, description: str = "", tags: tuple[str, ...] = ()) -> ApiRoute:
-    return ApiRoute(method=method, name=name, handler=_handler, description=description, params=(NoParams,),
-                    tags=tags)
+    return ApiRoute(
+        method=method, name=name, handler=_handler, description=description, params=(NoParams,), tags=tags
+    )
 
 
 def null_paths(node: Any, path: str = "") -> list[str]:
@@ -66,8 +70,12 @@ def null_paths(node: Any, path: str = "") -> list[str]:
     ("method", "path", "name"),
     [
         pytest.param("GET", "/api/v1/users.info", "get_users_info", id="dots-become-underscores"),
-        pytest.param("GET", "/api/v1/channels.list.joined", "get_channels_list_joined", id="every-dot-replaced"),
-        pytest.param("GET", "/api/v1/custom-user-status.list", "get_custom_user_status_list", id="dashes-too"),
+        pytest.param(
+            "GET", "/api/v1/channels.list.joined", "get_channels_list_joined", id="every-dot-replaced"
+        ),
+        pytest.param(
+            "GET", "/api/v1/custom-user-status.list", "get_custom_user_status_list", id="dashes-too"
+        ),
         pytest.param("POST", "/api/v1/chat.postMessage", "post_chat_postMessage", id="case-of-the-path-kept"),
         pytest.param("DELETE", "/api/v22/a..b", "delete_a_b", id="any-version-prefix-and-runs-collapse"),
         pytest.param("GET", "/other/x.y", "get__other_x_y", id="non-api-path-kept-whole"),
@@ -143,7 +151,9 @@ def test_unique_tool_names_are_unique_and_keep_the_first_of_each(names: list[str
             id="empty-oneOf-falls-to-anyOf-and-all-combinators-go",
         ),
         pytest.param({"allOf": [{"minimum": 1}]}, {"minimum": 1}, id="allOf-adopts-first-branch"),
-        pytest.param({"oneOf": [], "type": "object"}, {"oneOf": [], "type": "object"}, id="empty-combinator-kept"),
+        pytest.param(
+            {"oneOf": [], "type": "object"}, {"oneOf": [], "type": "object"}, id="empty-combinator-kept"
+        ),
         pytest.param(
             {"items": [{"anyOf": [{"type": "string", "nullable": True}, {"type": "null"}]}]},
             {"items": [{"type": "string"}]},
@@ -158,8 +168,12 @@ def test_mcp_safe_schema(schema: dict[str, Any], expected: dict[str, Any]) -> No
 @pytest.mark.parametrize(
     ("schema", "expected"),
     [
-        pytest.param(None, {"type": "object", "additionalProperties": True}, id="missing-schema-accepts-anything"),
-        pytest.param([{"type": "object"}], {"type": "object", "additionalProperties": True}, id="array-replaced"),
+        pytest.param(
+            None, {"type": "object", "additionalProperties": True}, id="missing-schema-accepts-anything"
+        ),
+        pytest.param(
+            [{"type": "object"}], {"type": "object", "additionalProperties": True}, id="array-replaced"
+        ),
         pytest.param("object", {"type": "object", "additionalProperties": True}, id="non-object-replaced"),
         pytest.param({"type": "string", "nullable": True}, {"type": "object"}, id="type-forced-to-object"),
         pytest.param({"properties": {}}, {"properties": {}, "type": "object"}, id="type-added"),
@@ -176,7 +190,10 @@ USERS_INFO_LIKE = {
     "required": ["fields"],
     "oneOf": [
         {"properties": {"userId": {"type": "string"}}, "required": ["userId"], "description": "by id"},
-        {"properties": {"username": {"type": "string"}, "fields": {"type": "integer"}}, "required": ["username"]},
+        {
+            "properties": {"username": {"type": "string"}, "fields": {"type": "integer"}},
+            "required": ["username"],
+        },
     ],
 }
 
@@ -214,8 +231,12 @@ def test_anyOf_splits_when_there_is_no_oneOf() -> None:
 
 
 def test_curated_set_is_the_upstream_routes_with_variants_expanded() -> None:
-    catalog = build_catalog(all_routes())
-    assert [t.name for t in catalog.tools] == CURATED_NAMES
+    routes = all_routes()
+    catalog = build_catalog(routes)
+    names = [t.name for t in catalog.tools]
+    registered = {(r.method, r.name) for r in routes}
+    ai_tools = [name for key, name in AI_TOOLS.items() if key in registered]
+    assert names == CURATED_NAMES + ai_tools
     assert "post_chat_postMessage" not in catalog.by_name
     assert catalog.by_name["post_chat_postMessage_by_roomId"].input_schema["required"] == ["text", "roomId"]
 
@@ -251,14 +272,30 @@ def test_descriptions_fall_back_per_set() -> None:
 @pytest.mark.parametrize(
     ("routes", "present", "absent"),
     [
-        pytest.param([fake_route("GET", "ai.search", description="Search.")], {"get_ai_search"}, set(),
-                     id="ai-search-curated-when-registered"),
-        pytest.param([fake_route("POST", "ai.search")], set(), {"post_ai_search"}, id="curated-route-matches-method"),
-        pytest.param([fake_route("GET", "chat.getMessage", tags=("Missing Documentation",))],
-                     {"get_chat_getMessage"}, set(), id="curated-keeps-undocumented-routes"),
-        pytest.param([fake_route("GET", "spotlight", tags=("Missing Documentation",))], set(), {"get_spotlight"},
-                     id="extended-drops-undocumented-routes"),
-        pytest.param([fake_route("PUT", "dm.close")], set(), {"put_dm_close"}, id="extended-needs-allow-listed-name"),
+        pytest.param(
+            [fake_route("GET", "ai.search", description="Search.")],
+            {"get_ai_search"},
+            set(),
+            id="ai-search-curated-when-registered",
+        ),
+        pytest.param(
+            [fake_route("POST", "ai.search")], set(), {"post_ai_search"}, id="curated-route-matches-method"
+        ),
+        pytest.param(
+            [fake_route("GET", "chat.getMessage", tags=("Missing Documentation",))],
+            {"get_chat_getMessage"},
+            set(),
+            id="curated-keeps-undocumented-routes",
+        ),
+        pytest.param(
+            [fake_route("GET", "spotlight", tags=("Missing Documentation",))],
+            set(),
+            {"get_spotlight"},
+            id="extended-drops-undocumented-routes",
+        ),
+        pytest.param(
+            [fake_route("PUT", "dm.close")], set(), {"put_dm_close"}, id="extended-needs-allow-listed-name"
+        ),
     ],
 )
 def test_extended_membership(routes: list[ApiRoute], present: set[str], absent: set[str]) -> None:

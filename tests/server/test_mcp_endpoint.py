@@ -14,6 +14,10 @@ from typing import Any
 import anyio
 import httpx
 import pytest
+from pydantic import BaseModel, ConfigDict
+from starlette.applications import Starlette
+from starlette.responses import Response, StreamingResponse
+
 from ai_search_server.api import ApiRequest, ApiRoute, Router
 from ai_search_server.app import create_app
 from ai_search_server.mcp import errors
@@ -21,9 +25,6 @@ from ai_search_server.mcp.dispatch import CallerAuth, build_query_string, call_r
 from ai_search_server.mcp.endpoint import accepts_json
 from ai_search_server.ratelimit import RateLimiter
 from ai_search_server.store.base import Store
-from pydantic import BaseModel, ConfigDict
-from starlette.applications import Starlette
-from starlette.responses import Response, StreamingResponse
 
 from ._mcp_fixtures import (
     INIT_PARAMS,
@@ -94,7 +95,12 @@ async def test_disabled_endpoint_answers_404(store: Store, workspace: Workspace)
     app = create_app(mcp_settings(mcp_enabled=False), store)
     async with asgi_client(app) as c:
         for method in ("POST", "GET"):
-            r = await c.request(method, "/api/v1/mcp", json=request("ping"), headers=mcp_headers(workspace["alice"].pat_headers))
+            r = await c.request(
+                method,
+                "/api/v1/mcp",
+                json=request("ping"),
+                headers=mcp_headers(workspace["alice"].pat_headers),
+            )
             assert error_of(r, 404, -32601)["error"]["message"] == "MCP endpoint is disabled"
 
 
@@ -109,7 +115,9 @@ async def test_disabled_endpoint_answers_404(store: Store, workspace: Workspace)
         pytest.param("https://testserver", 403, id="other-scheme"),
     ],
 )
-async def test_origin_checked(client: httpx.AsyncClient, workspace: Workspace, origin: str | None, status: int) -> None:
+async def test_origin_checked(
+    client: httpx.AsyncClient, workspace: Workspace, origin: str | None, status: int
+) -> None:
     extra = {"Origin": origin} if origin else {}
     r = await post(client, request("ping"), mcp_headers(workspace["alice"].pat_headers, **extra))
     assert r.status_code == status
@@ -140,9 +148,14 @@ async def test_protocol_version_header(
         assert r.status_code == 200
 
 
-async def test_2026_discovery_probe_gets_400(client: httpx.AsyncClient, workspace: Workspace) -> None:
+@pytest.mark.parametrize(
+    "header", [{"MCP-Protocol-Version": "2026-07-28"}, {}], ids=["with-header", "without-header"]
+)
+async def test_2026_discovery_probe_gets_400(
+    client: httpx.AsyncClient, workspace: Workspace, header: dict[str, str]
+) -> None:
     probe = request("server/discover", {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}})
-    headers = mcp_headers(workspace["alice"].pat_headers, **{"MCP-Protocol-Version": "2026-07-28"})
+    headers = mcp_headers(workspace["alice"].pat_headers, **header)
     error_of(await post(client, probe, headers), 400, -32600)
 
 
@@ -172,10 +185,17 @@ async def test_parse_error_only_after_the_pat_check(client: httpx.AsyncClient, w
     broken = b'{"jsonrpc": "2.0", "id": 1, "method": '
     error_of(await post(client, None, mcp_headers(alice.headers), raw=broken), 401, -32001)
     error_of(await post(client, None, mcp_headers(alice.pat_headers), raw=broken), 400, -32700)
-    error_of(await post(client, None, mcp_headers(alice.pat_headers), raw=b"\xff\xfe"), 400, -32700)
+    for raw in (
+        b"\xff\xfe",
+        b'{"jsonrpc": "2.0", "id": NaN, "method": "ping"}',
+        b"[" * 100_000 + b"]" * 100_000,
+    ):
+        error_of(await post(client, None, mcp_headers(alice.pat_headers), raw=raw), 400, -32700)
 
 
-async def test_rate_limit_is_60_a_minute_with_headers(client: httpx.AsyncClient, workspace: Workspace) -> None:
+async def test_rate_limit_is_60_a_minute_with_headers(
+    client: httpx.AsyncClient, workspace: Workspace
+) -> None:
     headers = mcp_headers(workspace["alice"].pat_headers)
     for n in range(60):
         r = await post(client, request("ping", id=n), headers)
@@ -202,7 +222,9 @@ async def test_access_mcp_permission_required(client: httpx.AsyncClient, workspa
 
 
 @pytest.mark.parametrize("method", ["GET", "DELETE", "PUT"])
-async def test_other_methods_get_405_allow_post(client: httpx.AsyncClient, workspace: Workspace, method: str) -> None:
+async def test_other_methods_get_405_allow_post(
+    client: httpx.AsyncClient, workspace: Workspace, method: str
+) -> None:
     r = await client.request(method, "/api/v1/mcp", headers=mcp_headers(workspace["alice"].pat_headers))
     assert error_of(r, 405, -32600)["error"]["message"] == "Only POST is supported"
     assert r.headers["Allow"] == "POST"
@@ -216,7 +238,9 @@ async def test_other_methods_get_405_allow_post(client: httpx.AsyncClient, works
         pytest.param({}, 405, id="login-token-enough-no-pat-lookup"),
     ],
 )
-async def test_get_gates(client: httpx.AsyncClient, workspace: Workspace, headers: dict[str, str], status: int) -> None:
+async def test_get_gates(
+    client: httpx.AsyncClient, workspace: Workspace, headers: dict[str, str], status: int
+) -> None:
     r = await client.get("/api/v1/mcp", headers={**workspace["alice"].headers, **headers})
     assert r.status_code == status
 
@@ -227,17 +251,35 @@ async def test_get_gates(client: httpx.AsyncClient, workspace: Workspace, header
 @pytest.mark.parametrize(
     ("who", "headers", "enabled", "raw", "status"),
     [
-        pytest.param("none", {"Origin": "http://evil.example.com"}, False, b"{", 401, id="pat-header-before-all"),
-        pytest.param("pat", {"Origin": "http://evil.example.com"}, False, b"{", 404, id="disabled-before-origin"),
-        pytest.param("pat", {"Origin": "http://evil.example.com", "MCP-Protocol-Version": "x"}, True, b"{", 403,
-                     id="origin-before-version"),
-        pytest.param("session", {"MCP-Protocol-Version": "x"}, True, b"{", 400, id="version-before-pat-lookup"),
+        pytest.param(
+            "none", {"Origin": "http://evil.example.com"}, False, b"{", 401, id="pat-header-before-all"
+        ),
+        pytest.param(
+            "pat", {"Origin": "http://evil.example.com"}, False, b"{", 404, id="disabled-before-origin"
+        ),
+        pytest.param(
+            "pat",
+            {"Origin": "http://evil.example.com", "MCP-Protocol-Version": "x"},
+            True,
+            b"{",
+            403,
+            id="origin-before-version",
+        ),
+        pytest.param(
+            "session", {"MCP-Protocol-Version": "x"}, True, b"{", 400, id="version-before-pat-lookup"
+        ),
         pytest.param("session", {}, True, b"{", 401, id="pat-lookup-before-parse"),
         pytest.param("pat", {}, True, b"[", 400, id="parse-error-last"),
     ],
 )
 async def test_gate_order(
-    store: Store, workspace: Workspace, who: str, headers: dict[str, str], enabled: bool, raw: bytes, status: int
+    store: Store,
+    workspace: Workspace,
+    who: str,
+    headers: dict[str, str],
+    enabled: bool,
+    raw: bytes,
+    status: int,
 ) -> None:
     auth = {"none": {}, "pat": workspace["alice"].pat_headers, "session": workspace["alice"].headers}[who]
     app = bare_app(mcp_settings(mcp_enabled=enabled), store, [])
@@ -264,7 +306,9 @@ async def test_gate_order(
         pytest.param(42, id="a-json-number"),
     ],
 )
-async def test_invalid_single_messages_get_400(client: httpx.AsyncClient, workspace: Workspace, message: Any) -> None:
+async def test_invalid_single_messages_get_400(
+    client: httpx.AsyncClient, workspace: Workspace, message: Any
+) -> None:
     r = await post(client, message, mcp_headers(workspace["alice"].pat_headers))
     assert error_of(r, 400, -32600)["error"]["message"] == "Invalid Request"
 
@@ -273,12 +317,20 @@ async def test_invalid_single_messages_get_400(client: httpx.AsyncClient, worksp
     "message",
     [
         pytest.param({"jsonrpc": "2.0", "method": "notifications/initialized"}, id="initialized"),
-        pytest.param({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 3}},
-                     id="cancelled"),
-        pytest.param({"jsonrpc": "2.0", "id": 5, "method": "notifications/initialized"}, id="initialized-with-an-id"),
-        pytest.param({"jsonrpc": "2.0", "method": "no/such/method", "params": {"x": 1}}, id="unknown-notification"),
+        pytest.param(
+            {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 3}},
+            id="cancelled",
+        ),
+        pytest.param(
+            {"jsonrpc": "2.0", "id": 5, "method": "notifications/initialized"}, id="initialized-with-an-id"
+        ),
+        pytest.param(
+            {"jsonrpc": "2.0", "method": "no/such/method", "params": {"x": 1}}, id="unknown-notification"
+        ),
         pytest.param({"jsonrpc": "2.0", "id": "r1", "result": {}}, id="a-client-response"),
-        pytest.param({"jsonrpc": "2.0", "id": None, "error": {"code": -1, "message": "x"}}, id="a-client-error"),
+        pytest.param(
+            {"jsonrpc": "2.0", "id": None, "error": {"code": -1, "message": "x"}}, id="a-client-error"
+        ),
     ],
 )
 async def test_nothing_to_answer_gets_202_without_body(
@@ -299,7 +351,9 @@ async def test_nothing_to_answer_gets_202_without_body(
         pytest.param(2**53, id="large-integer"),
     ],
 )
-async def test_ids_echoed_with_their_type(client: httpx.AsyncClient, workspace: Workspace, request_id: Any) -> None:
+async def test_ids_echoed_with_their_type(
+    client: httpx.AsyncClient, workspace: Workspace, request_id: Any
+) -> None:
     r = await post(client, request("ping", id=request_id), mcp_headers(workspace["alice"].pat_headers))
     body = r.json()
     assert body == {"jsonrpc": "2.0", "id": request_id, "result": {}}
@@ -317,8 +371,11 @@ async def test_ids_echoed_with_their_type(client: httpx.AsyncClient, workspace: 
 async def test_initialize_negotiates(
     client: httpx.AsyncClient, workspace: Workspace, requested: str, answered: str
 ) -> None:
-    r = await post(client, request("initialize", {"protocolVersion": requested, **INIT_PARAMS}),
-                   mcp_headers(workspace["alice"].pat_headers))
+    r = await post(
+        client,
+        request("initialize", {"protocolVersion": requested, **INIT_PARAMS}),
+        mcp_headers(workspace["alice"].pat_headers),
+    )
     result = r.json()["result"]
     assert result == {
         "protocolVersion": answered,
@@ -333,19 +390,41 @@ async def test_initialize_negotiates(
 @pytest.mark.parametrize(
     ("message", "code", "text"),
     [
-        pytest.param(request("initialize", {"protocolVersion": "2025-06-18"}), -32602,
-                     "Invalid initialize parameters", id="initialize-without-client-info"),
-        pytest.param(request("initialize", {**INIT_PARAMS, "protocolVersion": 7}), -32602,
-                     "Invalid initialize parameters", id="initialize-version-not-a-string"),
-        pytest.param(request("no/such/method"), -32601, "Method not found: no/such/method", id="unknown-method"),
-        pytest.param(request("tools/call", {"arguments": {}}), -32602, "Invalid tools/call parameters",
-                     id="call-without-name"),
-        pytest.param(call("get_rooms_get", [1]), -32602, "Invalid tools/call parameters",  # type: ignore[arg-type]
-                     id="call-arguments-not-an-object"),
+        pytest.param(
+            request("initialize", {"protocolVersion": "2025-06-18"}),
+            -32602,
+            "Invalid initialize parameters",
+            id="initialize-without-client-info",
+        ),
+        pytest.param(
+            request("initialize", {**INIT_PARAMS, "protocolVersion": 7}),
+            -32602,
+            "Invalid initialize parameters",
+            id="initialize-version-not-a-string",
+        ),
+        pytest.param(
+            request("no/such/method"), -32601, "Method not found: no/such/method", id="unknown-method"
+        ),
+        pytest.param(
+            request("tools/call", {"arguments": {}}),
+            -32602,
+            "Invalid tools/call parameters",
+            id="call-without-name",
+        ),
+        pytest.param(
+            request("tools/call", {"name": "get_rooms_get", "arguments": [1]}),
+            -32602,
+            "Invalid tools/call parameters",
+            id="call-arguments-not-an-object",
+        ),
         pytest.param(call("get_me"), -32602, "Unknown tool: get_me", id="extended-tool-unknown-when-off"),
         pytest.param(call("nope"), -32602, "Unknown tool: nope", id="unknown-tool"),
-        pytest.param(request("tools/list", {"cursor": "abc"}), -32602, "Invalid cursor: tools/list has a single page",
-                     id="a-cursor-we-never-issued"),
+        pytest.param(
+            request("tools/list", {"cursor": "abc"}),
+            -32602,
+            "Invalid cursor: tools/list has a single page",
+            id="a-cursor-we-never-issued",
+        ),
     ],
 )
 async def test_rpc_errors_are_in_band_with_the_id(
@@ -358,10 +437,14 @@ async def test_rpc_errors_are_in_band_with_the_id(
 
 @pytest.mark.parametrize(
     ("extended", "must_have"),
-    [pytest.param(False, "get_rooms_get", id="curated-by-default"), pytest.param(True, "get_me", id="extended-set")],
+    [
+        pytest.param(False, "get_rooms_get", id="curated-by-default"),
+        pytest.param(True, "get_me", id="extended-set"),
+    ],
 )
-async def test_tools_list_validates_against_every_revision(store: Store, workspace: Workspace, extended: bool,
-                                                           must_have: str) -> None:
+async def test_tools_list_validates_against_every_revision(
+    store: Store, workspace: Workspace, extended: bool, must_have: str
+) -> None:
     app = create_app(mcp_settings(mcp_expose_extended_api=extended), store)
     async with asgi_client(app) as c:
         r = await post(c, request("tools/list"), mcp_headers(workspace["alice"].pat_headers))
@@ -382,8 +465,9 @@ async def test_tools_list_validates_against_every_revision(store: Store, workspa
         pytest.param("bob", {"general", "secret", "alice__bob"}, id="bob-sees-his-rooms"),
     ],
 )
-async def test_tools_run_as_the_caller(client: httpx.AsyncClient, workspace: Workspace, username: str,
-                                       rooms: set[str]) -> None:
+async def test_tools_run_as_the_caller(
+    client: httpx.AsyncClient, workspace: Workspace, username: str, rooms: set[str]
+) -> None:
     r = await post(client, call("get_rooms_get", {}), mcp_headers(workspace[username].pat_headers))
     is_error, body = tool_text(r)
     assert not is_error
@@ -397,8 +481,13 @@ async def test_rest_failures_are_is_error_results(client: httpx.AsyncClient, wor
     headers = mcp_headers(workspace["alice"].pat_headers)
     is_error, body = tool_text(await post(client, call("get_chat_getMessage", {"msgId": secret.id}), headers))
     assert is_error and body["success"] is False
-    is_error, body = tool_text(await post(client, call("get_chat_getMessage", {"msgId": secret.id}),
-                                          mcp_headers(workspace["bob"].pat_headers)))
+    is_error, body = tool_text(
+        await post(
+            client,
+            call("get_chat_getMessage", {"msgId": secret.id}),
+            mcp_headers(workspace["bob"].pat_headers),
+        )
+    )
     assert not is_error and body["message"]["msg"] == secret.text
     # bad arguments are REST validation errors, answered as results the model can correct (SEP-1303)
     is_error, body = tool_text(await post(client, call("get_chat_getMessage", {"msgid": "x"}), headers))
@@ -410,8 +499,13 @@ async def test_write_tools_post_json_as_the_caller(client: httpx.AsyncClient, wo
     message = call("post_chat_postMessage_by_channel", {"channel": "#ops", "text": "rolled forward"})
     is_error, body = tool_text(await post(client, message, headers))
     assert not is_error and body["message"]["u"]["username"] == "alice"
-    is_error, body = tool_text(await post(client, call("post_chat_postMessage_by_channel",
-                                                       {"channel": "#secret", "text": "let me in"}), headers))
+    is_error, body = tool_text(
+        await post(
+            client,
+            call("post_chat_postMessage_by_channel", {"channel": "#secret", "text": "let me in"}),
+            headers,
+        )
+    )
     assert is_error
 
 
@@ -457,11 +551,15 @@ async def test_batch_of_notifications_gets_202(client: httpx.AsyncClient, worksp
         pytest.param(2, "2025-11-25", 400, id="no-batches-at-2025-11-25"),
     ],
 )
-async def test_batch_limits(client: httpx.AsyncClient, workspace: Workspace, size: int, version: str | None,
-                            status: int) -> None:
+async def test_batch_limits(
+    client: httpx.AsyncClient, workspace: Workspace, size: int, version: str | None, status: int
+) -> None:
     extra = {"MCP-Protocol-Version": version} if version else {}
-    r = await post(client, [request("ping", id=n) for n in range(size)],
-                   mcp_headers(workspace["alice"].pat_headers, **extra))
+    r = await post(
+        client,
+        [request("ping", id=n) for n in range(size)],
+        mcp_headers(workspace["alice"].pat_headers, **extra),
+    )
     if status == 400:
         error_of(r, 400, -32600)
     else:
@@ -487,7 +585,9 @@ async def _echo(req: ApiRequest[Anything]) -> dict[str, Any]:
 @PROBES.get("dm.files", Anything, description="A JSON body of `size` bytes of `fill`.")
 async def _sized(req: ApiRequest[Anything]) -> Response:
     extra = req.params.model_extra or {}
-    return Response(json.dumps({"blob": extra.get("fill", "x") * int(extra["size"])}), media_type="application/json")
+    return Response(
+        json.dumps({"blob": extra.get("fill", "x") * int(extra["size"])}), media_type="application/json"
+    )
 
 
 @PROBES.get("dm.history", Anything, description="`size` bytes streamed without a Content-Length.")
@@ -520,8 +620,9 @@ async def _stuck(_req: ApiRequest[Anything]) -> dict[str, Any]:
 
 @pytest.fixture
 def probe_app(store: Store, workspace: Workspace) -> Starlette:
-    return bare_app(mcp_settings(mcp_expose_extended_api=True), store, PROBES.routes,
-                    limiter=RateLimiter("memory://"))
+    return bare_app(
+        mcp_settings(mcp_expose_extended_api=True), store, PROBES.routes, limiter=RateLimiter("memory://")
+    )
 
 
 def route_named(name: str) -> ApiRoute:
@@ -531,8 +632,11 @@ def route_named(name: str) -> ApiRoute:
 @pytest.mark.parametrize(
     ("arguments", "query"),
     [
-        pytest.param({"msgId": "message-id", "fields": {"msg": 1}}, "msgId=message-id&fields=%7B%22msg%22%3A1%7D",
-                     id="upstream-example"),
+        pytest.param(
+            {"msgId": "message-id", "fields": {"msg": 1}},
+            "msgId=message-id&fields=%7B%22msg%22%3A1%7D",
+            id="upstream-example",
+        ),
         pytest.param({"b": 1, "a": True, "c": None}, "b=1&a=true&c=null", id="key-order-and-json-scalars"),
         pytest.param({"q": "in:#ops a b"}, "q=in%3A%23ops+a+b", id="strings-as-they-are"),
         pytest.param({"list": ["x", 2]}, "list=%5B%22x%22%2C2%5D", id="arrays-as-json"),
@@ -548,7 +652,9 @@ async def test_dispatch_sends_the_query_the_caller_and_the_client_address(
     probe_app: Starlette, workspace: Workspace
 ) -> None:
     async with asgi_client(probe_app, client_host="198.51.100.9") as c:
-        r = await post(c, call("get_spotlight", {"q": "deploy", "n": 2}), mcp_headers(workspace["bob"].pat_headers))
+        r = await post(
+            c, call("get_spotlight", {"q": "deploy", "n": 2}), mcp_headers(workspace["bob"].pat_headers)
+        )
     is_error, body = tool_text(r)
     assert not is_error
     assert body == {"query": "q=deploy&n=2", "client": "198.51.100.9", "user": "bob", "success": True}
@@ -557,8 +663,11 @@ async def test_dispatch_sends_the_query_the_caller_and_the_client_address(
 async def test_batch_runs_at_most_four_at_once(probe_app: Starlette, workspace: Workspace) -> None:
     _running.update(now=0, max=0)
     async with asgi_client(probe_app) as c:
-        r = await post(c, [call("get_rooms_info", {}, id=n) for n in range(10)],
-                       mcp_headers(workspace["alice"].pat_headers))
+        r = await post(
+            c,
+            [call("get_rooms_info", {}, id=n) for n in range(10)],
+            mcp_headers(workspace["alice"].pat_headers),
+        )
     assert [a["id"] for a in r.json()] == list(range(10))
     assert _running["max"] == 4
 
@@ -572,7 +681,9 @@ async def test_one_tool_answer_over_5_mib_fails_the_call(probe_app: Starlette, w
     assert ok.json()["result"]["isError"] is False
     for r in (declared, streamed):
         assert r.json()["result"] == {
-            "content": [{"type": "text", "text": "Tool execution failed: MCP tool response exceeds the 5 MiB limit"}],
+            "content": [
+                {"type": "text", "text": "Tool execution failed: MCP tool response exceeds the 5 MiB limit"}
+            ],
             "isError": True,
         }
 
@@ -590,8 +701,11 @@ async def test_a_batch_shares_one_5_mib_budget(probe_app: Starlette, workspace: 
 async def test_an_answer_over_5_mib_once_encoded_gets_413(probe_app: Starlette, workspace: Workspace) -> None:
     # 3 MiB of quotes: each is 2 bytes in the REST body and 4 once the body is a JSON string in the answer
     async with asgi_client(probe_app) as c:
-        r = await post(c, call("get_dm_files", {"size": 3 * MIB // 2, "fill": '"'}),
-                       mcp_headers(workspace["alice"].pat_headers))
+        r = await post(
+            c,
+            call("get_dm_files", {"size": 3 * MIB // 2, "fill": '"'}),
+            mcp_headers(workspace["alice"].pat_headers),
+        )
     assert error_of(r, 413, -32000)["error"]["message"] == "MCP response exceeds the 5 MiB limit"
 
 

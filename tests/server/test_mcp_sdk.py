@@ -17,11 +17,12 @@ from typing import Any
 
 import httpx2
 import pytest
-from ai_search_server.mcp.protocol import SUPPORTED_PROTOCOL_VERSIONS
-from ai_search_server.store.base import Store
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
+
+from ai_search_server.mcp.protocol import SUPPORTED_PROTOCOL_VERSIONS
+from ai_search_server.store.base import Store
 
 from ._mcp_fixtures import LiveServer, live_server
 from .conftest import Person, Workspace
@@ -79,7 +80,9 @@ async def test_sdk_client_sees_only_the_callers_rooms(
         refused = await client.call_tool("get_chat_getMessage", {"msgId": foreign.id})
         assert refused.is_error and text_of(refused)["success"] is False
 
-        posted = await client.call_tool("post_chat_postMessage_by_channel", {"channel": "#general", "text": "hi"})
+        posted = await client.call_tool(
+            "post_chat_postMessage_by_channel", {"channel": "#general", "text": "hi"}
+        )
         assert not posted.is_error and text_of(posted)["message"]["u"]["username"] == username
 
 
@@ -95,10 +98,25 @@ def test_conformance_probe_reports_no_failure(store: Store, workspace: Workspace
     alice = workspace["alice"]
     with live_server(store) as live:
         run = subprocess.run(
-            [sys.executable, str(PROBE), live.mcp_url, "--user-id", alice.user.id, "--token", alice.pat, "--wire",
-             "--tool", "get_rooms_get", "--args", "{}",
-             "--schema", str(PROBE.parent.parent / "spec/mcp-schema/2025-11-25/schema.json")],
-            capture_output=True, text=True, timeout=120,
+            [
+                sys.executable,
+                str(PROBE),
+                live.mcp_url,
+                "--user-id",
+                alice.user.id,
+                "--token",
+                alice.pat,
+                "--wire",
+                "--tool",
+                "get_rooms_get",
+                "--args",
+                "{}",
+                "--schema",
+                str(PROBE.parent.parent / "spec/mcp-schema/2025-11-25/schema.json"),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
         )
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
     assert run.stdout.rstrip().endswith("passed, 0 failed")

@@ -707,12 +707,13 @@ def test_a_listener_may_write_to_the_store_while_other_threads_write(
                 store.post_message(room_id, user_id, event.message.text.replace("ping", "pong"))
 
     store.add_message_listener(answer_pings)
-    threads = [
-        threading.Thread(
-            target=lambda w=w: [store.post_message(room_id, user_id, f"ping-{w}-{n}") for n in range(20)]
-        )
-        for w in range(3)
-    ]
+
+    def ping(worker: int) -> None:
+        for n in range(20):
+            store.post_message(room_id, user_id, f"ping-{worker}-{n}")
+
+    # Daemon threads: were a deadlock back, the run would fail instead of hanging at exit.
+    threads = [threading.Thread(target=ping, args=(w,), daemon=True) for w in range(3)]
     for thread in threads:
         thread.start()
     for thread in threads:

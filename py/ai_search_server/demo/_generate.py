@@ -9,12 +9,14 @@ oldest first; the first row of every room carries its ``members``.
 from __future__ import annotations
 
 import random
-from datetime import date, datetime, time, timedelta, timezone
+from datetime import UTC, date, datetime, time, timedelta
 
 from ._ambient import Draft, ambient_drafts
 from ._business import BUSINESS_THREADS
 from ._design import DESIGN_THREADS
+from ._followups import FOLLOWUP_THREADS
 from ._incidents import INCIDENT_THREADS
+from ._launches import LAUNCH_THREADS
 from ._people import PEOPLE_THREADS
 from ._practice import PRACTICE_THREADS
 from ._releases import RELEASE_THREADS
@@ -32,7 +34,7 @@ __all__ = [
 
 DEFAULT_DEMO_SEED = 2026
 # A fixed end of the timeline, so the default output (and the relevance judgments) never change.
-DEFAULT_DEMO_NOW = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)
+DEFAULT_DEMO_NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 # Days of history before `now` (the brief asks for at least 90).
 DEMO_SPAN_DAYS = 98
 # Most minutes a scripted thread's first message moves from its written time.
@@ -46,6 +48,8 @@ SCRIPTED_THREADS: list[Thread] = [
     *SECURITY_THREADS,
     *DESIGN_THREADS,
     *PRACTICE_THREADS,
+    *FOLLOWUP_THREADS,
+    *LAUNCH_THREADS,
 ]
 
 _ROOM_TYPES = {room.name: room.type for room in DEMO_ROOMS}
@@ -62,7 +66,7 @@ def _thread_day(thread: Thread, now: datetime) -> date:
 def _scripted(thread: Thread, rng: random.Random, now: datetime) -> list[tuple[str, Draft]]:
     day = _thread_day(thread, now)
     hour, minute = (int(part) for part in thread.at.split(":"))
-    moment = datetime.combine(day, time(hour, minute), tzinfo=timezone.utc)
+    moment = datetime.combine(day, time(hour, minute), tzinfo=UTC)
     moment += timedelta(minutes=rng.randint(0, _THREAD_JITTER_MINUTES), seconds=rng.randrange(60))
     drafts = []
     for number, turn in enumerate(thread.turns, start=1):
@@ -79,16 +83,19 @@ def _scripted(thread: Thread, rng: random.Random, now: datetime) -> list[tuple[s
 
 
 def _iso(moment: datetime) -> str:
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def generate_demo_messages(seed: int = DEFAULT_DEMO_SEED, *, now: datetime | None = None) -> list[dict[str, object]]:
+def generate_demo_messages(
+    seed: int = DEFAULT_DEMO_SEED, *, now: datetime | None = None
+) -> list[dict[str, object]]:
     """The demo workspace as import rows (the format ``ai-search import FILE.jsonl`` reads), oldest first.
 
     Each row: ``id`` (``demo-<thread>-<NN>`` for scripted messages, ``demo-<room>-<NNNN>`` for the
     background), ``room``, ``room_type`` (``c``/``p``/``d``), ``user``, ``ts`` (ISO 8601 UTC, ``Z``),
     ``text``; the first row of each room also has ``members`` (sorted usernames). The same ``seed``
-    and ``now`` always give the same rows.
+    and ``now`` always give the same rows. Users are not rows: create ``DEMO_USERS`` first so they get
+    their names and passwords (the importer creates unknown users without either).
 
     Raises:
         ValueError: ``now`` is a naive datetime.
@@ -97,7 +104,7 @@ def generate_demo_messages(seed: int = DEFAULT_DEMO_SEED, *, now: datetime | Non
         now = DEFAULT_DEMO_NOW
     if now.tzinfo is None:
         raise ValueError("now must be timezone-aware (UTC), e.g. datetime(2026, 11, 30, tzinfo=timezone.utc)")
-    now = now.astimezone(timezone.utc)
+    now = now.astimezone(UTC)
     rng = random.Random(seed)
     identified: list[tuple[str | None, Draft]] = []
     for thread in SCRIPTED_THREADS:

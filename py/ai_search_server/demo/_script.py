@@ -68,7 +68,9 @@ def apply_gap(previous: datetime, gap: str) -> datetime:
     return moment
 
 
-def render(text: str, *, day: date, names: dict[str, str] | None = None, slots: dict[str, str] | None = None) -> str:
+def render(
+    text: str, *, day: date, names: dict[str, str] | None = None, slots: dict[str, str] | None = None
+) -> str:
     """Fill the placeholders of ``text`` (see the module docstring)."""
 
     def fill(match: re.Match[str]) -> str:

@@ -67,10 +67,14 @@ def _dm(first: str, second: str) -> DemoRoom:
 DEMO_ROOMS: list[DemoRoom] = [
     DemoRoom("general", "c", _ALL, "Company-wide announcements"),
     DemoRoom("random", "c", _ALL, "Lunch, weekends, pets and everything else"),
-    DemoRoom("engineering", "c", ("alice", "bob", "carol", "dave", "erin", "grace"), "Engineering discussion"),
+    DemoRoom(
+        "engineering", "c", ("alice", "bob", "carol", "dave", "erin", "grace"), "Engineering discussion"
+    ),
     DemoRoom("ops", "c", ("alice", "bob", "carol", "erin"), "Deploys, alerts and on-call"),
     DemoRoom("incidents", "c", ("alice", "bob", "carol", "frank"), "Live incident channel"),
-    DemoRoom("releases", "c", ("alice", "bob", "carol", "dave", "frank", "grace"), "Release plans and trains"),
+    DemoRoom(
+        "releases", "c", ("alice", "bob", "carol", "dave", "frank", "grace"), "Release plans and trains"
+    ),
     DemoRoom("design", "c", ("alice", "carol", "dave", "grace"), "Product and UI design"),
     DemoRoom("support-escalations", "c", ("alice", "bob", "carol", "frank"), "Customer escalations"),
     DemoRoom("onboarding", "c", ("alice", "carol", "grace"), "Getting new people productive"),

@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..api import ApiRoute
+from ..api import ApiRoute, Method
 from .limits import MAX_TOOL_NAME_CHARS
 
 __all__ = [
@@ -65,7 +65,7 @@ _EXTENDED_METHODS = frozenset({"GET", "POST", "PUT", "DELETE"})
 
 @dataclass(frozen=True, slots=True)
 class CuratedRoute:
-    method: str
+    method: Method
     path: str
     fallback_description: str | None = None
 
@@ -79,7 +79,9 @@ CURATED_ROUTES: tuple[CuratedRoute, ...] = (
         "/api/v1/channels.create",
         "Create a public channel. Requires `name`; optional `members` (array of usernames).",
     ),
-    CuratedRoute("GET", "/api/v1/channels.list.joined", "List the public channels the authenticated user has joined."),
+    CuratedRoute(
+        "GET", "/api/v1/channels.list.joined", "List the public channels the authenticated user has joined."
+    ),
     CuratedRoute(
         "GET",
         "/api/v1/rooms.get",
@@ -289,7 +291,9 @@ def variants_for_schema(raw: Mapping[str, Any]) -> list[Variant]:
             out = []
             for branch, disc in zip(branches, discriminators, strict=True):
                 merged = _merge_branch(root, branch)
-                out.append(Variant(disc, ensure_object_schema(merged), _description(merged) or _description(raw)))
+                out.append(
+                    Variant(disc, ensure_object_schema(merged), _description(merged) or _description(raw))
+                )
             return out
     return [Variant(None, ensure_object_schema(raw), _description(raw))]
 

@@ -189,10 +189,14 @@ async def call_route(
         with anyio.fail_after(timeout_seconds):
             await app(scope, exchange.receive, exchange.send)
     except TimeoutError:
-        raise errors.ToolTimeout(f"MCP tool call timed out after {round(timeout_seconds * 1000)} ms") from None
+        raise errors.ToolTimeout(
+            f"MCP tool call timed out after {round(timeout_seconds * 1000)} ms"
+        ) from None
     except Exception as exc:
         if exchange.failure is not None:
             raise exchange.failure from None
         log.exception("MCP tool call to %s %s failed", route.method, path)
         raise errors.ToolFailure("internal server error") from exc
-    return ToolResponse(ok=200 <= exchange.status < 300, status=exchange.status, text=_text_of(b"".join(exchange.chunks)))
+    return ToolResponse(
+        ok=200 <= exchange.status < 300, status=exchange.status, text=_text_of(b"".join(exchange.chunks))
+    )

@@ -22,11 +22,15 @@ then 200 with the answer, or 202 without a body when there is nothing to answer 
 client responses). GET and DELETE pass steps 1–4, then 6 (any token kind, as upstream's route auth)
 and 8, and answer 405 with ``Allow: POST``: we open no server-to-client stream and keep no session.
 
+In the app, ``security.OriginMiddleware`` checks ``Host`` (421) and ``Origin`` (403) before any route,
+so there a bad Origin is refused ahead of step 1; step 3 keeps the endpoint safe wherever it is mounted.
+
 Differences from the upstream, on purpose: its route-level authentication ran before step 2, so
 there a disabled endpoint first checked credentials; here the cheap, store-free gates come first.
 Error envelopes leave out an ``id`` they could not read instead of sending null (see ``errors``).
-A client's JSON-RPC response is accepted with 202 (the transport allows both), and step 5 follows
-the SDK's 406.
+A client's JSON-RPC response is accepted with 202 (the transport allows both), step 5 follows the
+SDK's 406, and ``server/discover`` (a 2026-era client's first request) is answered 400 as an
+unsupported version even without the version header, so such a client falls back to ``initialize``.
 """
 
 from __future__ import annotations
@@ -62,7 +66,14 @@ from .protocol import (
     supports_batching,
 )
 
-__all__ = ["ACCESS_MCP_PERMISSION", "MCP_PATH", "MCP_RATE_LIMIT_RULE", "McpEndpoint"]
+__all__ = [
+    "ACCESS_MCP_PERMISSION",
+    "MCP_PATH",
+    "MCP_RATE_LIMIT_RULE",
+    "NEWER_HANDSHAKES",
+    "McpEndpoint",
+    "accepts_json",
+]
 
 MCP_PATH = "/api/v1/mcp"
 ACCESS_MCP_PERMISSION = "access-mcp"
@@ -71,6 +82,9 @@ MCP_RATE_LIMIT_RULE = RateLimitRule(MCP_RATE_LIMIT_COUNT, MCP_RATE_LIMIT_PERIOD_
 _RATE_LIMIT_KEY = "mcp"
 _JSON = "application/json"
 _ACCEPTED_RANGES = frozenset({"application/json", "application/*", "*/*"})
+# Methods that open a session of a newer protocol than ours: answered as an unsupported version (400),
+# with or without the version header, so a 2026-era client falls back to initialize.
+NEWER_HANDSHAKES = frozenset({"server/discover"})
 
 
 @lru_cache(maxsize=64)
@@ -78,10 +92,22 @@ def accepts_json(accept: str) -> bool:
     """Whether an ``Accept`` value admits application/json (a range with ``q=0`` refuses it)."""
     for media_range in accept.split(","):
         media, *params = (part.strip().lower() for part in media_range.split(";"))
-        if media in _ACCEPTED_RANGES and not any(p.replace(" ", "") in ("q=0", "q=0.0", "q=0.00", "q=0.000")
-                                                 for p in params):
+        if media in _ACCEPTED_RANGES and not any(_is_zero_quality(p) for p in params):
             return True
     return False
+
+
+def _is_zero_quality(param: str) -> bool:
+    name, _, value = param.partition("=")
+    try:
+        return name.strip() == "q" and float(value) == 0
+    except ValueError:
+        return False
+
+
+def _refuse_constant(name: str) -> Any:
+    """NaN and Infinity are not JSON (Python's parser accepts them; an echoed NaN id would be invalid)."""
+    raise ValueError(f"{name} is not JSON")
 
 
 def _refusal(exc: errors.HttpRefusal, headers: Mapping[str, str] | None = None) -> Response:
@@ -166,8 +192,8 @@ class McpEndpoint:
 
     async def _answer(self, request: Request, caller: Caller, rate_headers: dict[str, str]) -> Response:
         try:
-            message: Any = json.loads(await request.body())
-        except ValueError:  # UnicodeDecodeError included
+            message: Any = json.loads(await request.body(), parse_constant=_refuse_constant)
+        except (ValueError, RecursionError):  # UnicodeDecodeError included; nesting deeper than we parse
             raise errors.ParseError() from None
         auth = CallerAuth(
             user_id=caller.user.id,
@@ -181,6 +207,8 @@ class McpEndpoint:
                 raise errors.InvalidEnvelope()
             answer = await self._batch(message, app, auth)
         elif is_valid_request(message):
+            if message["method"] in NEWER_HANDSHAKES:
+                raise errors.UnsupportedVersion()
             answer = await handle_message(message, self.catalog, _tool_caller(app, auth, None))
         elif is_client_response(message):
             answer = None

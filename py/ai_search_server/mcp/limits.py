@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 __all__ = [
+    "BATCH_WORKERS",
     "MAX_BATCH_ENTRIES",
     "MAX_RESPONSE_BYTES",
     "MAX_TOOL_NAME_CHARS",
     "TOOL_CALL_TIMEOUT_SECONDS",
-    "BATCH_WORKERS",
     "byte_limit_text",
 ]
 

@@ -209,5 +209,7 @@ async def handle_message(message: Any, catalog: Catalog, call_tool: ToolCaller) 
         return encode_error(exc.code, exc.message, request_id, has_id=True)
     except Exception:  # a bug: answer it as such, without its text, and keep the rest of a batch going
         log.exception("MCP %s failed", method)
-        return encode_error(errors.InternalError.code, errors.InternalError.default_message, request_id, has_id=True)
+        return encode_error(
+            errors.InternalError.code, errors.InternalError.default_message, request_id, has_id=True
+        )
     return _encode_result(request_id, result)

@@ -24,6 +24,7 @@ from typing import Any, Protocol, TypeVar
 
 import numpy as np
 import numpy.typing as npt
+
 from ai_search import MAX_AI_SERVICE_RESPONSE_SIZE, trim_trailing_slashes
 
 from ..outbound import GuardedClient, OutboundError, OutboundPolicy
@@ -197,7 +198,9 @@ class OpenAIEmbedder:
         try:
             matrix = np.asarray(rows, dtype=np.float32)
         except (TypeError, ValueError):
-            raise EmbeddingFailed("embeddings endpoint answered vectors that are not lists of numbers") from None
+            raise EmbeddingFailed(
+                "embeddings endpoint answered vectors that are not lists of numbers"
+            ) from None
         if matrix.ndim != 2 or not np.isfinite(matrix).all():
             raise EmbeddingFailed("embeddings endpoint answered ragged or non-finite vectors")
         if self._dimensions is None:

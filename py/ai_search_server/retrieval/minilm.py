@@ -176,8 +176,10 @@ class MiniLMEmbedder:
                     qkv_bias=np.concatenate([w(f"{p}attention.self.{n}.bias") for n in parts]),
                     attention_out_weight=np.ascontiguousarray(w(f"{p}attention.output.dense.weight").T),
                     attention_out_bias=w(f"{p}attention.output.dense.bias"),
-                    attention_norm=(w(f"{p}attention.output.LayerNorm.weight"),
-                                    w(f"{p}attention.output.LayerNorm.bias")),
+                    attention_norm=(
+                        w(f"{p}attention.output.LayerNorm.weight"),
+                        w(f"{p}attention.output.LayerNorm.bias"),
+                    ),
                     intermediate_weight=np.ascontiguousarray(w(f"{p}intermediate.dense.weight").T),
                     intermediate_bias=w(f"{p}intermediate.dense.bias"),
                     output_weight=np.ascontiguousarray(w(f"{p}output.dense.weight").T),
@@ -198,7 +200,9 @@ class MiniLMEmbedder:
         try:
             return cls(model_dir)
         except (OSError, ValueError, KeyError) as exc:
-            raise EmbedderUnavailable(f"the local embedding model in {model_dir} cannot be loaded: {exc}") from exc
+            raise EmbedderUnavailable(
+                f"the local embedding model in {model_dir} cannot be loaded: {exc}"
+            ) from exc
 
     def tokenize(self, text: str) -> list[int]:
         return self._tokenizer.encode(text)
@@ -215,7 +219,9 @@ class MiniLMEmbedder:
         batch: list[int] = []
         for index in order:
             longest = len(encoded[index])
-            if batch and (len(batch) >= MINILM_BATCH_TEXTS or (len(batch) + 1) * longest > MINILM_BATCH_TOKENS):
+            if batch and (
+                len(batch) >= MINILM_BATCH_TEXTS or (len(batch) + 1) * longest > MINILM_BATCH_TOKENS
+            ):
                 out[batch] = self._forward([encoded[i] for i in batch])
                 batch = []
             batch.append(index)

@@ -4,7 +4,7 @@ document and the MCP catalog read."""
 from __future__ import annotations
 
 from ..api import ApiRoute
-from . import answers, auth, chat, rooms, users
+from . import answers, auth, chat, rooms, search, users
 
 __all__ = ["all_routes"]
 
@@ -16,4 +16,5 @@ def all_routes() -> list[ApiRoute]:
         *rooms.router.routes,
         *users.router.routes,
         *answers.router.routes,
+        *search.router.routes,
     ]

@@ -68,8 +68,8 @@ async def users_autocomplete(req: ApiRequest[AutocompleteUsersParams]) -> dict[s
     visible: set[str] = {req.user.id}
     for room_id in store.readable_room_ids(req.user.id):
         visible.update(store.members_of(room_id))
-    candidates = store.find_users(term, limit=len(visible) + 1)
-    items = [user_json(u) for u in candidates if u.id in visible][:USER_AUTOCOMPLETE_LIMIT]
+    candidates = store.find_users(term, limit=USER_AUTOCOMPLETE_LIMIT, user_ids=visible)
+    items = [user_json(u) for u in candidates]
     return {"items": items}
 
 

@@ -5,9 +5,11 @@ its own connection (WAL lets readers run beside the writer), and every write tak
 lock around a ``BEGIN IMMEDIATE`` transaction, so writers in this process queue on the lock instead of
 spinning on SQLite's busy handler; ``BUSY_TIMEOUT_MS`` only bounds the wait for *other* processes.
 
-Listeners run after the commit, outside the write lock but in commit order: the writer takes the
-dispatch lock before it lets the next writer in. A listener that raises is logged and skipped; the
-write it reports is already durable.
+Listeners run after the commit, outside the write lock, in commit order: each writer queues its
+events while it still holds the write lock, then whoever holds the dispatch lock delivers the queue
+in order, and a write returns only once its events are delivered. A listener may write to the store:
+its events are delivered right after the batch being delivered (never nested, never deadlocked). A
+listener that raises is logged and skipped; the write it reports is already durable.
 
 Errors: ``sqlite3`` exceptions never leave this module. "database or disk is full" and "database is
 locked" become ``StorageFailure`` with a message that says so; constraint failures become
@@ -30,6 +32,7 @@ import secrets
 import sqlite3
 import string
 import threading
+from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
@@ -184,8 +187,10 @@ class SQLiteStore:
         self._connections: list[sqlite3.Connection] = []
         self._connections_lock = threading.Lock()
         self._write_lock = threading.Lock()
-        # Re-entrant so that a listener may itself write to the store.
-        self._dispatch_lock = threading.RLock()
+        self._dispatch_lock = threading.Lock()
+        self._dispatching = threading.local()  # .active: this thread is inside _deliver
+        # (listeners, events) of committed writes, appended under the write lock: commit order.
+        self._pending: deque[tuple[tuple[MessageListener, ...], tuple[MessageEvent, ...]]] = deque()
         self._listeners: tuple[MessageListener, ...] = ()
         self._closed = False
         schema.migrate(self._connection())
@@ -241,28 +246,29 @@ class SQLiteStore:
         conn = self._connection()
         listeners = self._listeners
         write = _Write(conn, wants_events=bool(listeners))
-        dispatch = False
-        with self._errors(action):
-            self._write_lock.acquire()
+        with self._errors(action), self._write_lock:
+            conn.execute("BEGIN IMMEDIATE")
             try:
-                conn.execute("BEGIN IMMEDIATE")
-                try:
-                    yield write
-                    conn.execute("COMMIT")
-                except BaseException:
-                    self._rollback(conn)
-                    raise
-                if write.events and listeners:
-                    # Taken before the write lock is released: the next writer's events wait for ours.
-                    self._dispatch_lock.acquire()
-                    dispatch = True
-            finally:
-                self._write_lock.release()
-        if dispatch:
+                yield write
+                conn.execute("COMMIT")
+            except BaseException:
+                self._rollback(conn)
+                raise
+            if write.events and listeners:
+                self._pending.append((listeners, tuple(write.events)))
+        if write.events and listeners:
+            self._deliver()
+
+    def _deliver(self) -> None:
+        if getattr(self._dispatching, "active", False):
+            return  # a listener on this thread wrote; the loop below delivers that next
+        with self._dispatch_lock:
+            self._dispatching.active = True
             try:
-                self._notify(listeners, tuple(write.events))
+                while self._pending:
+                    self._notify(*self._pending.popleft())
             finally:
-                self._dispatch_lock.release()
+                self._dispatching.active = False
 
     @staticmethod
     def _rollback(conn: sqlite3.Connection) -> None:
@@ -346,18 +352,27 @@ class SQLiteStore:
         )
         return {row[0]: _user(row) for row in rows}
 
-    def find_users(self, text: str, *, limit: int, exclude: Sequence[str] = ()) -> list[User]:
+    def find_users(
+        self,
+        text: str,
+        *,
+        limit: int,
+        exclude: Sequence[str] = (),
+        user_ids: Iterable[str] | None = None,
+    ) -> list[User]:
         """Active users only; ``exclude`` holds usernames (case-insensitive), as upstream's autocomplete
-        ``exception`` list does."""
+        ``exception`` list does; ``user_ids``, when given, restricts the search to those users."""
         if limit <= 0:
             return []
         contains, prefix = _like_contains(text.removeprefix("@"))
+        restrict = None if user_ids is None else _json_list(user_ids)
         rows = self._all(
             f"SELECT {_USER_COLUMNS} FROM users"
             " WHERE active = 1 AND (username LIKE ?1 ESCAPE '\\' OR name LIKE ?1 ESCAPE '\\')"
             " AND username NOT IN (SELECT value FROM json_each(?3))"
+            " AND (?5 IS NULL OR id IN (SELECT value FROM json_each(?5)))"
             " ORDER BY username LIKE ?2 ESCAPE '\\' DESC, username, id LIMIT ?4",
-            (contains, prefix, _json_list(name.removeprefix("@") for name in exclude), limit),
+            (contains, prefix, _json_list(name.removeprefix("@") for name in exclude), limit, restrict),
         )
         return [_user(row) for row in rows]
 
@@ -640,6 +655,7 @@ class SQLiteStore:
         return None if row is None else _subscription(row)
 
     def subscriptions_of(self, user_id: str, *, include_banned: bool = False) -> list[Subscription]:
+        # banned <= 0 keeps only the unbanned rows; banned <= 1 keeps all.
         rows = self._all(
             f"SELECT {_SUBSCRIPTION_COLUMNS} FROM subscriptions WHERE user_id = ? AND banned <= ?"
             " ORDER BY created_at, room_id",
@@ -752,7 +768,8 @@ class SQLiteStore:
             after = (rows[-1][5], rows[-1][0])
 
     def add_message_listener(self, listener: MessageListener) -> None:
-        with self._dispatch_lock:
+        """Takes effect from the next write on; writes already running report to the listeners they saw."""
+        with self._write_lock:
             self._listeners = (*self._listeners, listener)
 
     # -- bulk import -----------------------------------------------------------------------------
@@ -776,6 +793,8 @@ class SQLiteStore:
                 valid.append((index, row, _check_import_row(row)))
             except InvalidValue as error:
                 rejected.append((index, str(error)))
+        if not valid:
+            return ImportResult(0, 0, 0, 0, tuple(rejected))
         with self._transaction("import messages") as write:
             batch = _ImportBatch(write, [row for _, row, _ in valid])
             for index, row, ts_ms in valid:

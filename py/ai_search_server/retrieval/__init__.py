@@ -1,0 +1,51 @@
+"""Retrieval: the pipeline contract's two sides, the embedded index, embedders and the search service.
+
+Modules, one noun each::
+
+    service.py          SearchService: the three scoping steps, branches, fusion, results from the store
+    pipeline_client.py  Pipeline protocol, PipelineError, RemotePipeline (the guarded HTTP client)
+    embedded.py         EmbeddedPipeline: the contract answered from the embedded index
+    pipeline_http.py    the embedded pipeline served over HTTP at the same contract
+    index.py            EmbeddedIndex: keyword + vectors kept current with the store
+    index_db.py         the index's SQLite file (FTS5, float16 vectors)
+    vectors.py          VectorMatrix: in-memory brute-force cosine search with scope masks
+    terms.py            query words, the FTS5 match expression, highlight ranges
+    embedder.py         Embedder protocol, OpenAIEmbedder
+    minilm.py           MiniLMEmbedder: all-MiniLM-L6-v2 in numpy (offline)
+    wordpiece.py        BERT's WordPiece tokenizer
+    progress.py         progress bars on stderr
+    wiring.py           SearchHandle: build from settings, lifecycle in the app
+
+docs/retrieval.md explains the choices and carries the measured figures.
+"""
+
+from __future__ import annotations
+
+from .embedded import EmbeddedPipeline, PipelineRequestError, parse_pipeline_request
+from .embedder import Embedder, EmbedderError, EmbedderUnavailable, EmbeddingFailed, OpenAIEmbedder
+from .index import INDEX_FILENAME, EmbeddedIndex
+from .pipeline_client import Pipeline, PipelineError, RemotePipeline
+from .service import SearchOptions, SearchOutcome, SearchRequest, SearchService
+from .wiring import SEARCH_EXTRA, SearchHandle
+
+__all__ = [
+    "INDEX_FILENAME",
+    "SEARCH_EXTRA",
+    "EmbeddedIndex",
+    "EmbeddedPipeline",
+    "Embedder",
+    "EmbedderError",
+    "EmbedderUnavailable",
+    "EmbeddingFailed",
+    "OpenAIEmbedder",
+    "Pipeline",
+    "PipelineError",
+    "PipelineRequestError",
+    "RemotePipeline",
+    "SearchHandle",
+    "SearchOptions",
+    "SearchOutcome",
+    "SearchRequest",
+    "SearchService",
+    "parse_pipeline_request",
+]

@@ -1,0 +1,261 @@
+"""``EmbeddedPipeline``: the Intelligent-Search pipeline contract, answered from the embedded index.
+
+The same request body a remote pipeline receives (built by the pure core), the same kind of answer::
+
+    request  {"query": "deploy", "type": "search" | "similarity",
+              "classification": {...}, "filters": {"room_id": {"$in": [...]},
+              "username": {"$eq": "alice"}, "timestamp": {"$ge": "...Z", "$le": "...Z"}},
+              "params": {"k": 20, "threshold": 0.6}}
+    answer   {"results": [{"id": msg_id, "metadata": {"msg_id", "room_id", "username",
+              "timestamp"}, "similarity": 0.83, "distance": 0.17}, ...]}
+
+`type: search` is the keyword branch (FTS5/BM25; a hit carries its BM25 `score`, which is a rank and
+never read as a distance); `type: similarity` the semantic branch (cosine similarity of unit vectors,
+rows farther than `threshold` left out). In-process, ``search`` builds the body with the core and calls
+``handle``; over HTTP, ``pipeline_http`` calls ``handle`` with the posted body: one code path.
+
+Failing closed: a request without a `room_id` filter, or with a filter key or operator this pipeline
+does not know, is refused (``PipelineRequestError``) rather than answered with every room.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import anyio
+
+from ai_search import (
+    CandidateSource,
+    PipelineConfig,
+    PipelineFilters,
+    build_intelligent_search_request,
+    to_iso_timestamp,
+)
+
+from .embedder import EmbedderError
+from .index import EmbeddedIndex
+from .index_db import KeywordScope
+from .pipeline_client import PipelineError
+from .terms import fts_match_expression, query_terms
+from .vectors import VectorScope
+
+__all__ = [
+    "MAX_PIPELINE_K",
+    "MAX_PIPELINE_QUERY_CHARS",
+    "EmbeddedPipeline",
+    "PipelineQuery",
+    "PipelineRequestError",
+    "parse_pipeline_request",
+]
+
+# Results one pipeline call may ask for (`params.k`); the service asks for at most 100.
+MAX_PIPELINE_K = 1000
+# Characters of `query` (after the query template was applied); the API allows 500 before it.
+MAX_PIPELINE_QUERY_CHARS = 4000
+_FILTER_KEYS = frozenset({"room_id", "username", "timestamp"})
+# Never sent to a real server: the embedded pipeline builds its body with the core, which wants a URL.
+_IN_PROCESS_BASE_URL = "http://embedded-pipeline.invalid"
+
+
+class PipelineRequestError(ValueError):
+    """The request body does not follow the contract; the message says which part (HTTP 400)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PipelineQuery:
+    query: str
+    mode: CandidateSource
+    rooms: tuple[str, ...]
+    users: tuple[str, ...] | None
+    ts_min_ms: int | None
+    ts_max_ms: int | None
+    k: int
+    threshold: float | None  # largest cosine distance kept (semantic only)
+
+
+def _strings(value: object, where: str) -> tuple[str, ...]:
+    """`{"$eq": s}` or `{"$in": [s, ...]}` -> the strings."""
+    if not isinstance(value, Mapping) or len(value) != 1:
+        raise PipelineRequestError(f"filters.{where} must be {{'$eq': value}} or {{'$in': [values]}}")
+    ((operator, operand),) = value.items()
+    if operator == "$eq" and isinstance(operand, str):
+        values: Sequence[object] = [operand]
+    elif operator == "$in" and isinstance(operand, list):
+        values = operand
+    else:
+        raise PipelineRequestError(f"filters.{where} must be {{'$eq': value}} or {{'$in': [values]}}")
+    if not all(isinstance(v, str) and v for v in values):
+        raise PipelineRequestError(f"filters.{where} values must be non-empty strings")
+    return tuple(dict.fromkeys(str(v) for v in values))
+
+
+def _epoch_ms(value: object, where: str) -> int:
+    if not isinstance(value, str):
+        raise PipelineRequestError(f"filters.timestamp.{where} must be an ISO 8601 string")
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        raise PipelineRequestError(f"filters.timestamp.{where} is not an ISO 8601 time") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return math.floor(moment.timestamp() * 1000)
+
+
+def _timestamp(value: object) -> tuple[int | None, int | None]:
+    if not isinstance(value, Mapping) or not value or set(value) - {"$ge", "$le"}:
+        raise PipelineRequestError("filters.timestamp must hold '$ge' and/or '$le'")
+    low = _epoch_ms(value["$ge"], "$ge") if "$ge" in value else None
+    high = _epoch_ms(value["$le"], "$le") if "$le" in value else None
+    return low, high
+
+
+def _params(value: object, mode: CandidateSource) -> tuple[int, float | None]:
+    if not isinstance(value, Mapping):
+        raise PipelineRequestError("params must be an object with 'k'")
+    k = value.get("k")
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_PIPELINE_K:
+        raise PipelineRequestError(f"params.k must be an integer from 1 to {MAX_PIPELINE_K}")
+    threshold = value.get("threshold")
+    if threshold is None or mode == "keyword":
+        return k, None
+    if isinstance(threshold, bool) or not isinstance(threshold, int | float) or not 0 <= threshold <= 2:
+        raise PipelineRequestError("params.threshold must be a cosine distance from 0 to 2")
+    return k, float(threshold)
+
+
+def parse_pipeline_request(body: object) -> PipelineQuery:
+    """Check a request body against the contract.
+
+    Raises:
+        PipelineRequestError: naming the first part that is wrong.
+    """
+    if not isinstance(body, Mapping):
+        raise PipelineRequestError("the request body must be a JSON object")
+    query = body.get("query")
+    if not isinstance(query, str) or not query.strip() or len(query) > MAX_PIPELINE_QUERY_CHARS:
+        raise PipelineRequestError(
+            f"query must be a non-blank string of at most {MAX_PIPELINE_QUERY_CHARS} characters"
+        )
+    kind = body.get("type")
+    if kind not in ("search", "similarity"):
+        raise PipelineRequestError("type must be 'search' (keyword) or 'similarity' (semantic)")
+    mode: CandidateSource = "keyword" if kind == "search" else "semantic"
+    filters = body.get("filters")
+    if not isinstance(filters, Mapping) or "room_id" not in filters:
+        raise PipelineRequestError("filters.room_id is required: this pipeline never searches every room")
+    unknown = sorted(set(filters) - _FILTER_KEYS)
+    if unknown:
+        raise PipelineRequestError(
+            f"unknown filter(s) {', '.join(unknown)}; known: room_id, username, timestamp"
+        )
+    rooms = _strings(filters["room_id"], "room_id")
+    users = _strings(filters["username"], "username") if "username" in filters else None
+    low, high = _timestamp(filters["timestamp"]) if "timestamp" in filters else (None, None)
+    k, threshold = _params(body.get("params"), mode)
+    return PipelineQuery(query, mode, rooms, users, low, high, k, threshold)
+
+
+class EmbeddedPipeline:
+    """The `Pipeline` over an `EmbeddedIndex`; `handle` is the contract, blocking."""
+
+    kind = "embedded"
+
+    def __init__(
+        self, index: EmbeddedIndex, *, query_template: str = "", min_similarity_percent: int = 0
+    ) -> None:
+        self.index = index
+        self._config = PipelineConfig(
+            _IN_PROCESS_BASE_URL,
+            "embedded",
+            "in-process",
+            "in-process",
+            query_template,
+            min_similarity_percent,
+        )
+
+    @property
+    def semantic_available(self) -> bool:
+        return self.index.semantic_available
+
+    def handle(self, body: object) -> dict[str, Any]:
+        """Answer one contract request.
+
+        Raises:
+            PipelineRequestError: the body breaks the contract.
+            PipelineError: the semantic branch cannot run (no embedder, or the embedder failed).
+        """
+        query = parse_pipeline_request(body)
+        if query.mode == "keyword":
+            return {"results": self._keyword(query)}
+        return {"results": self._semantic(query)}
+
+    def _keyword(self, query: PipelineQuery) -> list[dict[str, Any]]:
+        scope = KeywordScope(query.rooms, query.users, query.ts_min_ms, query.ts_max_ms)
+        hits = self.index.keyword_search(fts_match_expression(query_terms(query.query)), scope, query.k)
+        return [
+            {"id": h.msg_id, "metadata": _metadata(h.msg_id, h.rid, h.username, h.ts_ms), "score": h.bm25}
+            for h in hits
+        ]
+
+    def _semantic(self, query: PipelineQuery) -> list[dict[str, Any]]:
+        if not self.index.semantic_available:
+            raise PipelineError("unavailable", branch="semantic", detail="no embedder is configured")
+        try:
+            vector = self.index.embed_query(query.query)
+        except EmbedderError as exc:
+            raise PipelineError("unreachable", branch="semantic", detail=str(exc)) from exc
+        scope = VectorScope(
+            frozenset(query.rooms),
+            None if query.users is None else frozenset(query.users),
+            query.ts_min_ms,
+            query.ts_max_ms,
+        )
+        minimum = -1.0 if query.threshold is None else 1 - query.threshold
+        hits = self.index.semantic_search(vector, scope, query.k, minimum)
+        rows = self.index.rows([rowid for rowid, _score in hits])
+        results = []
+        for rowid, similarity in hits:
+            row = rows.get(rowid)
+            if row is None:  # deleted between the scan and this read
+                continue
+            results.append(
+                {
+                    "id": row.msg_id,
+                    "metadata": _metadata(row.msg_id, row.rid, row.username, row.ts_ms),
+                    "similarity": round(similarity, 6),
+                    "distance": round(1 - similarity, 6),
+                }
+            )
+        return results
+
+    async def search(
+        self,
+        query: str,
+        *,
+        mode: CandidateSource,
+        classifications: Sequence[str],
+        pipeline_filters: PipelineFilters,
+        limit: int,
+    ) -> object:
+        request = build_intelligent_search_request(
+            query,
+            self._config,
+            classifications=classifications,
+            pipeline_filters=pipeline_filters,
+            limit=limit,
+            mode=mode,
+        )
+        # SQLite reads and the embedding forward pass block: off the event loop.
+        return await anyio.to_thread.run_sync(self.handle, request.body)
+
+    async def aclose(self) -> None:
+        """The index belongs to whoever opened it; nothing to release here."""
+
+
+def _metadata(msg_id: str, rid: str, username: str, ts_ms: int) -> dict[str, str]:
+    moment = datetime.fromtimestamp(ts_ms / 1000, UTC)
+    return {"msg_id": msg_id, "room_id": rid, "username": username, "timestamp": to_iso_timestamp(moment)}

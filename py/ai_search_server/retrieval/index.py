@@ -1,0 +1,315 @@
+"""``EmbeddedIndex``: the embedded pipeline's keyword and vector indexes, kept current with the store.
+
+- **Keyword** (FTS5, ``index_db``): written synchronously from the store's message listener, so a
+  posted message is findable by keyword as soon as ``post_message`` returns.
+- **Vectors** (``vectors.VectorMatrix`` in memory, float16 BLOBs on disk): embedding is slow (a model
+  forward pass or an HTTP call), so the listener only queues the document and a background thread
+  embeds the queue in batches. An edited message leaves the vector matrix at once (its old meaning
+  must not match) and comes back once re-embedded.
+- **Catch-up** at start: the store is compared with the index by digest (new, edited and deleted
+  messages, including those written while the server was down or by another process), then every
+  document without a vector from the current embedder is queued. With ``progress=True`` both steps
+  show a progress bar on stderr.
+
+Without an embedder the index is keyword-only; ``semantic_available`` says so.
+
+    index = EmbeddedIndex.open(data_dir / "index.db", store, embedder)
+    index.keyword_search('"deploy"*', KeywordScope(rooms=["r1"]), k=20)
+    index.wait_until_embedded(timeout_seconds=30)     # tests and benchmarks
+    index.close()
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from ..store.base import Store
+from ..store.records import MessageEvent
+from .embedder import Embedder, EmbedderError, EmbedderUnavailable
+from .index_db import DocRow, IndexDatabase, KeywordHit, KeywordScope, message_digest
+from .progress import ProgressReporter
+from .vectors import VectorMatrix, VectorScope
+
+__all__ = [
+    "EMBED_BATCH_TEXTS",
+    "EMBED_RETRY_MAX_SECONDS",
+    "INDEX_FILENAME",
+    "EmbeddedIndex",
+]
+
+log = logging.getLogger(__name__)
+
+INDEX_FILENAME = "index.db"
+# Documents embedded per call of the embedder (texts): several model batches, so the embedder can
+# group similar lengths (less padding) while one call stays a few seconds on a CPU.
+EMBED_BATCH_TEXTS = 256
+# Longest wait between retries after the embedder failed (seconds); waits double from 1 s up to it.
+EMBED_RETRY_MAX_SECONDS = 60.0
+# Messages read from the store per step while catching up (messages).
+CATCH_UP_BATCH_MESSAGES = 2000
+_MODEL_META_KEY = "vector_model"
+
+
+class EmbeddedIndex:
+    """Keyword and vector indexes over the store's messages. Thread-safe.
+
+    Raises:
+        sqlite3.Error: the index file cannot be opened (from `open`).
+    """
+
+    def __init__(self, db: IndexDatabase, store: Store, embedder: Embedder | None, *, progress: bool) -> None:
+        self.db = db
+        self.store = store
+        self.embedder = embedder
+        self._progress = progress
+        self._closed = False
+        self._matrix: VectorMatrix | None = None
+        self._pending: dict[int, None] = {}  # rowids waiting for a vector, in arrival order
+        self._in_flight = 0
+        self._wake = threading.Condition()
+        self._worker: threading.Thread | None = None
+        self.embed_failures = 0
+        self.last_embed_error: str | None = None
+
+    # -- lifecycle --------------------------------------------------------------------------------
+
+    @classmethod
+    def open(
+        cls, path: Path, store: Store, embedder: Embedder | None, *, progress: bool = False
+    ) -> EmbeddedIndex:
+        """Open (or create) the index file, catch up with the store and start embedding."""
+        index = cls(IndexDatabase(path), store, embedder, progress=progress)
+        # Subscribed before catching up: events that arrive meanwhile wait on the index's write
+        # lock and are applied after it, in commit order, so the newest state always wins.
+        store.add_message_listener(index._on_events)
+        index.catch_up()
+        if embedder is not None:
+            index._load_vectors()
+            index._queue(index.db.unembedded(embedder.model_id))
+            index._worker = threading.Thread(
+                target=index._embed_loop, name="search-index-embedder", daemon=True
+            )
+            index._worker.start()
+        return index
+
+    def close(self) -> None:
+        """Stop the embedding thread (after its current batch) and close the file. Idempotent."""
+        with self._wake:
+            if self._closed:
+                return
+            self._closed = True
+            self._wake.notify_all()
+        if self._worker is not None:
+            self._worker.join()
+        self.db.close()
+
+    @property
+    def semantic_available(self) -> bool:
+        return self.embedder is not None
+
+    @property
+    def pending_embeddings(self) -> int:
+        with self._wake:
+            return len(self._pending) + self._in_flight
+
+    @property
+    def vector_count(self) -> int:
+        return 0 if self._matrix is None else len(self._matrix)
+
+    @property
+    def vector_bytes(self) -> int:
+        return 0 if self._matrix is None else self._matrix.nbytes
+
+    # -- keeping current --------------------------------------------------------------------------
+
+    def catch_up(self) -> int:
+        """Bring the keyword index level with the store; returns the documents changed or removed."""
+        total = self.store.count_messages()
+        changed = 0
+        with self.db.write_lock, ProgressReporter("indexing messages", total, enabled=self._progress) as bar:
+            known = self.db.digests()
+            seen: set[str] = set()
+            for batch in self.store.iter_messages(batch_size=CATCH_UP_BATCH_MESSAGES):
+                seen.update(m.id for m in batch)
+                stale = [m for m in batch if known.get(m.id) is None or known[m.id] != message_digest(m)]
+                if stale:
+                    with self.db.transaction() as conn:
+                        docs = self.db.upsert(conn, stale)
+                    changed += len(docs)
+                    self._forget_vectors(d.rowid for d in docs if d.needs_vector)
+                    self._queue(d.rowid for d in docs if d.needs_vector)
+                bar.advance(len(batch))
+            gone = [msg_id for msg_id in known if msg_id not in seen]
+            if gone:
+                with self.db.transaction() as conn:
+                    removed = self.db.delete(conn, gone)
+                self._forget_vectors(removed)
+                changed += len(removed)
+        if changed:
+            log.info("search index: %d document(s) added, updated or removed to match the store", changed)
+        return changed
+
+    def _on_events(self, events: Sequence[MessageEvent]) -> None:
+        if self._closed:
+            return
+        upserts = [e.message for e in events if e.kind != "deleted"]
+        deletions = [e.message.id for e in events if e.kind == "deleted"]
+        with self.db.transaction() as conn:
+            docs = self.db.upsert(conn, upserts) if upserts else []
+            removed = self.db.delete(conn, deletions) if deletions else []
+        self._forget_vectors([*removed, *(d.rowid for d in docs if d.needs_vector)])
+        self._queue(d.rowid for d in docs if d.needs_vector)
+
+    # -- vectors ------------------------------------------------------------------------------------
+
+    def _forget_vectors(self, rowids: Iterable[int]) -> None:
+        if self._matrix is None:
+            return
+        for rowid in rowids:
+            self._matrix.remove(rowid)
+
+    def _queue(self, rowids: Iterable[int]) -> None:
+        if self.embedder is None:
+            return
+        with self._wake:
+            for rowid in rowids:
+                self._pending[rowid] = None
+            if self._pending:
+                self._wake.notify_all()
+
+    def _load_vectors(self) -> None:
+        assert self.embedder is not None
+        model_id = self.embedder.model_id
+        if self.db.get_meta(_MODEL_META_KEY) != model_id:
+            log.info("search index: embedder is now %s; every message will be embedded again", model_id)
+            self.db.set_meta(_MODEL_META_KEY, model_id)
+        dimensions = self.embedder.dimensions or None
+        for batch in self.db.load_vectors(model_id, dimensions):
+            for stored in batch:
+                self._upsert_vector(stored.rowid, stored.vector, stored.rid, stored.username, stored.ts_ms)
+
+    def _upsert_vector(
+        self, rowid: int, vector: npt.NDArray[np.float32], rid: str, user: str, ts: int
+    ) -> None:
+        if self._matrix is None:
+            self._matrix = VectorMatrix(int(vector.shape[0]))
+        self._matrix.upsert(rowid, vector, room=rid, user=user, ts_ms=ts)
+
+    def _take_batch(self) -> list[int] | None:
+        with self._wake:
+            while not self._pending and not self._closed:
+                self._wake.wait()
+            if self._closed:
+                return None
+            batch = list(self._pending)[:EMBED_BATCH_TEXTS]
+            for rowid in batch:
+                del self._pending[rowid]
+            self._in_flight = len(batch)
+            return batch
+
+    def _embed_loop(self) -> None:
+        retry_seconds = 1.0
+        bar: ProgressReporter | None = None  # shown while a large backlog drains (start, imports)
+        done = 0
+        while (batch := self._take_batch()) is not None:
+            if bar is None and self._progress:
+                backlog = len(batch) + self.pending_embeddings
+                candidate = ProgressReporter("embedding messages", backlog, enabled=True)
+                if candidate.shows:
+                    bar, done = candidate.__enter__(), 0
+            try:
+                self._embed(batch)
+                retry_seconds = 1.0
+            except Exception as exc:  # the thread must not die: the index would silently go stale
+                if not isinstance(exc, EmbedderError):
+                    log.exception("search index: embedding a batch failed unexpectedly")
+                self._note_failure(batch, str(exc) or type(exc).__name__)
+                with self._wake:
+                    self._wake.wait(retry_seconds)
+                retry_seconds = min(retry_seconds * 2, EMBED_RETRY_MAX_SECONDS)
+            finally:
+                with self._wake:
+                    self._in_flight = 0
+                    self._wake.notify_all()
+            if bar is not None:
+                done += len(batch)
+                left = self.pending_embeddings
+                bar.update(completed=done, total=done + left)
+                if left == 0:
+                    bar.__exit__(None, None, None)
+                    bar = None
+        if bar is not None:
+            bar.__exit__(None, None, None)
+
+    def _note_failure(self, batch: list[int], reason: str) -> None:
+        self.embed_failures += 1
+        if self.last_embed_error != reason:
+            log.warning(
+                "search index: embedding failed (%s); semantic results will lag until it recovers", reason
+            )
+        self.last_embed_error = reason
+        with self._wake:
+            for rowid in batch:  # back in the queue: retried on the next round
+                self._pending.setdefault(rowid, None)
+            self._in_flight = 0
+
+    def _embed(self, batch: list[int]) -> None:
+        assert self.embedder is not None
+        docs = self.db.texts(batch)
+        rowids = [rowid for rowid in batch if rowid in docs]
+        if not rowids:
+            return
+        vectors = self.embedder.embed([docs[r][0] for r in rowids])
+        saved = self.db.store_vectors(
+            [(r, docs[r][1], vectors[i]) for i, r in enumerate(rowids)], self.embedder.model_id
+        )
+        rows = self.db.rows(saved)
+        for i, rowid in enumerate(rowids):
+            row = rows.get(rowid)
+            if row is not None:
+                # The stored float16 copy, so memory and disk agree after a restart.
+                vector = vectors[i].astype(np.float16).astype(np.float32)
+                self._upsert_vector(rowid, vector, row.rid, row.username, row.ts_ms)
+        self.last_embed_error = None
+
+    def wait_until_embedded(self, timeout_seconds: float) -> bool:
+        """Block until nothing waits for a vector; False if `timeout_seconds` passed first."""
+        deadline = time.monotonic() + timeout_seconds
+        with self._wake:
+            while self._pending or self._in_flight:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or self._closed:
+                    return False
+                self._wake.wait(remaining)
+        return True
+
+    # -- searching ----------------------------------------------------------------------------------
+
+    def keyword_search(self, match: str, scope: KeywordScope, k: int) -> list[KeywordHit]:
+        if not match or not scope.rooms or k <= 0:
+            return []
+        return self.db.keyword_search(match, scope, k)
+
+    def rows(self, rowids: Sequence[int]) -> dict[int, DocRow]:
+        return self.db.rows(rowids)
+
+    def embed_query(self, text: str) -> npt.NDArray[np.float32]:
+        """Raises EmbedderError (EmbedderUnavailable when there is no embedder)."""
+        if self.embedder is None:
+            raise EmbedderUnavailable("no embedder is configured")
+        vector: npt.NDArray[np.float32] = self.embedder.embed([text])[0]
+        return vector
+
+    def semantic_search(
+        self, vector: npt.NDArray[np.float32], scope: VectorScope, k: int, min_similarity: float
+    ) -> list[tuple[int, float]]:
+        if self._matrix is None or vector.shape[0] != self._matrix.dimensions:
+            return []
+        return self._matrix.search(vector, scope, k=k, min_similarity=min_similarity)

@@ -1,0 +1,359 @@
+"""The embedded pipeline's own SQLite file: messages as documents, FTS5 over their text, and vectors.
+
+One file (``<data_dir>/index.db``, WAL) beside the workspace store, never the store's own tables: the
+index can be deleted and rebuilt from the store at any time, and a remote pipeline deployment has no
+such file at all. All SQL of the embedded pipeline lives here (DESIGN decision 8).
+
+Schema::
+
+    docs(rowid, msg_id UNIQUE, rid, username (folded), ts_ms, text, digest, vector, vector_model)
+    docs_fts  FTS5 external-content table over docs.text
+              tokenize 'unicode61 remove_diacritics 2', prefix indexes for 2- and 3-character prefixes
+    meta(key, value)
+
+``digest`` is a hash of what a search reads (room, author, time, text): catching up with the store
+compares digests, so edits made while nothing listened are noticed. ``vector`` is float16 (half the
+disk of float32; the cosines move by well under 0.001), NULL until embedded; ``vector_model`` names
+the embedder that made it, so a change of model re-embeds everything.
+
+Threads: each thread uses its own connection; writes take one lock, so the store's writer threads
+(listeners), the embedding worker and the catch-up never wait on SQLite's busy handler in-process.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from ..store.records import Message
+
+__all__ = [
+    "INDEX_BUSY_TIMEOUT_MS",
+    "INDEX_SCHEMA_VERSION",
+    "DocRow",
+    "IndexDatabase",
+    "IndexedDoc",
+    "KeywordHit",
+    "KeywordScope",
+    "StoredVector",
+    "message_digest",
+]
+
+# How long an index write waits for another process holding the file (milliseconds).
+INDEX_BUSY_TIMEOUT_MS = 5000
+# Bumped when the schema changes; an older file is dropped and rebuilt from the store.
+INDEX_SCHEMA_VERSION = 1
+# Bytes of the digest: 8 bytes (64 bits) make an accidental match between two versions negligible.
+_DIGEST_BYTES = 8
+
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    """CREATE TABLE IF NOT EXISTS docs (
+        rowid INTEGER PRIMARY KEY,
+        msg_id TEXT NOT NULL UNIQUE,
+        rid TEXT NOT NULL,
+        username TEXT NOT NULL,
+        ts_ms INTEGER NOT NULL,
+        text TEXT NOT NULL,
+        digest BLOB NOT NULL,
+        vector BLOB,
+        vector_model TEXT
+    )""",
+    "CREATE INDEX IF NOT EXISTS docs_unembedded ON docs(rowid) WHERE vector IS NULL",
+    """CREATE VIRTUAL TABLE IF NOT EXISTS docs_fts USING fts5(
+        text, content='docs', content_rowid='rowid',
+        tokenize='unicode61 remove_diacritics 2', prefix='2 3'
+    )""",
+    """CREATE TRIGGER IF NOT EXISTS docs_ai AFTER INSERT ON docs BEGIN
+        INSERT INTO docs_fts(rowid, text) VALUES (new.rowid, new.text);
+    END""",
+    """CREATE TRIGGER IF NOT EXISTS docs_ad AFTER DELETE ON docs BEGIN
+        INSERT INTO docs_fts(docs_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
+    END""",
+    """CREATE TRIGGER IF NOT EXISTS docs_au AFTER UPDATE OF text ON docs BEGIN
+        INSERT INTO docs_fts(docs_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
+        INSERT INTO docs_fts(rowid, text) VALUES (new.rowid, new.text);
+    END""",
+)
+# A changed digest resets the vector only when the text changed: a vector depends on nothing else.
+_UPSERT = """
+INSERT INTO docs (msg_id, rid, username, ts_ms, text, digest) VALUES (?, ?, ?, ?, ?, ?)
+ON CONFLICT (msg_id) DO UPDATE SET
+    rid = excluded.rid, username = excluded.username, ts_ms = excluded.ts_ms,
+    vector = CASE WHEN docs.text = excluded.text THEN docs.vector END,
+    vector_model = CASE WHEN docs.text = excluded.text THEN docs.vector_model END,
+    text = excluded.text, digest = excluded.digest
+WHERE docs.digest != excluded.digest
+RETURNING rowid, vector IS NULL
+"""
+
+
+def message_digest(message: Message) -> bytes:
+    """A hash of everything the index keeps of a message (room, author, time, text)."""
+    parts = (message.room_id, message.username.lower(), str(_ts_ms(message)), message.text)
+    return hashlib.blake2b("\x00".join(parts).encode(), digest_size=_DIGEST_BYTES).digest()
+
+
+def _ts_ms(message: Message) -> int:
+    return int(message.ts.timestamp() * 1000)
+
+
+@dataclass(frozen=True, slots=True)
+class IndexedDoc:
+    """What a write did to one document: its rowid, and whether it now needs a vector."""
+
+    rowid: int
+    needs_vector: bool
+
+
+@dataclass(frozen=True, slots=True)
+class DocRow:
+    rowid: int
+    msg_id: str
+    rid: str
+    username: str  # folded
+    ts_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class KeywordScope:
+    """Rooms always; folded usernames and an inclusive epoch-ms window when given."""
+
+    rooms: Sequence[str]
+    users: Sequence[str] | None = None
+    ts_min_ms: int | None = None
+    ts_max_ms: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class KeywordHit:
+    rowid: int
+    msg_id: str
+    rid: str
+    username: str
+    ts_ms: int
+    bm25: float  # SQLite's bm25(): more negative is a better match
+
+
+@dataclass(frozen=True, slots=True)
+class StoredVector:
+    rowid: int
+    rid: str
+    username: str
+    ts_ms: int
+    vector: npt.NDArray[np.float32]
+
+
+class IndexDatabase:
+    """The index file. Raises sqlite3.Error on database failures (the callers decide what to say)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._local = threading.local()
+        self._connections: list[sqlite3.Connection] = []
+        self._connections_lock = threading.Lock()
+        self.write_lock = threading.RLock()
+        self._closed = False
+        conn = self._connection()
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version not in (0, INDEX_SCHEMA_VERSION):
+            # An index is a cache of the store: an unknown layout is rebuilt, never migrated.
+            conn.executescript(
+                "DROP TABLE IF EXISTS docs_fts; DROP TABLE IF EXISTS docs; DROP TABLE IF EXISTS meta;"
+            )
+        with self.transaction() as write:
+            for statement in _SCHEMA:
+                write.execute(statement)
+            write.execute(f"PRAGMA user_version = {INDEX_SCHEMA_VERSION}")
+
+    # -- plumbing ---------------------------------------------------------------------------------
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._closed:
+            raise sqlite3.ProgrammingError("the search index is closed")
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            # check_same_thread=False only so close() can close every thread's connection.
+            conn = sqlite3.connect(
+                self.path, timeout=INDEX_BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
+            )
+            conn.execute(f"PRAGMA busy_timeout = {INDEX_BUSY_TIMEOUT_MS}")
+            conn.execute("PRAGMA journal_mode = WAL")
+            # The index is rebuilt from the store after a crash: durability of the last commit is cheap to lose.
+            conn.execute("PRAGMA synchronous = NORMAL")
+            with self._connections_lock:
+                self._connections.append(conn)
+            self._local.conn = conn
+        return conn
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        conn = self._connection()
+        with self.write_lock:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        with self._connections_lock:
+            connections, self._connections = self._connections, []
+        for conn in connections:
+            conn.close()
+
+    # -- meta ---------------------------------------------------------------------------------------
+
+    def get_meta(self, key: str) -> str | None:
+        row = self._connection().execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self.transaction() as conn:
+            conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+
+    # -- documents ------------------------------------------------------------------------------
+
+    def count(self) -> int:
+        return int(self._connection().execute("SELECT count(*) FROM docs").fetchone()[0])
+
+    def digests(self) -> dict[str, bytes]:
+        """msg_id -> digest of every document (to compare with the store when catching up)."""
+        return {
+            row[0]: bytes(row[1]) for row in self._connection().execute("SELECT msg_id, digest FROM docs")
+        }
+
+    def upsert(self, conn: sqlite3.Connection, messages: Iterable[Message]) -> list[IndexedDoc]:
+        """Insert or update documents inside the caller's transaction; unchanged ones are skipped."""
+        changed = []
+        for message in messages:
+            row = conn.execute(
+                _UPSERT,
+                (
+                    message.id,
+                    message.room_id,
+                    message.username.lower(),
+                    _ts_ms(message),
+                    message.text,
+                    message_digest(message),
+                ),
+            ).fetchone()
+            if row is not None:
+                changed.append(IndexedDoc(rowid=int(row[0]), needs_vector=bool(row[1])))
+        return changed
+
+    def delete(self, conn: sqlite3.Connection, msg_ids: Iterable[str]) -> list[int]:
+        """Delete documents inside the caller's transaction; returns the rowids that were there."""
+        removed = []
+        for msg_id in msg_ids:
+            row = conn.execute("DELETE FROM docs WHERE msg_id = ? RETURNING rowid", (msg_id,)).fetchone()
+            if row is not None:
+                removed.append(int(row[0]))
+        return removed
+
+    def rows(self, rowids: Sequence[int]) -> dict[int, DocRow]:
+        """rowid -> the document's ids and filter fields, for the documents still there."""
+        if not rowids:
+            return {}
+        rows = self._connection().execute(
+            "SELECT rowid, msg_id, rid, username, ts_ms FROM docs"
+            " WHERE rowid IN (SELECT value FROM json_each(?))",
+            (json.dumps([int(r) for r in rowids]),),
+        )
+        return {int(r[0]): DocRow(int(r[0]), r[1], r[2], r[3], int(r[4])) for r in rows}
+
+    def texts(self, rowids: Sequence[int]) -> dict[int, tuple[str, bytes]]:
+        """rowid -> (text, digest) of the documents still there."""
+        rows = self._connection().execute(
+            "SELECT rowid, text, digest FROM docs WHERE rowid IN (SELECT value FROM json_each(?))",
+            (json.dumps([int(r) for r in rowids]),),
+        )
+        return {int(r[0]): (r[1], bytes(r[2])) for r in rows}
+
+    def unembedded(self, model_id: str) -> list[int]:
+        """Rowids with no vector, or one made by another embedder, oldest first."""
+        rows = self._connection().execute(
+            "SELECT rowid FROM docs WHERE vector IS NULL OR vector_model IS NOT ? ORDER BY rowid", (model_id,)
+        )
+        return [int(r[0]) for r in rows]
+
+    def store_vectors(
+        self, items: Sequence[tuple[int, bytes, npt.NDArray[np.float32]]], model_id: str
+    ) -> list[int]:
+        """Save (rowid, digest it was made from, vector); a document edited since keeps no vector.
+
+        Returns the rowids saved.
+        """
+        saved = []
+        with self.transaction() as conn:
+            for rowid, digest, vector in items:
+                blob = np.asarray(vector, dtype="<f2").tobytes()
+                cursor = conn.execute(
+                    "UPDATE docs SET vector = ?, vector_model = ? WHERE rowid = ? AND digest = ?",
+                    (blob, model_id, rowid, digest),
+                )
+                if cursor.rowcount:
+                    saved.append(rowid)
+        return saved
+
+    def load_vectors(
+        self, model_id: str, dimensions: int | None, batch_rows: int = 10_000
+    ) -> Iterator[list[StoredVector]]:
+        """Every stored vector made by `model_id`, in batches (to fill the in-memory matrix)."""
+        cursor = self._connection().execute(
+            "SELECT rowid, rid, username, ts_ms, vector FROM docs WHERE vector IS NOT NULL AND vector_model = ?",
+            (model_id,),
+        )
+        while rows := cursor.fetchmany(batch_rows):
+            batch = []
+            for rowid, rid, username, ts_ms, blob in rows:
+                vector = np.frombuffer(blob, dtype="<f2").astype(np.float32)
+                if dimensions is not None and vector.shape[0] != dimensions:
+                    continue
+                batch.append(StoredVector(int(rowid), rid, username, int(ts_ms), vector))
+            yield batch
+
+    def keyword_search(self, match: str, scope: KeywordScope, k: int) -> list[KeywordHit]:
+        """BM25-ranked documents matching the FTS5 expression inside the scope, best first."""
+        where = ["docs_fts MATCH ?", "d.rid IN (SELECT value FROM json_each(?))"]
+        params: list[object] = [match, _json_list(scope.rooms)]
+        if scope.users is not None:
+            where.append("d.username IN (SELECT value FROM json_each(?))")
+            params.append(_json_list(u.lower() for u in scope.users))
+        if scope.ts_min_ms is not None:
+            where.append("d.ts_ms >= ?")
+            params.append(scope.ts_min_ms)
+        if scope.ts_max_ms is not None:
+            where.append("d.ts_ms <= ?")
+            params.append(scope.ts_max_ms)
+        params.append(k)
+        sql = (
+            "SELECT d.rowid, d.msg_id, d.rid, d.username, d.ts_ms, bm25(docs_fts) AS rank"
+            " FROM docs_fts JOIN docs d ON d.rowid = docs_fts.rowid"
+            f" WHERE {' AND '.join(where)} ORDER BY rank LIMIT ?"
+        )
+        return [
+            KeywordHit(int(r[0]), r[1], r[2], r[3], int(r[4]), float(r[5]))
+            for r in self._connection().execute(sql, params)
+        ]
+
+
+def _json_list(values: Iterable[str]) -> str:
+    # One JSON parameter read by json_each(): a caller with thousands of rooms never meets SQLite's
+    # limit on bound variables.
+    return json.dumps(list(values))

@@ -1,0 +1,184 @@
+"""The pipeline seam: one protocol, and the client of a remote Intelligent-Search pipeline.
+
+The search service talks to a ``Pipeline``; two implement it: ``EmbeddedPipeline`` (``embedded.py``,
+in-process) and ``RemotePipeline`` here, which sends the upstream's exact request
+(``POST {base}/pipelines/{id}/search`` with ``X-API-KEY`` and ``X-API-KEY-SECRET``, built by the pure
+core) through the guarded outbound client: 10 s for the whole call, 5 MiB for the answer, no
+redirects, destinations checked after DNS resolution.
+
+A pipeline that cannot answer raises ``PipelineError``; the service turns that into a degraded search
+(the other branch's results, and a notice in ``meta``), never into a 500. ``PipelineError.reason`` is
+written for the person searching and names no URL, key or upstream text.
+
+    pipeline = RemotePipeline(config, OutboundPolicy(allow_hosts=("pipeline.internal",)))
+    raw = await pipeline.search("deploy", mode="keyword", classifications=["user"],
+                                pipeline_filters={"room_id": {"$eq": "r1"}}, limit=20)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from typing import Any, Literal, Protocol
+
+from ai_search import (
+    MAX_AI_SERVICE_RESPONSE_SIZE,
+    CandidateSource,
+    PipelineConfig,
+    PipelineFilters,
+    build_intelligent_search_request,
+)
+
+from ..outbound import (
+    GuardedClient,
+    OutboundError,
+    OutboundHTTPError,
+    OutboundPolicy,
+    OutboundProtocolError,
+    OutboundRedirect,
+    OutboundTimeout,
+    OutboundTooLarge,
+)
+
+__all__ = ["FailureKind", "Pipeline", "PipelineError", "RemotePipeline"]
+
+log = logging.getLogger(__name__)
+
+FailureKind = Literal["unavailable", "unreachable", "timeout", "http-error", "bad-response"]
+
+# What the page may say for each failure: short, no URL, no upstream text.
+_REASONS: dict[FailureKind, str] = {
+    "unavailable": "is not available",
+    "unreachable": "could not be reached",
+    "timeout": "did not answer in time",
+    "http-error": "answered with an error",
+    "bad-response": "sent an answer that could not be read",
+}
+# Outbound failures -> kind; the first matching class wins.
+_OUTBOUND_KINDS: tuple[tuple[type[OutboundError], FailureKind], ...] = (
+    (OutboundTimeout, "timeout"),
+    (OutboundHTTPError, "http-error"),
+    (OutboundRedirect, "http-error"),
+    (OutboundTooLarge, "bad-response"),
+    (OutboundProtocolError, "unreachable"),
+    (OutboundError, "unreachable"),
+)
+
+
+class PipelineError(Exception):
+    """One pipeline call gave no usable answer. `reason` is safe to show; `detail` is for logs."""
+
+    def __init__(self, kind: FailureKind, *, branch: str, detail: str = "") -> None:
+        self.kind = kind
+        self.branch = branch
+        self.detail = detail
+        self.reason = f"the {branch} search {_REASONS[kind]}"
+        super().__init__(f"{self.reason}: {detail}" if detail else self.reason)
+
+
+class Pipeline(Protocol):
+    """Where candidates come from. `search` returns the pipeline's raw JSON answer.
+
+    Raises (from `search`): PipelineError.
+    """
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def semantic_available(self) -> bool: ...
+
+    async def search(
+        self,
+        query: str,
+        *,
+        mode: CandidateSource,
+        classifications: Sequence[str],
+        pipeline_filters: PipelineFilters,
+        limit: int,
+    ) -> object: ...
+
+    async def aclose(self) -> None: ...
+
+
+def branch_name(mode: CandidateSource) -> str:
+    return "keyword" if mode == "keyword" else "semantic"
+
+
+class RemotePipeline:
+    """A remote pipeline over HTTP. One guarded client per event loop, closed by `aclose`.
+
+    Raises:
+        ValueError: the config is incomplete (from the constructor).
+    """
+
+    kind = "remote"
+    semantic_available = True  # a remote pipeline's semantic branch is its own business
+
+    def __init__(
+        self,
+        config: PipelineConfig,
+        policy: OutboundPolicy,
+        *,
+        timeout_seconds: float | None = None,
+        max_bytes: int = MAX_AI_SERVICE_RESPONSE_SIZE,
+    ) -> None:
+        if not config.is_configured:
+            raise ValueError("the remote pipeline needs a base URL, a pipeline id, a key and a secret")
+        self._config = config
+        self._policy = policy
+        self._timeout_seconds = timeout_seconds
+        self._max_bytes = max_bytes
+        self._client: GuardedClient | None = None
+        self._client_loop: asyncio.AbstractEventLoop | None = None
+
+    def _client_for_this_loop(self) -> GuardedClient:
+        # An httpx pool belongs to the loop that opened it; tests (and some servers) run several loops.
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._client_loop is not loop:
+            self._client = GuardedClient(self._policy)
+            self._client_loop = loop
+        return self._client
+
+    async def search(
+        self,
+        query: str,
+        *,
+        mode: CandidateSource,
+        classifications: Sequence[str],
+        pipeline_filters: PipelineFilters,
+        limit: int,
+    ) -> object:
+        request = build_intelligent_search_request(
+            query,
+            self._config,
+            classifications=classifications,
+            pipeline_filters=pipeline_filters,
+            limit=limit,
+            mode=mode,
+        )
+        branch = branch_name(mode)
+        try:
+            response = await self._client_for_this_loop().request_json(
+                request.method,
+                request.url,
+                headers=request.headers,
+                json=request.body,
+                timeout_seconds=self._timeout_seconds or request.timeout_seconds,
+                max_bytes=self._max_bytes,
+            )
+        except OutboundError as exc:
+            kind = next(k for cls, k in _OUTBOUND_KINDS if isinstance(exc, cls))
+            raise PipelineError(kind, branch=branch, detail=exc.message) from exc
+        body: Any = response.json
+        if not isinstance(body, dict | list):
+            raise PipelineError(
+                "bad-response", branch=branch, detail="the answer is not a JSON object or array"
+            )
+        return body
+
+    async def aclose(self) -> None:
+        client, self._client = self._client, None
+        if client is not None and self._client_loop is asyncio.get_running_loop():
+            await client.aclose()

@@ -1,0 +1,316 @@
+"""``SearchService``: permission-scoped hybrid search, the server half of ``GET /api/v1/ai.search``.
+
+The upstream service's steps (spec §6 `search`), with permission scoping enforced three times
+(DESIGN decision 3), each one failing closed:
+
+1. **Before the pipeline.** The caller's readable rooms (subscribed, not banned) are read from the
+   store; requested room ids and room names are intersected with them by the pure core. Names that
+   resolve to nothing readable give no results, never a search of every room. The pipeline filter
+   holds only readable rooms.
+2. **After the pipeline.** Candidates are normalised against the same rooms: one from any other
+   room is dropped, whatever the pipeline said.
+3. **From the store.** Each result is rebuilt from the stored message, after re-reading the caller's
+   readable rooms (a ban during the pipeline call counts). A candidate whose message is gone, or
+   sits in a room outside the filter, or breaks the author or date filter, is dropped.
+
+Retrieval: the keyword and semantic branches run in parallel (the semantic weight decides which run:
+0 keyword only, 100 semantic only), semantic hits below the minimum similarity are dropped, the two
+lists are fused by weighted RRF and may be reranked by recency (all pure core). A branch that fails
+degrades the search to the other branch's results; ``SearchOutcome.retrieval`` says what happened
+so the page can show it.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+import anyio
+
+from ai_search import (
+    AI_SEARCH_PAGE_SIZE,
+    CandidateSource,
+    IntelligentSearchCandidate,
+    PipelineFilters,
+    apply_temporal_rerank,
+    build_intelligent_search_pipeline_filters,
+    filter_semantic_candidates_by_minimum_similarity,
+    fuse_candidates_with_weighted_rrf,
+    get_intelligent_search_candidate_limit,
+    get_match_reason,
+    normalize_intelligent_search_candidates,
+    to_iso_timestamp,
+    to_ranked_candidates,
+)
+
+from ..store.base import Store
+from ..store.records import Message, Room, User
+from .pipeline_client import Pipeline, PipelineError
+from .terms import highlight_ranges, query_terms
+
+__all__ = ["BranchState", "SearchOptions", "SearchOutcome", "SearchRequest", "SearchService", "SearchType"]
+
+log = logging.getLogger(__name__)
+
+SearchType = Literal["keyword", "semantic", "hybrid"]
+# ok: ran; off: the weight left it out; unavailable: cannot run here (no embedder); failed: errored.
+BranchState = Literal["ok", "off", "unavailable", "failed"]
+_TYPE_WEIGHTS: dict[str, int] = {"keyword": 0, "semantic": 100}
+
+
+@dataclass(frozen=True, slots=True)
+class SearchOptions:
+    """The search settings, read once from `Settings` (see `wiring.search_options`)."""
+
+    enabled: bool = True
+    semantic_weight: int = 50
+    recency_weight: int = 0
+    recency_half_life_days: int = 30
+    min_similarity_percent: int = 0
+    answer_enabled: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class SearchRequest:
+    """One search, already validated: lists hold at most 25 non-empty values, dates are aware."""
+
+    text: str
+    limit: int = AI_SEARCH_PAGE_SIZE
+    rids: tuple[str, ...] = ()
+    rid: str | None = None
+    room_names: tuple[str, ...] = ()
+    from_usernames: tuple[str, ...] = ()
+    from_username: str | None = None
+    start_date: datetime | None = None
+    end_date: datetime | None = None
+    search_type: SearchType | None = None
+
+
+@dataclass(slots=True)
+class SearchOutcome:
+    results: list[dict[str, Any]]
+    retrieval: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class _Branches:
+    keyword: BranchState = "off"
+    semantic: BranchState = "off"
+    notices: list[str] = field(default_factory=list)
+
+
+class SearchService:
+    """Holds the store, the pipeline and the options; `search` is safe to call concurrently."""
+
+    def __init__(
+        self,
+        store: Store,
+        pipeline: Pipeline,
+        options: SearchOptions,
+        *,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self.store = store
+        self.pipeline = pipeline
+        self.options = options
+        self._clock = clock
+
+    def status(self) -> dict[str, bool]:
+        """The upstream `meta` flags. Answers work without an LLM (extractive), so they only need search."""
+        return {
+            "intelligentSearchEnabled": self.options.enabled,
+            "intelligentSearchConfigured": True,
+            "answerGenerationConfigured": self.options.enabled and self.options.answer_enabled,
+        }
+
+    async def aclose(self) -> None:
+        await self.pipeline.aclose()
+
+    # -- the three scoping steps ---------------------------------------------------------------------
+
+    def _pipeline_filters(self, user: User, request: SearchRequest) -> PipelineFilters | None:
+        readable = self.store.readable_room_ids(user.id)
+        name_ids = []
+        for name in request.room_names:
+            room = self.store.get_room_by_name(name)
+            if room is not None and room.id in readable:
+                name_ids.append(room.id)
+        if request.room_names and not name_ids and not request.rids and not request.rid:
+            return None  # the rooms asked for by name are not the caller's: no fallback to all rooms
+        return build_intelligent_search_pipeline_filters(
+            sorted(readable),
+            rid=request.rid,
+            rids=[*request.rids, *name_ids],
+            from_username=request.from_username,
+            from_usernames=request.from_usernames,
+            start_date=request.start_date,
+            end_date=request.end_date,
+        )
+
+    def _resolve(
+        self,
+        user: User,
+        request: SearchRequest,
+        ranked: Sequence[IntelligentSearchCandidate],
+        scope_rooms: frozenset[str],
+    ) -> list[dict[str, Any]]:
+        ids = list(dict.fromkeys(c.msg_id for c in ranked if c.msg_id))
+        messages = self.store.get_messages(ids)
+        # Read again: a subscription lost or a ban set while the pipeline answered counts.
+        allowed = scope_rooms & self.store.readable_room_ids(user.id)
+        rooms = self.store.get_rooms({m.room_id for m in messages.values() if m.room_id in allowed})
+        authors = {
+            n.removeprefix("@").lower() for n in (*request.from_usernames, request.from_username or "")
+        }
+        authors.discard("")
+        terms = query_terms(request.text)
+        results: list[dict[str, Any]] = []
+        seen: set[str] = set()
+        for candidate in ranked:
+            message = messages.get(candidate.msg_id or "")
+            room = rooms.get(message.room_id) if message is not None else None
+            if message is None or room is None or message.id in seen:
+                continue
+            if not _within(message, authors, request.start_date, request.end_date):
+                continue
+            seen.add(message.id)
+            results.append(_result(message, room, candidate, terms))
+            if len(results) >= request.limit:
+                break
+        return results
+
+    # -- retrieval ---------------------------------------------------------------------------------
+
+    async def search(self, user: User, request: SearchRequest) -> SearchOutcome:
+        """Raises nothing for pipeline trouble (the outcome says so); store errors propagate."""
+        if not self.options.enabled:
+            return SearchOutcome([], {"pipeline": self.pipeline.kind, "degraded": False, "notices": []})
+        filters = self._pipeline_filters(user, request)
+        if filters is None:
+            return SearchOutcome([], self._report(_Branches(), request, scoped_out=True))
+        scope_rooms = frozenset(_filter_rooms(filters))
+        weight = _TYPE_WEIGHTS.get(request.search_type or "hybrid", self.options.semantic_weight)
+        branches = _Branches()
+        if weight > 0 and not self.pipeline.semantic_available:
+            branches.semantic = "unavailable"
+            branches.notices.append(
+                "Semantic search is off (no embedding model): results match keywords only."
+            )
+            weight = 0
+        limit = get_intelligent_search_candidate_limit(request.limit)
+        classifications = list(dict.fromkeys(["user", *user.roles]))
+        found: dict[CandidateSource, list[IntelligentSearchCandidate]] = {}
+
+        async def run(mode: CandidateSource) -> None:
+            try:
+                raw = await self.pipeline.search(
+                    request.text,
+                    mode=mode,
+                    classifications=classifications,
+                    pipeline_filters=filters,
+                    limit=limit,
+                )
+            except PipelineError as exc:
+                log.warning("ai.search: %s", exc)
+                setattr(branches, mode, "unavailable" if exc.kind == "unavailable" else "failed")
+                branches.notices.append(
+                    f"The {exc.reason.removeprefix('the ')}; showing what else was found."
+                )
+                return
+            normalised = normalize_intelligent_search_candidates(raw, scope_rooms, limit, mode)
+            if normalised.out_of_range_count:
+                log.warning(
+                    "Intelligent search scores outside the documented cosine range: source=%s "
+                    "outOfRangeCount=%d",
+                    mode,
+                    normalised.out_of_range_count,
+                )
+            found[mode] = list(normalised.candidates)
+            setattr(branches, mode, "ok")
+
+        async with anyio.create_task_group() as group:
+            if weight < 100:
+                group.start_soon(run, "keyword")
+            if weight > 0:
+                group.start_soon(run, "semantic")
+        ranked = self._rank(found, weight, limit)
+        results = self._resolve(user, request, ranked, scope_rooms)
+        return SearchOutcome(results, self._report(branches, request))
+
+    def _rank(
+        self, found: dict[CandidateSource, list[IntelligentSearchCandidate]], weight: int, limit: int
+    ) -> Sequence[IntelligentSearchCandidate]:
+        semantic = found.get("semantic")
+        if semantic is not None:
+            semantic = list(
+                filter_semantic_candidates_by_minimum_similarity(
+                    semantic, self.options.min_similarity_percent
+                )
+            )
+        keyword = found.get("keyword")
+        if semantic is not None and keyword is not None:
+            fused = fuse_candidates_with_weighted_rrf(semantic, keyword, weight, limit)
+        else:
+            fused = to_ranked_candidates(semantic if semantic is not None else keyword or [])
+        return apply_temporal_rerank(
+            fused,
+            recency_weight=self.options.recency_weight,
+            half_life_days=self.options.recency_half_life_days,
+            now=self._clock(),
+        )
+
+    def _report(
+        self, branches: _Branches, request: SearchRequest, *, scoped_out: bool = False
+    ) -> dict[str, Any]:
+        report: dict[str, Any] = {
+            "pipeline": self.pipeline.kind,
+            "searchType": request.search_type or "hybrid",
+            "branches": {"keyword": branches.keyword, "semantic": branches.semantic},
+            "degraded": "failed" in (branches.keyword, branches.semantic),
+            "notices": branches.notices,
+        }
+        if scoped_out:
+            report["notices"] = ["None of the requested rooms is one you can read."]
+        pending = getattr(getattr(self.pipeline, "index", None), "pending_embeddings", 0)
+        if pending:
+            report["pendingEmbeddings"] = pending
+        return report
+
+
+def _filter_rooms(filters: PipelineFilters) -> list[str]:
+    room_filter = filters.get("room_id", {})
+    if "$eq" in room_filter:
+        return [room_filter["$eq"]]
+    return list(room_filter.get("$in", []))
+
+
+def _within(message: Message, authors: set[str], start: datetime | None, end: datetime | None) -> bool:
+    """The author and date filters, checked again on the stored message (a pipeline may ignore them)."""
+    if authors and message.username.lower() not in authors:
+        return False
+    if start is not None and message.ts < start:
+        return False
+    return end is None or message.ts <= end
+
+
+def _result(
+    message: Message, room: Room, candidate: IntelligentSearchCandidate, terms: Sequence[str]
+) -> dict[str, Any]:
+    result: dict[str, Any] = {
+        "_id": message.id,
+        "rid": message.room_id,
+        "msgId": message.id,
+        "text": message.text,
+        "ts": to_iso_timestamp(message.ts),
+        "u": {"_id": message.user_id, "username": message.username, "name": message.user_name},
+        "room": {"_id": room.id, "t": room.type, "name": room.name, "fname": room.fname},
+        "highlights": [list(r) for r in highlight_ranges(message.text, terms)],
+        "matchReason": get_match_reason(candidate),
+    }
+    if candidate.score is not None and math.isfinite(candidate.score):
+        result["score"] = candidate.score
+    return result

@@ -1,0 +1,181 @@
+"""The semantic branch's vectors in memory: one float32 matrix, searched by brute-force dot product.
+
+Python's sqlite3 here cannot load a vector extension, so the vectors live as BLOBs beside FTS5 in the
+index file (durable) and as this matrix in memory (fast). A search scores every row with one matrix
+product (unit vectors: the dot product is the cosine similarity), masks the rows the caller's scope
+excludes, and takes the top k with a partial sort. At 100k messages x 384 dimensions that is one
+150 MB read, a few milliseconds; docs/retrieval.md has the figures.
+
+Each row carries what the pipeline filters on (room, author, time), kept as small integer arrays so
+the scope mask costs a few vector operations, not a Python loop.
+
+    matrix = VectorMatrix(384)
+    matrix.upsert(7, vector, room="r1", user="alice", ts_ms=1_790_000_000_000)
+    matrix.search(query_vector, VectorScope(rooms=frozenset({"r1"})), k=20)   # [(7, 0.83)]
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["INITIAL_CAPACITY_ROWS", "VectorMatrix", "VectorScope"]
+
+# Rows allocated up front; the matrix doubles when full (rows).
+INITIAL_CAPACITY_ROWS = 1024
+_FREE = -1  # room code of an empty slot
+
+Vector = npt.NDArray[np.float32]
+
+
+@dataclass(frozen=True, slots=True)
+class VectorScope:
+    """Which rows a search may return: rooms always, authors and a time window when given.
+
+    `users` holds folded usernames (lower case); None means any author. Times are epoch ms,
+    both bounds inclusive.
+    """
+
+    rooms: frozenset[str]
+    users: frozenset[str] | None = None
+    ts_min_ms: int | None = None
+    ts_max_ms: int | None = None
+
+
+class VectorMatrix:
+    """Row vectors keyed by the index's document rowid; thread-safe.
+
+    Raises:
+        ValueError: a vector of the wrong shape (from `upsert` and `search`).
+    """
+
+    def __init__(self, dimensions: int) -> None:
+        if dimensions <= 0:
+            raise ValueError(f"vector dimensions must be positive, got {dimensions}")
+        self.dimensions = dimensions
+        self._lock = threading.Lock()
+        self._vectors = np.zeros((INITIAL_CAPACITY_ROWS, dimensions), dtype=np.float32)
+        self._rooms = np.full(INITIAL_CAPACITY_ROWS, _FREE, dtype=np.int32)
+        self._users = np.zeros(INITIAL_CAPACITY_ROWS, dtype=np.int32)
+        self._ts = np.zeros(INITIAL_CAPACITY_ROWS, dtype=np.int64)
+        self._rowids = np.zeros(INITIAL_CAPACITY_ROWS, dtype=np.int64)
+        self._used = 0  # slots ever used: rows at or past this index are empty
+        self._free: list[int] = []
+        self._slot_of: dict[int, int] = {}
+        self._room_codes: dict[str, int] = {}
+        self._user_codes: dict[str, int] = {}
+
+    def __len__(self) -> int:
+        return len(self._slot_of)
+
+    def __contains__(self, rowid: object) -> bool:
+        return rowid in self._slot_of
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the arrays (allocated capacity, not just the used rows)."""
+        arrays = (self._vectors, self._rooms, self._users, self._ts, self._rowids)
+        return sum(array.nbytes for array in arrays)
+
+    def _code(self, codes: dict[str, int], key: str) -> int:
+        code = codes.get(key)
+        if code is None:
+            code = codes[key] = len(codes)
+        return code
+
+    def _grow(self) -> None:
+        capacity = len(self._rooms) * 2
+        self._vectors = np.resize(self._vectors, (capacity, self.dimensions))
+        self._rooms = np.concatenate([self._rooms, np.full(capacity - len(self._rooms), _FREE, np.int32)])
+        self._users = np.resize(self._users, capacity)
+        self._ts = np.resize(self._ts, capacity)
+        self._rowids = np.resize(self._rowids, capacity)
+
+    def _check(self, vector: npt.ArrayLike) -> Vector:
+        array = np.asarray(vector, dtype=np.float32).reshape(-1)
+        if array.shape != (self.dimensions,):
+            raise ValueError(f"expected a vector of {self.dimensions} values, got shape {array.shape}")
+        return array
+
+    def upsert(self, rowid: int, vector: npt.ArrayLike, *, room: str, user: str, ts_ms: int) -> None:
+        """Add the row, or replace it (vector and filter fields) when the rowid is present."""
+        array = self._check(vector)
+        with self._lock:
+            slot = self._slot_of.get(rowid)
+            if slot is None:
+                if self._free:
+                    slot = self._free.pop()
+                else:
+                    if self._used == len(self._rooms):
+                        self._grow()
+                    slot = self._used
+                    self._used += 1
+                self._slot_of[rowid] = slot
+            self._vectors[slot] = array
+            self._rooms[slot] = self._code(self._room_codes, room)
+            self._users[slot] = self._code(self._user_codes, user.lower())
+            self._ts[slot] = ts_ms
+            self._rowids[slot] = rowid
+
+    def remove(self, rowid: int) -> bool:
+        """Forget a row; True when it was present."""
+        with self._lock:
+            slot = self._slot_of.pop(rowid, None)
+            if slot is None:
+                return False
+            self._rooms[slot] = _FREE
+            self._free.append(slot)
+            return True
+
+    def _mask(self, scope: VectorScope) -> npt.NDArray[np.bool_] | None:
+        """Rows inside the scope among the used slots, or None when no row can be."""
+        room_codes = [self._room_codes[r] for r in scope.rooms if r in self._room_codes]
+        if not room_codes:
+            return None
+        used = slice(0, self._used)
+        mask = np.isin(self._rooms[used], np.asarray(room_codes, dtype=np.int32))
+        if scope.users is not None:
+            user_codes = [self._user_codes[u.lower()] for u in scope.users if u.lower() in self._user_codes]
+            if not user_codes:
+                return None
+            mask &= np.isin(self._users[used], np.asarray(user_codes, dtype=np.int32))
+        if scope.ts_min_ms is not None:
+            mask &= self._ts[used] >= scope.ts_min_ms
+        if scope.ts_max_ms is not None:
+            mask &= self._ts[used] <= scope.ts_max_ms
+        return mask
+
+    def search(
+        self, query: npt.ArrayLike, scope: VectorScope, *, k: int, min_similarity: float = -1.0
+    ) -> list[tuple[int, float]]:
+        """The `k` rows most similar to `query` inside `scope`, best first: (rowid, similarity).
+
+        `query` must be unit length for the scores to be cosines; rows below `min_similarity`
+        are left out.
+        """
+        vector = self._check(query)
+        if k <= 0:
+            return []
+        with self._lock:
+            mask = self._mask(scope)
+            if mask is None:
+                return []
+            scores = self._vectors[: self._used] @ vector
+            scores[~mask] = -np.inf
+            allowed = int(mask.sum())
+            count = min(k, allowed)
+            if count == 0:
+                return []
+            top = (
+                np.argpartition(-scores, count - 1)[:count] if count < len(scores) else np.arange(len(scores))
+            )
+            top = top[np.argsort(-scores[top], kind="stable")]
+            rowids = self._rowids[top]
+        return [
+            (int(rowid), float(score))
+            for rowid, score in zip(rowids, scores[top], strict=True)
+            if np.isfinite(score) and score >= min_similarity
+        ]

@@ -1,0 +1,250 @@
+"""Building the search service from the settings, once per app, off the request path.
+
+``SearchHandle`` sits in ``Services.extras["search"]``. The app's lifespan calls ``start()`` so the
+index catches up (with progress bars on a terminal) before the first request; where no lifespan
+runs (an in-process test client), the first ``get()`` builds it. Either way the blocking work
+(opening the index, loading the model) happens in a worker thread.
+
+Which pipeline:
+
+- ``pipeline_base_url`` set: the remote pipeline, through the guarded outbound client;
+- otherwise the embedded one on ``<data_dir>/index.db``, with the embedder the ``embedder`` setting
+  names (``local``: the packaged MiniLM; ``openai``: an OpenAI-compatible endpoint; ``none``). An
+  embedder that cannot start leaves the search keyword-only, logged and said in every answer's meta.
+
+Settings read here that ``settings.py`` does not define yet are read with ``getattr`` and a default:
+``embedded_pipeline_http`` (bool, False), ``embedded_pipeline_api_key`` and
+``embedded_pipeline_api_key_secret`` (str, "").
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+from starlette.routing import BaseRoute
+
+from ai_search import PipelineConfig
+
+from ..outbound import OutboundPolicy
+from ..settings import Settings
+from ..store.base import Store
+from .embedded import EmbeddedPipeline
+from .embedder import Embedder, EmbedderError, OpenAIEmbedder
+from .index import INDEX_FILENAME, EmbeddedIndex
+from .pipeline_client import Pipeline, RemotePipeline
+from .service import SearchOptions, SearchService
+
+__all__ = [
+    "EMBEDDED_PIPELINE_ID",
+    "SEARCH_EXTRA",
+    "EmbeddedPipelineHttpSettings",
+    "SearchHandle",
+    "build_embedder",
+    "data_dir_of",
+    "embedded_pipeline_http_settings",
+    "install_search",
+    "search_options",
+]
+
+log = logging.getLogger(__name__)
+
+# The key of the search handle in Services.extras.
+SEARCH_EXTRA = "search"
+# The id under which this server serves its embedded pipeline over HTTP.
+EMBEDDED_PIPELINE_ID = "embedded"
+
+
+def search_options(settings: Settings) -> SearchOptions:
+    return SearchOptions(
+        enabled=settings.search_enabled,
+        semantic_weight=settings.search_semantic_weight,
+        recency_weight=settings.search_recency_weight,
+        recency_half_life_days=settings.search_recency_half_life_days,
+        min_similarity_percent=settings.search_min_similarity_percent,
+        answer_enabled=settings.answer_enabled,
+    )
+
+
+def outbound_policy(settings: Settings) -> OutboundPolicy:
+    return OutboundPolicy(allow_hosts=tuple(settings.outbound_allow_hosts))
+
+
+def build_embedder(settings: Settings) -> Embedder | None:
+    """The configured embedder, or None (keyword only) when it is `none` or cannot start."""
+    try:
+        if settings.embedder == "local":
+            from .minilm import MiniLMEmbedder
+
+            return MiniLMEmbedder.load()
+        if settings.embedder == "openai":
+            return OpenAIEmbedder(
+                settings.embedding_base_url,
+                settings.embedding_model,
+                settings.embedding_api_key,
+                policy=outbound_policy(settings),
+            )
+    except EmbedderError as exc:
+        log.warning("semantic search is off: %s", exc)
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class EmbeddedPipelineHttpSettings:
+    enabled: bool
+    api_key: str
+    api_key_secret: str
+
+
+def embedded_pipeline_http_settings(settings: Settings) -> EmbeddedPipelineHttpSettings:
+    return EmbeddedPipelineHttpSettings(
+        enabled=bool(getattr(settings, "embedded_pipeline_http", False)),
+        api_key=str(getattr(settings, "embedded_pipeline_api_key", "")),
+        api_key_secret=str(getattr(settings, "embedded_pipeline_api_key_secret", "")),
+    )
+
+
+class SearchHandle:
+    """Builds the search service once; `get` from any request, `start`/`aclose` from the lifespan.
+
+    Tests may hand in a ready `service` (and the `index` behind it) instead of settings.
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        store: Store,
+        *,
+        data_dir: Path | None,
+        service: SearchService | None = None,
+        index: EmbeddedIndex | None = None,
+        progress: bool | None = None,
+    ) -> None:
+        self._settings = settings
+        self._store = store
+        self._data_dir = data_dir
+        self._service = service
+        self.index = index
+        self._progress = sys.stderr.isatty() if progress is None else progress
+        self._build_lock = threading.RLock()  # _build opens the index under the same lock
+        self._closed = False
+
+    @classmethod
+    def ready(cls, settings: Settings, store: Store, service: SearchService) -> SearchHandle:
+        index = getattr(service.pipeline, "index", None)
+        return cls(settings, store, data_dir=None, service=service, index=index)
+
+    def _build(self) -> SearchService:
+        with self._build_lock:
+            if self._service is not None:
+                return self._service
+            if self._closed:
+                raise RuntimeError("the search service is closed")
+            self._service = SearchService(self._store, self._pipeline(), search_options(self._settings))
+            return self._service
+
+    def _pipeline(self) -> Pipeline:
+        settings = self._settings
+        config = PipelineConfig(
+            settings.pipeline_base_url,
+            settings.pipeline_id,
+            settings.pipeline_api_key,
+            settings.pipeline_api_key_secret,
+            settings.search_query_template,
+            settings.search_min_similarity_percent,
+        )
+        if config.is_configured:
+            return RemotePipeline(config, outbound_policy(settings))
+        if settings.pipeline_base_url:
+            log.warning(
+                "pipeline_base_url is set but the pipeline id, key or secret is missing: "
+                "using the embedded pipeline"
+            )
+        return EmbeddedPipeline(
+            self.embedded_index(),
+            query_template=settings.search_query_template,
+            min_similarity_percent=settings.search_min_similarity_percent,
+        )
+
+    def embedded_index(self) -> EmbeddedIndex:
+        """The embedded index, opened on first use (also when only the HTTP pipeline needs it)."""
+        with self._build_lock:
+            if self.index is None:
+                if self._data_dir is None:
+                    raise RuntimeError("the embedded pipeline needs a data dir for its index")
+                self._data_dir.mkdir(parents=True, exist_ok=True)
+                self.index = EmbeddedIndex.open(
+                    self._data_dir / INDEX_FILENAME,
+                    self._store,
+                    build_embedder(self._settings),
+                    progress=self._progress,
+                )
+            return self.index
+
+    def http_routes(self) -> list[BaseRoute]:
+        """The embedded pipeline over HTTP, when `embedded_pipeline_http` is on (and keys are set)."""
+        served = embedded_pipeline_http_settings(self._settings)
+        if not served.enabled:
+            return []
+        if not (served.api_key and served.api_key_secret):
+            log.warning(
+                "embedded_pipeline_http is on but embedded_pipeline_api_key or "
+                "embedded_pipeline_api_key_secret is empty: the pipeline is not served"
+            )
+            return []
+        from .pipeline_http import pipeline_routes
+
+        async def pipeline() -> EmbeddedPipeline:
+            service = await self.get()
+            if isinstance(service.pipeline, EmbeddedPipeline):
+                return service.pipeline
+            index = await anyio.to_thread.run_sync(self.embedded_index)
+            return EmbeddedPipeline(index, query_template=self._settings.search_query_template)
+
+        return pipeline_routes(
+            pipeline,
+            pipeline_id=EMBEDDED_PIPELINE_ID,
+            api_key=served.api_key,
+            api_key_secret=served.api_key_secret,
+        )
+
+    async def get(self) -> SearchService:
+        if self._service is not None:
+            return self._service
+        return await anyio.to_thread.run_sync(self._build)
+
+    async def start(self) -> None:
+        await self.get()
+
+    async def aclose(self) -> None:
+        self._closed = True
+        service, self._service = self._service, None
+        if service is not None:
+            await service.aclose()
+        index, self.index = self.index, None
+        if index is not None:
+            await anyio.to_thread.run_sync(index.close)
+        embedder = getattr(index, "embedder", None)
+        close = getattr(embedder, "close", None)
+        if callable(close):
+            close()
+
+
+def install_search(services: Any) -> SearchHandle:
+    """Put a `SearchHandle` in `services.extras` (unless a test already put one there) and return it."""
+    handle = services.extras.get(SEARCH_EXTRA)
+    if not isinstance(handle, SearchHandle):
+        handle = SearchHandle(services.settings, services.store, data_dir=data_dir_of(services.store))
+        services.extras[SEARCH_EXTRA] = handle
+    return handle
+
+
+def data_dir_of(store: Any) -> Path | None:
+    """Where the store keeps its file: the index goes beside it (SQLiteStore has `path`)."""
+    path = getattr(store, "path", None)
+    return Path(path).parent if path is not None else None

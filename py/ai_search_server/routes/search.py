@@ -1,0 +1,201 @@
+"""``GET /api/v1/ai.search``: permission-scoped hybrid search over the caller's messages.
+
+Two ways to ask, one result:
+
+- upstream's parameters: ``query`` (1–500 characters), ``intelligentCount`` (floored, clamped to
+  1..50, default 5), comma lists ``rids``, ``roomNames``, ``fromUsernames`` (trimmed, empties
+  dropped, 25 kept), ``rid``, ``fromUsername``, ``startDate`` / ``endDate`` ('' or a date or
+  date-time; a date is midnight UTC);
+- the one-line query as ``q`` (``in:#ops from:@alice after:2026-11-01 deploy``), parsed on the server
+  by the same grammar the page runs in the browser.
+
+Either may add ``searchType`` (``keyword``, ``semantic`` or ``hybrid``: the weight setting), as the
+upstream's hybrid documentation describes. Any other parameter is a 400 naming it.
+
+Each result is rebuilt from the store (``_id, rid, msgId, text, ts, u, score, room``), plus
+``highlights`` (``[start, end)`` code-point ranges of matched words in ``text``) and ``matchReason``
+(``keyword``, ``semantic`` or ``both``). ``meta`` carries upstream's three flags and ``retrieval``:
+which pipeline answered, each branch's state, and notices for the page when the search degraded.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, date, datetime, time
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, field_validator
+
+from ai_search import (
+    AI_SEARCH_PAGE_SIZE,
+    MAX_INTELLIGENT_SEARCH_RESULTS,
+    MAX_SEARCH_FILTER_VALUES,
+    MAX_SEARCH_QUERY_LENGTH,
+    parse_search_filter_text,
+)
+
+from .. import errors
+from ..api import ApiRequest, RateLimitRule, Router
+from ..retrieval.service import SearchRequest, SearchService
+from ..retrieval.wiring import SEARCH_EXTRA
+from .params import Params
+
+__all__ = ["MAX_COMMA_LIST_CHARS", "MAX_QUERY_LINE_CHARS", "SearchLineParams", "SearchParams", "router"]
+
+router = Router(tags=("AI search",))
+
+# Searches per user and minute, as upstream.
+SEARCH_RATE_LIMIT = RateLimitRule(count=120, period_seconds=60)
+# Characters of a comma-separated list parameter (upstream's schema).
+MAX_COMMA_LIST_CHARS = 4096
+# Characters of `rid` and `fromUsername` (upstream's schema).
+MAX_SINGLE_VALUE_CHARS = 256
+# Characters of a date parameter: an ISO date-time with fractions and an offset fits.
+MAX_DATE_CHARS = 40
+# Characters of the one-line query: the words (500) plus up to 25 room and 25 user filters.
+MAX_QUERY_LINE_CHARS = 4096
+
+CommaList = Annotated[str, Field(max_length=MAX_COMMA_LIST_CHARS)]
+SingleValue = Annotated[str, Field(max_length=MAX_SINGLE_VALUE_CHARS)]
+DateValue = Annotated[
+    str, Field(max_length=MAX_DATE_CHARS, description="'' or YYYY-MM-DD or an ISO date-time.")
+]
+Count = Annotated[float, Field(allow_inf_nan=False, description="Results wanted; floored, clamped to 1..50.")]
+SearchTypeParam = Annotated[
+    Literal["keyword", "semantic", "hybrid"],
+    Field(description="keyword or semantic branch only, or hybrid (the configured semantic weight)."),
+]
+
+
+def _date(value: str, name: str) -> datetime | None:
+    """'' -> None; a date -> midnight UTC; a date-time -> aware (UTC when it names no zone)."""
+    text = value.strip()
+    if not text:
+        return None
+    try:
+        if len(text) == 10:
+            return datetime.combine(date.fromisoformat(text), time(), UTC)
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise errors.InvalidParams(
+            f"Invalid parameters: '{name}' must be empty, a date or a date-time"
+        ) from None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def _comma_list(value: str | None) -> tuple[str, ...]:
+    if not value:
+        return ()
+    items = [item.strip() for item in value.split(",")]
+    return tuple(item for item in items if item)[:MAX_SEARCH_FILTER_VALUES]
+
+
+def _count(value: float | None) -> int:
+    if value is None:
+        return AI_SEARCH_PAGE_SIZE
+    return min(MAX_INTELLIGENT_SEARCH_RESULTS, max(1, math.floor(value)))
+
+
+def _single(value: str | None) -> str | None:
+    return value.strip() or None if value is not None else None
+
+
+class _Common(Params):
+    intelligentCount: Count | None = None
+    rid: SingleValue | None = Field(default=None, description="Search only this room (an id).")
+    rids: CommaList | None = Field(default=None, description="Comma-separated room ids to search in.")
+    searchType: SearchTypeParam | None = None
+
+
+class SearchParams(_Common):
+    query: Annotated[str, Field(min_length=1, max_length=MAX_SEARCH_QUERY_LENGTH)] = Field(
+        description="What to search for (1–500 characters)."
+    )
+    roomNames: CommaList | None = Field(default=None, description="Comma-separated room names to search in.")
+    fromUsernames: CommaList | None = Field(default=None, description="Comma-separated authors' usernames.")
+    fromUsername: SingleValue | None = Field(default=None, description="One author's username.")
+    startDate: DateValue | None = Field(default=None, description="Only messages from then on.")
+    endDate: DateValue | None = Field(default=None, description="Only messages up to then.")
+
+    @field_validator("query")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must contain a non-space character")
+        return value
+
+
+class SearchLineParams(_Common):
+    q: Annotated[str, Field(min_length=1, max_length=MAX_QUERY_LINE_CHARS)] = Field(
+        description="The one-line query: words plus in:#room from:@user after:YYYY-MM-DD before:YYYY-MM-DD."
+    )
+
+
+def _request(params: SearchParams | SearchLineParams) -> SearchRequest:
+    common: dict[str, Any] = {
+        "limit": _count(params.intelligentCount),
+        "rids": _comma_list(params.rids),
+        "rid": _single(params.rid),
+        "search_type": params.searchType,
+    }
+    if isinstance(params, SearchParams):
+        return SearchRequest(
+            text=params.query.strip(),
+            room_names=_comma_list(params.roomNames),
+            from_usernames=_comma_list(params.fromUsernames),
+            from_username=_single(params.fromUsername),
+            start_date=_date(params.startDate or "", "startDate"),
+            end_date=_date(params.endDate or "", "endDate"),
+            **common,
+        )
+    parsed = parse_search_filter_text(params.q)
+    text = parsed.search_text.strip()
+    if not text:
+        raise errors.InvalidParams("Invalid parameters: 'q' needs words to search for besides its filters")
+    if len(text) > MAX_SEARCH_QUERY_LENGTH:
+        raise errors.InvalidParams(
+            f"Invalid parameters: the words of 'q' are over {MAX_SEARCH_QUERY_LENGTH} characters"
+        )
+    found = parsed.filters
+    return SearchRequest(
+        text=text,
+        room_names=found.room_names[:MAX_SEARCH_FILTER_VALUES],
+        from_usernames=found.from_usernames[:MAX_SEARCH_FILTER_VALUES],
+        start_date=_date(found.start_date or "", "q after:"),
+        end_date=_date(found.end_date or "", "q before:"),
+        **common,
+    )
+
+
+async def _service(req: ApiRequest[Any]) -> SearchService | None:
+    handle = req.services.extras.get(SEARCH_EXTRA)
+    if handle is None:
+        return None
+    service: SearchService = await handle.get()
+    return service
+
+
+@router.get(
+    "ai.search",
+    SearchParams,
+    SearchLineParams,
+    description="Search the messages of the rooms the authenticated user can read: keyword and semantic "
+    "matches fused, each result rebuilt from the workspace with highlights and why it matched.",
+    variant_descriptions=(
+        "Search with upstream's parameters: query plus optional rooms, authors and dates.",
+        "Search with one line as typed in the search box: q=in:#ops from:@alice after:2026-11-01 deploy.",
+    ),
+    rate_limit=SEARCH_RATE_LIMIT,
+)
+async def ai_search(req: ApiRequest[SearchParams | SearchLineParams]) -> dict[str, Any]:
+    request = _request(req.params)
+    service = await _service(req)
+    if service is None:
+        flags = {
+            "intelligentSearchEnabled": False,
+            "intelligentSearchConfigured": False,
+            "answerGenerationConfigured": False,
+        }
+        return {"intelligent": [], "meta": flags}
+    outcome = await service.search(req.user, request)
+    return {"intelligent": outcome.results, "meta": {**service.status(), "retrieval": outcome.retrieval}}

@@ -1,0 +1,178 @@
+"""The only module that creates DOM nodes, and it only makes text.
+
+Every string reaches the page as a text node or a checked attribute, never as HTML: no
+``innerHTML``, no ``insertAdjacentHTML``, no ``pyscript.web`` containers (they insert string children
+as HTML). Tags and attribute names come from allow-lists, so data can never add a ``<script
+type="py">``, an ``on*`` handler or a PyScript ``py-*`` handler, which PyScript would wire up even
+though CSP blocks inline script::
+
+    item = element("li", element("mark", "deploy"), " failed", class_="result", data_msg_id=msg_id)
+    replace_children(get("result-list"), item)
+
+Highlights are ``[start, end)`` code-point spans over the plain text; :func:`highlighted` turns them
+into text nodes and ``<mark>`` elements (overlapping or out-of-range spans are clipped).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import js
+from pyodide.ffi import JsProxy, create_proxy
+
+__all__ = [
+    "ALLOWED_TAGS",
+    "UnsafeMarkupError",
+    "element",
+    "get",
+    "highlighted",
+    "listen",
+    "replace_children",
+    "set_attribute",
+    "set_text",
+]
+
+# The elements the page builds. Nothing that runs, loads or embeds (script, iframe, object, img,
+# link, style, svg, form) can be made from data.
+ALLOWED_TAGS = frozenset(
+    {
+        "a", "article", "button", "div", "footer", "h2", "h3", "header", "label", "li", "mark",
+        "ol", "option", "p", "section", "select", "small", "span", "strong", "sup", "time", "ul",
+    }
+)  # fmt: skip
+# Attribute names the page sets. ARIA and data-* are open families; everything else is listed.
+# href is checked separately: only in-page fragments (#result-...).
+_ALLOWED_ATTRIBUTES = frozenset(
+    {"id", "class", "role", "type", "title", "tabindex", "hidden", "datetime", "value", "lang", "dir",
+     "href", "selected", "disabled"}
+)  # fmt: skip
+_FAMILY = re.compile(r"^(?:aria|data)-[a-z][a-z0-9-]*$")
+_FRAGMENT = re.compile(r"^#[A-Za-z][A-Za-z0-9_:.-]*$")
+
+Child = "str | JsProxy | None"
+
+
+class UnsafeMarkupError(ValueError):
+    """A tag, attribute or link the page never builds from data: a bug, never shown to users."""
+
+
+def _check_attribute(name: str, value: str) -> None:
+    if name not in _ALLOWED_ATTRIBUTES and not _FAMILY.match(name):
+        raise UnsafeMarkupError(f"attribute {name!r} is not on the allow-list")
+    if name == "href" and not _FRAGMENT.match(value):
+        raise UnsafeMarkupError(f"only in-page #fragment links are built, not {value!r}")
+
+
+def set_attribute(node: JsProxy, name: str, value: str | bool) -> None:
+    """Set (``True`` or a string) or remove (``False``) an allow-listed attribute.
+
+    Raises:
+        UnsafeMarkupError: ``name`` is not allowed, or an ``href`` is not a ``#fragment``.
+    """
+    if value is False:
+        node.removeAttribute(name)
+        return
+    text = "" if value is True else str(value)
+    _check_attribute(name, text)
+    node.setAttribute(name, text)
+
+
+def element(tag: str, *children: Any, **attributes: str | bool | None) -> JsProxy:
+    """A new ``tag`` element with text (``str``) or node children and allow-listed attributes.
+
+    Keyword names map to attributes: ``class_`` → ``class``, ``aria_label`` → ``aria-label``,
+    ``data_msg_id`` → ``data-msg-id``; ``None`` and ``False`` values are left out.
+
+    Raises:
+        UnsafeMarkupError: the tag or an attribute is not allowed.
+    """
+    if tag not in ALLOWED_TAGS:
+        raise UnsafeMarkupError(f"element {tag!r} is not on the allow-list")
+    node = js.document.createElement(tag)
+    for key, value in attributes.items():
+        if value is None or value is False:
+            continue
+        set_attribute(node, key.rstrip("_").replace("_", "-"), value)
+    _append(node, children)
+    return node
+
+
+def _append(node: JsProxy, children: Iterable[Any]) -> None:
+    for child in children:
+        if child is None:
+            continue
+        if isinstance(child, str):
+            node.appendChild(js.document.createTextNode(child))
+        elif isinstance(child, list | tuple):
+            _append(node, child)
+        else:
+            node.appendChild(child)
+
+
+def replace_children(node: JsProxy, *children: Any) -> None:
+    """Replace every child of ``node`` (strings become text nodes); no children clears it."""
+    fragment = js.document.createDocumentFragment()
+    _append(fragment, children)
+    node.replaceChildren(fragment)
+
+
+def set_text(node: JsProxy, text: str) -> None:
+    """``node.textContent = text``: the text as one text node, markup characters and all."""
+    node.textContent = text
+
+
+def get(element_id: str) -> JsProxy:
+    """The element with this id in the page's own markup.
+
+    Raises:
+        LookupError: index.html has no such element (a page/code mismatch).
+    """
+    node = js.document.getElementById(element_id)
+    if node is None:
+        raise LookupError(f"index.html has no element with id {element_id!r}")
+    return node
+
+
+def highlighted(text: str, spans: Sequence[Sequence[int]]) -> list[Any]:
+    """``text`` as children: plain runs as strings, each span's run in a ``<mark>``.
+
+    Spans are ``[start, end)`` code points; each is clipped to the text and to the end of the
+    previous one, and empty or malformed spans are skipped, so any input renders the whole text once.
+    """
+    children: list[Any] = []
+    position = 0
+    for span in sorted(_valid_spans(spans, len(text))):
+        start, end = max(span[0], position), span[1]
+        if start >= end:
+            continue
+        if start > position:
+            children.append(text[position:start])
+        children.append(element("mark", text[start:end]))
+        position = end
+    if position < len(text):
+        children.append(text[position:])
+    return children
+
+
+def _valid_spans(spans: Sequence[Sequence[int]], length: int) -> list[tuple[int, int]]:
+    valid = []
+    for span in spans:
+        if len(span) != 2 or not all(isinstance(edge, int) and not isinstance(edge, bool) for edge in span):
+            continue
+        start, end = max(0, span[0]), min(length, span[1])
+        if start < end:
+            valid.append((start, end))
+    return valid
+
+
+# Proxies handed to addEventListener must outlive the call; the page never removes its listeners.
+_LISTENERS: list[JsProxy] = []
+
+
+def listen(target: JsProxy, event: str, handler: Callable[[JsProxy], Any], *, passive: bool = False) -> None:
+    """``target.addEventListener(event, handler)``; the proxy is kept for the page's lifetime."""
+    proxy = create_proxy(handler)
+    _LISTENERS.append(proxy)
+    target.addEventListener(event, proxy)

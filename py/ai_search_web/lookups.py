@@ -1,0 +1,93 @@
+"""Autocomplete answers (rooms for ``in:``, people for ``from:``), kept and reused while people type.
+
+The autocomplete routes return items whose name *contains* the text, at most a route limit. An
+answer shorter than the limit is complete: every longer text that contains the same text is answered
+from it locally, with the server's own rule (case-insensitive substring of a name, prefix matches
+first). The page looks up the empty text once after sign-in, so for anyone with fewer rooms or
+contacts than the limit, every later keystroke is answered without a request::
+
+    >>> rooms = LookupCache(ROOM_LOOKUP)
+    >>> rooms.store("", [{"_id": "r1", "name": "ops"}, {"_id": "r2", "name": "design"}])
+    >>> [item["name"] for item in rooms.local("#OP") or []]
+    ['ops']
+
+Pure: no ``js`` import, so CPython tests cover it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ai_search import AI_SEARCH_ROOM_LOOKUP_LIMIT
+
+__all__ = ["MAX_CACHED_LOOKUPS", "ROOM_LOOKUP", "USER_LOOKUP", "LookupCache", "LookupKind"]
+
+# Distinct lookup texts kept per kind; the oldest is dropped past this (answers are small).
+MAX_CACHED_LOOKUPS = 200
+# Items users.autocomplete returns at most (the server's USER_AUTOCOMPLETE_LIMIT).
+USER_LOOKUP_LIMIT = 10
+
+Item = Mapping[str, Any]
+
+
+def _text(item: Item, key: str) -> str:
+    value = item.get(key)
+    return value if isinstance(value, str) else ""
+
+
+@dataclass(frozen=True, slots=True)
+class LookupKind:
+    """One autocomplete route: its item limit, the name fields it matches, the field it sorts by,
+    and the sigil its lookup text may start with (stripped, as the route does)."""
+
+    limit: int
+    fields: tuple[str, ...]
+    sort_field: str
+    sigil: str
+
+    def normalise(self, text: str) -> str:
+        return text.removeprefix(self.sigil).strip().lower()
+
+    def matches(self, item: Item, needle: str) -> bool:
+        return any(needle in _text(item, name).lower() for name in self.fields)
+
+    def rank(self, item: Item, needle: str) -> tuple[bool, str, str]:
+        name = _text(item, self.sort_field)
+        return (not name.lower().startswith(needle), name, _text(item, "_id"))
+
+
+ROOM_LOOKUP = LookupKind(AI_SEARCH_ROOM_LOOKUP_LIMIT, ("name", "fname"), "name", "#")
+USER_LOOKUP = LookupKind(USER_LOOKUP_LIMIT, ("username", "name"), "username", "@")
+
+
+class LookupCache:
+    """Answers by normalised lookup text; :meth:`local` answers from them or says it cannot."""
+
+    def __init__(self, kind: LookupKind) -> None:
+        self.kind = kind
+        self._answers: dict[str, tuple[Item, ...]] = {}
+
+    def store(self, text: str, items: Sequence[Item]) -> None:
+        key = self.kind.normalise(text)
+        self._answers.pop(key, None)
+        if len(self._answers) >= MAX_CACHED_LOOKUPS:
+            self._answers.pop(next(iter(self._answers)))
+        self._answers[key] = tuple(items)
+
+    def local(self, text: str) -> list[Item] | None:
+        """The answer for ``text`` without a request, or None when only the server knows it."""
+        needle = self.kind.normalise(text)
+        exact = self._answers.get(needle)
+        if exact is not None:
+            return list(exact)
+        for key, items in self._answers.items():
+            if len(items) < self.kind.limit and key in needle:
+                found = [item for item in items if self.kind.matches(item, needle)]
+                found.sort(key=lambda item: self.kind.rank(item, needle))
+                return found[: self.kind.limit]
+        return None
+
+    def clear(self) -> None:
+        self._answers.clear()

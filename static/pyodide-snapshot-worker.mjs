@@ -1,0 +1,8 @@
+import { loadPyodide } from "./vendor/pyodide-314.0.2/pyodide.mjs";
+import { INDEX_URL, PRELOADED, writeSnapshot } from "./pyodide-loader.mjs";
+
+const pyodide = await loadPyodide({ indexURL: INDEX_URL, _makeSnapshot: true });
+pyodide.runPython(PRELOADED);
+const bytes = pyodide.makeMemorySnapshot();
+await writeSnapshot(bytes);
+postMessage({ stored: bytes.length });

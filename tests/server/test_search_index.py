@@ -1,0 +1,144 @@
+"""The embedded index follows the store: posts, edits, deletes, imports, restarts, model changes."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from ai_search_server.retrieval.index import EmbeddedIndex
+from ai_search_server.retrieval.index_db import KeywordScope
+from ai_search_server.retrieval.terms import fts_match_expression, query_terms
+from ai_search_server.retrieval.vectors import VectorScope
+from ai_search_server.store import ImportRow
+from ai_search_server.store.base import Store
+
+from ._search_support import EMBED_WAIT_SECONDS, FailingEmbedder, HashingEmbedder, open_test_index
+from .conftest import Workspace
+
+
+def keyword_ids(index: EmbeddedIndex, query: str, rooms: list[str]) -> set[str]:
+    hits = index.keyword_search(fts_match_expression(query_terms(query)), KeywordScope(rooms), 50)
+    return {hit.msg_id for hit in hits}
+
+
+def semantic_ids(index: EmbeddedIndex, query: str, rooms: list[str], minimum: float = 0.5) -> set[str]:
+    hits = index.semantic_search(index.embed_query(query), VectorScope(frozenset(rooms)), 50, minimum)
+    return {row.msg_id for row in index.rows([rowid for rowid, _ in hits]).values()}
+
+
+@pytest.fixture
+def index(workspace: Workspace, data_dir: Path) -> EmbeddedIndex:
+    opened = open_test_index(workspace.store, data_dir)
+    assert opened.wait_until_embedded(EMBED_WAIT_SECONDS)
+    yield opened
+    opened.close()
+
+
+def test_catch_up_indexes_every_stored_message(workspace: Workspace, index: EmbeddedIndex) -> None:
+    assert index.db.count() == len(workspace.messages)
+    assert index.vector_count == len(workspace.messages)
+    ops = workspace.rooms["ops"].id
+    assert keyword_ids(index, "deploy", [ops]) == {workspace.messages["ops-3"].id}
+
+
+def test_a_posted_message_is_found_by_keyword_as_soon_as_post_returns(
+    workspace: Workspace, index: EmbeddedIndex
+) -> None:
+    general = workspace.rooms["general"].id
+    message = workspace.store.post_message(general, workspace["alice"].user.id, "kubernetes upgrade tonight")
+    # No wait: keyword indexing happens inside the store's listener.
+    assert keyword_ids(index, "kubernetes", [general]) == {message.id}
+    assert index.wait_until_embedded(EMBED_WAIT_SECONDS)
+    assert message.id in semantic_ids(index, "kubernetes upgrade tonight", [general])
+
+
+def test_an_edit_replaces_words_and_meaning(workspace: Workspace, index: EmbeddedIndex) -> None:
+    general = workspace.rooms["general"].id
+    original = workspace.messages["general-2"]  # "the deploy went fine today"
+    workspace.store.edit_message(original.id, "payroll vacation schedule")
+    assert keyword_ids(index, "deploy", [general]) == set()
+    assert keyword_ids(index, "payroll", [general]) == {original.id}
+    assert index.wait_until_embedded(EMBED_WAIT_SECONDS)
+    assert original.id in semantic_ids(index, "holiday payroll", [general])
+    assert original.id not in semantic_ids(index, "the deploy went fine today", [general], minimum=0.9)
+
+
+def test_a_deleted_message_leaves_both_indexes(workspace: Workspace, index: EmbeddedIndex) -> None:
+    ops = workspace.rooms["ops"].id
+    doomed = workspace.messages["ops-3"]
+    workspace.store.delete_message(doomed.id)
+    assert keyword_ids(index, "billing", [ops]) == set()
+    assert doomed.id not in semantic_ids(index, doomed.text, [ops], minimum=-1.0)
+    assert index.db.count() == len(workspace.messages) - 1
+
+
+def test_imported_messages_are_indexed(workspace: Workspace, index: EmbeddedIndex) -> None:
+    rows = [
+        ImportRow("imported", "c", "alice", datetime(2026, 11, 2, tzinfo=UTC), f"terraform plan number {n}", f"imp-{n}")
+        for n in range(30)
+    ]
+    workspace.store.import_messages(rows)
+    room = workspace.store.get_room_by_name("imported")
+    assert room is not None
+    assert len(keyword_ids(index, "terraform", [room.id])) == 30
+    assert index.wait_until_embedded(EMBED_WAIT_SECONDS)
+    assert index.vector_count == len(workspace.messages) + 30
+
+
+def test_reopening_catches_up_with_changes_made_while_closed(workspace: Workspace, data_dir: Path) -> None:
+    store: Store = workspace.store
+    first = open_test_index(store, data_dir)
+    assert first.wait_until_embedded(EMBED_WAIT_SECONDS)
+    first.close()
+    general, ops = workspace.rooms["general"].id, workspace.rooms["ops"].id
+    store.edit_message(workspace.messages["general-1"].id, "welcome aboard, grafana dashboards are here")
+    store.delete_message(workspace.messages["ops-4"].id)
+    added = store.post_message(ops, workspace["carol"].user.id, "grafana alert fired")
+    embedder = HashingEmbedder()
+    second = open_test_index(store, data_dir, embedder)
+    try:
+        assert keyword_ids(second, "grafana", [general, ops]) == {workspace.messages["general-1"].id, added.id}
+        assert keyword_ids(second, "rolling", [ops]) == set()
+        assert second.wait_until_embedded(EMBED_WAIT_SECONDS)
+        # Only the edited and the new message needed a vector: the rest were read from disk.
+        assert embedder.texts_embedded == 2
+        assert second.vector_count == len(workspace.messages)
+    finally:
+        second.close()
+
+
+def test_a_new_embedder_re_embeds_everything(workspace: Workspace, data_dir: Path) -> None:
+    open_test_index(workspace.store, data_dir).close()
+    other = HashingEmbedder(model_id="test:another-model")
+    index = open_test_index(workspace.store, data_dir, other)
+    try:
+        assert index.wait_until_embedded(EMBED_WAIT_SECONDS)
+        assert other.texts_embedded == len(workspace.messages)
+    finally:
+        index.close()
+
+
+def test_a_failing_embedder_keeps_keyword_search_and_retries(workspace: Workspace, data_dir: Path) -> None:
+    embedder = FailingEmbedder()
+    index = open_test_index(workspace.store, data_dir, embedder)
+    try:
+        assert not index.wait_until_embedded(0.3)
+        assert index.pending_embeddings == len(workspace.messages)
+        assert index.last_embed_error == "the test embedder is told to fail"
+        assert keyword_ids(index, "deploy", [workspace.rooms["ops"].id]) == {workspace.messages["ops-3"].id}
+        embedder.failing = False
+        assert index.wait_until_embedded(EMBED_WAIT_SECONDS)
+        assert index.vector_count == len(workspace.messages)
+    finally:
+        index.close()
+
+
+def test_without_an_embedder_the_index_is_keyword_only(workspace: Workspace, data_dir: Path) -> None:
+    index = open_test_index(workspace.store, data_dir, embedder=False)
+    try:
+        assert index.semantic_available is False
+        assert index.pending_embeddings == 0
+        assert keyword_ids(index, "lunch", [workspace.rooms["dm"].id]) == {workspace.messages["dm-6"].id}
+    finally:
+        index.close()

@@ -1,0 +1,113 @@
+"""Query words, the FTS5 match expression and highlight ranges (retrieval/terms.py)."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+from ai_search_server.retrieval.terms import (
+    MAX_QUERY_TERMS,
+    fold_word,
+    fts_match_expression,
+    highlight_ranges,
+    query_terms,
+)
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        pytest.param("deploy failed", (("deploy",), ("failed",)), id="words-become-single-word-terms"),
+        pytest.param("Deploy DEPLOY deploy", (("deploy",),), id="case-folded-and-deduplicated"),
+        pytest.param("Déploiement café", (("deploiement",), ("cafe",)), id="diacritics-removed"),
+        pytest.param("ERR_CONN_RESET", (("err", "conn", "reset"),), id="identifier-becomes-a-phrase"),
+        pytest.param("v2.14.0 hotfix", (("v2", "14", "0"), ("hotfix",)), id="version-becomes-a-phrase"),
+        pytest.param("x509: expired", (("x509",), ("expired",)), id="trailing-punctuation-dropped"),
+        pytest.param("?? !! --", (), id="punctuation-only-gives-no-terms"),
+        pytest.param("日本語 テスト", (("日本語",), ("テスト",)), id="non-latin-words-kept"),
+    ],
+)
+def test_query_terms(query: str, expected: tuple[tuple[str, ...], ...]) -> None:
+    assert query_terms(query) == expected
+
+
+def test_query_terms_stop_at_the_limit() -> None:
+    query = " ".join(f"word{n}" for n in range(MAX_QUERY_TERMS + 10))
+    assert len(query_terms(query)) == MAX_QUERY_TERMS
+
+
+@pytest.mark.parametrize(
+    ("word", "folded"),
+    [
+        pytest.param("Ärger", "arger", id="umlaut-and-case"),
+        pytest.param("naïve", "naive", id="diaeresis"),
+        pytest.param("ABC", "abc", id="ascii-case"),
+    ],
+)
+def test_fold_word(word: str, folded: str) -> None:
+    assert fold_word(word) == folded
+
+
+@pytest.mark.parametrize(
+    ("query", "expression"),
+    [
+        pytest.param("deploy", '"deploy"*', id="long-word-matches-as-prefix"),
+        pytest.param("the api", '"the" OR "api"', id="short-words-match-whole-words"),
+        pytest.param("ERR_CONN_RESET", '"err" + "conn" + "reset"', id="phrase-words-adjacent"),
+        pytest.param('say "NEAR(a b)" OR', '"say" OR "near" + "a" OR "b" OR "or"', id="fts-syntax-is-quoted-away"),
+        pytest.param("", "", id="no-terms-no-expression"),
+    ],
+)
+def test_fts_match_expression(query: str, expression: str) -> None:
+    assert fts_match_expression(query_terms(query)) == expression
+
+
+@pytest.fixture
+def fts() -> sqlite3.Connection:
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE VIRTUAL TABLE t USING fts5(x, tokenize='unicode61 remove_diacritics 2', prefix='2 3')")
+    conn.executemany(
+        "INSERT INTO t VALUES (?)",
+        [
+            ("the deployment hit ERR_CONN_RESET",),
+            ("err conn and reset in the wrong order",),
+            ("errors everywhere",),
+            ("Café opened",),
+            ("then there was nothing",),
+        ],
+    )
+    return conn
+
+
+@pytest.mark.parametrize(
+    ("query", "matches"),
+    [
+        pytest.param("deploy", ["the deployment hit ERR_CONN_RESET"], id="prefix-finds-longer-word"),
+        pytest.param("ERR_CONN_RESET", ["the deployment hit ERR_CONN_RESET"], id="phrase-needs-adjacency"),
+        pytest.param("cafe", ["Café opened"], id="query-without-accent-finds-accented"),
+        pytest.param("the", ["err conn and reset in the wrong order", "the deployment hit ERR_CONN_RESET"],
+                     id="short-word-does-not-match-then-or-there"),
+        pytest.param('") OR x:*', [], id="hostile-query-is-just-words"),
+    ],
+)
+def test_expression_runs_on_fts5_as_the_index_tokenizes(fts: sqlite3.Connection, query: str, matches: list[str]) -> None:
+    expression = fts_match_expression(query_terms(query))
+    found = sorted(row[0] for row in fts.execute("SELECT x FROM t WHERE t MATCH ?", (expression,))) if expression else []
+    assert found == sorted(matches)
+
+
+@pytest.mark.parametrize(
+    ("text", "query", "ranges"),
+    [
+        pytest.param("The DEPLOYMENT failed", "deploy failed", [(4, 14), (15, 21)], id="prefix-and-exact-words"),
+        pytest.param("hit ERR_CONN_RESET again", "ERR_CONN_RESET", [(4, 18)], id="phrase-highlighted-as-one-range"),
+        pytest.param("reset the conn, err", "ERR_CONN_RESET", [], id="phrase-words-out-of-order-not-highlighted"),
+        pytest.param("Café au lait", "cafe", [(0, 4)], id="offsets-on-the-stored-accented-text"),
+        pytest.param("🚀 deploy 🚀", "deploy", [(2, 8)], id="offsets-count-code-points-not-bytes"),
+        pytest.param("then there", "the", [], id="short-term-is-not-a-prefix"),
+        pytest.param("no match here", "", [], id="no-terms-no-ranges"),
+        pytest.param("a-b-c", "a-b b-c", [(0, 5)], id="overlapping-matches-merge"),
+    ],
+)
+def test_highlight_ranges(text: str, query: str, ranges: list[tuple[int, int]]) -> None:
+    assert highlight_ranges(text, query_terms(query)) == ranges
