@@ -29,7 +29,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-LOAD_SCRIPT = Path("/work/shared/tools/mcp_load.py")
+# The team's shared tools sit beside the project root (../shared).
+LOAD_SCRIPT = Path(__file__).resolve().parents[2] / "shared" / "tools" / "mcp_load.py"
 READ_TOOL = "get_chat_getMessage"
 # Seconds the child server may take to open its workspace and start listening.
 SERVER_START_SECONDS = 30.0

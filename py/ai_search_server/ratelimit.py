@@ -290,7 +290,7 @@ def rate_limit_headers(result: RateLimitResult, now: float | None = None) -> dic
 def too_many_requests_response(result: RateLimitResult, *, jsonrpc: bool = False) -> JSONResponse:
     """The 429 answer: the REST body, or upstream MCP's JSON-RPC envelope (§8.1), with the headers."""
     body: dict[str, Any] = (
-        {"jsonrpc": "2.0", "id": None, "error": {"code": -32000, "message": TOO_MANY_REQUESTS_BODY["error"]}}
+        {"jsonrpc": "2.0", "error": {"code": -32000, "message": TOO_MANY_REQUESTS_BODY["error"]}}
         if jsonrpc
         else dict(TOO_MANY_REQUESTS_BODY)
     )

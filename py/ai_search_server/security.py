@@ -12,7 +12,7 @@ outermost first, and the order matters:
 
 Rate limits are per route (``ratelimit.py``), after authentication has said who the caller is.
 Refusals answer in the REST shape ``{"success": false, "error", "errorType"}``, except on the JSON-RPC
-paths (the MCP endpoint), which get upstream's envelope ``{"jsonrpc": "2.0", "id": null, "error"}``.
+paths (the MCP endpoint), which get upstream's envelope ``{"jsonrpc": "2.0", "error"}`` (no ``id``: the MCP schemas refuse ``null``).
 
     >>> policy = OriginPolicy("http://127.0.0.1:8000", cors_allowed_origins=("*",))
     >>> origin_allowed("HTTP://127.0.0.1:80", policy), origin_allowed("HTTP://127.0.0.1:8000", policy)
@@ -276,7 +276,7 @@ def _refusal_response(refusal: _Refusal, path: str, jsonrpc_paths: Collection[st
     body: dict[str, Any]
     if path in jsonrpc_paths:
         error = {"code": -32000, "message": refusal.jsonrpc_message}
-        body = {"jsonrpc": "2.0", "id": None, "error": error}
+        body = {"jsonrpc": "2.0", "error": error}
     else:
         body = {"success": False, "error": refusal.error, "errorType": refusal.error_type}
     return JSONResponse(body, status_code=refusal.status)

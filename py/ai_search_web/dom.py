@@ -51,9 +51,6 @@ _ALLOWED_ATTRIBUTES = frozenset(
 _FAMILY = re.compile(r"^(?:aria|data)-[a-z][a-z0-9-]*$")
 _FRAGMENT = re.compile(r"^#[A-Za-z][A-Za-z0-9_:.-]*$")
 
-Child = "str | JsProxy | None"
-
-
 class UnsafeMarkupError(ValueError):
     """A tag, attribute or link the page never builds from data: a bug, never shown to users."""
 
@@ -171,7 +168,7 @@ def _valid_spans(spans: Sequence[Sequence[int]], length: int) -> list[tuple[int,
 _LISTENERS: list[JsProxy] = []
 
 
-def listen(target: JsProxy, event: str, handler: Callable[[JsProxy], Any], *, passive: bool = False) -> None:
+def listen(target: JsProxy, event: str, handler: Callable[[JsProxy], Any]) -> None:
     """``target.addEventListener(event, handler)``; the proxy is kept for the page's lifetime."""
     proxy = create_proxy(handler)
     _LISTENERS.append(proxy)

@@ -1,3 +1,5 @@
-from pyscript import document, window
-document.getElementById("status").textContent = "ready"
-window.__pyReadyT = window.performance.now()
+"""The entry script of index.html (``<script type="py" src="./py/ai_search_web/main.py">``)."""
+
+from ai_search_web.page import Page
+
+Page().start()

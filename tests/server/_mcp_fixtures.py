@@ -31,7 +31,9 @@ from ai_search_server.services import Services
 from ai_search_server.settings import Settings, load_settings
 from ai_search_server.store.base import Store
 
-SCHEMA_ROOT = Path("/work/shared/spec/mcp-schema")
+# The team's shared folder sits beside the project root (../shared), in every checkout and in CI.
+SHARED = Path(__file__).resolve().parents[3] / "shared"
+SCHEMA_ROOT = SHARED / "spec" / "mcp-schema"
 REVISIONS = ("2025-03-26", "2025-06-18", "2025-11-25")
 ACCEPT = "application/json, text/event-stream"
 INIT_PARAMS = {"capabilities": {}, "clientInfo": {"name": "tests", "version": "1"}}

@@ -21,6 +21,7 @@ from typing import Any, Self
 import numpy as np
 import numpy.typing as npt
 import uvicorn
+
 from ai_search_server.retrieval.embedded import EmbeddedPipeline
 from ai_search_server.retrieval.embedder import EmbeddingFailed, normalise_rows
 from ai_search_server.retrieval.index import INDEX_FILENAME, EmbeddedIndex
@@ -119,11 +120,18 @@ class UvicornThread:
         self._sock.bind(("127.0.0.1", 0))
         self.port = self._sock.getsockname()[1]
         config = uvicorn.Config(
-            app, log_level="warning", access_log=False, lifespan="off", ws="none", http="h11",
+            app,
+            log_level="warning",
+            access_log=False,
+            lifespan="off",
+            ws="none",
+            http="h11",
             timeout_graceful_shutdown=1,
         )
         self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._sock]}, daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.run, kwargs={"sockets": [self._sock]}, daemon=True
+        )
 
     @property
     def url(self) -> str:

@@ -12,7 +12,6 @@ import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import Any
 
 import httpx2
@@ -24,12 +23,12 @@ from mcp.shared.exceptions import MCPError
 from ai_search_server.mcp.protocol import SUPPORTED_PROTOCOL_VERSIONS
 from ai_search_server.store.base import Store
 
-from ._mcp_fixtures import LiveServer, live_server
+from ._mcp_fixtures import SCHEMA_ROOT, SHARED, LiveServer, live_server
 from .conftest import Person, Workspace
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
-PROBE = Path("/work/shared/tools/mcp_probe.py")
+PROBE = SHARED / "tools" / "mcp_probe.py"
 # Seconds the SDK waits for one answer; far above what a loopback call takes, so never the cause.
 SDK_TIMEOUT_SECONDS = 20.0
 
@@ -112,7 +111,7 @@ def test_conformance_probe_reports_no_failure(store: Store, workspace: Workspace
                 "--args",
                 "{}",
                 "--schema",
-                str(PROBE.parent.parent / "spec/mcp-schema/2025-11-25/schema.json"),
+                str(SCHEMA_ROOT / "2025-11-25" / "schema.json"),
             ],
             capture_output=True,
             text=True,

@@ -120,7 +120,7 @@ def test_mcp_429_uses_the_upstream_jsonrpc_envelope() -> None:
     response = too_many_requests_response(result, jsonrpc=True)
     assert response.status_code == 429
     assert (
-        response.body == b'{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"Too many requests"}}'
+        response.body == b'{"jsonrpc":"2.0","error":{"code":-32000,"message":"Too many requests"}}'
     )
 
 

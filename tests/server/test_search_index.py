@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+
 from ai_search_server.retrieval.index import EmbeddedIndex
 from ai_search_server.retrieval.index_db import KeywordScope
 from ai_search_server.retrieval.terms import fts_match_expression, query_terms
@@ -28,7 +30,7 @@ def semantic_ids(index: EmbeddedIndex, query: str, rooms: list[str], minimum: fl
 
 
 @pytest.fixture
-def index(workspace: Workspace, data_dir: Path) -> EmbeddedIndex:
+def index(workspace: Workspace, data_dir: Path) -> Iterator[EmbeddedIndex]:
     opened = open_test_index(workspace.store, data_dir)
     assert opened.wait_until_embedded(EMBED_WAIT_SECONDS)
     yield opened
@@ -75,7 +77,14 @@ def test_a_deleted_message_leaves_both_indexes(workspace: Workspace, index: Embe
 
 def test_imported_messages_are_indexed(workspace: Workspace, index: EmbeddedIndex) -> None:
     rows = [
-        ImportRow("imported", "c", "alice", datetime(2026, 11, 2, tzinfo=UTC), f"terraform plan number {n}", f"imp-{n}")
+        ImportRow(
+            "imported",
+            "c",
+            "alice",
+            datetime(2026, 11, 2, tzinfo=UTC),
+            f"terraform plan number {n}",
+            f"imp-{n}",
+        )
         for n in range(30)
     ]
     workspace.store.import_messages(rows)
@@ -98,7 +107,10 @@ def test_reopening_catches_up_with_changes_made_while_closed(workspace: Workspac
     embedder = HashingEmbedder()
     second = open_test_index(store, data_dir, embedder)
     try:
-        assert keyword_ids(second, "grafana", [general, ops]) == {workspace.messages["general-1"].id, added.id}
+        assert keyword_ids(second, "grafana", [general, ops]) == {
+            workspace.messages["general-1"].id,
+            added.id,
+        }
         assert keyword_ids(second, "rolling", [ops]) == set()
         assert second.wait_until_embedded(EMBED_WAIT_SECONDS)
         # Only the edited and the new message needed a vector: the rest were read from disk.

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from ai_search_server.retrieval.embedder import EmbedderUnavailable
 from ai_search_server.retrieval.minilm import MINILM_DIMENSIONS, MiniLMEmbedder, read_safetensors
 from ai_search_server.retrieval.wordpiece import MAX_CHARS_PER_WORD, WordPieceTokenizer
@@ -29,7 +30,9 @@ VOCAB = {
         pytest.param("日本", [2, 9, 10, 3], id="each-cjk-ideograph-a-word"),
         pytest.param("$deploy", [2, 11, 4, 3], id="ascii-symbol-split-like-punctuation"),
         pytest.param("deployx", [2, 1, 3], id="unmatched-piece-makes-the-word-unknown"),
-        pytest.param("deploy\x00\u200b\tdeploy", [2, 4, 4, 3], id="control-and-format-chars-dropped-tab-is-space"),
+        pytest.param(
+            "deploy\x00\u200b\tdeploy", [2, 4, 4, 3], id="control-and-format-chars-dropped-tab-is-space"
+        ),
         pytest.param("d" * (MAX_CHARS_PER_WORD + 1), [2, 1, 3], id="over-long-word-unknown"),
         pytest.param("", [2, 3], id="empty-text-is-cls-sep"),
     ],
@@ -67,7 +70,9 @@ def test_safetensors_reader_maps_each_tensor(tmp_path: Path) -> None:
     ("tensors", "message"),
     [
         pytest.param({"w": ("BF16", [1], b"\x00\x00")}, "unsupported dtype", id="unknown-dtype"),
-        pytest.param({"w": ("F32", [2], b"\x00" * 4)}, "inconsistent byte range", id="shape-and-bytes-disagree"),
+        pytest.param(
+            {"w": ("F32", [2], b"\x00" * 4)}, "inconsistent byte range", id="shape-and-bytes-disagree"
+        ),
     ],
 )
 def test_safetensors_reader_refuses_damaged_files(tmp_path: Path, tensors: dict, message: str) -> None:

@@ -8,6 +8,7 @@ from typing import Any
 
 import httpx
 import pytest
+
 from ai_search import PipelineConfig, build_intelligent_search_request
 from ai_search_server.retrieval.embedded import (
     MAX_PIPELINE_K,
@@ -35,20 +36,41 @@ def body(**changes: Any) -> dict[str, Any]:
 @pytest.mark.parametrize(
     ("request_body", "expected"),
     [
-        pytest.param(body(), {"mode": "keyword", "rooms": ("r1", "r2"), "k": 5, "threshold": None},
-                     id="keyword-request"),
-        pytest.param(body(type="similarity", params={"k": 3, "threshold": 0.4}),
-                     {"mode": "semantic", "k": 3, "threshold": 0.4}, id="semantic-request-keeps-threshold"),
-        pytest.param(body(params={"k": 3, "threshold": 0.4}), {"threshold": None},
-                     id="keyword-request-ignores-threshold"),
-        pytest.param(body(filters={"room_id": {"$eq": "r9"}, "username": {"$in": ["alice", "bob"]}}),
-                     {"rooms": ("r9",), "users": ("alice", "bob")}, id="eq-and-in-operators"),
-        pytest.param(body(filters={**ROOMS, "timestamp": {"$ge": "2026-11-01T00:00:00.000Z"}}),
-                     {"ts_min_ms": 1793491200000, "ts_max_ms": None}, id="start-bound-only"),
-        pytest.param(body(filters={**ROOMS, "timestamp": {"$le": "2026-11-01T00:00:00+01:00"}}),
-                     {"ts_max_ms": 1793487600000}, id="offset-in-a-bound-is-honoured"),
-        pytest.param(body(filters={"room_id": {"$in": ["r1", "r1"]}}), {"rooms": ("r1",)},
-                     id="repeated-rooms-deduplicated"),
+        pytest.param(
+            body(),
+            {"mode": "keyword", "rooms": ("r1", "r2"), "k": 5, "threshold": None},
+            id="keyword-request",
+        ),
+        pytest.param(
+            body(type="similarity", params={"k": 3, "threshold": 0.4}),
+            {"mode": "semantic", "k": 3, "threshold": 0.4},
+            id="semantic-request-keeps-threshold",
+        ),
+        pytest.param(
+            body(params={"k": 3, "threshold": 0.4}),
+            {"threshold": None},
+            id="keyword-request-ignores-threshold",
+        ),
+        pytest.param(
+            body(filters={"room_id": {"$eq": "r9"}, "username": {"$in": ["alice", "bob"]}}),
+            {"rooms": ("r9",), "users": ("alice", "bob")},
+            id="eq-and-in-operators",
+        ),
+        pytest.param(
+            body(filters={**ROOMS, "timestamp": {"$ge": "2026-11-01T00:00:00.000Z"}}),
+            {"ts_min_ms": 1793491200000, "ts_max_ms": None},
+            id="start-bound-only",
+        ),
+        pytest.param(
+            body(filters={**ROOMS, "timestamp": {"$le": "2026-11-01T00:00:00+01:00"}}),
+            {"ts_max_ms": 1793487600000},
+            id="offset-in-a-bound-is-honoured",
+        ),
+        pytest.param(
+            body(filters={"room_id": {"$in": ["r1", "r1"]}}),
+            {"rooms": ("r1",)},
+            id="repeated-rooms-deduplicated",
+        ),
     ],
 )
 def test_parse_valid_requests(request_body: dict[str, Any], expected: dict[str, Any]) -> None:
@@ -65,21 +87,34 @@ def test_parse_valid_requests(request_body: dict[str, Any], expected: dict[str, 
         pytest.param(body(type="hybrid"), "type must be", id="unknown-type"),
         pytest.param(body(filters=None), "room_id is required", id="no-filters-never-means-every-room"),
         pytest.param(body(filters={"username": {"$eq": "a"}}), "room_id is required", id="no-room-filter"),
-        pytest.param(body(filters={**ROOMS, "tenant": {"$eq": "x"}}), "unknown filter", id="unknown-filter-key"),
+        pytest.param(
+            body(filters={**ROOMS, "tenant": {"$eq": "x"}}), "unknown filter", id="unknown-filter-key"
+        ),
         pytest.param(body(filters={"room_id": {"$ne": "r1"}}), "room_id must be", id="unknown-operator"),
-        pytest.param(body(filters={"room_id": {"$in": ["r1", 3]}}), "non-empty strings", id="non-string-room"),
+        pytest.param(
+            body(filters={"room_id": {"$in": ["r1", 3]}}), "non-empty strings", id="non-string-room"
+        ),
         pytest.param(body(filters={"room_id": {"$in": ["r1", ""]}}), "non-empty strings", id="empty-room"),
-        pytest.param(body(filters={"room_id": {"$eq": "r1", "$in": ["r2"]}}), "room_id must be",
-                     id="two-operators"),
-        pytest.param(body(filters={**ROOMS, "timestamp": {"$gt": "2026-01-01"}}), "timestamp must hold",
-                     id="unknown-time-operator"),
-        pytest.param(body(filters={**ROOMS, "timestamp": {"$ge": "yesterday"}}), "not an ISO 8601",
-                     id="unreadable-time"),
+        pytest.param(
+            body(filters={"room_id": {"$eq": "r1", "$in": ["r2"]}}), "room_id must be", id="two-operators"
+        ),
+        pytest.param(
+            body(filters={**ROOMS, "timestamp": {"$gt": "2026-01-01"}}),
+            "timestamp must hold",
+            id="unknown-time-operator",
+        ),
+        pytest.param(
+            body(filters={**ROOMS, "timestamp": {"$ge": "yesterday"}}),
+            "not an ISO 8601",
+            id="unreadable-time",
+        ),
         pytest.param(body(params={"k": 0}), "params.k", id="k-zero"),
         pytest.param(body(params={"k": MAX_PIPELINE_K + 1}), "params.k", id="k-too-large"),
         pytest.param(body(params={"k": True}), "params.k", id="k-boolean"),
         pytest.param(body(params=None), "params must be", id="no-params"),
-        pytest.param(body(type="similarity", params={"k": 5, "threshold": 3}), "threshold", id="threshold-out-of-range"),
+        pytest.param(
+            body(type="similarity", params={"k": 5, "threshold": 3}), "threshold", id="threshold-out-of-range"
+        ),
     ],
 )
 def test_parse_refuses_what_breaks_the_contract(request_body: object, message: str) -> None:
@@ -88,7 +123,9 @@ def test_parse_refuses_what_breaks_the_contract(request_body: object, message: s
 
 
 def test_the_core_request_body_is_what_the_embedded_pipeline_parses() -> None:
-    config = PipelineConfig("https://h", "p", "k", "s", query_template="search: {query}", minimum_similarity_percent=60)
+    config = PipelineConfig(
+        "https://h", "p", "k", "s", query_template="search: {query}", minimum_similarity_percent=60
+    )
     request = build_intelligent_search_request(
         "deploy", config, classifications=["user"], pipeline_filters=ROOMS, limit=20, mode="semantic"
     )
@@ -130,11 +167,15 @@ def test_keyword_answers_only_from_the_filtered_rooms(workspace: Workspace, inde
     [
         pytest.param({"username": {"$eq": "ALICE"}}, ["ops-3"], id="author-filter-case-insensitive"),
         pytest.param({"username": {"$eq": "carol"}}, [], id="author-without-hits"),
-        pytest.param({"timestamp": {"$le": "2026-11-01T09:02:00.000Z"}}, ["general-2"], id="end-bound-inclusive"),
+        pytest.param(
+            {"timestamp": {"$le": "2026-11-01T09:02:00.000Z"}}, ["general-2"], id="end-bound-inclusive"
+        ),
         pytest.param({"timestamp": {"$ge": "2026-11-01T09:02:00.001Z"}}, ["ops-3"], id="start-bound"),
     ],
 )
-def test_keyword_filters(workspace: Workspace, index: EmbeddedIndex, filters: dict, expected: list[str]) -> None:
+def test_keyword_filters(
+    workspace: Workspace, index: EmbeddedIndex, filters: dict, expected: list[str]
+) -> None:
     rooms = {"room_id": {"$in": [workspace.rooms["general"].id, workspace.rooms["ops"].id]}}
     answer = EmbeddedPipeline(index).handle(body(filters={**rooms, **filters}))
     assert sorted(i["id"] for i in answer["results"]) == sorted(workspace.messages[k].id for k in expected)
@@ -144,13 +185,17 @@ def test_semantic_answers_carry_similarity_and_respect_the_threshold(
     workspace: Workspace, index: EmbeddedIndex
 ) -> None:
     pipeline = EmbeddedPipeline(index)
-    wide = pipeline.handle(scoped(workspace, "ops", type="similarity", query="rolling back now", params={"k": 5}))
+    wide = pipeline.handle(
+        scoped(workspace, "ops", type="similarity", query="rolling back now", params={"k": 5})
+    )
     first = wide["results"][0]
     assert first["id"] == workspace.messages["ops-4"].id
     assert first["similarity"] == pytest.approx(1.0, abs=1e-3)
     assert first["distance"] == pytest.approx(0.0, abs=1e-3)
     strict = pipeline.handle(
-        scoped(workspace, "ops", type="similarity", query="rolling back now", params={"k": 5, "threshold": 0.1})
+        scoped(
+            workspace, "ops", type="similarity", query="rolling back now", params={"k": 5, "threshold": 0.1}
+        )
     )
     assert [i["id"] for i in strict["results"]] == [workspace.messages["ops-4"].id]
 
@@ -168,7 +213,9 @@ def test_semantic_without_an_embedder_is_unavailable(workspace: Workspace, data_
 @pytest.fixture
 async def served(workspace: Workspace, index: EmbeddedIndex) -> AsyncIterator[httpx.AsyncClient]:
     app = pipeline_app(EmbeddedPipeline(index), pipeline_id="p1", api_key="key-1", api_key_secret="secret-1")
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://pipeline") as client:
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url="http://pipeline"
+    ) as client:
         yield client
 
 
@@ -177,14 +224,36 @@ async def served(workspace: Workspace, index: EmbeddedIndex) -> AsyncIterator[ht
     ("path", "headers", "payload", "status", "error"),
     [
         pytest.param("/pipeline/v1/pipelines/p1/search", {}, None, 401, "X-API-KEY", id="no-keys"),
-        pytest.param("/pipeline/v1/pipelines/p1/search", {**KEYS, "X-API-KEY-SECRET": "nope"}, None, 401,
-                     "X-API-KEY", id="wrong-secret"),
-        pytest.param("/pipeline/v1/pipelines/other/search", KEYS, None, 404, "no such pipeline", id="other-id"),
-        pytest.param("/pipeline/v1/pipelines/p1/search", KEYS, b"{not json", 400, "not valid JSON", id="bad-json"),
-        pytest.param("/pipeline/v1/pipelines/p1/search", KEYS, {"query": "x", "type": "search"}, 400,
-                     "room_id is required", id="contract-broken"),
-        pytest.param("/pipeline/v1/pipelines/p1/search", KEYS, b"[" + b" " * MAX_PIPELINE_BODY_BYTES + b"]", 413,
-                     "over", id="body-too-large"),
+        pytest.param(
+            "/pipeline/v1/pipelines/p1/search",
+            {**KEYS, "X-API-KEY-SECRET": "nope"},
+            None,
+            401,
+            "X-API-KEY",
+            id="wrong-secret",
+        ),
+        pytest.param(
+            "/pipeline/v1/pipelines/other/search", KEYS, None, 404, "no such pipeline", id="other-id"
+        ),
+        pytest.param(
+            "/pipeline/v1/pipelines/p1/search", KEYS, b"{not json", 400, "not valid JSON", id="bad-json"
+        ),
+        pytest.param(
+            "/pipeline/v1/pipelines/p1/search",
+            KEYS,
+            {"query": "x", "type": "search"},
+            400,
+            "room_id is required",
+            id="contract-broken",
+        ),
+        pytest.param(
+            "/pipeline/v1/pipelines/p1/search",
+            KEYS,
+            b"[" + b" " * MAX_PIPELINE_BODY_BYTES + b"]",
+            413,
+            "over",
+            id="body-too-large",
+        ),
     ],
 )
 async def test_http_refusals(
@@ -199,7 +268,9 @@ async def test_http_refusals(
 
 
 @pytest.mark.anyio
-async def test_http_answers_like_in_process(workspace: Workspace, index: EmbeddedIndex, served: httpx.AsyncClient) -> None:
+async def test_http_answers_like_in_process(
+    workspace: Workspace, index: EmbeddedIndex, served: httpx.AsyncClient
+) -> None:
     request = scoped(workspace, "general", "ops")
     response = await served.post("/pipeline/v1/pipelines/p1/search", headers=KEYS, json=request)
     assert response.status_code == 200
@@ -213,7 +284,9 @@ async def test_http_semantic_unavailable_is_503(workspace: Workspace, data_dir: 
     try:
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://p") as client:
             response = await client.post(
-                "/pipeline/v1/pipelines/p1/search", headers=KEYS, json=scoped(workspace, "ops", type="similarity")
+                "/pipeline/v1/pipelines/p1/search",
+                headers=KEYS,
+                json=scoped(workspace, "ops", type="similarity"),
             )
         assert response.status_code == 503
         assert response.json() == {"error": "the semantic search is not available"}

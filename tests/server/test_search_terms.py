@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
+
 from ai_search_server.retrieval.terms import (
     MAX_QUERY_TERMS,
     fold_word,
@@ -54,7 +55,9 @@ def test_fold_word(word: str, folded: str) -> None:
         pytest.param("deploy", '"deploy"*', id="long-word-matches-as-prefix"),
         pytest.param("the api", '"the" OR "api"', id="short-words-match-whole-words"),
         pytest.param("ERR_CONN_RESET", '"err" + "conn" + "reset"', id="phrase-words-adjacent"),
-        pytest.param('say "NEAR(a b)" OR', '"say" OR "near" + "a" OR "b" OR "or"', id="fts-syntax-is-quoted-away"),
+        pytest.param(
+            'say "NEAR(a b)" OR', '"say" OR "near" + "a" OR "b" OR "or"', id="fts-syntax-is-quoted-away"
+        ),
         pytest.param("", "", id="no-terms-no-expression"),
     ],
 )
@@ -65,7 +68,9 @@ def test_fts_match_expression(query: str, expression: str) -> None:
 @pytest.fixture
 def fts() -> sqlite3.Connection:
     conn = sqlite3.connect(":memory:")
-    conn.execute("CREATE VIRTUAL TABLE t USING fts5(x, tokenize='unicode61 remove_diacritics 2', prefix='2 3')")
+    conn.execute(
+        "CREATE VIRTUAL TABLE t USING fts5(x, tokenize='unicode61 remove_diacritics 2', prefix='2 3')"
+    )
     conn.executemany(
         "INSERT INTO t VALUES (?)",
         [
@@ -85,23 +90,38 @@ def fts() -> sqlite3.Connection:
         pytest.param("deploy", ["the deployment hit ERR_CONN_RESET"], id="prefix-finds-longer-word"),
         pytest.param("ERR_CONN_RESET", ["the deployment hit ERR_CONN_RESET"], id="phrase-needs-adjacency"),
         pytest.param("cafe", ["Café opened"], id="query-without-accent-finds-accented"),
-        pytest.param("the", ["err conn and reset in the wrong order", "the deployment hit ERR_CONN_RESET"],
-                     id="short-word-does-not-match-then-or-there"),
+        pytest.param(
+            "the",
+            ["err conn and reset in the wrong order", "the deployment hit ERR_CONN_RESET"],
+            id="short-word-does-not-match-then-or-there",
+        ),
         pytest.param('") OR x:*', [], id="hostile-query-is-just-words"),
     ],
 )
-def test_expression_runs_on_fts5_as_the_index_tokenizes(fts: sqlite3.Connection, query: str, matches: list[str]) -> None:
+def test_expression_runs_on_fts5_as_the_index_tokenizes(
+    fts: sqlite3.Connection, query: str, matches: list[str]
+) -> None:
     expression = fts_match_expression(query_terms(query))
-    found = sorted(row[0] for row in fts.execute("SELECT x FROM t WHERE t MATCH ?", (expression,))) if expression else []
+    found = (
+        sorted(row[0] for row in fts.execute("SELECT x FROM t WHERE t MATCH ?", (expression,)))
+        if expression
+        else []
+    )
     assert found == sorted(matches)
 
 
 @pytest.mark.parametrize(
     ("text", "query", "ranges"),
     [
-        pytest.param("The DEPLOYMENT failed", "deploy failed", [(4, 14), (15, 21)], id="prefix-and-exact-words"),
-        pytest.param("hit ERR_CONN_RESET again", "ERR_CONN_RESET", [(4, 18)], id="phrase-highlighted-as-one-range"),
-        pytest.param("reset the conn, err", "ERR_CONN_RESET", [], id="phrase-words-out-of-order-not-highlighted"),
+        pytest.param(
+            "The DEPLOYMENT failed", "deploy failed", [(4, 14), (15, 21)], id="prefix-and-exact-words"
+        ),
+        pytest.param(
+            "hit ERR_CONN_RESET again", "ERR_CONN_RESET", [(4, 18)], id="phrase-highlighted-as-one-range"
+        ),
+        pytest.param(
+            "reset the conn, err", "ERR_CONN_RESET", [], id="phrase-words-out-of-order-not-highlighted"
+        ),
         pytest.param("Café au lait", "cafe", [(0, 4)], id="offsets-on-the-stored-accented-text"),
         pytest.param("🚀 deploy 🚀", "deploy", [(2, 8)], id="offsets-count-code-points-not-bytes"),
         pytest.param("then there", "the", [], id="short-term-is-not-a-prefix"),

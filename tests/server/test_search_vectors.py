@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from ai_search_server.retrieval.embedder import normalise_rows
 from ai_search_server.retrieval.vectors import INITIAL_CAPACITY_ROWS, VectorMatrix, VectorScope
 
@@ -34,7 +35,9 @@ ALL_OPEN = frozenset({"r1", "r2"})
         pytest.param(VectorScope(frozenset({"r2"})), [3], id="one-room"),
         pytest.param(VectorScope(frozenset({"nowhere"})), [], id="unknown-room-gives-nothing"),
         pytest.param(VectorScope(frozenset()), [], id="no-rooms-gives-nothing"),
-        pytest.param(VectorScope(ALL_OPEN, users=frozenset({"bob"})), [2], id="author-matched-case-insensitively"),
+        pytest.param(
+            VectorScope(ALL_OPEN, users=frozenset({"bob"})), [2], id="author-matched-case-insensitively"
+        ),
         pytest.param(VectorScope(ALL_OPEN, users=frozenset({"zed"})), [], id="unknown-author-gives-nothing"),
         pytest.param(VectorScope(ALL_OPEN, ts_min_ms=2 * DAY_MS), [2, 3], id="start-bound-inclusive"),
         pytest.param(VectorScope(ALL_OPEN, ts_max_ms=2 * DAY_MS), [1, 2], id="end-bound-inclusive"),

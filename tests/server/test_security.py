@@ -309,7 +309,6 @@ async def test_mcp_path_refuses_in_a_jsonrpc_envelope() -> None:
     assert response.status_code == 403
     assert response.json() == {
         "jsonrpc": "2.0",
-        "id": None,
         "error": {"code": -32000, "message": "Origin is not allowed"},
     }
 

@@ -170,6 +170,10 @@ class RemotePipeline:
             )
         except OutboundError as exc:
             kind = next(k for cls, k in _OUTBOUND_KINDS if isinstance(exc, cls))
+            # The outbound client reports a body that is not JSON as a protocol error; for the person
+            # searching it is an unreadable answer, not an unreachable server.
+            if isinstance(exc, OutboundProtocolError) and "not valid JSON" in exc.message:
+                kind = "bad-response"
             raise PipelineError(kind, branch=branch, detail=exc.message) from exc
         body: Any = response.json
         if not isinstance(body, dict | list):

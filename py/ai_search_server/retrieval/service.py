@@ -50,7 +50,7 @@ from ai_search import (
 from ..store.base import Store
 from ..store.records import Message, Room, User
 from .pipeline_client import Pipeline, PipelineError
-from .terms import highlight_ranges, query_terms
+from .terms import Term, highlight_ranges, query_terms
 
 __all__ = ["BranchState", "SearchOptions", "SearchOutcome", "SearchRequest", "SearchService", "SearchType"]
 
@@ -298,7 +298,7 @@ def _within(message: Message, authors: set[str], start: datetime | None, end: da
 
 
 def _result(
-    message: Message, room: Room, candidate: IntelligentSearchCandidate, terms: Sequence[str]
+    message: Message, room: Room, candidate: IntelligentSearchCandidate, terms: Sequence[Term]
 ) -> dict[str, Any]:
     result: dict[str, Any] = {
         "_id": message.id,

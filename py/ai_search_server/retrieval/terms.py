@@ -125,8 +125,10 @@ def highlight_ranges(text: str, terms: Sequence[Term]) -> list[tuple[int, int]]:
     for index, (start, _end, word) in enumerate(words):
         for term in terms:
             span = words[index : index + len(term)]
-            if len(span) == len(term) and _word_matches(word, term) and all(
-                w == t for (_s, _e, w), t in zip(span[1:], term[1:], strict=True)
+            if (
+                len(span) == len(term)
+                and _word_matches(word, term)
+                and all(w == t for (_s, _e, w), t in zip(span[1:], term[1:], strict=True))
             ):
                 found.append((start, span[-1][1]))
     merged: list[tuple[int, int]] = []

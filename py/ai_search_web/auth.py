@@ -1,0 +1,113 @@
+"""Sign-in state: the session token lives in ``sessionStorage`` (this tab only, gone when it closes).
+
+``static/fallback.js`` reads the same key before Python is ready, so a signed-in person can search at
+once; both sides store the same JSON shape ``{"userId", "authToken", "username", "name"}``::
+
+    session = Session.restore()
+    session.credentials()        # ("<userId>", "<token>") or None
+    await session.sign_in(api, "alice", "demo-alice")
+    await session.sign_out(api)
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import js
+from pyodide.ffi import JsException
+
+from .api import ApiClient, ApiError
+from .messages import BAD_RESPONSE_ERROR_TYPE
+
+__all__ = ["SESSION_STORAGE_KEY", "Session", "SignedIn"]
+
+# The sessionStorage key; static/fallback.js uses the same one.
+SESSION_STORAGE_KEY = "ai-search.session"
+
+
+@dataclass(frozen=True, slots=True)
+class SignedIn:
+    user_id: str
+    auth_token: str
+    username: str
+    name: str
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {"userId": self.user_id, "authToken": self.auth_token, "username": self.username, "name": self.name}
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> SignedIn | None:
+        try:
+            data: Any = json.loads(text)
+        except ValueError:
+            return None
+        if not isinstance(data, dict):
+            return None
+        fields = [data.get(key) for key in ("userId", "authToken", "username", "name")]
+        if not all(isinstance(value, str) for value in fields) or not fields[0] or not fields[1]:
+            return None
+        return cls(*fields)
+
+
+class Session:
+    """Who is signed in; ``on_change`` runs after every sign-in and sign-out (the page re-renders)."""
+
+    def __init__(self, current: SignedIn | None) -> None:
+        self.current = current
+        self.on_change: Callable[[], None] = lambda: None
+
+    @classmethod
+    def restore(cls) -> Session:
+        try:
+            stored = js.sessionStorage.getItem(SESSION_STORAGE_KEY)
+        except JsException:  # storage disabled: the session lasts as long as the page
+            stored = None
+        return cls(SignedIn.from_json(stored) if isinstance(stored, str) else None)
+
+    def credentials(self) -> tuple[str, str] | None:
+        return None if self.current is None else (self.current.user_id, self.current.auth_token)
+
+    def _set(self, current: SignedIn | None) -> None:
+        self.current = current
+        try:
+            if current is None:
+                js.sessionStorage.removeItem(SESSION_STORAGE_KEY)
+            else:
+                js.sessionStorage.setItem(SESSION_STORAGE_KEY, current.to_json())
+        except JsException:
+            pass
+        js.document.documentElement.dataset.auth = "in" if current else "out"
+        self.on_change()
+
+    async def sign_in(self, api: ApiClient, username: str, password: str) -> None:
+        """Log in; on success the session is stored and ``on_change`` runs.
+
+        Raises:
+            ApiError: wrong credentials (``error-login-failed``), rate limit, network...
+        """
+        data = await api.post("login", {"user": username, "password": password})
+        payload = data.get("data") if isinstance(data.get("data"), dict) else {}
+        me = payload.get("me") if isinstance(payload.get("me"), dict) else {}
+        user_id, token = payload.get("userId"), payload.get("authToken")
+        if not isinstance(user_id, str) or not isinstance(token, str):
+            raise ApiError(BAD_RESPONSE_ERROR_TYPE)
+        self._set(SignedIn(user_id, token, str(me.get("username") or username), str(me.get("name") or "")))
+
+    async def sign_out(self, api: ApiClient) -> None:
+        """End the session on the server (best effort) and forget it here, whatever the server says."""
+        if self.current is not None:
+            try:
+                await api.post("logout", {})
+            except ApiError:
+                pass
+        self._set(None)
+
+    def expired(self) -> None:
+        """The server refused the token (401): forget it."""
+        if self.current is not None:
+            self._set(None)

@@ -1,0 +1,115 @@
+"""Applied filters as chips before the box: one per value, removable by click or keyboard.
+
+Each chip is a ``<li>`` with its label and a remove button (the chip's focus target). On a focused
+chip: Backspace or Delete removes it, Enter or Space too (it is a button), Left/Right move between
+chips and Right from the last one returns to the box. Backspace or Left at the start of the box
+focuses the last chip (the box calls :meth:`ChipsView.focus_last`)::
+
+    chips = ChipsView(get("chips"), on_remove=page.remove_chip, on_leave=page.focus_box)
+    chips.render(build_applied_filter_chips(filters))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from ai_search import FilterChip
+from pyodide.ffi import JsProxy
+
+from .dom import element, listen, replace_children
+
+__all__ = ["ChipsView"]
+
+_REMOVE_KEYS = frozenset({"Backspace", "Delete"})
+
+
+class ChipsView:
+    def __init__(
+        self,
+        container: JsProxy,
+        *,
+        on_remove: Callable[[FilterChip, int], None],
+        on_leave: Callable[[], None],
+    ) -> None:
+        self._container = container
+        self._on_remove = on_remove
+        self._on_leave = on_leave
+        self.chips: tuple[FilterChip, ...] = ()
+        listen(container, "click", self._click)
+        listen(container, "keydown", self._keydown)
+
+    def render(self, chips: Sequence[FilterChip]) -> None:
+        """Show ``chips``; nothing is touched when they are the ones already shown."""
+        chips = tuple(chips)
+        if chips == self.chips:
+            return
+        self.chips = chips
+        replace_children(self._container, *(self._chip(chip, index) for index, chip in enumerate(chips)))
+        self._container.hidden = not chips
+
+    @staticmethod
+    def _chip(chip: FilterChip, index: int) -> JsProxy:
+        return element(
+            "li",
+            element("span", chip.label, class_="chip-label"),
+            element(
+                "button",
+                "×",
+                type="button",
+                class_="chip-remove",
+                title=chip.title,
+                aria_label=f"Remove filter {chip.label}",
+                data_index=str(index),
+            ),
+            class_="chip",
+            title=chip.title,
+            data_filter_key=chip.filter_key,
+        )
+
+    def _buttons(self) -> list[JsProxy]:
+        return list(self._container.querySelectorAll("button.chip-remove"))
+
+    def focus_last(self) -> bool:
+        """Focus the last chip; False when there is none."""
+        buttons = self._buttons()
+        if not buttons:
+            return False
+        buttons[-1].focus()
+        return True
+
+    def _index(self, event: JsProxy) -> int | None:
+        button = event.target.closest("button.chip-remove") if event.target.closest else None
+        if button is None:
+            return None
+        try:
+            index = int(button.dataset.index)
+        except (TypeError, ValueError):
+            return None
+        return index if 0 <= index < len(self.chips) else None
+
+    def _remove(self, index: int) -> None:
+        self._on_remove(self.chips[index], index)
+
+    def _click(self, event: JsProxy) -> None:
+        index = self._index(event)
+        if index is not None:
+            event.preventDefault()
+            self._remove(index)
+
+    def _keydown(self, event: JsProxy) -> None:
+        index = self._index(event)
+        if index is None:
+            return
+        key = event.key
+        if key in _REMOVE_KEYS:
+            event.preventDefault()
+            self._remove(index)
+        elif key == "ArrowLeft" and index > 0:
+            event.preventDefault()
+            self._buttons()[index - 1].focus()
+        elif key == "ArrowRight":
+            event.preventDefault()
+            if index + 1 < len(self.chips):
+                self._buttons()[index + 1].focus()
+            else:
+                self._on_leave()
