@@ -19,63 +19,19 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 # The team's shared tools sit beside the project root (../shared).
 LOAD_SCRIPT = Path(__file__).resolve().parents[2] / "shared" / "tools" / "mcp_load.py"
 READ_TOOL = "get_chat_getMessage"
-# Seconds the child server may take to open its workspace and start listening.
-SERVER_START_SECONDS = 30.0
 
-
-def serve(port: int, data_dir: Path, ready_file: Path) -> None:
-    """Child mode: a one-user workspace, the app without rate limits, uvicorn on loopback."""
-    import uvicorn
-
-    from ai_search_server.app import create_app
-    from ai_search_server.settings import load_settings
-    from ai_search_server.store import open_store
-
-    store = open_store(data_dir)
-    user = store.create_user("bench", name="Bench")
-    room = store.create_room("c", "bench", members=[user.id])
-    message = store.post_message(room.id, user.id, "the deploy went fine")
-    _token, pat = store.create_token(user.id, "pat", label="bench")
-    settings = load_settings(
-        environ={}, overrides={"site_url": f"http://127.0.0.1:{port}", "mcp_enabled": True}
-    )
-    app = create_app(settings, store, limiter=None)
-    ready_file.write_text(json.dumps({"user_id": user.id, "token": pat, "msg_id": message.id}))
-    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", access_log=False, server_header=False)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
-def _wait_ready(port: int, ready_file: Path, child: subprocess.Popen[bytes]) -> dict[str, str]:
-    deadline = time.monotonic() + SERVER_START_SECONDS
-    while time.monotonic() < deadline:
-        if child.poll() is not None:
-            raise SystemExit(f"our server exited with status {child.returncode}")
-        if ready_file.is_file():
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", port)) == 0:
-                    creds: dict[str, str] = json.loads(ready_file.read_text())
-                    return creds
-        time.sleep(0.1)
-    raise SystemExit(f"our server did not start within {SERVER_START_SECONDS:.0f} s")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _harness import BenchServer  # noqa: E402
 
 
 def _row(label: str, result: dict[str, Any] | None) -> str:
@@ -111,73 +67,41 @@ def main() -> int:
         "--load-script", type=Path, default=LOAD_SCRIPT, help="path of the shared mcp_load.py"
     )
     parser.add_argument("--json", type=Path, help="also write the raw results here")
-    parser.add_argument("--serve", type=int, metavar="PORT", help=argparse.SUPPRESS)
-    parser.add_argument("--data", type=Path, help=argparse.SUPPRESS)
-    parser.add_argument("--ready-file", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
 
-    if args.serve:
-        serve(args.serve, args.data, args.ready_file)
-        return 0
     if not args.load_script.is_file():
         raise SystemExit(f"the load tool is not at {args.load_script} (--load-script PATH)")
     use_wrk = not args.no_wrk and shutil.which("wrk") is not None
     if not args.no_wrk and not use_wrk:
         print("# wrk not installed (apt-get install -y wrk): httpx phases only", file=sys.stderr)
 
-    with tempfile.TemporaryDirectory(prefix="bench-mcp-") as tmp:
-        port, ready_file = _free_port(), Path(tmp) / "ready.json"
-        env = {
-            **os.environ,
-            "PYTHONPATH": os.pathsep.join(filter(None, ["py", os.environ.get("PYTHONPATH")])),
-        }
-        child = subprocess.Popen(
-            [
-                sys.executable,
-                __file__,
-                "--serve",
-                str(port),
-                "--data",
-                str(Path(tmp) / "data"),
-                "--ready-file",
-                str(ready_file),
-            ],
-            env=env,
-        )
-        try:
-            creds = _wait_ready(port, ready_file, child)
-            out = Path(tmp) / "load.json"
-            command = [
-                sys.executable,
-                str(args.load_script),
-                f"http://127.0.0.1:{port}/api/v1/mcp",
-                "--tool",
-                READ_TOOL,
-                "--args",
-                json.dumps({"msgId": creds["msg_id"]}),
-                "--user-id",
-                creds["user_id"],
-                "--token",
-                creds["token"],
-                "--reference",
-                "-n",
-                str(args.requests),
-                "-c",
-                str(args.concurrency),
-                "--json",
-                str(out),
-            ]
-            if use_wrk:
-                command += ["--wrk", "--wrk-seconds", str(args.wrk_seconds)]
-            print("# " + " ".join(command[:3]) + " ...", flush=True)
-            status = subprocess.run(command, check=False).returncode
-            results: dict[str, Any] = json.loads(out.read_text()) if out.is_file() else {}
-        finally:
-            child.terminate()
-            try:
-                child.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                child.kill()
+    with tempfile.TemporaryDirectory(prefix="bench-mcp-") as tmp, BenchServer(messages=1) as server:
+        out = Path(tmp) / "load.json"
+        command = [
+            sys.executable,
+            str(args.load_script),
+            f"{server.url}/api/v1/mcp",
+            "--tool",
+            READ_TOOL,
+            "--args",
+            json.dumps({"msgId": server.message_ids[0]}),
+            "--user-id",
+            server.user_id,
+            "--token",
+            server.token,
+            "--reference",
+            "-n",
+            str(args.requests),
+            "-c",
+            str(args.concurrency),
+            "--json",
+            str(out),
+        ]
+        if use_wrk:
+            command += ["--wrk", "--wrk-seconds", str(args.wrk_seconds)]
+        print("# " + " ".join(command[:3]) + " ...", flush=True)
+        status = subprocess.run(command, check=False).returncode
+        results: dict[str, Any] = json.loads(out.read_text()) if out.is_file() else {}
     report(results, args.concurrency)
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))

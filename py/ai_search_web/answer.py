@@ -27,11 +27,28 @@ from .dom import element, listen, replace_children, set_text
 from .messages import BAD_RESPONSE_ERROR_TYPE
 from .results import result_anchor
 
-__all__ = ["EXTRACTIVE_PROVIDER", "MODEL_STORAGE_KEY", "AnswerPanel", "answer_segments", "provider_label"]
+__all__ = [
+    "EXTRACTIVE_PROVIDER",
+    "MODEL_STORAGE_KEY",
+    "AnswerPanel",
+    "answer_segments",
+    "may_list_models",
+    "provider_label",
+]
 
 EXTRACTIVE_PROVIDER = "extractive"
 MODEL_STORAGE_KEY = "ai-search.model"
 _CITATION = re.compile(r"\[(\d{1,3})\]")
+# The server's rule for ai.llm.models (upstream's): a privileged-setting permission, or both
+# manage-selected-settings and the model setting's own permission. Checked first so that nobody else
+# ever sends a request that can only be refused.
+_PRIVILEGED_SETTING_PERMISSIONS = frozenset({"view-privileged-setting", "edit-privileged-setting"})
+_SELECTED_SETTING_PERMISSIONS = frozenset({"manage-selected-settings", "change-setting-llm_model"})
+
+
+def may_list_models(permissions: frozenset[str]) -> bool:
+    """Whether a caller with ``permissions`` may list the provider's models."""
+    return bool(permissions & _PRIVILEGED_SETTING_PERMISSIONS) or permissions >= _SELECTED_SETTING_PERMISSIONS
 
 
 def answer_segments(text: str, valid: Callable[[int], bool]) -> list[str | int]:

@@ -38,7 +38,7 @@ _ICONS = {"hash": "#", "user": "@", "calendar": "📅"}
 
 def is_composing(event: JsProxy) -> bool:
     """Whether ``event`` is part of an IME composition (Enter there confirms text, never a choice)."""
-    return bool(event.isComposing) or event.keyCode == _IME_KEY_CODE
+    return bool(getattr(event, "isComposing", False)) or getattr(event, "keyCode", 0) == _IME_KEY_CODE
 
 
 class Combobox:

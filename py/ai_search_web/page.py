@@ -46,13 +46,13 @@ from ai_search import (
 from pyodide.ffi import JsProxy
 
 from . import url_state
-from .answer import AnswerPanel
+from .answer import AnswerPanel, may_list_models
 from .api import ApiClient, ApiError
 from .auth import Session
 from .caret import index_to_utf16, utf16_to_index
 from .chips import ChipsView
 from .combobox import Combobox, is_composing
-from .dom import get, listen, replace_children, set_text
+from .dom import element, get, listen, replace_children, set_text
 from .lookups import ROOM_LOOKUP, USER_LOOKUP, LookupCache
 from .results import ResultsView
 
@@ -149,7 +149,7 @@ class Page:
         self.box.setSelectionRange(position, position)
 
     def _on_input(self, event: JsProxy) -> None:
-        if event.isComposing:
+        if getattr(event, "isComposing", False):
             return  # the text is not final; compositionend refreshes
         started = js.performance.now()
         self.refresh()
@@ -335,7 +335,7 @@ class Page:
         meta = data.get("meta") if isinstance(data.get("meta"), dict) else {}
         retrieval = meta.get("retrieval") if isinstance(meta.get("retrieval"), dict) else {}
         notices = retrieval.get("notices") if isinstance(retrieval.get("notices"), list) else []
-        replace_children(get("notices"), *(n for n in notices if isinstance(n, str)))
+        replace_children(get("notices"), *(element("p", n) for n in notices if isinstance(n, str)))
         if results:
             self.results.show(results)
             count = len(results)
@@ -434,9 +434,13 @@ class Page:
 
     async def _models(self) -> None:
         try:
+            me = await self.api.get("me")
+            permissions = me.get("permissions")
+            if not may_list_models(frozenset(p for p in permissions if isinstance(p, str))):
+                return
             data = await self.api.get("ai.llm.models")
-        except ApiError:
-            return  # not allowed (403) or no provider: no picker
+        except (ApiError, TypeError):
+            return  # no provider, or the server said no after all: no picker
         models = data.get("data")
         if isinstance(models, list) and models:
             self.answer.offer_models([m for m in models if isinstance(m, dict)], model_param=await self._model_param())

@@ -20,6 +20,8 @@ cut             stream two chunks, then close without ``[DONE]`` or a ``finish_r
 finish-only     stream the chunks, the last with ``finish_reason: "stop"``, no ``[DONE]``
 ==============  ===========================================================================
 
+``chunk_delay_seconds`` spaces the streamed chunks out like a model writing, and delays a JSON answer
+by as long (benchmarks; 0 in tests).
 ``models`` is the id list ``/v1/models`` returns with ``ok``; the other behaviours apply to it too.
 
 Usage::
@@ -116,6 +118,7 @@ class FakeOpenAI:
         self.behaviour = "ok"
         self.answer = DEFAULT_ANSWER
         self.chunks: Sequence[str] = DEFAULT_CHUNKS
+        self.chunk_delay_seconds = 0.0
         self.models: Sequence[str] = ("gpt-4o", "llama3.1:8b", "B-model", "a-model")
         self.requests: list[RecordedRequest] = []
         self.release.clear()
@@ -191,6 +194,8 @@ class FakeOpenAI:
             return JSONResponse({"choices": []})
         if behaviour == "oversize":
             return JSONResponse(_completion("x" * OVERSIZE_BYTES))
+        if self.chunk_delay_seconds:  # as long as the streamed answer takes to write
+            await asyncio.sleep(self.chunk_delay_seconds * (len(self.chunks) - 1))
         return JSONResponse(_completion(self.answer))
 
     async def _stream(self, request: Request, behaviour: str) -> AsyncIterator[bytes]:
@@ -228,6 +233,8 @@ class FakeOpenAI:
             yield _chunk(chunks[1])
             return
         for index, text in enumerate(chunks[1:], start=1):
+            if self.chunk_delay_seconds:
+                await asyncio.sleep(self.chunk_delay_seconds)
             last = index == len(chunks) - 1
             yield _chunk(text, "stop" if last and behaviour == "finish-only" else None)
         if behaviour != "finish-only":

@@ -1,0 +1,147 @@
+"""Time to the first streamed word of an answer, beside the time to a whole JSON answer.
+
+Runs the real app under uvicorn on loopback (rate limits off, everything else as in production: Host
+and Origin checks, authentication, source loading under the caller's permissions, the guarded
+outbound client), with the local OpenAI-compatible test provider (``tests/server/_fake_openai.py``)
+in a thread. The provider writes its answer in ``--chunks`` chunks spaced ``--chunk-delay`` apart, like
+a model generating, and takes as long for a JSON answer. Measured from the browser side of the
+proxy, with ``--runs`` requests per mode (median, min, max):
+
+- stream, first delta: ``Accept: text/event-stream`` until the first ``event: delta`` arrives;
+- stream, done: until ``event: done``;
+- json: until the whole JSON answer is read;
+- extractive, json: no provider at all (the embedded default).
+
+    .venv/bin/python bench/bench_answers.py                     # 7 runs, 20 chunks, 50 ms apart
+    .venv/bin/python bench/bench_answers.py --runs 15 --chunk-delay 0
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import socket
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT / "py"), str(ROOT)]
+
+import httpx  # noqa: E402
+import uvicorn  # noqa: E402
+from tests.server._fake_openai import FakeOpenAI  # noqa: E402
+from tests.server.conftest import build_workspace  # noqa: E402
+
+from ai_search_server.answers.service import AnswerService  # noqa: E402
+from ai_search_server.app import create_app  # noqa: E402
+from ai_search_server.outbound import GuardedClient, OutboundPolicy  # noqa: E402
+from ai_search_server.settings import load_settings  # noqa: E402
+from ai_search_server.store import open_store  # noqa: E402
+
+ANSWER = "/api/v1/ai.search.answer"
+# Seconds uvicorn may take to start listening.
+SERVER_START_SECONDS = 10.0
+
+
+async def timed(measure: Callable[[], Awaitable[None]]) -> float:
+    start = time.perf_counter()
+    await measure()
+    return (time.perf_counter() - start) * 1000
+
+
+def summary(label: str, samples: list[float]) -> str:
+    return (
+        f"{label:<24} median {statistics.median(samples):8.1f} ms   "
+        f"min {min(samples):8.1f}   max {max(samples):8.1f}   (n={len(samples)})"
+    )
+
+
+async def run(args: argparse.Namespace, provider_url: str, data_dir: Path) -> None:
+    store = open_store(data_dir)
+    workspace = build_workspace(store)
+    alice = workspace["alice"]
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    site = f"http://127.0.0.1:{port}"
+    overrides = {"site_url": site, "llm_base_url": provider_url, "llm_model": "bench-model"}
+    settings = load_settings(environ={}, overrides=overrides)
+    extractive_settings = load_settings(environ={}, overrides={"site_url": site})
+    body = {"query": "why did the deploy fail?", "messages": [{"_id": workspace.messages["ops-3"].id}]}
+    headers = alice.headers
+
+    async with GuardedClient(OutboundPolicy(allow_hosts=("127.0.0.1",))) as outbound:
+        app = create_app(settings, store)
+        llm_service = AnswerService.from_settings(settings, store, outbound)
+        extractive_service = AnswerService.from_settings(extractive_settings, store, None)
+        server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off"))
+        serving = asyncio.create_task(server.serve(sockets=[sock]))
+        deadline = time.monotonic() + SERVER_START_SECONDS
+        while not server.started:
+            if time.monotonic() > deadline:
+                raise RuntimeError("the app did not start")
+            await asyncio.sleep(0.01)
+        async with httpx.AsyncClient(base_url=site, timeout=30) as http:
+
+            async def first_delta() -> None:
+                async with http.stream("POST", ANSWER, json=body, headers={**headers, "Accept": "text/event-stream"}) as r:
+                    async for chunk in r.aiter_text():
+                        if "event: delta" in chunk:
+                            return
+                raise RuntimeError("no delta")
+
+            async def stream_done() -> None:
+                async with http.stream("POST", ANSWER, json=body, headers={**headers, "Accept": "text/event-stream"}) as r:
+                    text = "".join([chunk async for chunk in r.aiter_text()])
+                if "event: done" not in text:
+                    raise RuntimeError(f"stream did not finish: {text[-200:]!r}")
+
+            async def whole_json() -> None:
+                r = await http.post(ANSWER, json=body, headers=headers)
+                if r.status_code != 200:
+                    raise RuntimeError(r.text)
+
+            results: dict[str, list[float]] = {}
+            for label, service, measure in (
+                ("stream, first delta", llm_service, first_delta),
+                ("stream, done", llm_service, stream_done),
+                ("json", llm_service, whole_json),
+                ("extractive, json", extractive_service, whole_json),
+                ("extractive, stream done", extractive_service, stream_done),
+            ):
+                app.state.services.extras["answers"] = service
+                await measure()  # warm-up: connections, first imports
+                results[label] = [await timed(measure) for _ in range(args.runs)]
+        server.should_exit = True
+        await serving
+    store.close()
+    print(
+        f"answer latency through the proxy on loopback; provider writes {args.chunks} chunks "
+        f"{args.chunk_delay * 1000:.0f} ms apart (generation ~{args.chunk_delay * (args.chunks - 1) * 1000:.0f} ms)"
+    )
+    for label, samples in results.items():
+        print(summary(label, samples))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=7, help="requests per mode (median of these)")
+    parser.add_argument("--chunks", type=int, default=20, help="chunks the provider streams")
+    parser.add_argument("--chunk-delay", type=float, default=0.05, help="seconds between chunks")
+    args = parser.parse_args()
+    if args.runs < 5:
+        parser.error("--runs must be 5 or more")
+    fake = FakeOpenAI()
+    fake.chunks = tuple(f"word{i} " for i in range(args.chunks - 1)) + ("done [1].",)
+    fake.answer = "".join(fake.chunks)
+    fake.chunk_delay_seconds = args.chunk_delay
+    with fake.serve() as provider, tempfile.TemporaryDirectory() as tmp:
+        asyncio.run(run(args, f"{provider.url}/v1", Path(tmp) / "data"))
+
+
+if __name__ == "__main__":
+    main()

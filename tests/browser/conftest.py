@@ -1,0 +1,281 @@
+"""Browser fixtures: the real server (demo data) on loopback, Debian's chromium, strict page checks.
+
+One server and one browser per session; each test gets a new page (its own sessionStorage, so its own
+sign-in) in the shared persistent context, whose HTTP cache and Pyodide snapshot later pages reuse.
+
+- ``server``: ``ai-search serve --demo`` in a subprocess on a free loopback port, with a temp data dir,
+  keyword-only retrieval (no embedding model to load on 2 CI cores) and, when the server can use it,
+  the fake OpenAI-compatible provider of ``tests/server/_fake_openai.py`` (else extractive answers).
+- ``context``: chromium through Playwright (``executable_path``), external names unresolvable.
+- ``page``: a fresh tab that records console errors, page errors, CSP violations, dialogs and every
+  request; the test fails at teardown if any error happened or any request left the server's origin.
+- ``sign_in(page, username)``: a session for a demo user (logged in once per user and session, via
+  REST, so the login rate limit is never in the way), seeded into the tab before its scripts run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+import pytest
+
+playwright_sync = pytest.importorskip("playwright.sync_api")
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+]
+# Seconds the server may take to load the demo workspace and answer its first request.
+SERVER_START_SECONDS = 90.0
+# Milliseconds a page may take until Python is ready (a cold Pyodide start on a busy 2-core runner).
+PYTHON_READY_MS = 60_000
+# Milliseconds Playwright waits for any other expectation.
+EXPECT_MS = 15_000
+SESSION_STORAGE_KEY = "ai-search.session"  # py/ai_search_web/auth.py
+DEMO_PASSWORD = "demo-{username}"
+LLM_MODEL = "gpt-4o"
+
+_INIT_SCRIPT = """
+window.__violations = [];
+document.addEventListener("securitypolicyviolation", (e) => {
+  window.__violations.push(e.violatedDirective + " " + e.blockedURI);
+});
+"""
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@dataclass
+class Server:
+    url: str
+    llm: Any  # the FakeOpenAI instance, or None in extractive mode
+    tokens: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+    @property
+    def origin(self) -> str:
+        return self.url.rstrip("/")
+
+    def credentials(self, username: str) -> tuple[str, str]:
+        """(userId, authToken) of a demo user, logged in once per session."""
+        if username not in self.tokens:
+            response = httpx.post(
+                f"{self.origin}/api/v1/login",
+                json={"user": username, "password": DEMO_PASSWORD.format(username=username)},
+                timeout=30,
+            )
+            response.raise_for_status()
+            data = response.json()["data"]
+            self.tokens[username] = (data["userId"], data["authToken"])
+        return self.tokens[username]
+
+    def call(self, username: str, method: str, route: str, **kwargs: Any) -> dict[str, Any]:
+        user_id, token = self.credentials(username)
+        headers = {"X-User-Id": user_id, "X-Auth-Token": token}
+        response = httpx.request(method, f"{self.origin}/api/v1/{route}", headers=headers, timeout=30, **kwargs)
+        response.raise_for_status()
+        result: dict[str, Any] = response.json()
+        return result
+
+
+def _start(data_dir: Path, env: dict[str, str], log: Path) -> tuple[subprocess.Popen[bytes], str]:
+    port = _free_port()
+    command = [sys.executable, "-m", "ai_search_server", "serve", "--demo", "--data", str(data_dir),
+               "--host", "127.0.0.1", "--port", str(port)]  # fmt: skip
+    with log.open("ab") as output:  # the child keeps its own copy of the descriptor
+        process = subprocess.Popen(command, env={**os.environ, **env}, stdout=output, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}/"
+    deadline = time.monotonic() + SERVER_START_SECONDS
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"the server exited with {process.returncode}; see {log}")
+        try:
+            if httpx.get(url, timeout=2).status_code == 200:
+                return process, url
+        except httpx.TransportError:
+            pass
+        time.sleep(0.2)
+    process.kill()
+    raise RuntimeError(f"the server did not answer within {SERVER_START_SECONDS} s; see {log}")
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    process.terminate()
+    try:
+        process.wait(10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(10)
+
+
+def _answers_work(server: Server) -> bool:
+    """Whether this server build turns the configured provider into answers (else: extractive)."""
+    found = server.call("bob", "GET", "ai.search", params={"q": "deploy", "intelligentCount": "1"})["intelligent"]
+    user_id, token = server.credentials("bob")
+    response = httpx.post(
+        f"{server.origin}/api/v1/ai.search.answer",
+        headers={"X-User-Id": user_id, "X-Auth-Token": token},
+        json={"query": "deploy", "messages": [{"_id": found[0]["_id"]}]},
+        timeout=30,
+    )
+    return response.status_code == 200 and response.json().get("provider", {}).get("name") != "extractive"
+
+
+@pytest.fixture(scope="session")
+def server() -> Iterator[Server]:
+    base_env = {"AI_SEARCH_EMBEDDER": "none", "AI_SEARCH_LOG_LEVEL": "warning"}
+    root = Path(tempfile.mkdtemp(prefix="ai-search-browser-"))
+    log = root / "server.log"
+    fake = None
+    thread = None
+    try:
+        from tests.server._fake_openai import FakeOpenAI
+
+        fake = FakeOpenAI()
+        thread = fake.serve().start()
+    except ImportError:
+        pass
+    try:
+        if fake is not None and thread is not None:
+            llm_env = {
+                "AI_SEARCH_LLM_BASE_URL": f"{thread.url}/v1",
+                "AI_SEARCH_LLM_API_KEY": "sk-test",
+                "AI_SEARCH_LLM_MODEL": LLM_MODEL,
+                "AI_SEARCH_OUTBOUND_ALLOW_HOSTS": "127.0.0.1",
+            }
+            process, url = _start(root / "data", {**base_env, **llm_env}, log)
+            server = Server(url, fake)
+            if not _answers_work(server):
+                _stop(process)  # this server build cannot reach a provider yet: extractive answers
+                process, url = _start(root / "data", base_env, log)
+                server = Server(url, None)
+        else:
+            process, url = _start(root / "data", base_env, log)
+            server = Server(url, None)
+        try:
+            yield server
+        finally:
+            _stop(process)
+    finally:
+        if thread is not None:
+            thread.stop()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def context(server: Server) -> Iterator[Any]:
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"{CHROMIUM} is missing (scripts/setup --test installs Debian's chromium)")
+    profile = tempfile.mkdtemp(prefix="ai-search-chromium-")
+    with playwright_sync.sync_playwright() as pw:
+        context = pw.chromium.launch_persistent_context(
+            profile, executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+        )
+        context.set_default_timeout(EXPECT_MS)
+        context.add_init_script(_INIT_SCRIPT)
+        try:
+            yield context
+        finally:
+            context.close()
+            shutil.rmtree(profile, ignore_errors=True)
+
+
+@dataclass
+class PageRecord:
+    """What a page did that the test may inspect (and the fixture checks at teardown)."""
+
+    errors: list[str] = field(default_factory=list)
+    requests: list[str] = field(default_factory=list)
+    dialogs: list[str] = field(default_factory=list)
+    allowed_errors: list[str] = field(default_factory=list)
+
+    def allow_error(self, fragment: str) -> None:
+        self.allowed_errors.append(fragment)
+
+
+def _same_origin(url: str, origin: str) -> bool:
+    scheme = urlsplit(url).scheme
+    if scheme in ("data", "blob", "about"):
+        return True
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}" == origin
+
+
+@pytest.fixture
+def record() -> PageRecord:
+    return PageRecord()
+
+
+@pytest.fixture
+def page(context: Any, server: Server, record: PageRecord) -> Iterator[Any]:
+    page = context.new_page()
+    page.on("console", lambda m: m.type == "error" and record.errors.append(f"console: {m.text}"))
+    page.on("pageerror", lambda e: record.errors.append(f"pageerror: {e}"))
+    page.on("dialog", lambda d: (record.dialogs.append(d.message), d.dismiss()))
+
+    def on_request(request: Any) -> None:
+        # The context also sees the requests of the page's workers (the Pyodide snapshot worker).
+        record.requests.append(request.url)
+
+    context.on("request", on_request)
+    violations: list[str] = []
+    try:
+        yield page
+        if not page.is_closed():
+            violations = page.evaluate("window.__violations || []")
+    finally:
+        context.remove_listener("request", on_request)
+        if not page.is_closed():
+            page.close()
+    unexpected = [e for e in record.errors if not any(fragment in e for fragment in record.allowed_errors)]
+    external = [url for url in record.requests if not _same_origin(url, server.origin)]
+    assert not violations, f"CSP violations: {violations}"
+    assert not unexpected, "errors in the page:\n" + "\n".join(unexpected)
+    assert not record.dialogs, f"dialogs opened: {record.dialogs}"
+    assert not external, f"requests left the origin: {external}"
+
+
+def open_page(page: Any, server: Server, query: str = "", *, username: str | None = None) -> None:
+    """Navigate (signed in as ``username`` when given) and wait until Python has taken over."""
+    if username is not None:
+        user_id, token = server.credentials(username)
+        session = json.dumps({"userId": user_id, "authToken": token, "username": username, "name": ""})
+        page.add_init_script(
+            f"sessionStorage.setItem({json.dumps(SESSION_STORAGE_KEY)}, {json.dumps(session)});"
+        )
+    page.goto(server.url + (f"?q={query}" if query else ""))
+    page.wait_for_selector("html[data-py=ready]", timeout=PYTHON_READY_MS)
+
+
+@pytest.fixture
+def open_as(page: Any, server: Server) -> Callable[..., Any]:
+    def go(username: str | None, query: str = "") -> Any:
+        open_page(page, server, query, username=username)
+        return page
+
+    return go

@@ -1,0 +1,88 @@
+"""The ``ai-search`` command line, run in-process against a real data dir."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from ai_search_server.cli import main
+from ai_search_server.store import open_store
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    status = main(list(args))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_users_create_then_tokens_create_prints_exactly_two_header_lines(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = str(tmp_path / "data")
+    status, out, _ = run(capsys, "users", "create", "alice", "--password", "pw-123456", "--data", data)
+    assert status == 0 and "alice" in out
+    status, out, _ = run(capsys, "tokens", "create", "alice", "--data", data)
+    assert status == 0
+    lines = out.splitlines()
+    assert len(lines) == 2
+    assert lines[0].startswith("X-User-Id: ") and lines[1].startswith("X-Auth-Token: ")
+    user_id, token = lines[0].split(": ", 1)[1], lines[1].split(": ", 1)[1]
+    store = open_store(Path(data))
+    try:
+        resolved = store.resolve_token(user_id, token)
+        assert resolved is not None and resolved.kind == "pat"
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        pytest.param(("tokens", "create", "nobody"), "no user named 'nobody'", id="token-for-unknown-user"),
+        pytest.param(("import", "missing.jsonl"), "no such file", id="import-missing-file"),
+    ],
+)
+def test_mistakes_exit_2_with_a_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: tuple[str, ...], fragment: str
+) -> None:
+    status, _, err = run(capsys, *args, "--data", str(tmp_path / "data"))
+    assert status == 2
+    assert fragment in err
+
+
+def test_creating_a_user_twice_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = str(tmp_path / "data")
+    assert run(capsys, "users", "create", "bob", "--password", "pw-123456", "--data", data)[0] == 0
+    status, _, err = run(capsys, "users", "create", "BOB", "--password", "pw-123456", "--data", data)
+    assert status == 2 and "already exists" in err
+
+
+def test_import_reports_bad_lines_by_number_and_is_idempotent(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows = [
+        {"room": "ops", "room_type": "c", "user": "alice", "ts": "2026-11-01T10:00:00Z", "text": "deploy",
+         "members": ["alice", "bob"]},
+        "this is not json",
+        {"room": "ops", "room_type": "x", "user": "alice", "ts": "2026-11-01T10:01:00Z", "text": "bad type"},
+        {"room": "ops", "room_type": "c", "user": "bob", "ts": "2026-11-01T10:02:00Z", "text": "rollback"},
+    ]
+    path = tmp_path / "messages.jsonl"
+    path.write_text("\n".join(r if isinstance(r, str) else json.dumps(r) for r in rows) + "\n")
+    data = str(tmp_path / "data")
+    status, out, _ = run(capsys, "import", str(path), "--quiet", "--data", data)
+    assert status == 0
+    assert "line 2" in out and "line 3" in out
+    store = open_store(Path(data))
+    try:
+        assert store.count_messages() == 2
+    finally:
+        store.close()
+    status, out2, _ = run(capsys, "import", str(path), "--quiet", "--data", data)
+    assert status == 0
+    store = open_store(Path(data))
+    try:
+        assert store.count_messages() == 2
+    finally:
+        store.close()

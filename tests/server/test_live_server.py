@@ -1,0 +1,105 @@
+"""The real server on loopback: ``ai-search serve`` in a subprocess, spoken to over TCP.
+
+In-process tests cover behaviour in depth; these prove the same app holds when uvicorn serves it,
+and that several processes share one rate-limit budget through Redis.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from ai_search_server.store import open_store
+
+from ._live import running_redis, running_server
+from .conftest import Workspace, build_workspace
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def seeded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Workspace]:
+    data = tmp_path_factory.mktemp("live") / "data"
+    store = open_store(data)
+    ws = build_workspace(store)
+    store.close()
+    return data, ws
+
+
+@pytest.fixture(scope="module")
+def server(seeded: tuple[Path, Workspace]) -> Iterator[str]:
+    with running_server(seeded[0]) as base:
+        yield base
+
+
+def test_login_and_tokens_over_tcp(server: str, seeded: tuple[Path, Workspace]) -> None:
+    ws = seeded[1]
+    r = httpx.post(f"{server}/api/v1/login", json={"user": "bob", "password": ws["bob"].password})
+    assert r.status_code == 200
+    data = r.json()["data"]
+    session = {"X-User-Id": data["userId"], "X-Auth-Token": data["authToken"]}
+    assert httpx.get(f"{server}/api/v1/me", headers=session).json()["username"] == "bob"
+    assert httpx.get(f"{server}/api/v1/me", headers=ws["bob"].pat_headers).status_code == 200
+    assert httpx.post(f"{server}/api/v1/logout", headers=session).status_code == 200
+    assert httpx.get(f"{server}/api/v1/me", headers=session).status_code == 401
+
+
+def test_scoping_holds_over_tcp(server: str, seeded: tuple[Path, Workspace]) -> None:
+    ws = seeded[1]
+    secret = ws.messages["secret-5"].id
+    ok = httpx.get(f"{server}/api/v1/chat.getMessage", params={"msgId": secret}, headers=ws["bob"].headers)
+    hidden = httpx.get(f"{server}/api/v1/chat.getMessage", params={"msgId": secret}, headers=ws["alice"].headers)
+    assert ok.status_code == 200 and hidden.status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("origin", "status"),
+    [
+        pytest.param(None, 200, id="no-origin-native-client"),
+        pytest.param("SITE", 200, id="same-origin"),
+        pytest.param("https://evil.example", 403, id="foreign-origin"),
+        pytest.param("null", 403, id="null-origin"),
+    ],
+)
+def test_origin_rules_over_tcp(server: str, seeded: tuple[Path, Workspace], origin: str | None,
+                               status: int) -> None:
+    headers = dict(seeded[1]["alice"].headers)
+    if origin is not None:
+        headers["Origin"] = server if origin == "SITE" else origin
+    assert httpx.get(f"{server}/api/v1/me", headers=headers).status_code == status
+
+
+def test_the_page_and_its_runtime_are_served_with_the_right_headers(server: str) -> None:
+    page = httpx.get(f"{server}/")
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    csp = page.headers["content-security-policy"]
+    assert "'wasm-unsafe-eval'" in csp and "'unsafe-eval'" not in csp and "'unsafe-inline'" not in csp
+    assert page.headers["x-content-type-options"] == "nosniff"
+    wasm = next((ROOT / "static" / "vendor").glob("pyodide-*/pyodide.asm.wasm"), None)
+    if wasm is None:
+        pytest.skip("static/vendor is not set up (scripts/setup vendors it)")
+    url = f"{server}/{wasm.relative_to(ROOT).as_posix()}"
+    with httpx.stream("GET", url, headers={"Accept-Encoding": "gzip"}) as r:
+        assert r.status_code == 200
+        assert r.headers["content-type"] == "application/wasm"
+        assert r.headers["content-encoding"] == "gzip"
+        assert "immutable" in r.headers["cache-control"]
+
+
+@pytest.mark.skipif(shutil.which("redis-server") is None, reason="redis-server not installed")
+def test_two_processes_share_one_rate_limit_budget_through_redis(tmp_path: Path) -> None:
+    """Login allows 10 attempts a minute per client address; two servers sharing Redis allow 10 in all."""
+    with running_redis(tmp_path) as redis_url:
+        env = {"AI_SEARCH_RATE_LIMIT_STORAGE": redis_url}
+        data_a, data_b = tmp_path / "a", tmp_path / "b"
+        with running_server(data_a, env=env) as a, running_server(data_b, env=env) as b:
+            statuses = [
+                httpx.post(f"{base}/api/v1/login", json={"user": "x", "password": "y"}).status_code
+                for base in [a, b] * 6
+            ]
+    assert statuses[:10] == [401] * 10
+    assert statuses[10:] == [429, 429]
