@@ -36,7 +36,12 @@ from ai_search_server.demo import DEMO_USERS, generate_demo_messages
 from ai_search_server.importer import import_rows
 from ai_search_server.retrieval.embedded import EmbeddedPipeline
 from ai_search_server.retrieval.index import INDEX_FILENAME, EmbeddedIndex
-from ai_search_server.retrieval.service import SearchOptions, SearchRequest, SearchService
+from ai_search_server.retrieval.service import (
+    KEYWORD_FUSION_MIN_COVERAGE,
+    SearchOptions,
+    SearchRequest,
+    SearchService,
+)
 from ai_search_server.store import open_store
 
 ROOT = Path(__file__).resolve().parent
@@ -98,12 +103,17 @@ def prepare(data_dir: Path, embedder_name: str) -> tuple[Any, EmbeddedIndex]:
     index = EmbeddedIndex.open(data_dir / INDEX_FILENAME, store, embedder, progress=True)
     if not index.wait_until_embedded(EMBED_WAIT_SECONDS):
         raise SystemExit("the index did not finish embedding in time")
-    print(f"index ready in {time.perf_counter() - started:.1f} s: {index.db.count()} messages, "
-          f"{index.vector_count} vectors", file=sys.stderr)
+    print(
+        f"index ready in {time.perf_counter() - started:.1f} s: {index.db.count()} messages, "
+        f"{index.vector_count} vectors",
+        file=sys.stderr,
+    )
     return store, index
 
 
-async def evaluate(store: Any, index: EmbeddedIndex, options: SearchOptions, per_query: bool) -> dict[str, Any]:
+async def evaluate(
+    store: Any, index: EmbeddedIndex, options: SearchOptions, per_query: bool
+) -> dict[str, Any]:
     judgments = json.loads(JUDGMENTS.read_text(encoding="utf-8"))["queries"]
     service = SearchService(store, EmbeddedPipeline(index), options)
     scores: dict[str, dict[str, list[tuple[float, float]]]] = defaultdict(lambda: defaultdict(list))
@@ -144,12 +154,19 @@ def main() -> None:
     parser.add_argument("--min-similarity", type=int, default=0)
     parser.add_argument("--semantic-weight", type=int, default=50)
     parser.add_argument("--recency-weight", type=int, default=0)
+    parser.add_argument(
+        "--fusion-coverage",
+        type=float,
+        default=KEYWORD_FUSION_MIN_COVERAGE,
+        help="share of the query's weight a keyword hit needs to enter fusion (0..1)",
+    )
     args = parser.parse_args()
     store, index = prepare(args.data, args.embedder)
     options = SearchOptions(
         semantic_weight=args.semantic_weight,
         min_similarity_percent=args.min_similarity,
         recency_weight=args.recency_weight,
+        keyword_fusion_min_coverage=args.fusion_coverage,
     )
     try:
         scores = asyncio.run(evaluate(store, index, options, args.per_query))
@@ -157,8 +174,11 @@ def main() -> None:
         index.close()
         store.close()
     print_table(scores)
-    print(f"\nsemantic weight {args.semantic_weight}, minimum similarity {args.min_similarity}%, "
-          f"recency weight {args.recency_weight}, embedder {args.embedder}")
+    print(
+        f"\nsemantic weight {args.semantic_weight}, minimum similarity {args.min_similarity}%, "
+        f"recency weight {args.recency_weight}, keyword fusion coverage {args.fusion_coverage}, "
+        f"embedder {args.embedder}"
+    )
 
 
 if __name__ == "__main__":

@@ -24,9 +24,11 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 
 from . import __version__, errors
+from .answers.service import AnswerService
 from .api import ApiRoute, error_response, make_endpoint
 from .mcp import MCP_PATH, McpEndpoint
 from .openapi import build_openapi
+from .outbound import GuardedClient, OutboundPolicy
 from .retrieval.wiring import install_search
 from .routes import all_routes
 from .security import (
@@ -64,6 +66,10 @@ def create_app(
 ) -> Starlette:
     """Build the app around an open store. ``limiter`` is a ``ratelimit.RateLimiter`` (None: no limits)."""
     services = Services(settings=settings, store=store, limiter=limiter)
+    # The one outbound client (LLM, remote pipeline, embeddings); closed when the app shuts down.
+    outbound = GuardedClient(OutboundPolicy(allow_hosts=tuple(settings.outbound_allow_hosts)))
+    services.extras["outbound"] = outbound
+    services.extras["answers"] = AnswerService.from_settings(settings, store, outbound)
     # The search service (embedded index or remote pipeline), built at start-up or on first use.
     search = install_search(services)
     api_routes = [*all_routes(), *extra_routes]

@@ -115,22 +115,35 @@ class Page:
         js.window.aiSearchTimings = self.timings
 
         self._show_session()
-        fallback = getattr(js.window, "aiSearchFallback", None)
-        fallback_data = fallback.data.to_py() if fallback is not None and fallback.data else None
-        fallback_query = str(fallback.q) if fallback_data is not None else ""
-        url_query = url_state.read_query()
-        typed = str(self.box.value)
-        if url_query and typed.strip() in ("", url_query.strip(), fallback_query.strip()):
-            self.load_query(url_query, prefetched=fallback_data if fallback_query == url_query else None)
-        else:
-            self.refresh()
+        set_text(self.status, "Ready." if self.session.current else "Sign in to search.")
+        self._take_over()
         get("fallback-results").hidden = True
         js.document.documentElement.dataset.py = "ready"
-        set_text(self.status, "Ready." if self.session.current else "Sign in to search.")
         js.performance.mark("ai-search:python-ready")
         js.window.__pyReadyT = js.performance.now()
         if self.session.current is not None:
             self._spawn(self._prefetch())
+
+    def _take_over(self) -> None:
+        """Start from what the fallback script and the address bar left, keeping the typed text.
+
+        Results the fallback already fetched are shown as they are (no second request). The box
+        is set from ``?q=`` only when it holds nothing else; text typed since is kept and parsed.
+        """
+        fallback = getattr(js.window, "aiSearchFallback", None)
+        data = fallback.data.to_py() if fallback is not None and fallback.data else None
+        fetched = str(fallback.q) if isinstance(data, dict) else ""
+        url_query = url_state.read_query()
+        typed = str(self.box.value).strip()
+        if url_query and typed in ("", url_query.strip()):
+            self.load_query(url_query, prefetched=data if fetched == url_query else None)
+            return
+        if fetched:
+            parsed = parse_search_filter_text(fetched)
+            self.query, self.words = serialize_search_query(parsed.search_text, parsed.filters), parsed.search_text
+            self.set_filters(parsed.filters)
+            self._show_results(data)
+        self.refresh()  # what was typed since stays as typed; its finished filters become chips
 
     def _spawn(self, coroutine: Coroutine[Any, Any, Any]) -> None:
         task = asyncio.ensure_future(coroutine)

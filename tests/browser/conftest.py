@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urlencode, urlsplit
 
 import httpx
 import pytest
@@ -207,7 +207,7 @@ def context(server: Server) -> Iterator[Any]:
 
 @dataclass
 class PageRecord:
-    """What a page did that the test may inspect (and the fixture checks at teardown)."""
+    """What a tab did that a test may inspect; the fixture checks it when the test ends."""
 
     errors: list[str] = field(default_factory=list)
     requests: list[str] = field(default_factory=list)
@@ -215,49 +215,79 @@ class PageRecord:
     allowed_errors: list[str] = field(default_factory=list)
 
     def allow_error(self, fragment: str) -> None:
+        """Errors containing ``fragment`` are expected by this test (a provoked 502, say)."""
         self.allowed_errors.append(fragment)
 
 
 def _same_origin(url: str, origin: str) -> bool:
-    scheme = urlsplit(url).scheme
-    if scheme in ("data", "blob", "about"):
-        return True
     parts = urlsplit(url)
+    if parts.scheme in ("data", "blob", "about"):
+        return True
     return f"{parts.scheme}://{parts.netloc}" == origin
 
 
-@pytest.fixture
-def record() -> PageRecord:
-    return PageRecord()
+class Tabs:
+    """Opens checked tabs in the shared context; :meth:`check` fails on anything a tab did wrong."""
+
+    def __init__(self, context: Any, server: Server) -> None:
+        self.context = context
+        self.server = server
+        self.opened: list[tuple[Any, PageRecord]] = []
+        self.requests: list[str] = []
+        context.on("request", self._on_request)
+
+    def _on_request(self, request: Any) -> None:
+        # The context sees every request, the page's workers' included (the Pyodide snapshot worker).
+        self.requests.append(request.url)
+
+    def new(self) -> tuple[Any, PageRecord]:
+        page = self.context.new_page()
+        record = PageRecord()
+        page.on("console", lambda m: m.type == "error" and record.errors.append(f"console: {m.text}"))
+        page.on("pageerror", lambda e: record.errors.append(f"pageerror: {e}"))
+        page.on("dialog", lambda d: (record.dialogs.append(d.message), d.dismiss()))
+        page.on("request", lambda r: record.requests.append(r.url))
+        self.opened.append((page, record))
+        return page, record
+
+    def check(self) -> None:
+        self.context.remove_listener("request", self._on_request)
+        problems: list[str] = []
+        for page, record in self.opened:
+            if not page.is_closed():
+                violations = page.evaluate("window.__violations || []")
+                problems += [f"CSP violation: {v}" for v in violations]
+                page.close()
+            problems += [
+                e for e in record.errors if not any(fragment in e for fragment in record.allowed_errors)
+            ]
+            problems += [f"dialog opened: {d}" for d in record.dialogs]
+        problems += [f"request left the origin: {u}" for u in self.requests if not _same_origin(u, self.server.origin)]
+        assert not problems, "\n".join(problems)
 
 
 @pytest.fixture
-def page(context: Any, server: Server, record: PageRecord) -> Iterator[Any]:
-    page = context.new_page()
-    page.on("console", lambda m: m.type == "error" and record.errors.append(f"console: {m.text}"))
-    page.on("pageerror", lambda e: record.errors.append(f"pageerror: {e}"))
-    page.on("dialog", lambda d: (record.dialogs.append(d.message), d.dismiss()))
-
-    def on_request(request: Any) -> None:
-        # The context also sees the requests of the page's workers (the Pyodide snapshot worker).
-        record.requests.append(request.url)
-
-    context.on("request", on_request)
-    violations: list[str] = []
+def tabs(context: Any, server: Server) -> Iterator[Tabs]:
+    tabs = Tabs(context, server)
     try:
-        yield page
-        if not page.is_closed():
-            violations = page.evaluate("window.__violations || []")
+        yield tabs
     finally:
-        context.remove_listener("request", on_request)
-        if not page.is_closed():
-            page.close()
-    unexpected = [e for e in record.errors if not any(fragment in e for fragment in record.allowed_errors)]
-    external = [url for url in record.requests if not _same_origin(url, server.origin)]
-    assert not violations, f"CSP violations: {violations}"
-    assert not unexpected, "errors in the page:\n" + "\n".join(unexpected)
-    assert not record.dialogs, f"dialogs opened: {record.dialogs}"
-    assert not external, f"requests left the origin: {external}"
+        tabs.check()
+
+
+@pytest.fixture
+def page_and_record(tabs: Tabs) -> tuple[Any, PageRecord]:
+    return tabs.new()
+
+
+@pytest.fixture
+def page(page_and_record: tuple[Any, PageRecord]) -> Any:
+    return page_and_record[0]
+
+
+@pytest.fixture
+def record(page_and_record: tuple[Any, PageRecord]) -> PageRecord:
+    return page_and_record[1]
 
 
 def open_page(page: Any, server: Server, query: str = "", *, username: str | None = None) -> None:
@@ -265,10 +295,13 @@ def open_page(page: Any, server: Server, query: str = "", *, username: str | Non
     if username is not None:
         user_id, token = server.credentials(username)
         session = json.dumps({"userId": user_id, "authToken": token, "username": username, "name": ""})
+        # Once per tab: a later sign-out in the page must stick across reloads.
         page.add_init_script(
-            f"sessionStorage.setItem({json.dumps(SESSION_STORAGE_KEY)}, {json.dumps(session)});"
+            "if (!sessionStorage.getItem('tests.seeded')) {"
+            f" sessionStorage.setItem({json.dumps(SESSION_STORAGE_KEY)}, {json.dumps(session)});"
+            " sessionStorage.setItem('tests.seeded', '1'); }"
         )
-    page.goto(server.url + (f"?q={query}" if query else ""))
+    page.goto(server.url + ("?" + urlencode({"q": query}) if query else ""))
     page.wait_for_selector("html[data-py=ready]", timeout=PYTHON_READY_MS)
 
 

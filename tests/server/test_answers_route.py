@@ -248,15 +248,28 @@ async def test_answers_off_or_half_configured_are_refused_before_any_call(
     assert fake.requests == []
 
 
-async def test_an_app_without_an_outbound_client_says_the_provider_is_not_configured(
-    provider_url: str, store: Store, workspace: Workspace
+async def test_an_answer_service_without_an_outbound_client_says_the_provider_is_not_configured(
+    fake: FakeOpenAI, provider_url: str, store: Store, workspace: Workspace
 ) -> None:
     settings = load_settings(environ={}, overrides={"site_url": BASE_URL, **llm(provider_url)})
     app = create_app(settings, store)
+    # As if the app had not installed its service: the route builds one with no outbound client.
+    del app.state.services.extras["answers"]
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE_URL) as http:
         r = await http.post(ANSWER, json=body(workspace, "ops-3"), headers=workspace["alice"].headers)
     assert r.status_code == 400
     assert r.json()["errorType"] == "error-ai-provider-not-configured"
+    assert fake.requests == []
+
+
+async def test_the_app_installs_an_answer_service_on_its_outbound_client(store: Store) -> None:
+    settings = load_settings(
+        environ={}, overrides={"site_url": BASE_URL, "llm_base_url": "https://llm.example/v1"}
+    )
+    app = create_app(settings, store)
+    extras = app.state.services.extras
+    assert isinstance(extras["answers"], AnswerService)
+    assert extras["answers"].provider.client is extras["outbound"]
 
 
 # -- sources -------------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ import pytest
 
 from ai_search_server.retrieval.index import EmbeddedIndex
 from ai_search_server.retrieval.index_db import KeywordScope
-from ai_search_server.retrieval.terms import fts_match_expression, query_terms
+from ai_search_server.retrieval.terms import query_terms
 from ai_search_server.retrieval.vectors import VectorScope
 from ai_search_server.store import ImportRow
 from ai_search_server.store.base import Store
@@ -20,7 +20,7 @@ from .conftest import Workspace
 
 
 def keyword_ids(index: EmbeddedIndex, query: str, rooms: list[str]) -> set[str]:
-    hits = index.keyword_search(fts_match_expression(query_terms(query)), KeywordScope(rooms), 50)
+    hits = index.keyword_search(query_terms(query), KeywordScope(rooms), 50)
     return {hit.msg_id for hit in hits}
 
 
@@ -154,3 +154,21 @@ def test_without_an_embedder_the_index_is_keyword_only(workspace: Workspace, dat
         assert keyword_ids(index, "lunch", [workspace.rooms["dm"].id]) == {workspace.messages["dm-6"].id}
     finally:
         index.close()
+
+
+def test_keyword_hits_matching_more_of_the_query_weight_come_first(
+    workspace: Workspace, index: EmbeddedIndex
+) -> None:
+    general = workspace.rooms["general"].id
+    alice = workspace["alice"].user.id
+    for n in range(20):  # make "was" and "the" common words: they weigh little
+        workspace.store.post_message(general, alice, f"the weather was fine on day {n}")
+    short = workspace.store.post_message(general, alice, "slow, it was")
+    long = workspace.store.post_message(
+        general, alice, "the checkout page was slow for a whole month after the release"
+    )
+    hits = index.keyword_search(
+        query_terms("why was the checkout slow last month"), KeywordScope([general]), 5
+    )
+    assert [h.msg_id for h in hits[:2]] == [long.id, short.id]
+    assert hits[0].coverage > hits[1].coverage > hits[2].coverage > 0

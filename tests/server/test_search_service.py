@@ -235,3 +235,21 @@ async def test_limit_cuts_the_results(workspace: Workspace) -> None:
     )
     assert len(outcome.results) == 2
     assert pipeline.calls[0].limit == 20  # candidates: max(limit, 5) x 3, at least 20
+
+
+async def test_weak_keyword_hits_stay_out_of_fusion_but_not_out_of_keyword_search(
+    workspace: Workspace,
+) -> None:
+    m = workspace.messages
+    keyword = {
+        "results": [
+            {**hit(m["general-1"].id), "id": m["general-1"].id, "coverage": 0.2},
+            {**hit(m["ops-3"].id), "id": m["ops-3"].id, "coverage": 0.9},
+        ]
+    }
+    semantic = {"results": [hit(m["ops-4"].id, similarity=0.6)]}
+    pipeline = ScriptedPipeline({"keyword": keyword, "semantic": semantic})
+    hybrid = await run(service(workspace, pipeline), workspace, "alice")
+    assert sorted(keys(workspace, hybrid.results)) == ["ops-3", "ops-4"]
+    keyword_only = await run(service(workspace, pipeline), workspace, "alice", search_type="keyword")
+    assert keys(workspace, keyword_only.results) == ["general-1", "ops-3"]

@@ -11,7 +11,10 @@ from ai_search_server.retrieval.terms import (
     fold_word,
     fts_match_expression,
     highlight_ranges,
+    matched_terms,
     query_terms,
+    term_coverage,
+    term_weights,
 )
 
 
@@ -131,3 +134,56 @@ def test_expression_runs_on_fts5_as_the_index_tokenizes(
 )
 def test_highlight_ranges(text: str, query: str, ranges: list[tuple[int, int]]) -> None:
     assert highlight_ranges(text, query_terms(query)) == ranges
+
+
+@pytest.mark.parametrize(
+    ("text", "query", "matched"),
+    [
+        pytest.param(
+            "the deployment failed", "deploy failed", {("deploy",), ("failed",)}, id="prefix-and-exact"
+        ),
+        pytest.param(
+            "ERR_CONN_RESET again", "ERR_CONN_RESET the", {("err", "conn", "reset")}, id="phrase-in-order"
+        ),
+        pytest.param("reset the conn err", "ERR_CONN_RESET", set(), id="phrase-out-of-order"),
+        pytest.param(
+            "err conn x err conn reset",
+            "ERR_CONN_RESET",
+            {("err", "conn", "reset")},
+            id="phrase-after-a-false-start",
+        ),
+        pytest.param("then", "the", set(), id="short-word-whole-word-only"),
+    ],
+)
+def test_matched_terms(text: str, query: str, matched: set[tuple[str, ...]]) -> None:
+    assert matched_terms(text, query_terms(query)) == matched
+
+
+@pytest.mark.parametrize(
+    ("counts", "total", "rarer_first"),
+    [
+        pytest.param({("rare",): 1, ("common",): 900}, 1000, [("rare",), ("common",)], id="rare-weighs-more"),
+        pytest.param(
+            {("everywhere",): 1000, ("nowhere",): 0},
+            1000,
+            [("nowhere",), ("everywhere",)],
+            id="zero-count-weighs-most",
+        ),
+    ],
+)
+def test_term_weights_follow_idf(counts: dict, total: int, rarer_first: list) -> None:
+    weights = term_weights(counts, total)
+    assert weights[rarer_first[0]] > weights[rarer_first[1]] > 0
+
+
+@pytest.mark.parametrize(
+    ("matched", "weights", "coverage"),
+    [
+        pytest.param([("a",)], {("a",): 3.0, ("b",): 1.0}, 0.75, id="share-of-the-weight"),
+        pytest.param([("a",), ("a",)], {("a",): 1.0, ("b",): 1.0}, 0.5, id="a-term-counts-once"),
+        pytest.param([], {("a",): 1.0}, 0.0, id="nothing-matched"),
+        pytest.param([("a",)], {}, 0.0, id="weightless-query"),
+    ],
+)
+def test_term_coverage(matched: list, weights: dict, coverage: float) -> None:
+    assert term_coverage(matched, weights) == pytest.approx(coverage)

@@ -40,7 +40,7 @@ from .embedder import EmbedderError
 from .index import EmbeddedIndex
 from .index_db import KeywordScope
 from .pipeline_client import PipelineError
-from .terms import fts_match_expression, query_terms
+from .terms import query_terms
 from .vectors import VectorScope
 
 __all__ = [
@@ -195,9 +195,14 @@ class EmbeddedPipeline:
 
     def _keyword(self, query: PipelineQuery) -> list[dict[str, Any]]:
         scope = KeywordScope(query.rooms, query.users, query.ts_min_ms, query.ts_max_ms)
-        hits = self.index.keyword_search(fts_match_expression(query_terms(query.query)), scope, query.k)
+        hits = self.index.keyword_search(query_terms(query.query), scope, query.k)
         return [
-            {"id": h.msg_id, "metadata": _metadata(h.msg_id, h.rid, h.username, h.ts_ms), "score": h.bm25}
+            {
+                "id": h.msg_id,
+                "metadata": _metadata(h.msg_id, h.rid, h.username, h.ts_ms),
+                "score": h.bm25,
+                "coverage": round(h.coverage, 4),
+            }
             for h in hits
         ]
 

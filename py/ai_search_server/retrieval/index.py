@@ -25,6 +25,7 @@ import logging
 import threading
 import time
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -35,6 +36,7 @@ from ..store.records import MessageEvent
 from .embedder import Embedder, EmbedderError, EmbedderUnavailable
 from .index_db import DocRow, IndexDatabase, KeywordHit, KeywordScope, message_digest
 from .progress import ProgressReporter
+from .terms import Term, fts_match_expression, is_prefix_term, matched_terms, term_coverage, term_weights
 from .vectors import VectorMatrix, VectorScope
 
 __all__ = [
@@ -50,6 +52,9 @@ INDEX_FILENAME = "index.db"
 # Documents embedded per call of the embedder (texts): several model batches, so the embedder can
 # group similar lengths (less padding) while one call stays a few seconds on a CPU.
 EMBED_BATCH_TEXTS = 256
+# Messages BM25 proposes to the coverage ranking of one keyword search (messages): enough that a
+# message matching the rarest words is in the pool, few enough to re-read in a millisecond or two.
+KEYWORD_POOL_SIZE = 200
 # Longest wait between retries after the embedder failed (seconds); waits double from 1 s up to it.
 EMBED_RETRY_MAX_SECONDS = 60.0
 # Messages read from the store per step while catching up (messages).
@@ -292,10 +297,37 @@ class EmbeddedIndex:
 
     # -- searching ----------------------------------------------------------------------------------
 
-    def keyword_search(self, match: str, scope: KeywordScope, k: int) -> list[KeywordHit]:
+    def keyword_search(self, terms: Sequence[Term], scope: KeywordScope, k: int) -> list[KeywordHit]:
+        """Messages matching any term, those matching more of the query's weight first.
+
+        FTS5 finds the `KEYWORD_POOL_SIZE` best by BM25; they are then ordered by coverage (the
+        share of the query's IDF weight a message holds: "checkout" and "slow" outweigh "why was
+        the"), BM25 breaking ties. BM25 alone lets a three-word message holding only "slow" and
+        "was" beat a long one holding "checkout", "slow" and "month".
+        """
+        match = fts_match_expression(terms)
         if not match or not scope.rooms or k <= 0:
             return []
-        return self.db.keyword_search(match, scope, k)
+        hits = self.db.keyword_search(match, scope, max(k, KEYWORD_POOL_SIZE))
+        weights = self._term_weights(terms)
+        scored = [
+            replace(hit, coverage=term_coverage(matched_terms(hit.text, terms), weights)) for hit in hits
+        ]
+        scored.sort(key=lambda hit: (-round(hit.coverage, 9), hit.bm25))
+        return scored[:k]
+
+    def _term_weights(self, terms: Sequence[Term]) -> dict[Term, float]:
+        singles = [t[0] for t in terms if len(t) == 1 and not is_prefix_term(t)]
+        prefixes = [t[0] for t in terms if is_prefix_term(t)]
+        words_in_phrases = [w for t in terms if len(t) > 1 for w in t]
+        counts = self.db.document_counts([*singles, *words_in_phrases], prefixes)
+        per_term: dict[Term, int] = {}
+        for term in terms:
+            if is_prefix_term(term):
+                per_term[term] = counts[term[0] + "*"]
+            else:  # a phrase is at most as common as its rarest word
+                per_term[term] = min(counts[word] for word in term)
+        return term_weights(per_term, self.db.count())
 
     def rows(self, rowids: Sequence[int]) -> dict[int, DocRow]:
         return self.db.rows(rowids)

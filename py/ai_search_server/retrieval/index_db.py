@@ -73,6 +73,8 @@ _SCHEMA = (
         text, content='docs', content_rowid='rowid',
         tokenize='unicode61 remove_diacritics 2', prefix='2 3'
     )""",
+    # Per-term document counts, read to weigh query terms (fts5vocab reads the FTS index itself).
+    "CREATE VIRTUAL TABLE IF NOT EXISTS docs_vocab USING fts5vocab(docs_fts, 'row')",
     """CREATE TRIGGER IF NOT EXISTS docs_ai AFTER INSERT ON docs BEGIN
         INSERT INTO docs_fts(rowid, text) VALUES (new.rowid, new.text);
     END""",
@@ -142,6 +144,8 @@ class KeywordHit:
     username: str
     ts_ms: int
     bm25: float  # SQLite's bm25(): more negative is a better match
+    text: str
+    coverage: float = 0.0  # share of the query's term weight the message matches (set by the index)
 
 
 @dataclass(frozen=True, slots=True)
@@ -328,6 +332,22 @@ class IndexDatabase:
                 batch.append(StoredVector(int(rowid), rid, username, int(ts_ms), vector))
             yield batch
 
+    def document_counts(self, words: Iterable[str], prefixes: Iterable[str]) -> dict[str, int]:
+        """Messages holding each word, or any word starting with each prefix (an upper bound)."""
+        conn = self._connection()
+        counts: dict[str, int] = {}
+        for word in words:
+            row = conn.execute("SELECT doc FROM docs_vocab WHERE term = ?", (word,)).fetchone()
+            counts[word] = int(row[0]) if row else 0
+        for prefix in prefixes:
+            # Every term starting with the prefix sorts between it and it + the highest code point.
+            row = conn.execute(
+                "SELECT coalesce(sum(doc), 0) FROM docs_vocab WHERE term >= ? AND term < ?",
+                (prefix, prefix + "\U0010ffff"),
+            ).fetchone()
+            counts[prefix + "*"] = int(row[0])
+        return counts
+
     def keyword_search(self, match: str, scope: KeywordScope, k: int) -> list[KeywordHit]:
         """BM25-ranked documents matching the FTS5 expression inside the scope, best first."""
         where = ["docs_fts MATCH ?", "d.rid IN (SELECT value FROM json_each(?))"]
@@ -343,12 +363,12 @@ class IndexDatabase:
             params.append(scope.ts_max_ms)
         params.append(k)
         sql = (
-            "SELECT d.rowid, d.msg_id, d.rid, d.username, d.ts_ms, bm25(docs_fts) AS rank"
+            "SELECT d.rowid, d.msg_id, d.rid, d.username, d.ts_ms, bm25(docs_fts) AS rank, d.text"
             " FROM docs_fts JOIN docs d ON d.rowid = docs_fts.rowid"
             f" WHERE {' AND '.join(where)} ORDER BY rank LIMIT ?"
         )
         return [
-            KeywordHit(int(r[0]), r[1], r[2], r[3], int(r[4]), float(r[5]))
+            KeywordHit(int(r[0]), r[1], r[2], r[3], int(r[4]), float(r[5]), r[6])
             for r in self._connection().execute(sql, params)
         ]
 

@@ -52,7 +52,15 @@ from ..store.records import Message, Room, User
 from .pipeline_client import Pipeline, PipelineError
 from .terms import Term, highlight_ranges, query_terms
 
-__all__ = ["BranchState", "SearchOptions", "SearchOutcome", "SearchRequest", "SearchService", "SearchType"]
+__all__ = [
+    "KEYWORD_FUSION_MIN_COVERAGE",
+    "BranchState",
+    "SearchOptions",
+    "SearchOutcome",
+    "SearchRequest",
+    "SearchService",
+    "SearchType",
+]
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +68,9 @@ SearchType = Literal["keyword", "semantic", "hybrid"]
 # ok: ran; off: the weight left it out; unavailable: cannot run here (no embedder); failed: errored.
 BranchState = Literal["ok", "off", "unavailable", "failed"]
 _TYPE_WEIGHTS: dict[str, int] = {"keyword": 0, "semantic": 100}
+# Share of the query's term weight (0..1) a keyword hit must match to enter fusion with semantic
+# hits; chosen on the demo judgments (docs/retrieval.md). Keyword-only searches keep every hit.
+KEYWORD_FUSION_MIN_COVERAGE = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +83,7 @@ class SearchOptions:
     recency_half_life_days: int = 30
     min_similarity_percent: int = 0
     answer_enabled: bool = True
+    keyword_fusion_min_coverage: float = KEYWORD_FUSION_MIN_COVERAGE
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,6 +216,7 @@ class SearchService:
         limit = get_intelligent_search_candidate_limit(request.limit)
         classifications = list(dict.fromkeys(["user", *user.roles]))
         found: dict[CandidateSource, list[IntelligentSearchCandidate]] = {}
+        coverage: dict[str, float] = {}
 
         async def run(mode: CandidateSource) -> None:
             try:
@@ -221,6 +234,8 @@ class SearchService:
                     f"The {exc.reason.removeprefix('the ')}; showing what else was found."
                 )
                 return
+            if mode == "keyword":
+                coverage.update(_keyword_coverage(raw))
             normalised = normalize_intelligent_search_candidates(raw, scope_rooms, limit, mode)
             if normalised.out_of_range_count:
                 log.warning(
@@ -237,12 +252,16 @@ class SearchService:
                 group.start_soon(run, "keyword")
             if weight > 0:
                 group.start_soon(run, "semantic")
-        ranked = self._rank(found, weight, limit)
+        ranked = self._rank(found, weight, limit, coverage)
         results = self._resolve(user, request, ranked, scope_rooms)
         return SearchOutcome(results, self._report(branches, request))
 
     def _rank(
-        self, found: dict[CandidateSource, list[IntelligentSearchCandidate]], weight: int, limit: int
+        self,
+        found: dict[CandidateSource, list[IntelligentSearchCandidate]],
+        weight: int,
+        limit: int,
+        coverage: dict[str, float],
     ) -> Sequence[IntelligentSearchCandidate]:
         semantic = found.get("semantic")
         if semantic is not None:
@@ -253,6 +272,9 @@ class SearchService:
             )
         keyword = found.get("keyword")
         if semantic is not None and keyword is not None:
+            # A keyword hit holding little of the query's weight ("why was the") would take an RRF
+            # slot from a semantic hit at the same rank; only the embedded pipeline reports coverage.
+            keyword = [c for c in keyword if coverage.get(c.id, 1.0) >= self.options.keyword_fusion_min_coverage]
             fused = fuse_candidates_with_weighted_rrf(semantic, keyword, weight, limit)
         else:
             fused = to_ranked_candidates(semantic if semantic is not None else keyword or [])
@@ -279,6 +301,19 @@ class SearchService:
         if pending:
             report["pendingEmbeddings"] = pending
         return report
+
+
+def _keyword_coverage(raw: object) -> dict[str, float]:
+    """msg id -> `coverage` of a keyword answer's items (the embedded pipeline's extension field)."""
+    items = raw.get("results") if isinstance(raw, dict) else None
+    found: dict[str, float] = {}
+    for item in items if isinstance(items, list) else ():
+        if not isinstance(item, dict):
+            continue
+        value, key = item.get("coverage"), item.get("id")
+        if isinstance(key, str) and isinstance(value, int | float) and not isinstance(value, bool):
+            found[key] = float(value)
+    return found
 
 
 def _filter_rooms(filters: PipelineFilters) -> list[str]:

@@ -23,8 +23,9 @@ same Python string (Pyodide) and renders each range as a text node, never as HTM
 
 from __future__ import annotations
 
+import math
 import unicodedata
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 __all__ = [
     "MAX_QUERY_TERMS",
@@ -33,7 +34,11 @@ __all__ = [
     "fold_word",
     "fts_match_expression",
     "highlight_ranges",
+    "is_prefix_term",
+    "matched_terms",
     "query_terms",
+    "term_coverage",
+    "term_weights",
     "words_with_offsets",
 ]
 
@@ -87,7 +92,8 @@ def query_terms(query: str) -> tuple[Term, ...]:
     return tuple(terms)
 
 
-def _is_prefix_term(term: Term) -> bool:
+def is_prefix_term(term: Term) -> bool:
+    """True for a single word long enough to match longer words too."""
     return len(term) == 1 and len(term[0]) >= PREFIX_MATCH_MIN_CHARS
 
 
@@ -105,7 +111,7 @@ def fts_match_expression(terms: Sequence[Term]) -> str:
     """
     parts = []
     for term in terms:
-        if _is_prefix_term(term):
+        if is_prefix_term(term):
             parts.append(_quote(term[0]) + "*")
         else:
             parts.append(" + ".join(_quote(word) for word in term))
@@ -113,7 +119,7 @@ def fts_match_expression(terms: Sequence[Term]) -> str:
 
 
 def _word_matches(word: str, term: Term) -> bool:
-    return word == term[0] or (_is_prefix_term(term) and word.startswith(term[0]))
+    return word == term[0] or (is_prefix_term(term) and word.startswith(term[0]))
 
 
 def highlight_ranges(text: str, terms: Sequence[Term]) -> list[tuple[int, int]]:
@@ -138,3 +144,40 @@ def highlight_ranges(text: str, terms: Sequence[Term]) -> list[tuple[int, int]]:
         else:
             merged.append((start, end))
     return merged
+
+
+def matched_terms(text: str, terms: Sequence[Term]) -> set[Term]:
+    """The terms of `terms` that occur in `text` (by the same rules as the highlights)."""
+    words = [word for _start, _end, word in words_with_offsets(text)]
+    present = set(words)
+    found: set[Term] = set()
+    for term in terms:
+        if len(term) == 1:
+            if term[0] in present or (is_prefix_term(term) and any(w.startswith(term[0]) for w in present)):
+                found.add(term)
+        elif term[0] in present and any(
+            tuple(words[i : i + len(term)]) == term for i, w in enumerate(words) if w == term[0]
+        ):
+            found.add(term)
+    return found
+
+
+def term_weights(document_counts: Mapping[Term, int], total_documents: int) -> dict[Term, float]:
+    """Each term's inverse document frequency, BM25's: ln(1 + (N - n + 0.5) / (n + 0.5)).
+
+    A word in every other message ("the", "was") weighs almost nothing; a rare one a lot.
+    """
+    total = max(total_documents, 0)
+    weights = {}
+    for term, count in document_counts.items():
+        n = min(max(count, 0), total)
+        weights[term] = math.log(1 + (total - n + 0.5) / (n + 0.5))
+    return weights
+
+
+def term_coverage(matched: Iterable[Term], weights: Mapping[Term, float]) -> float:
+    """The share of the query's weight a message matches, 0..1 (0 when the query weighs nothing)."""
+    total = sum(weights.values())
+    if total <= 0:
+        return 0.0
+    return min(1.0, sum(weights.get(term, 0.0) for term in set(matched)) / total)

@@ -87,6 +87,7 @@ KNOWN_ROLES = ("admin", "user", "bot")
 ALL_PERMISSIONS = frozenset(
     {
         "access-mcp",
+        "change-setting-llm_model",
         "create-c",
         "create-d",
         "create-p",
