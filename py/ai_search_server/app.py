@@ -102,7 +102,9 @@ def create_app(
         Route("/", page, methods=["GET"]),
         Route("/pyscript.toml", config_file, methods=["GET"]),
         Mount("/static", PageFiles(directory=root / "static", immutable_prefixes=("/static/vendor/",))),
-        Mount("/py", PageFiles(directory=root / "py")),
+        # Only the browser's packages: the server's own code is not the page's business.
+        Mount("/py/ai_search", PageFiles(directory=root / "py" / "ai_search")),
+        Mount("/py/ai_search_web", PageFiles(directory=root / "py" / "ai_search_web")),
         *search.http_routes(),
     ]
 
@@ -111,6 +113,7 @@ def create_app(
         await search.start()
         yield
         await search.aclose()
+        await outbound.aclose()
         if limiter is not None and hasattr(limiter, "aclose"):
             await limiter.aclose()
 

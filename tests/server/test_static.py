@@ -1,0 +1,57 @@
+"""Serving the page: MIME types, cache headers, precompressed bodies, and nothing but the page."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.anyio
+
+
+@pytest.mark.parametrize(
+    ("path", "content_type", "cache"),
+    [
+        pytest.param("/", "text/html", "no-cache", id="page"),
+        pytest.param("/pyscript.toml", "text/plain", "no-cache", id="pyscript-config"),
+        pytest.param("/py/ai_search/__init__.py", "text/x-python", "no-cache", id="core-module"),
+    ],
+)
+async def test_page_files_are_served_with_type_and_revalidation(
+    client: httpx.AsyncClient, path: str, content_type: str, cache: str
+) -> None:
+    r = await client.get(path)
+    assert r.status_code == 200
+    assert r.headers["content-type"].startswith(content_type)
+    assert r.headers["cache-control"] == cache
+    assert r.headers["x-content-type-options"] == "nosniff"
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        pytest.param("/py/ai_search_server/settings.py", id="server-code"),
+        pytest.param("/py/../pyproject.toml", id="dot-dot"),
+        pytest.param("/static/../README.md", id="dot-dot-static"),
+    ],
+)
+async def test_nothing_outside_the_page_is_served(client: httpx.AsyncClient, path: str) -> None:
+    r = await client.get(path)
+    assert r.status_code == 404
+
+
+async def test_vendored_runtime_is_immutable_and_precompressed(client: httpx.AsyncClient) -> None:
+    wasm = next((ROOT / "static" / "vendor").glob("pyodide-*/pyodide.asm.wasm"), None)
+    if wasm is None:
+        pytest.skip("static/vendor is not set up (scripts/setup vendors it)")
+    url = "/" + wasm.relative_to(ROOT).as_posix()
+    gz = await client.get(url, headers={"Accept-Encoding": "gzip"})
+    assert gz.headers["content-type"] == "application/wasm"
+    assert gz.headers["content-encoding"] == "gzip"
+    assert gz.headers["cache-control"] == "public, max-age=31536000, immutable"
+    assert gz.content == wasm.read_bytes()  # httpx decodes the gzip body
+    plain = await client.get(url, headers={"Accept-Encoding": "identity"})
+    assert "content-encoding" not in plain.headers
+    assert plain.content == wasm.read_bytes()
