@@ -36,7 +36,9 @@ def _wait_until_up(url: str, proc: subprocess.Popen[bytes], log: Path) -> None:
         except httpx.TransportError:
             time.sleep(0.1)
     proc.kill()
-    raise RuntimeError(f"server did not start within {START_TIMEOUT_SECONDS} s:\n{log.read_text(errors='replace')}")
+    raise RuntimeError(
+        f"server did not start within {START_TIMEOUT_SECONDS} s:\n{log.read_text(errors='replace')}"
+    )
 
 
 @contextmanager
@@ -73,8 +75,19 @@ def running_redis(workdir: Path) -> Iterator[str]:
         raise RuntimeError("redis-server is not installed (scripts/setup --test installs it)")
     port = free_port()
     proc = subprocess.Popen(
-        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir",
-         str(workdir)],
+        [
+            binary,
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(workdir),
+        ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )

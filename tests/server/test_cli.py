@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from ai_search_server.cli import main
 from ai_search_server.store import open_store
 
@@ -62,8 +63,14 @@ def test_import_reports_bad_lines_by_number_and_is_idempotent(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     rows = [
-        {"room": "ops", "room_type": "c", "user": "alice", "ts": "2026-11-01T10:00:00Z", "text": "deploy",
-         "members": ["alice", "bob"]},
+        {
+            "room": "ops",
+            "room_type": "c",
+            "user": "alice",
+            "ts": "2026-11-01T10:00:00Z",
+            "text": "deploy",
+            "members": ["alice", "bob"],
+        },
         "this is not json",
         {"room": "ops", "room_type": "x", "user": "alice", "ts": "2026-11-01T10:01:00Z", "text": "bad type"},
         {"room": "ops", "room_type": "c", "user": "bob", "ts": "2026-11-01T10:02:00Z", "text": "rollback"},
@@ -79,7 +86,7 @@ def test_import_reports_bad_lines_by_number_and_is_idempotent(
         assert store.count_messages() == 2
     finally:
         store.close()
-    status, out2, _ = run(capsys, "import", str(path), "--quiet", "--data", data)
+    status, _, _ = run(capsys, "import", str(path), "--quiet", "--data", data)
     assert status == 0
     store = open_store(Path(data))
     try:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+
 from ai_search_server.store import open_store
 
 from ._live import running_redis, running_server
@@ -52,7 +53,9 @@ def test_scoping_holds_over_tcp(server: str, seeded: tuple[Path, Workspace]) -> 
     ws = seeded[1]
     secret = ws.messages["secret-5"].id
     ok = httpx.get(f"{server}/api/v1/chat.getMessage", params={"msgId": secret}, headers=ws["bob"].headers)
-    hidden = httpx.get(f"{server}/api/v1/chat.getMessage", params={"msgId": secret}, headers=ws["alice"].headers)
+    hidden = httpx.get(
+        f"{server}/api/v1/chat.getMessage", params={"msgId": secret}, headers=ws["alice"].headers
+    )
     assert ok.status_code == 200 and hidden.status_code == 404
 
 
@@ -65,8 +68,9 @@ def test_scoping_holds_over_tcp(server: str, seeded: tuple[Path, Workspace]) -> 
         pytest.param("null", 403, id="null-origin"),
     ],
 )
-def test_origin_rules_over_tcp(server: str, seeded: tuple[Path, Workspace], origin: str | None,
-                               status: int) -> None:
+def test_origin_rules_over_tcp(
+    server: str, seeded: tuple[Path, Workspace], origin: str | None, status: int
+) -> None:
     headers = dict(seeded[1]["alice"].headers)
     if origin is not None:
         headers["Origin"] = server if origin == "SITE" else origin

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import pytest
 import schemathesis
-from ai_search_server.routes import all_routes
 from hypothesis import HealthCheck, given, settings
 from schemathesis.generation import GenerationMode
 from starlette.applications import Starlette
+
+from ai_search_server.routes import all_routes
 
 from .conftest import Workspace
 
@@ -42,7 +43,9 @@ def test_no_operation_answers_5xx(
     def call(case: schemathesis.Case) -> None:
         response = case.call(headers=headers)
         statuses.append(response.status_code)
-        assert response.status_code < 500, f"{case.as_curl_command()} -> {response.status_code} {response.text[:500]}"
+        assert response.status_code < 500, (
+            f"{case.as_curl_command()} -> {response.status_code} {response.text[:500]}"
+        )
 
     call()
     assert statuses, "no case was generated"
