@@ -15,14 +15,30 @@ html.dataset.auth = readSession()?.authToken ? "in" : "out";
 const me = readSession();
 if (me) $("whoami").textContent = `${me.name || me.username} (@${me.username})`;
 
+// Sentences by HTTP status; the Python page has the full table (py/ai_search_web/messages.py).
+const FAILURES = {
+  0: "The server could not be reached. Check the connection and try again.",
+  401: "That did not work: sign in (again).",
+  429: "Too many requests in a short time. Wait a few seconds and try again.",
+};
+const failure = (status) => new Error(FAILURES[status] || "The server refused the request. Try again.");
+
 async function call(path, init = {}) {
   const session = readSession();
   const headers = { Accept: "application/json", ...(init.body ? { "Content-Type": "application/json" } : {}) };
   if (session) Object.assign(headers, { "X-User-Id": session.userId, "X-Auth-Token": session.authToken });
-  const response = await fetch(path, { ...init, headers, credentials: "omit", cache: "no-store" });
-  const data = await response.json();
-  if (!response.ok) throw new Error(response.status === 401 ? "Sign in again." : "The server refused the request.");
-  return data;
+  let response;
+  try {
+    response = await fetch(path, { ...init, headers, credentials: "omit", cache: "no-store" });
+  } catch {
+    throw failure(0);
+  }
+  if (!response.ok) throw failure(response.status);
+  try {
+    return await response.json();
+  } catch {
+    throw failure(-1);
+  }
 }
 
 async function search(q) {
@@ -34,15 +50,16 @@ async function search(q) {
     const data = await call("/api/v1/ai.search?" + new URLSearchParams({ q, intelligentCount: "50" }));
     if (python() || state.q !== q) return;
     state.data = data;
-    const items = data.intelligent.slice(0, FIRST_PAGE).map((m) => {
+    const found = Array.isArray(data.intelligent) ? data.intelligent : [];
+    const items = found.slice(0, FIRST_PAGE).map((m) => {
       const li = document.createElement("li");
       li.textContent = `#${m.room?.fname || m.room?.name || ""} · ${m.u?.name || m.u?.username || ""}: ${m.text}`;
       return li;
     });
     $("fallback-results").replaceChildren(...items);
-    say(`${data.intelligent.length} results.`);
+    say(`${found.length} results.`);
   } catch (error) {
-    if (!python()) say(error instanceof TypeError ? "The server could not be reached." : error.message);
+    if (!python()) say(error.message);
   }
 }
 
@@ -72,7 +89,7 @@ $("login-form").addEventListener("submit", async (event) => {
     html.dataset.auth = "in";
     say("Signed in.");
   } catch (error) {
-    $("login-error").textContent = error.message === "The server refused the request." ? "That username and password do not match." : error.message;
+    $("login-error").textContent = error.message === FAILURES[401] ? "That username and password do not match." : error.message;
   }
 });
 

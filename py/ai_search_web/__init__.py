@@ -4,6 +4,7 @@ Modules, one noun each (only ``dom`` creates DOM nodes, and only as text):
 
 - ``main``: the entry script PyScript runs (``<script type="py" src=...>``).
 - ``page``: the page controller: state and wiring.
+- ``search_box``: the box with its chips, suggestions and lookups (everything a keystroke does).
 - ``dom``: safe, text-only element builders, highlights as ``<mark>``, event listeners.
 - ``api``: the REST client (awaited ``fetch``, streamed answers).
 - ``auth``: the session in ``sessionStorage``, sign-in and sign-out.

@@ -19,8 +19,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import js
-from ai_search import MAX_SEARCH_ANSWER_MESSAGES
 from pyodide.ffi import JsProxy
+
+from ai_search import MAX_SEARCH_ANSWER_MESSAGES
 
 from .api import ApiClient, ApiError
 from .dom import element, listen, replace_children, set_text
@@ -221,8 +222,12 @@ class AnswerPanel:
             position = self._position(segment)
             children.append(
                 element(
-                    "a", f"[{segment}]", href=f"#{result_anchor(position or 0)}", class_="cite",
-                    data_position=str(position), aria_label=f"Source {segment}: result {position}",
+                    "a",
+                    f"[{segment}]",
+                    href=f"#{result_anchor(position or 0)}",
+                    class_="cite",
+                    data_position=str(position),
+                    aria_label=f"Source {segment}: result {position}",
                 )
             )
         replace_children(self._body, element("p", *children, class_="answer-text"))
@@ -238,6 +243,25 @@ class AnswerPanel:
             return
 
     # -- model picker --------------------------------------------------------------------------
+
+    async def discover_models(self, api: ApiClient) -> None:
+        """Offer the picker if the caller may list models and the provider has some."""
+        try:
+            permissions = (await api.get("me")).get("permissions")
+            if not isinstance(permissions, list) or not may_list_models(
+                frozenset(p for p in permissions if isinstance(p, str))
+            ):
+                return
+            models = (await api.get("ai.llm.models")).get("data")
+        except ApiError:
+            return  # no provider, or the server said no after all: no picker
+        if isinstance(models, list) and models:
+            self.offer_models(
+                [m for m in models if isinstance(m, dict)], model_param=await _answer_takes_model()
+            )
+
+    def hide_models(self) -> None:
+        self._picker.closest("label").hidden = True
 
     def offer_models(self, models: Sequence[Mapping[str, Any]], *, model_param: bool) -> None:
         """Show the picker with the provider's models (the caller may list them)."""
@@ -278,3 +302,14 @@ class AnswerPanel:
 
 def _is_score(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+async def _answer_takes_model() -> bool:
+    """Whether the answer route takes a ``model`` (its OpenAPI request schema lists one)."""
+    try:
+        response = await js.fetch("/openapi.json")
+        document = (await response.json()).to_py()
+        schema = document["paths"]["/api/v1/ai.search.answer"]["post"]["requestBody"]["content"]
+        return "model" in schema["application/json"]["schema"]["properties"]
+    except Exception:  # any surprise in the document means "no"
+        return False

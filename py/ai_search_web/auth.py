@@ -11,6 +11,7 @@ once; both sides store the same JSON shape ``{"userId", "authToken", "username",
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -37,7 +38,12 @@ class SignedIn:
 
     def to_json(self) -> str:
         return json.dumps(
-            {"userId": self.user_id, "authToken": self.auth_token, "username": self.username, "name": self.name}
+            {
+                "userId": self.user_id,
+                "authToken": self.auth_token,
+                "username": self.username,
+                "name": self.name,
+            }
         )
 
     @classmethod
@@ -55,11 +61,16 @@ class SignedIn:
 
 
 class Session:
-    """Who is signed in; ``on_change`` runs after every sign-in and sign-out (the page re-renders)."""
+    """Who is signed in; ``on_change`` runs after every sign-in and sign-out (the page re-renders).
+
+    ``ended`` says why the last sign-out happened: ``"expired"`` (the server refused the token) or
+    ``"signed-out"``.
+    """
 
     def __init__(self, current: SignedIn | None) -> None:
         self.current = current
         self.on_change: Callable[[], None] = lambda: None
+        self.ended = ""
 
     @classmethod
     def restore(cls) -> Session:
@@ -101,13 +112,13 @@ class Session:
     async def sign_out(self, api: ApiClient) -> None:
         """End the session on the server (best effort) and forget it here, whatever the server says."""
         if self.current is not None:
-            try:
+            with contextlib.suppress(ApiError):  # an expired token is signed out all the same
                 await api.post("logout", {})
-            except ApiError:
-                pass
+        self.ended = "signed-out"
         self._set(None)
 
     def expired(self) -> None:
         """The server refused the token (401): forget it."""
         if self.current is not None:
+            self.ended = "expired"
             self._set(None)

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from ai_search import FilterChip
 from pyodide.ffi import JsProxy
+
+from ai_search import FilterChip
 
 from .dom import element, listen, replace_children
 

@@ -22,8 +22,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from ai_search import FilterSuggestion
 from pyodide.ffi import JsProxy
+
+from ai_search import FilterSuggestion
 
 from .dom import element, listen, replace_children, set_attribute
 

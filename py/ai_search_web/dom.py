@@ -51,6 +51,7 @@ _ALLOWED_ATTRIBUTES = frozenset(
 _FAMILY = re.compile(r"^(?:aria|data)-[a-z][a-z0-9-]*$")
 _FRAGMENT = re.compile(r"^#[A-Za-z][A-Za-z0-9_:.-]*$")
 
+
 class UnsafeMarkupError(ValueError):
     """A tag, attribute or link the page never builds from data: a bug, never shown to users."""
 

@@ -20,8 +20,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import js
-from ai_search import AI_SEARCH_PAGE_SIZE, AI_SEARCH_RESULTS_PAGE_SIZE, MAX_SOURCE_MESSAGE_LENGTH, FilterChip
 from pyodide.ffi import JsProxy, to_js
+
+from ai_search import AI_SEARCH_PAGE_SIZE, AI_SEARCH_RESULTS_PAGE_SIZE, MAX_SOURCE_MESSAGE_LENGTH, FilterChip
 
 from .dom import element, highlighted, listen, replace_children, set_text
 
@@ -71,7 +72,8 @@ class ResultsView:
         self.shown = 0
         self._drops: tuple[FilterChip, ...] = ()
         self._time_format = js.Intl.DateTimeFormat.new(
-            js.undefined, to_js({"dateStyle": "medium", "timeStyle": "short"}, dict_converter=js.Object.fromEntries)
+            js.undefined,
+            to_js({"dateStyle": "medium", "timeStyle": "short"}, dict_converter=js.Object.fromEntries),
         )
         listen(more, "click", lambda _event: self.show_more())
         listen(empty, "click", self._drop_click)
@@ -128,7 +130,12 @@ class ResultsView:
                     "header",
                     element("span", f"[{position}]", class_="result-number"),
                     element("span", room_label(result.get("room")), class_="result-room"),
-                    element("span", name or username, class_="result-author", title=f"@{username}" if username else None),
+                    element(
+                        "span",
+                        name or username,
+                        class_="result-author",
+                        title=f"@{username}" if username else None,
+                    ),
                     element("time", self._when(ts), datetime=ts, class_="result-time") if ts else None,
                     element("span", reason, class_="result-reason") if reason else None,
                     class_="result-meta",
@@ -172,7 +179,10 @@ class ResultsView:
                     "div",
                     *(
                         element(
-                            "button", f"Search without {chip.label}", type="button", class_="drop-filter",
+                            "button",
+                            f"Search without {chip.label}",
+                            type="button",
+                            class_="drop-filter",
                             data_index=str(index),
                         )
                         for index, chip in enumerate(chips)

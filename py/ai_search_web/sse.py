@@ -61,6 +61,14 @@ class EventStreamParser:
             raise ValueError(f"an event of the stream is over {MAX_EVENT_CHARS} characters")
         return events
 
+    def close(self) -> list[ServerEvent]:
+        """The stream ended: a CR left at the very end ends its line after all. An event that no
+        blank line ended is dropped, as the standard says."""
+        events: list[ServerEvent] = []
+        if self._buffer.endswith("\r"):
+            events += self.feed(b"\n")
+        return events
+
     def _line(self, line: str) -> ServerEvent | None:
         if not line:
             if not self._data and not self._event:

@@ -32,6 +32,8 @@ from urllib.parse import urlencode, urlsplit
 import httpx
 import pytest
 
+from ._hostile import HOSTILE_ROOM, PAYLOADS, WORD
+
 playwright_sync = pytest.importorskip("playwright.sync_api")
 
 CHROMIUM = "/usr/bin/chromium"
@@ -97,7 +99,9 @@ class Server:
     def call(self, username: str, method: str, route: str, **kwargs: Any) -> dict[str, Any]:
         user_id, token = self.credentials(username)
         headers = {"X-User-Id": user_id, "X-Auth-Token": token}
-        response = httpx.request(method, f"{self.origin}/api/v1/{route}", headers=headers, timeout=30, **kwargs)
+        response = httpx.request(
+            method, f"{self.origin}/api/v1/{route}", headers=headers, timeout=30, **kwargs
+        )
         response.raise_for_status()
         result: dict[str, Any] = response.json()
         return result
@@ -108,7 +112,9 @@ def _start(data_dir: Path, env: dict[str, str], log: Path) -> tuple[subprocess.P
     command = [sys.executable, "-m", "ai_search_server", "serve", "--demo", "--data", str(data_dir),
                "--host", "127.0.0.1", "--port", str(port)]  # fmt: skip
     with log.open("ab") as output:  # the child keeps its own copy of the descriptor
-        process = subprocess.Popen(command, env={**os.environ, **env}, stdout=output, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(
+            command, env={**os.environ, **env}, stdout=output, stderr=subprocess.STDOUT
+        )
     url = f"http://127.0.0.1:{port}/"
     deadline = time.monotonic() + SERVER_START_SECONDS
     while time.monotonic() < deadline:
@@ -135,7 +141,9 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
 
 def _answers_work(server: Server) -> bool:
     """Whether this server build turns the configured provider into answers (else: extractive)."""
-    found = server.call("bob", "GET", "ai.search", params={"q": "deploy", "intelligentCount": "1"})["intelligent"]
+    found = server.call("bob", "GET", "ai.search", params={"q": "deploy", "intelligentCount": "1"})[
+        "intelligent"
+    ]
     user_id, token = server.credentials("bob")
     response = httpx.post(
         f"{server.origin}/api/v1/ai.search.answer",
@@ -262,7 +270,9 @@ class Tabs:
                 e for e in record.errors if not any(fragment in e for fragment in record.allowed_errors)
             ]
             problems += [f"dialog opened: {d}" for d in record.dialogs]
-        problems += [f"request left the origin: {u}" for u in self.requests if not _same_origin(u, self.server.origin)]
+        problems += [
+            f"request left the origin: {u}" for u in self.requests if not _same_origin(u, self.server.origin)
+        ]
         assert not problems, "\n".join(problems)
 
 
@@ -312,3 +322,15 @@ def open_as(page: Any, server: Server) -> Callable[..., Any]:
         return page
 
     return go
+
+
+@pytest.fixture(scope="session")
+def hostile(server: Server) -> Iterator[None]:
+    """Hostile messages (in #ops) and a hostile room name, posted by bob once per session."""
+    for text in PAYLOADS:
+        server.call("bob", "POST", "chat.postMessage", json={"channel": "#ops", "text": text})
+    room = server.call("bob", "POST", "channels.create", json={"name": HOSTILE_ROOM})["channel"]
+    server.call(
+        "bob", "POST", "chat.postMessage", json={"roomId": room["_id"], "text": f"{WORD} hostile room"}
+    )
+    yield

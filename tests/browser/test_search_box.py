@@ -26,7 +26,9 @@ def _caret(page: Any) -> int:
 @pytest.mark.parametrize(
     ("typed", "chips", "box"),
     [
-        pytest.param("deploy in:ops ", ["#ops"], "deploy ", id="a-room-filter-becomes-a-chip-once-a-space-ends-it"),
+        pytest.param(
+            "deploy in:ops ", ["#ops"], "deploy ", id="a-room-filter-becomes-a-chip-once-a-space-ends-it"
+        ),
         pytest.param("deploy in:ops", [], "deploy in:ops", id="the-token-being-typed-stays-in-the-box"),
         pytest.param(
             'from:@bob in:"on call" in:ops,design failed ',
@@ -35,7 +37,9 @@ def _caret(page: Any) -> int:
             id="several-filters-become-chips-in-table-order-quoted-values-keep-spaces",
         ),
         pytest.param(
-            "after:2026-11-01 before:2026-11-30 x", ["after:2026-11-01", "before:2026-11-30"], "x",
+            "after:2026-11-01 before:2026-11-30 x",
+            ["after:2026-11-01", "before:2026-11-30"],
+            "x",
             id="date-filters-become-chips",
         ),
         pytest.param("after:2026-02-30 x", [], "after:2026-02-30 x", id="an-impossible-date-stays-text"),

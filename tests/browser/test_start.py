@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
-from .conftest import PYTHON_READY_MS, Server, open_page
+from .conftest import PYTHON_READY_MS, PageRecord, Server, open_page
 
 pytestmark = pytest.mark.browser
 
@@ -26,10 +27,56 @@ def test_a_reload_starts_python_from_the_memory_snapshot(page: Any, server: Serv
     """After a first start the page keeps a Pyodide memory snapshot; the next start restores it and
     Python works the same (the grammar turns a finished filter into a chip)."""
     open_page(page, server)
-    page.wait_for_function("() => window.__pySnapshot === 'stored' || window.__pySnapshot === 'loaded'")
+    page.wait_for_function(
+        "() => window.__pySnapshot === 'stored' || window.__pySnapshot === 'loaded'", timeout=PYTHON_READY_MS
+    )
     page.reload()
     page.wait_for_selector("html[data-py=ready]", timeout=PYTHON_READY_MS)
     assert page.evaluate("window.__pySnapshot") == "loaded"
     page.fill("#search-box", "after:2026-11-01 ")
     page.dispatch_event("#search-box", "input")
     assert page.inner_text("#chips .chip-label") == "after:2026-11-01"
+
+
+def test_every_request_stays_on_the_origin(page: Any, record: PageRecord, server: Server) -> None:
+    """A full start, sign-in, search and answer load everything (PyScript, Pyodide, Python files)
+    from the server itself; not one request goes elsewhere (the fixture also checks every test)."""
+    open_page(page, server, username="bob")
+    page.click("#search-box")
+    page.keyboard.type("deploy in:engin")
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("Enter")
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => document.documentElement.dataset.searches")
+    paths = {urlsplit(url).path for url in record.requests}
+    assert {"/static/vendor/pyodide-314.0.2/pyodide.asm.wasm", "/py/ai_search/_grammar.py",
+            "/api/v1/ai.search"} <= paths  # fmt: skip
+    assert all(url.startswith(server.origin + "/") for url in record.requests if not url.startswith("data:"))
+
+
+@pytest.mark.parametrize(
+    ("scheme", "light_text"),
+    [pytest.param("light", True, id="light"), pytest.param("dark", False, id="dark")],
+)
+def test_colours_follow_the_system_scheme(page: Any, server: Server, scheme: str, light_text: bool) -> None:
+    page.emulate_media(color_scheme=scheme)
+    open_page(page, server)
+    background = page.evaluate("getComputedStyle(document.body).backgroundColor")
+    channels = [int(part) for part in background.removeprefix("rgb(").rstrip(")").split(",")[:3]]
+    assert (sum(channels) > 3 * 128) is light_text
+
+
+def test_the_page_fits_a_360_pixel_screen(page: Any, server: Server) -> None:
+    """At 360 px nothing scrolls sideways, with chips, suggestions and results on screen."""
+    page.set_viewport_size({"width": 360, "height": 740})
+    open_page(page, server, username="bob")
+    page.click("#search-box")
+    page.keyboard.type("in:engineering from:carol after:2026-09-01 postgres")
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => document.documentElement.dataset.searches")
+    page.click("#search-box")
+    page.keyboard.type(" in:sup")
+    page.wait_for_selector("#suggestions [role=option]")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 360
+    box = page.locator("#search-box").bounding_box()
+    assert box is not None and box["width"] >= 100

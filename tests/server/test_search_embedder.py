@@ -216,3 +216,15 @@ def test_the_pipeline_is_not_served_by_default(settings: Settings, workspace: Wo
     client = TestClient(app, base_url="http://testserver")
     response = client.post("/pipeline/v1/pipelines/embedded/search", json={})
     assert response.status_code == 404
+
+
+def test_index_now_indexes_the_data_dir_for_a_batch_job(
+    settings: Settings, workspace: Workspace, data_dir: Path
+) -> None:
+    from ai_search_server.retrieval.wiring import index_now
+
+    count = index_now(
+        dataclasses.replace(settings, embedder="none"), workspace.store, data_dir, progress=False
+    )
+    assert count == len(workspace.messages)
+    assert (data_dir / "index.db").exists()

@@ -12,7 +12,7 @@ from ai_search_server.retrieval.index import EmbeddedIndex
 from ai_search_server.retrieval.index_db import KeywordScope
 from ai_search_server.retrieval.terms import query_terms
 from ai_search_server.retrieval.vectors import VectorScope
-from ai_search_server.store import ImportRow
+from ai_search_server.store import ImportRow, open_store
 from ai_search_server.store.base import Store
 
 from ._search_support import EMBED_WAIT_SECONDS, FailingEmbedder, HashingEmbedder, open_test_index
@@ -172,3 +172,22 @@ def test_keyword_hits_matching_more_of_the_query_weight_come_first(
     )
     assert [h.msg_id for h in hits[:2]] == [long.id, short.id]
     assert hits[0].coverage > hits[1].coverage > hits[2].coverage > 0
+
+
+def test_writes_from_another_process_are_caught_up(
+    workspace: Workspace, index: EmbeddedIndex, data_dir: Path
+) -> None:
+    other = open_store(data_dir)  # another process's store: its writes reach no listener here
+    try:
+        added = other.post_message(
+            workspace.rooms["ops"].id, workspace["alice"].user.id, "zookeeper quorum lost"
+        )
+    finally:
+        other.close()
+    ops = workspace.rooms["ops"].id
+    assert keyword_ids(index, "zookeeper", [ops]) == set()
+    refresh = index.refresh_if_stale(force=True)
+    assert refresh is not None
+    refresh.join(EMBED_WAIT_SECONDS)
+    assert keyword_ids(index, "zookeeper", [ops]) == {added.id}
+    assert index.refresh_if_stale(force=True) is None  # level again: nothing to do

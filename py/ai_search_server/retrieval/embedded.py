@@ -21,6 +21,7 @@ does not know, is refused (``PipelineRequestError``) rather than answered with e
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -168,6 +169,10 @@ class EmbeddedPipeline:
         self, index: EmbeddedIndex, *, query_template: str = "", min_similarity_percent: int = 0
     ) -> None:
         self.index = index
+        # One contract call at a time: both branches are CPU work under the GIL (Python loops,
+        # many short numpy calls); two of them side by side wait on each other's GIL hand-overs
+        # (5 ms each) and a hybrid search took 3x the sum of its branches. In turn, they do not.
+        self._cpu = threading.Lock()
         self._config = PipelineConfig(
             _IN_PROCESS_BASE_URL,
             "embedded",
@@ -189,6 +194,7 @@ class EmbeddedPipeline:
             PipelineError: the semantic branch cannot run (no embedder, or the embedder failed).
         """
         query = parse_pipeline_request(body)
+        self.index.refresh_if_stale()
         if query.mode == "keyword":
             return {"results": self._keyword(query)}
         return {"results": self._semantic(query)}
@@ -254,8 +260,13 @@ class EmbeddedPipeline:
             limit=limit,
             mode=mode,
         )
-        # SQLite reads and the embedding forward pass block: off the event loop.
-        return await anyio.to_thread.run_sync(self.handle, request.body)
+        # SQLite reads and the embedding forward pass block: off the event loop, one at a time.
+        return await anyio.to_thread.run_sync(self.handle_in_turn, request.body)
+
+    def handle_in_turn(self, body: object) -> dict[str, Any]:
+        """`handle`, waiting for any other call of this pipeline to finish first."""
+        with self._cpu:
+            return self.handle(body)
 
     async def aclose(self) -> None:
         """The index belongs to whoever opened it; nothing to release here."""

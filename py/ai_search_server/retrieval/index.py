@@ -43,6 +43,8 @@ __all__ = [
     "EMBED_BATCH_TEXTS",
     "EMBED_RETRY_MAX_SECONDS",
     "INDEX_FILENAME",
+    "KEYWORD_POOL_SIZE",
+    "STALE_CHECK_SECONDS",
     "EmbeddedIndex",
 ]
 
@@ -57,6 +59,8 @@ EMBED_BATCH_TEXTS = 256
 KEYWORD_POOL_SIZE = 200
 # Longest wait between retries after the embedder failed (seconds); waits double from 1 s up to it.
 EMBED_RETRY_MAX_SECONDS = 60.0
+# Least time between two checks that another process changed the store (seconds).
+STALE_CHECK_SECONDS = 10.0
 # Messages read from the store per step while catching up (messages).
 CATCH_UP_BATCH_MESSAGES = 2000
 _MODEL_META_KEY = "vector_model"
@@ -82,6 +86,8 @@ class EmbeddedIndex:
         self._worker: threading.Thread | None = None
         self.embed_failures = 0
         self.last_embed_error: str | None = None
+        self._last_stale_check = time.monotonic()
+        self._refresh: threading.Thread | None = None
 
     # -- lifecycle --------------------------------------------------------------------------------
 
@@ -113,6 +119,8 @@ class EmbeddedIndex:
             self._wake.notify_all()
         if self._worker is not None:
             self._worker.join()
+        if self._refresh is not None:
+            self._refresh.join()
         self.db.close()
 
     @property
@@ -160,6 +168,35 @@ class EmbeddedIndex:
         if changed:
             log.info("search index: %d document(s) added, updated or removed to match the store", changed)
         return changed
+
+    def refresh_if_stale(self, *, force: bool = False) -> threading.Thread | None:
+        """Catch up in the background when the store's message count differs from the index's.
+
+        The store's listener only hears writes made in this process; `ai-search import` run beside
+        a live server writes from another. Checked at most every `STALE_CHECK_SECONDS` (two counts);
+        returns the catch-up thread when one was started. An edit made by another process keeps
+        the count and is picked up at the next start.
+        """
+        now = time.monotonic()
+        if self._closed or (not force and now - self._last_stale_check < STALE_CHECK_SECONDS):
+            return None
+        self._last_stale_check = now
+        if self._refresh is not None and self._refresh.is_alive():
+            return None
+        if self.store.count_messages() == self.db.count():
+            return None
+        log.info("search index: the store changed outside this process; catching up")
+        self._refresh = threading.Thread(
+            target=self._refresh_quietly, name="search-index-refresh", daemon=True
+        )
+        self._refresh.start()
+        return self._refresh
+
+    def _refresh_quietly(self) -> None:
+        try:
+            self.catch_up()
+        except Exception:  # a background refresh must not take the server down; the next check retries
+            log.exception("search index: catching up with the store failed")
 
     def _on_events(self, events: Sequence[MessageEvent]) -> None:
         if self._closed:

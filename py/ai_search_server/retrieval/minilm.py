@@ -14,6 +14,7 @@ docs/retrieval.md compares its vectors with the sentence-transformers reference.
 from __future__ import annotations
 
 import json
+import logging
 import math
 import struct
 from collections.abc import Sequence
@@ -34,6 +35,7 @@ __all__ = [
     "MINILM_MAX_TOKENS",
     "MINILM_MODEL_ID",
     "MiniLMEmbedder",
+    "limit_blas_threads",
     "packaged_model_dir",
     "read_safetensors",
 ]
@@ -55,6 +57,8 @@ _ERF_P = 0.3275911
 _ERF_A = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
 
 Array = npt.NDArray[np.float32]
+
+log = logging.getLogger(__name__)
 
 
 def read_safetensors(path: Path) -> dict[str, npt.NDArray[Any]]:
@@ -261,6 +265,23 @@ class MiniLMEmbedder:
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         result: Array = (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
         return result
+
+
+def limit_blas_threads(threads: int) -> bool:
+    """Cap the BLAS thread pool of this process (OpenBLAS under numpy); False if it cannot be done.
+
+    Why one thread: the matrices of one query are small, and OpenBLAS's threads spin and wait on
+    each other; on a 2-core machine that is also serving requests and embedding new messages, a
+    single query took 59 ms median and over 1 s at p99 with two BLAS threads, 11 ms and 83 ms with
+    one (docs/retrieval.md). Concurrency comes from requests and the indexing thread instead.
+    """
+    try:
+        from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
+    except ImportError:  # optional: without it BLAS keeps its default thread count
+        log.info("threadpoolctl is not installed: BLAS keeps its default thread count")
+        return False
+    threadpool_limits(limits=threads, user_api="blas")
+    return True
 
 
 def packaged_model_dir() -> Path:

@@ -100,7 +100,7 @@ def pipeline_routes(
             return _error(400, "the request body is not valid JSON")
         served = await pipeline()
         try:
-            answer = await anyio.to_thread.run_sync(served.handle, body)
+            answer = await anyio.to_thread.run_sync(served.handle_in_turn, body)
         except PipelineRequestError as exc:
             return _error(400, str(exc))
         except PipelineError as exc:

@@ -274,7 +274,9 @@ class SearchService:
         if semantic is not None and keyword is not None:
             # A keyword hit holding little of the query's weight ("why was the") would take an RRF
             # slot from a semantic hit at the same rank; only the embedded pipeline reports coverage.
-            keyword = [c for c in keyword if coverage.get(c.id, 1.0) >= self.options.keyword_fusion_min_coverage]
+            keyword = [
+                c for c in keyword if coverage.get(c.id, 1.0) >= self.options.keyword_fusion_min_coverage
+            ]
             fused = fuse_candidates_with_weighted_rrf(semantic, keyword, weight, limit)
         else:
             fused = to_ranked_candidates(semantic if semantic is not None else keyword or [])

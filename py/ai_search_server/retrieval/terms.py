@@ -24,6 +24,7 @@ same Python string (Pyodide) and renders each range as a text node, never as HTM
 from __future__ import annotations
 
 import math
+import re
 import unicodedata
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 
@@ -47,37 +48,26 @@ __all__ = [
 PREFIX_MATCH_MIN_CHARS = 4
 # Distinct terms one keyword query uses; a pasted paragraph must not become a 500-way OR (terms).
 MAX_QUERY_TERMS = 32
-# Unicode categories that make up a word, as unicode61's default `categories 'L* N* Co'`.
-_WORD_CATEGORY_PREFIXES = ("L", "N")
-_WORD_CATEGORIES = frozenset({"Co"})
+# A word as unicode61's default `categories 'L* N* Co'` sees it: letters and digits of any script
+# (`[^\W_]` is exactly what str.isalnum() accepts) and the private-use planes.
+_WORD = re.compile(r"(?:[^\W_]|[\ue000-\uf8ff\U000f0000-\U000ffffd\U00100000-\U0010fffd])+")
 
 # One word, or the words of a phrase in order; folded.
 Term = tuple[str, ...]
 
 
-def _is_word_char(char: str) -> bool:
-    category = unicodedata.category(char)
-    return category.startswith(_WORD_CATEGORY_PREFIXES) or category in _WORD_CATEGORIES
-
-
 def fold_word(word: str) -> str:
     """Lower case without diacritics: `Déploy` and `deploy` are the same word."""
+    if word.isascii():
+        return word.lower()
     decomposed = unicodedata.normalize("NFKD", word.lower())
     return "".join(char for char in decomposed if not unicodedata.combining(char))
 
 
 def words_with_offsets(text: str) -> Iterator[tuple[int, int, str]]:
     """(start, end, folded word) for each word of `text`, in order."""
-    start = -1
-    for index, char in enumerate(text):
-        if _is_word_char(char):
-            if start < 0:
-                start = index
-        elif start >= 0:
-            yield start, index, fold_word(text[start:index])
-            start = -1
-    if start >= 0:
-        yield start, len(text), fold_word(text[start:])
+    for match in _WORD.finditer(text):
+        yield match.start(), match.end(), fold_word(match.group())
 
 
 def query_terms(query: str) -> tuple[Term, ...]:

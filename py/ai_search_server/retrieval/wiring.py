@@ -48,6 +48,7 @@ __all__ = [
     "build_embedder",
     "data_dir_of",
     "embedded_pipeline_http_settings",
+    "index_now",
     "install_search",
     "search_options",
 ]
@@ -56,6 +57,8 @@ log = logging.getLogger(__name__)
 
 # The key of the search handle in Services.extras.
 SEARCH_EXTRA = "search"
+# Longest `index_now` waits for embeddings before leaving the rest to the server (seconds).
+INDEX_NOW_MAX_SECONDS = 24 * 3600
 # The id under which this server serves its embedded pipeline over HTTP.
 EMBEDDED_PIPELINE_ID = "embedded"
 
@@ -233,6 +236,28 @@ class SearchHandle:
         close = getattr(embedder, "close", None)
         if callable(close):
             close()
+
+
+def index_now(settings: Settings, store: Store, data_dir: Path, *, progress: bool = True) -> int:
+    """Bring `<data_dir>/index.db` level with the store and embed what lacks a vector, blocking.
+
+    For `ai-search import` (and any batch job): keyword catch-up and embedding each show a
+    progress bar on stderr. Returns the messages indexed. Does nothing with a remote pipeline.
+    A running server notices the new messages by itself too (`EmbeddedIndex.refresh_if_stale`).
+    """
+    if PipelineConfig(
+        settings.pipeline_base_url,
+        settings.pipeline_id,
+        settings.pipeline_api_key,
+        settings.pipeline_api_key_secret,
+    ).is_configured:
+        return 0
+    index = EmbeddedIndex.open(data_dir / INDEX_FILENAME, store, build_embedder(settings), progress=progress)
+    try:
+        index.wait_until_embedded(INDEX_NOW_MAX_SECONDS)
+        return index.db.count()
+    finally:
+        index.close()
 
 
 def install_search(services: Any) -> SearchHandle:

@@ -1,0 +1,88 @@
+"""Before Python is ready the page already searches (static/fallback.js, results as text), and
+Python then takes over without losing what was typed or found."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from ._hostile import WORD
+from .conftest import PYTHON_READY_MS, SESSION_STORAGE_KEY, Server
+
+pytestmark = pytest.mark.browser
+
+
+class HeldPython:
+    """Holds the request for the page's Python entry script until :meth:`release`."""
+
+    def __init__(self, page: Any) -> None:
+        self.routes: list[Any] = []
+        self.released = False
+        page.route("**/py/ai_search_web/main.py", self._hold)
+
+    def _hold(self, route: Any) -> None:
+        if self.released:
+            route.continue_()
+        else:
+            self.routes.append(route)
+
+    def release(self) -> None:
+        self.released = True
+        for route in self.routes:
+            route.continue_()
+
+
+def _signed_in(page: Any, server: Server, username: str) -> None:
+    user_id, token = server.credentials(username)
+    session = json.dumps({"userId": user_id, "authToken": token, "username": username, "name": username})
+    page.add_init_script(f"sessionStorage.setItem({json.dumps(SESSION_STORAGE_KEY)}, {json.dumps(session)});")
+
+
+def test_enter_searches_before_python_and_python_keeps_it(page: Any, server: Server) -> None:
+    held = HeldPython(page)
+    _signed_in(page, server, "bob")
+    page.goto(server.url)
+    page.wait_for_selector("html[data-fallback=ready]")
+    assert page.get_attribute("html", "data-py") is None
+    page.click("#search-box")
+    page.keyboard.type("in:ops failover")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#fallback-results li")
+    assert "failover" in page.inner_text("#fallback-results").lower()
+    assert page.url.endswith("?q=in%3Aops+failover")
+    page.keyboard.type(" more words")  # still typing while Python loads
+
+    held.release()
+    page.wait_for_selector("html[data-py=ready]", timeout=PYTHON_READY_MS)
+    # nothing typed is lost: the finished filter is now a chip, the words stay in the box
+    assert page.locator("#chips .chip-label").all_inner_texts() == ["#ops"]
+    assert page.input_value("#search-box") == "failover more words"
+    assert page.is_hidden("#fallback-results")
+    assert page.locator("#result-list > li").count() >= 1  # the fallback's results, now Python's
+    assert set(page.locator("#result-list .result-room").all_inner_texts()) == {"#ops"}
+
+
+def test_a_shared_url_is_searched_before_python(page: Any, server: Server) -> None:
+    held = HeldPython(page)
+    _signed_in(page, server, "bob")
+    page.goto(server.url + "?q=failover")
+    page.wait_for_selector("#fallback-results li")
+    assert page.input_value("#search-box") == "failover"
+    held.release()
+    page.wait_for_selector("html[data-py=ready]", timeout=PYTHON_READY_MS)
+    assert page.input_value("#search-box") == "failover"
+    assert page.locator("#result-list > li").count() >= 1
+
+
+def test_the_fallback_renders_hostile_text_as_text(page: Any, server: Server, hostile: None) -> None:
+    held = HeldPython(page)
+    _signed_in(page, server, "bob")
+    page.goto(server.url + f"?q={WORD}")
+    page.wait_for_selector("#fallback-results li")
+    assert '<img src=x onerror="window.__xss = 1">' in page.inner_text("#fallback-results")
+    assert page.evaluate("document.querySelectorAll('#fallback-results *:not(li)').length") == 0
+    assert page.evaluate("window.__xss ?? null") is None
+    held.release()
+    page.wait_for_selector("html[data-py=ready]", timeout=PYTHON_READY_MS)

@@ -1,0 +1,71 @@
+"""The pure core inside the page's own Pyodide: it imports, and the grammar works there as on CPython."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .conftest import Server, open_page
+
+pytestmark = pytest.mark.browser
+
+# Runs inside the page's interpreter (the one PyScript started); returns JSON.
+SMOKE = r"""
+import json, sys, pathlib
+import ai_search
+from ai_search import (
+    SearchFilters, apply_search_filter_token, build_applied_filter_chips, build_filter_suggestions,
+    get_active_search_filter, parse_search_filter_text, serialize_search_query,
+)
+
+parsed = parse_search_filter_text('deploy in:#ops in:"team room" FROM:@alice after:2026-11-01 before:2026-02-30')
+line = serialize_search_query(parsed.search_text, parsed.filters)
+again = parse_search_filter_text(line)
+active = get_active_search_filter("x in:op", 7)
+applied = apply_search_filter_token("x in:op y", get_active_search_filter("x in:op y", 7), "in", "ops", 7)
+json.dumps({
+    "version": list(sys.version_info[:2]),
+    "platform": sys.platform,
+    "exports": len(ai_search.__all__),
+    "missing": [name for name in ai_search.__all__ if not hasattr(ai_search, name)],
+    "files": sorted(p.name for p in pathlib.Path(ai_search.__file__).parent.glob("*.py")),
+    "search_text": parsed.search_text,
+    "rooms": list(parsed.filters.room_names),
+    "users": list(parsed.filters.from_usernames),
+    "start": parsed.filters.start_date,
+    "line": line,
+    "round_trip": again == parsed,
+    "suggestions": [s.value for s in build_filter_suggestions(active, [{"_id": "r1", "name": "ops"}])],
+    "chips": [c.label for c in build_applied_filter_chips(SearchFilters(room_names=("ops",)))],
+    "applied": [applied.text, applied.caret],
+})
+"""
+
+
+def test_ai_search_imports_and_works_inside_pyodide(page: Any, server: Server) -> None:
+    open_page(page, server)
+    raw = page.evaluate(
+        """async (code) => {
+            const { whenDefined } = await import("/static/vendor/pyscript-0.7.31/core.js");
+            const { interpreter } = await whenDefined("py");
+            return interpreter.runPython(code);
+        }""",
+        SMOKE,
+    )
+    result = json.loads(raw)
+    assert result["platform"] == "emscripten"
+    assert result["version"] >= [3, 14]
+    assert result["missing"] == []
+    assert result["files"] == sorted(p.name for p in Path("py/ai_search").glob("*.py"))
+    assert result["search_text"] == "deploy before:2026-02-30"
+    assert result["rooms"] == ["ops", "team room"]
+    assert result["users"] == ["alice"]
+    assert result["start"] == "2026-11-01"
+    assert result["line"] == 'in:ops in:"team room" from:alice after:2026-11-01 deploy before:2026-02-30'
+    assert result["round_trip"] is True
+    assert result["suggestions"] == ["ops"]
+    assert result["chips"] == ["#ops"]
+    assert result["applied"] == ["x in:ops y", 9]

@@ -1,0 +1,145 @@
+"""The pure helpers of the browser package, on CPython (they import no js): carets, the event-stream
+parser, error sentences, lookup answers."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ai_search_web.caret import index_to_utf16, utf16_to_index
+from ai_search_web.lookups import MAX_CACHED_LOOKUPS, ROOM_LOOKUP, USER_LOOKUP, LookupCache
+from ai_search_web.messages import ERROR_MESSAGES, NETWORK_ERROR_TYPE, error_message
+from ai_search_web.sse import MAX_EVENT_CHARS, EventStreamParser, ServerEvent
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.mark.parametrize(
+    ("text", "offset", "index"),
+    [
+        pytest.param("in:ops", 3, 3, id="ascii-is-the-same-in-both"),
+        pytest.param("😀 in:ops", 2, 1, id="an-emoji-is-two-units-one-index"),
+        pytest.param("😀 in:ops", 1, 1, id="inside-a-surrogate-pair-rounds-up"),
+        pytest.param("😀😀x", 5, 3, id="past-the-end-clamps"),
+        pytest.param("abc", -4, 0, id="negative-clamps-to-zero"),
+        pytest.param("東京 in:", 3, 3, id="bmp-cjk-is-one-unit"),
+    ],
+)
+def test_utf16_offsets_map_to_python_indices(text: str, offset: int, index: int) -> None:
+    assert utf16_to_index(text, offset) == index
+
+
+@given(st.text(), st.data())
+def test_caret_conversion_round_trips(text: str, data: st.DataObject) -> None:
+    index = data.draw(st.integers(0, len(text)))
+    assert utf16_to_index(text, index_to_utf16(text, index)) == index
+    assert index_to_utf16(text, len(text)) == len(text.encode("utf-16-le")) // 2
+
+
+STREAM = (
+    b'event: delta\ndata: {"text": "caf\xc3\xa9 "}\n\n'
+    b": a comment\r\n"
+    b'event: delta\r\ndata: {"text": "[1]"}\r\n\r\n'
+    b"data: line one\ndata: line two\nid: 7\n\n"
+    b'event: done\rdata: {"answer": "caf\xc3\xa9 [1]"}\r\r'
+)
+EVENTS = [
+    ServerEvent("delta", '{"text": "café "}'),
+    ServerEvent("delta", '{"text": "[1]"}'),
+    ServerEvent("message", "line one\nline two"),
+    ServerEvent("done", '{"answer": "café [1]"}'),
+]
+
+
+def test_the_event_stream_parser_reads_every_line_ending() -> None:
+    parser = EventStreamParser()
+    assert parser.feed(STREAM) + parser.close() == EVENTS
+
+
+@given(st.lists(st.integers(0, len(STREAM)), max_size=12))
+def test_the_event_stream_parser_does_not_care_where_chunks_end(cuts: list[int]) -> None:
+    """Chunks may end anywhere, inside a UTF-8 character or between CR and LF."""
+    parser = EventStreamParser()
+    edges = [0, *sorted(cuts), len(STREAM)]
+    events = [event for a, b in itertools.pairwise(edges) for event in parser.feed(STREAM[a:b])]
+    assert events + parser.close() == EVENTS
+
+
+def test_an_endless_event_is_refused() -> None:
+    parser = EventStreamParser()
+    with pytest.raises(ValueError, match="over"):
+        parser.feed(b"data: " + b"x" * (MAX_EVENT_CHARS + 1))
+
+
+@pytest.mark.parametrize(
+    ("error_type", "status", "expected"),
+    [
+        pytest.param("error-login-failed", 401, ERROR_MESSAGES["error-login-failed"], id="known-type-wins"),
+        pytest.param(
+            "error-brand-new", 503, "The server hit a problem. Try again in a moment.", id="unknown-5xx"
+        ),
+        pytest.param(
+            "", 422, "The server refused the request. Check the query and try again.", id="unknown-4xx"
+        ),
+        pytest.param(None, None, ERROR_MESSAGES[NETWORK_ERROR_TYPE], id="no-answer-at-all"),
+    ],
+)
+def test_every_error_reads_as_a_sentence(error_type: str | None, status: int | None, expected: str) -> None:
+    assert error_message(error_type, status) == expected
+
+
+def test_every_server_error_type_has_a_sentence() -> None:
+    """Each errorType the answer, search and auth routes raise is in the table."""
+    for error_type in (
+        "error-ai-not-enabled", "error-ai-provider-not-configured", "error-ai-provider-request-failed",
+        "error-ai-provider-empty-response", "error-invalid-search-answer-sources", "error-too-many-requests",
+        "error-unauthorized", "error-invalid-params", "error-service-unavailable", "error-internal",
+    ):  # fmt: skip
+        assert error_type in ERROR_MESSAGES
+
+
+ROOMS = [
+    {"_id": "r1", "name": "ops", "fname": "ops"},
+    {"_id": "r2", "name": "devops-guild", "fname": "DevOps guild"},
+    {"_id": "r3", "name": "design", "fname": "Design"},
+]
+
+
+@pytest.mark.parametrize(
+    ("stored", "asked", "expected"),
+    [
+        pytest.param({"": ROOMS}, "#OP", ["ops", "devops-guild"], id="complete-answer-filters-prefix-first"),
+        pytest.param({"": ROOMS}, "guild", ["devops-guild"], id="display-name-matches-too"),
+        pytest.param({"": ROOMS}, "zzz", [], id="complete-answer-knows-there-is-nothing"),
+        pytest.param({"de": ROOMS[1:]}, "des", ["design"], id="a-longer-text-uses-a-shorter-complete-answer"),
+        pytest.param({"ops": ROOMS[:1]}, "op", None, id="a-shorter-text-needs-the-server"),
+        pytest.param({}, "", None, id="nothing-known"),
+    ],
+)
+def test_lookups_are_answered_locally_when_a_complete_answer_covers_them(
+    stored: dict[str, list[dict[str, str]]], asked: str, expected: list[str] | None
+) -> None:
+    cache = LookupCache(ROOM_LOOKUP)
+    for text, items in stored.items():
+        cache.store(text, items)
+    found = cache.local(asked)
+    assert (None if found is None else [item["name"] for item in found]) == expected
+
+
+def test_a_full_answer_is_not_treated_as_complete() -> None:
+    """An answer of exactly the route's limit may have left rooms out: longer texts ask the server."""
+    cache = LookupCache(USER_LOOKUP)
+    cache.store("", [{"_id": str(i), "username": f"user{i}"} for i in range(USER_LOOKUP.limit)])
+    assert cache.local("") is not None
+    assert cache.local("user1") is None
+
+
+def test_the_lookup_cache_is_bounded() -> None:
+    cache = LookupCache(ROOM_LOOKUP)
+    for i in range(MAX_CACHED_LOOKUPS + 5):
+        cache.store(f"x{i}", ROOMS[:1] * ROOM_LOOKUP.limit)
+    assert cache.local("x0") is None
+    assert cache.local(f"x{MAX_CACHED_LOOKUPS + 4}") is not None

@@ -1,0 +1,206 @@
+"""The reliability and security promises, by requirement ID (spec/security-and-reliability.md §2).
+
+In the manner of the MCP SDK's ``tests/interaction/_requirements.py``: one row per ID with the promise,
+where the promise comes from, and the tests elsewhere in the suite that prove part of it already
+(``also_proved_by``). Each test of ``tests/reliability`` carries ``@pytest.mark.requirement("A4")``;
+``test_requirements.py`` checks that every ID below has at least one, and that no test names an ID
+that is not here. ``SECURITY.md``'s table is generated from these rows and the figures of the last run.
+
+B1–B3 (rendering in the browser) are listed for completeness but proved by the browser suite, not
+here: ``NOT_HERE`` names them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["NOT_HERE", "REQUIREMENTS", "Requirement"]
+
+
+@dataclass(frozen=True)
+class Requirement:
+    group: str
+    promise: str
+    source: str
+    also_proved_by: tuple[str, ...] = ()
+
+
+_SPEC = "spec/security-and-reliability.md §2"
+
+REQUIREMENTS: dict[str, Requirement] = {
+    "A1": Requirement(
+        "Bad input",
+        "The filter grammar never crashes, round-trips, and chips -> query -> chips is stable.",
+        f"{_SPEC} A1; DESIGN decision 1",
+        ("tests/unit/test_grammar_properties.py",),
+    ),
+    "A2": Requirement(
+        "Bad input",
+        "The grammar and the ai.search query decoder survive coverage-guided fuzzing (atheris).",
+        f"{_SPEC} A2",
+    ),
+    "A3": Requirement(
+        "Bad input",
+        "Every operation of the OpenAPI document answers generated valid and invalid calls without a "
+        "5xx, and within its documented responses.",
+        f"{_SPEC} A3; schemathesis",
+        ("tests/server/test_openapi_fuzz.py",),
+    ),
+    "A4": Requirement(
+        "Bad input",
+        "Hostile HTTP and JSON-RPC bodies (deep nesting, huge numbers, invalid UTF-8, 6 MiB...) get a "
+        "clear 4xx, never a 5xx or a traceback.",
+        f"{_SPEC} A4; MCP transports.mdx",
+        ("tests/server/test_mcp_endpoint.py::test_invalid_single_messages_get_400",),
+    ),
+    "B1": Requirement("Rendering", "The highlighter emits spans, never markup.", f"{_SPEC} B1"),
+    "B2": Requirement("Rendering", "No script runs from any sink of the page.", f"{_SPEC} B2"),
+    "B3": Requirement("Rendering", "The page works under the enforced CSP.", f"{_SPEC} B3"),
+    "B4": Requirement(
+        "Rendering",
+        "Prompt injection in retrieved messages cannot act or leak: no secret or foreign message "
+        "reaches the client, no tool the model asks for runs, no URL the model emits is fetched.",
+        f"{_SPEC} B4; OWASP LLM01, LLM05",
+        (
+            "tests/server/test_answers_route.py::test_an_injected_instruction_stays_inside_the_untrusted_sources_block",
+            "tests/server/test_answers_route.py::test_model_output_reaches_the_client_as_inert_text",
+        ),
+    ),
+    "C1": Requirement(
+        "Scoping",
+        "No result, snippet, highlight, suggestion or count from a room the caller may not read, also "
+        "right after an unsubscribe, even when the pipeline returns every room.",
+        f"{_SPEC} C1; DESIGN decision 3; OWASP LLM08",
+        ("tests/server/test_search_scoping_property.py",),
+    ),
+    "C2": Requirement(
+        "Scoping",
+        "The LLM prompt and MCP tool results hold only messages the caller may read.",
+        f"{_SPEC} C2",
+    ),
+    "C3": Requirement(
+        "Scoping",
+        "Scoping fails closed: a failing subscription lookup answers an error, a foreign room in a "
+        "filter answers nothing.",
+        f"{_SPEC} C3",
+    ),
+    "C4": Requirement(
+        "Scoping",
+        "Tokens: one user's token never works for another; tokens are unguessable; the client's "
+        "credentials never travel upstream.",
+        f"{_SPEC} C4; MCP security best practices (token passthrough)",
+        ("tests/server/test_rest_routes.py::test_a_token_only_works_with_its_own_user_id",),
+    ),
+    "D1": Requirement(
+        "SSRF",
+        "Only configured upstreams are ever contacted, whatever URL-ish text a request, message or "
+        "tool argument holds; bad outbound configuration is refused.",
+        f"{_SPEC} D1; OWASP SSRF cheat sheet; DESIGN decision 7",
+    ),
+    "D2": Requirement(
+        "SSRF",
+        "Destinations are checked after resolution: decimal, hex, short, octal and IPv6-mapped forms "
+        "of loopback, private and metadata addresses are refused.",
+        f"{_SPEC} D2; python/cpython#113171",
+        ("tests/server/test_outbound.py::test_non_public_destinations_are_refused_by_default",),
+    ),
+    "D3": Requirement(
+        "SSRF",
+        "Redirects are never followed and DNS rebinding cannot switch the checked address.",
+        f"{_SPEC} D3",
+        (
+            "tests/server/test_outbound.py::test_redirects_are_refused_and_never_followed",
+            "tests/server/test_outbound.py::test_rebinding_cannot_switch_the_checked_address",
+        ),
+    ),
+    "E1": Requirement(
+        "Origin and Host",
+        "Every Origin/Host rule holds on REST and MCP: 403 for a bad Origin, 421 for a bad Host; the "
+        "server binds 127.0.0.1 by default.",
+        f"{_SPEC} E1; MCP transports.mdx; upstream-mcp.md §8.4",
+        ("tests/server/test_security.py", "tests/server/test_live_server.py::test_origin_rules_over_tcp"),
+    ),
+    "F1": Requirement(
+        "Limits",
+        "Request bodies are capped at 5 MiB (413), by length and by counting; a slow upload is cut.",
+        f"{_SPEC} F1",
+        ("tests/server/test_security.py::test_default_body_cap_is_5_mib",),
+    ),
+    "F2": Requirement(
+        "Limits",
+        "Upstream answers are capped at 5 MiB: a 50 MiB stream is cut after the cap plus one chunk.",
+        f"{_SPEC} F2",
+        ("tests/server/test_outbound.py::test_a_6_mib_body_is_cut_at_the_5_mib_cap",),
+    ),
+    "F3": Requirement(
+        "Limits",
+        "A 20 s total deadline holds against an upstream that drips or never answers.",
+        f"{_SPEC} F3",
+        ("tests/server/test_outbound.py::test_dripping_event_stream_is_cut_by_the_total_deadline",),
+    ),
+    "F4": Requirement(
+        "Limits",
+        "MCP batches hold at most 20 entries (21 refused before any work) and run at most 4 at once.",
+        f"{_SPEC} F4; upstream-mcp.md §8.2",
+        ("tests/server/test_mcp_endpoint.py::test_batch_runs_at_most_four_at_once",),
+    ),
+    "F5": Requirement(
+        "Limits",
+        "60 requests a minute per key, answered 429 with Retry-After; spoofed X-Forwarded-For and "
+        "bogus tokens mint no new budgets.",
+        f"{_SPEC} F5; upstream-mcp.md §8.1",
+        ("tests/server/test_ratelimit.py",),
+    ),
+    "G1": Requirement(
+        "Load and soak",
+        "Sustained load on search and MCP over loopback: no errors; requests/s and p99 reported.",
+        f"{_SPEC} G1",
+    ),
+    "G2": Requirement(
+        "Load and soak",
+        "A soak of mixed traffic keeps memory and file descriptors flat, with no 5xx.",
+        f"{_SPEC} G2",
+    ),
+    "H1": Requirement(
+        "Faults",
+        "Pipeline down, erroring or hanging: search degrades with a notice within the deadline, leaks "
+        "no traceback, and recovers on the first request after the fault clears.",
+        f"{_SPEC} H1",
+        (
+            "tests/server/test_search_remote.py::test_a_misbehaving_semantic_branch_degrades_to_keyword_results",
+        ),
+    ),
+    "H2": Requirement(
+        "Faults",
+        "A slow LLM ends the answer by its deadline with a clear error while search still answers.",
+        f"{_SPEC} H2",
+        ("tests/server/test_answers_route.py::test_provider_failures_before_any_text_are_json_errors",),
+    ),
+    "H3": Requirement(
+        "Faults",
+        "Garbage and partial answers from the LLM or the pipeline give documented errors, never a "
+        "5xx with a traceback, and a cut answer never passes for a whole one; Redis gone degrades "
+        "rate limits to local budgets.",
+        f"{_SPEC} H3",
+        (
+            "tests/server/test_answers_route.py::test_a_failure_after_the_first_text_ends_the_stream_with_an_error_event",
+            "tests/server/test_ratelimit.py::test_redis_outage_falls_back_to_local_budgets_and_recovers",
+        ),
+    ),
+    "I1": Requirement(
+        "Data safety",
+        "kill -9 during posting and importing: no corrupt database, no acknowledged write lost, "
+        "re-import completes without duplicates.",
+        f"{_SPEC} I1; SQLite WAL",
+    ),
+    "I2": Requirement(
+        "Data safety",
+        "Concurrent writers never surface 'database is locked'; a full disk answers 503 "
+        "error-service-unavailable and writes resume once space is freed.",
+        f"{_SPEC} I2",
+        ("tests/server/test_store.py::test_a_full_database_fails_clearly_and_recovers",),
+    ),
+}
+
+# Proved by the browser suite (tests/browser), not by tests/reliability.
+NOT_HERE = frozenset({"B1", "B2", "B3"})

@@ -1,0 +1,621 @@
+"""C. Scoping: no output of any route reveals a room the caller may not read.
+
+C1 generates workspaces (users, rooms of every type, subscriptions, bans, messages) and drives the
+real app in-process against a pipeline that answers with **every** message, half of them without a
+room id: every route's whole answer is scanned for the ids, names and texts of rooms the caller may
+not read, then the caller is unsubscribed and banned and searches again. C2 captures every prompt the
+LLM receives and every MCP tool result. C3 breaks the subscription lookup and asks for foreign rooms
+by id and name. C4 swaps tokens between users, guesses tokens, and inspects what reaches upstreams.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import secrets
+import string
+import tempfile
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from starlette.applications import Starlette
+
+from ai_search_server.answers.provider import OpenAICompatibleProvider, ProviderConfig
+from ai_search_server.answers.service import AnswerService
+from ai_search_server.app import create_app
+from ai_search_server.mcp import MCP_PATH
+from ai_search_server.outbound import GuardedClient, OutboundPolicy
+from ai_search_server.ratelimit import RateLimiter
+from ai_search_server.retrieval.service import SearchOptions, SearchService
+from ai_search_server.retrieval.wiring import SEARCH_EXTRA, SearchHandle
+from ai_search_server.store import open_store
+from ai_search_server.store.base import StorageFailure, Store
+from tests.server._fake_openai import FakeOpenAI
+from tests.server._search_fakes import ScriptedPipeline, hit
+from tests.server.conftest import BASE_URL, Workspace
+
+from ._fakes import RawUpstream
+from .conftest import Figure, reliability_settings
+
+T0 = datetime(2026, 11, 1, tzinfo=UTC)
+LOOPBACK = OutboundPolicy(allow_hosts=("127.0.0.1",))
+MCP_HEADERS = {"Accept": "application/json", "Content-Type": "application/json"}
+
+
+@dataclass(frozen=True)
+class Scale:
+    trials: int  # generated workspaces (C1)
+    guesses: int  # guessed tokens (C4)
+
+
+DEFAULT = Scale(trials=40, guesses=300)
+SOAK = Scale(trials=1000, guesses=10_000)
+SCALES = [
+    pytest.param(DEFAULT, id="default"),
+    pytest.param(SOAK, id="soak", marks=[pytest.mark.soak, pytest.mark.timeout(3600)]),
+]
+
+
+def asgi(app: Starlette, client_host: str = "203.0.113.7") -> httpx.AsyncClient:
+    transport = httpx.ASGITransport(app=app, client=(client_host, 50000), raise_app_exceptions=False)
+    return httpx.AsyncClient(transport=transport, base_url=BASE_URL)
+
+
+def rpc(method: str, params: dict[str, Any] | None = None, id: int = 1) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": id, "method": method, "params": params or {}}
+
+
+def tool(name: str, **arguments: Any) -> dict[str, Any]:
+    return rpc("tools/call", {"name": name, "arguments": arguments})
+
+
+# -- C1: generated workspaces ---------------------------------------------------------------------
+
+
+@st.composite
+def workspaces(draw: st.DrawFn) -> dict[str, Any]:
+    users = draw(st.integers(min_value=2, max_value=4))
+    rooms = draw(st.lists(st.sampled_from("cpd"), min_size=2, max_size=5))
+    membership = {
+        (u, r): draw(st.sampled_from(["none", "member", "banned"]))
+        for u in range(users)
+        for r in range(len(rooms))
+    }
+    messages = draw(
+        st.lists(
+            st.tuples(st.integers(0, len(rooms) - 1), st.integers(0, users - 1)), min_size=1, max_size=12
+        )
+    )
+    return {
+        "users": users,
+        "rooms": rooms,
+        "membership": membership,
+        "messages": messages,
+        "caller": draw(st.integers(0, users - 1)),
+        "search_type": draw(st.sampled_from([None, "keyword", "semantic"])),
+        "leave": draw(st.sampled_from(["unsubscribe", "ban"])),
+    }
+
+
+@dataclass
+class Leaks:
+    checks: int = 0
+    foreign_items: int = 0
+    count_leaks: int = 0
+    stale_after_leaving: int = 0
+    examples: list[str] | None = None
+
+    def note(self, kind: str, what: str) -> None:
+        setattr(self, kind, getattr(self, kind) + 1)
+        if self.examples is None:
+            self.examples = []
+        if len(self.examples) < 5:
+            self.examples.append(f"{kind}: {what}")
+
+    @property
+    def total(self) -> int:
+        return self.foreign_items + self.count_leaks + self.stale_after_leaving
+
+
+@dataclass
+class Built:
+    store: Store
+    app: Starlette
+    caller: Any
+    headers: dict[str, str]
+    readable: set[str]
+    rooms: list[Any]
+    messages: list[Any]
+    people: list[Any]
+
+
+def _build(case: dict[str, Any], data_dir: Path) -> Built:
+    store = open_store(data_dir)
+    people = [store.create_user(f"user{u}x") for u in range(case["users"])]
+    rooms = [store.create_room(kind, f"rm{r}q{kind}") for r, kind in enumerate(case["rooms"])]
+    for (u, r), state in case["membership"].items():
+        if state != "none":
+            store.subscribe(people[u].id, rooms[r].id)
+        if state == "banned":
+            store.set_banned(people[u].id, rooms[r].id, True)
+    messages = [
+        store.post_message(
+            rooms[r].id, people[u].id, f"message m{n}z about deploy", ts=T0 + timedelta(minutes=n)
+        )
+        for n, (r, u) in enumerate(case["messages"])
+    ]
+    everything = {
+        "results": [hit(m.id, m.room_id if n % 2 else None, similarity=0.9) for n, m in enumerate(messages)]
+    }
+    settings = reliability_settings()
+    app = create_app(settings, store, limiter=None)
+    service = SearchService(
+        store, ScriptedPipeline({"keyword": everything, "semantic": everything}), SearchOptions()
+    )
+    app.state.services.extras[SEARCH_EXTRA] = SearchHandle.ready(settings, store, service)
+    caller = people[case["caller"]]
+    _token, plain = store.create_token(caller.id, "pat", label="c1")
+    readable = {rooms[r].id for r in range(len(rooms)) if case["membership"][(case["caller"], r)] == "member"}
+    return Built(
+        store, app, caller, {"X-User-Id": caller.id, "X-Auth-Token": plain}, readable, rooms, messages, people
+    )
+
+
+def _foreign_tokens(built: Built, readable: set[str]) -> dict[str, str]:
+    """Strings that must not appear in an answer to the caller: foreign rooms and their messages."""
+    tokens = {}
+    for room in built.rooms:
+        if room.id not in readable:
+            tokens[room.id] = f"room id of {room.name}"
+            tokens[room.name] = f"room name {room.name}"
+    for message in built.messages:
+        if message.room_id not in readable:
+            tokens[message.id] = f"message id in {message.room_id}"
+            tokens[message.text.split()[1]] = f"message text in {message.room_id}"
+    return tokens
+
+
+async def _scan_routes(
+    built: Built, readable: set[str], search_type: str | None, leaks: Leaks, kind: str
+) -> None:
+    foreign = _foreign_tokens(built, readable)
+    params = {
+        "query": "deploy",
+        "intelligentCount": "50",
+        **({"searchType": search_type} if search_type else {}),
+    }
+    expected = [m for m in built.messages if m.room_id in readable]
+    async with asgi(built.app) as http:
+        answers = {
+            "ai.search": await http.get("/api/v1/ai.search", params=params, headers=built.headers),
+            "ai.search q": await http.get("/api/v1/ai.search", params={"q": "deploy"}, headers=built.headers),
+            "rooms.get": await http.get("/api/v1/rooms.get", headers=built.headers),
+            "channels.list.joined": await http.get("/api/v1/channels.list.joined", headers=built.headers),
+            "rooms.autocomplete": await http.get(
+                "/api/v1/rooms.autocomplete.channelAndPrivate",
+                params={"selector": '{"name":""}'},
+                headers=built.headers,
+            ),
+            "users.autocomplete": await http.get(
+                "/api/v1/users.autocomplete", params={"selector": '{"term":""}'}, headers=built.headers
+            ),
+        }
+        for message in built.messages:
+            got = await http.get(
+                "/api/v1/chat.getMessage", params={"msgId": message.id}, headers=built.headers
+            )
+            if message.room_id not in readable:
+                answers[f"chat.getMessage {message.id}"] = got
+                leaks.checks += 1
+                if got.status_code != 404:
+                    leaks.note(kind, f"chat.getMessage of a foreign message answered {got.status_code}")
+        for room in built.rooms:
+            if room.id not in readable:
+                got = await http.get(
+                    "/api/v1/ai.search", params={"query": "deploy", "rid": room.id}, headers=built.headers
+                )
+                answers[f"ai.search rid={room.name}"] = got
+                name = await http.get(
+                    "/api/v1/ai.search", params={"q": f"in:#{room.name} deploy"}, headers=built.headers
+                )
+                answers[f"ai.search in:#{room.name}"] = name
+    for route, response in answers.items():
+        leaks.checks += 1
+        for token, what in foreign.items():
+            if token in response.text:
+                leaks.note(kind, f"{route} shows {what}")
+    results = answers["ai.search"].json()["intelligent"]
+    leaks.checks += 1
+    if len(results) != len(expected):
+        leaks.note("count_leaks", f"{len(results)} results, {len(expected)} readable messages")
+    for result in results:
+        text = result["text"]
+        for start, end in result["highlights"]:
+            if not 0 <= start < end <= len(text):
+                leaks.note(kind, f"highlight {start}-{end} outside a text of {len(text)}")
+
+
+def _users_sharing_a_room(case: dict[str, Any], built: Built, readable: set[str]) -> set[str]:
+    shared = {built.caller.username}  # the caller always finds themself
+    for (u, r), state in case["membership"].items():
+        if state != "none" and built.rooms[r].id in readable:
+            shared.add(built.people[u].username)
+    return shared
+
+
+async def _check_case(case: dict[str, Any], leaks: Leaks) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        built = _build(case, Path(tmp))
+        try:
+            await _scan_routes(built, built.readable, case["search_type"], leaks, "foreign_items")
+            async with asgi(built.app) as http:
+                people = await http.get(
+                    "/api/v1/users.autocomplete", params={"selector": '{"term":""}'}, headers=built.headers
+                )
+            allowed = _users_sharing_a_room(case, built, built.readable)
+            leaks.checks += 1
+            for item in people.json()["items"]:
+                if item["username"] not in allowed:
+                    leaks.note("foreign_items", f"users.autocomplete offers {item['username']}")
+            if built.readable:  # leave one room, then every answer must forget it at once
+                left = sorted(built.readable)[0]
+                if case["leave"] == "ban":
+                    built.store.set_banned(built.caller.id, left, True)
+                else:
+                    built.store.unsubscribe(built.caller.id, left)
+                await _scan_routes(
+                    built, built.readable - {left}, case["search_type"], leaks, "stale_after_leaving"
+                )
+        finally:
+            built.store.close()
+
+
+@pytest.mark.requirement("C1")
+@pytest.mark.parametrize("scale", SCALES)
+def test_no_route_reveals_a_room_the_caller_may_not_read(scale: Scale, figure: Figure) -> None:
+    leaks = Leaks()
+    trials = 0
+
+    @settings(
+        max_examples=scale.trials, deadline=None, database=None, suppress_health_check=list(HealthCheck)
+    )
+    @given(workspaces())
+    def trial(case: dict[str, Any]) -> None:
+        nonlocal trials
+        trials += 1
+        anyio.run(_check_case, case, leaks)
+
+    trial()
+    figure(
+        tried=leaks.checks,
+        failed=leaks.total,
+        workspaces=trials,
+        foreign_items=leaks.foreign_items,
+        count_leaks=leaks.count_leaks,
+        stale_after_leaving=leaks.stale_after_leaving,
+    )
+    assert leaks.total == 0, leaks.examples
+
+
+# -- C2: the LLM's context and MCP tool results -----------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def llm() -> Iterator[tuple[FakeOpenAI, str]]:
+    fake = FakeOpenAI()
+    with fake.serve() as server:
+        yield fake, f"{server.url}/v1"
+
+
+@asynccontextmanager
+async def llm_app(store: Store, llm_url: str, **overrides: Any) -> AsyncIterator[Starlette]:
+    """The real app answering with the fake LLM through a guarded client allowed to reach loopback."""
+    settings = reliability_settings(
+        llm_base_url=llm_url, llm_model="gpt-4o", llm_api_key="sk-c-test", **overrides
+    )
+    async with GuardedClient(LOOPBACK) as outbound:
+        app = create_app(settings, store, limiter=RateLimiter("memory://"))
+        config = ProviderConfig(settings.llm_base_url, settings.llm_model, settings.llm_api_key)
+        app.state.services.extras["answers"] = AnswerService(
+            settings, store, OpenAICompatibleProvider(outbound, config)
+        )
+        yield app
+
+
+def _foreign_to(ws: Workspace, username: str) -> dict[str, str]:
+    readable = ws.store.readable_room_ids(ws[username].user.id)
+    return {m.text: m.id for m in ws.messages.values() if m.room_id not in readable} | {
+        m.id: m.id for m in ws.messages.values() if m.room_id not in readable
+    }
+
+
+@pytest.mark.requirement("C2")
+@pytest.mark.anyio
+async def test_prompts_and_tool_results_hold_only_readable_messages(
+    store: Store, workspace: Workspace, llm: tuple[FakeOpenAI, str], figure: Figure
+) -> None:
+    fake, url = llm
+    fake.reset()
+    all_ids = [m.id for m in workspace.messages.values()]
+    inspected = leaks = 0
+    examples: list[str] = []
+    async with llm_app(store, url, mcp_expose_extended_api=True) as app, asgi(app) as http:
+        for username in ("alice", "bob", "carol"):
+            person = workspace[username]
+            foreign = _foreign_to(workspace, username)
+            readable = [m.id for m in workspace.messages.values() if m.id not in foreign.values()]
+            before = len(fake.completions())
+            answers = [
+                await http.post(
+                    "/api/v1/ai.search.answer",
+                    json={"query": "what happened?", "messages": [{"_id": i} for i in all_ids[:20]]},
+                    headers=person.headers,
+                ),
+                await http.post(
+                    "/api/v1/ai.search.answer",
+                    json={"query": "what happened?", "messages": [{"_id": i} for i in readable]},
+                    headers=person.headers,
+                ),
+            ]
+            results = [
+                await http.post(MCP_PATH, json=call, headers={**person.pat_headers, **MCP_HEADERS})
+                for call in [
+                    tool("get_ai_search_by_query", query="deploy"),
+                    tool("get_ai_search_by_q", q="the"),
+                    tool("get_rooms_get"),
+                    tool("get_subscriptions_get"),
+                    tool("get_channels_list_joined"),
+                    tool("get_rooms_autocomplete_channelAndPrivate", selector='{"name":""}'),
+                    tool("post_ai_search_answer", query="what?", messages=[{"_id": i} for i in all_ids[:20]]),
+                    tool("post_ai_search_answer", query="what?", messages=[{"_id": i} for i in readable]),
+                    *(tool("get_chat_getMessage", msgId=i) for i in all_ids),
+                ]
+            ]
+            prompts = [json.dumps(r.body) for r in fake.completions()[before:]]
+            for text in prompts + [r.text for r in results + answers]:
+                inspected += 1
+                found = [token for token in foreign if token in text]
+                if found:
+                    leaks += 1
+                    examples.append(f"{username}: {found[:2]} in {text[:200]}")
+            assert answers[0].status_code == 400, "a foreign source refuses the whole answer"
+            assert answers[1].status_code == 200, answers[1].text
+    figure(tried=inspected, failed=leaks, prompts=len(fake.completions()), foreign_message_ids=leaks)
+    assert leaks == 0, examples
+
+
+# -- C3: fail closed --------------------------------------------------------------------------------
+
+
+class BrokenLookups:
+    """The store, except that every subscription lookup fails the way ``failure`` says."""
+
+    def __init__(self, store: Store, failure: BaseException) -> None:
+        self._store = store
+        self._failure = failure
+
+    def _fail(self, *args: Any, **kwargs: Any) -> Any:
+        raise self._failure
+
+    readable_room_ids = get_subscription = subscriptions_of = _fail
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+
+FAILURES = [
+    pytest.param(StorageFailure("cannot read the workspace: the database failed"), id="lookup-raises"),
+    pytest.param(
+        StorageFailure(
+            "cannot read: the workspace database stayed locked by another process for more than 5000 ms"
+        ),
+        id="lookup-times-out",
+    ),
+    pytest.param(RuntimeError("bug in the lookup"), id="lookup-has-a-bug"),
+]
+
+
+@pytest.mark.requirement("C3")
+@pytest.mark.anyio
+@pytest.mark.parametrize("failure", FAILURES)
+async def test_a_failing_subscription_lookup_answers_an_error_never_data(
+    store: Store, workspace: Workspace, failure: BaseException, figure: Figure
+) -> None:
+    settings = reliability_settings()
+    app = create_app(settings, BrokenLookups(store, failure), limiter=None)
+    alice = workspace["alice"]
+    texts = [m.text for m in workspace.messages.values()]
+    requests: list[tuple[str, str, dict[str, Any]]] = [
+        ("GET", "/api/v1/ai.search", {"params": {"query": "deploy"}}),
+        ("GET", "/api/v1/ai.search", {"params": {"q": "in:#ops deploy"}}),
+        ("GET", "/api/v1/chat.getMessage", {"params": {"msgId": workspace.messages["ops-3"].id}}),
+        ("GET", "/api/v1/rooms.get", {}),
+        ("GET", "/api/v1/users.autocomplete", {"params": {"selector": '{"term":""}'}}),
+        ("POST", "/api/v1/ai.search.answer", {"json": {"query": "x", "messages": [{"_id": workspace.messages["ops-3"].id}]}}),
+        ("POST", "/api/v1/chat.postMessage", {"json": {"channel": "#ops", "text": "hello"}}),
+    ]  # fmt: skip
+    unfiltered = 0
+    statuses = []
+    async with asgi(app) as http:
+        for method, path, kwargs in requests:
+            response = await http.request(method, path, headers=alice.headers, **kwargs)
+            statuses.append(response.status_code)
+            if response.status_code < 400 or any(text in response.text for text in texts):
+                unfiltered += 1
+    figure(tried=len(requests), failed=unfiltered, statuses=statuses)
+    assert unfiltered == 0, statuses
+
+
+def _answers_nothing(response: httpx.Response) -> bool:
+    """An error, an empty result list, or an MCP tool result that is an error or empty."""
+    if response.status_code != 200:
+        return True
+    body = response.json()
+    if "result" in body:  # MCP: the REST answer is the tool result's text
+        if body["result"]["isError"]:
+            return True
+        body = json.loads(body["result"]["content"][0]["text"])
+    return bool(body.get("intelligent") == [])
+
+
+@pytest.mark.requirement("C3")
+@pytest.mark.anyio
+async def test_foreign_rooms_named_in_a_request_answer_nothing(
+    client: httpx.AsyncClient, workspace: Workspace, figure: Figure
+) -> None:
+    secret, secret_msg = workspace.rooms["secret"], workspace.messages["secret-5"]
+    alice = workspace["alice"]
+    mcp = {**alice.pat_headers, **MCP_HEADERS}
+    checks: list[tuple[str, httpx.Response, int]] = [
+        ("rid", await client.get("/api/v1/ai.search", params={"query": "acquisition", "rid": secret.id}, headers=alice.headers), 200),
+        ("rids", await client.get("/api/v1/ai.search", params={"query": "acquisition", "rids": secret.id}, headers=alice.headers), 200),
+        ("roomNames", await client.get("/api/v1/ai.search", params={"query": "acquisition", "roomNames": "secret"}, headers=alice.headers), 200),
+        ("in:#secret", await client.get("/api/v1/ai.search", params={"q": "in:#secret acquisition"}, headers=alice.headers), 200),
+        ("getMessage", await client.get("/api/v1/chat.getMessage", params={"msgId": secret_msg.id}, headers=alice.headers), 404),
+        ("post by id", await client.post("/api/v1/chat.postMessage", json={"roomId": secret.id, "text": "hi"}, headers=alice.headers), 404),
+        ("post by name", await client.post("/api/v1/chat.postMessage", json={"channel": "#secret", "text": "hi"}, headers=alice.headers), 404),
+        ("answer source", await client.post("/api/v1/ai.search.answer", json={"query": "x", "messages": [{"_id": secret_msg.id}]}, headers=alice.headers), 400),
+        ("mcp getMessage", await client.post(MCP_PATH, json=tool("get_chat_getMessage", msgId=secret_msg.id), headers=mcp), 200),
+        ("mcp search rid", await client.post(MCP_PATH, json=tool("get_ai_search_by_query", query="acquisition", rid=secret.id), headers=mcp), 200),
+    ]  # fmt: skip
+    wrong = []
+    for name, response, status in checks:
+        leaked = "acquisition closes" in response.text or secret_msg.id in response.text
+        if response.status_code != status or leaked or not _answers_nothing(response):
+            wrong.append(f"{name}: {response.status_code} {response.text[:160]}")
+    figure(tried=len(checks), failed=len(wrong), answered_nothing=f"{len(checks) - len(wrong)}/{len(checks)}")
+    assert wrong == []
+
+
+# -- C4: tokens and sessions ------------------------------------------------------------------------
+
+_TOKEN_ALPHABET = string.ascii_letters + string.digits + "-_"
+
+
+@pytest.mark.requirement("C4")
+@pytest.mark.anyio
+@pytest.mark.parametrize("scale", SCALES)
+async def test_no_token_works_for_anyone_but_its_owner(
+    client: httpx.AsyncClient, store: Store, workspace: Workspace, scale: Scale, figure: Figure
+) -> None:
+    alice, bob = workspace["alice"], workspace["bob"]
+    mcp_ping = rpc("tools/call", {"name": "get_rooms_get", "arguments": {}})
+    accepted: list[str] = []
+
+    async def attempt(label: str, user_id: str, token: str) -> None:
+        rest = await client.get("/api/v1/me", headers={"X-User-Id": user_id, "X-Auth-Token": token})
+        mcp = await client.post(
+            MCP_PATH, json=mcp_ping, headers={"X-User-Id": user_id, "X-Auth-Token": token, **MCP_HEADERS}
+        )
+        if rest.status_code != 401 or mcp.status_code != 401:
+            accepted.append(f"{label}: REST {rest.status_code}, MCP {mcp.status_code}")
+
+    await attempt("alice's id with bob's login token", alice.user.id, bob.session)
+    await attempt("alice's id with bob's PAT", alice.user.id, bob.pat)
+    await attempt("bob's id with alice's PAT", bob.user.id, alice.pat)
+    for neighbour in {alice.pat[:-1] + c for c in "AaZz09-_"} - {alice.pat}:
+        await attempt("a neighbour of alice's PAT", alice.user.id, neighbour)
+    for _ in range(scale.guesses):
+        await attempt(
+            "a guessed token", alice.user.id, "".join(secrets.choice(_TOKEN_ALPHABET) for _ in alice.pat)
+        )
+    tried = 3 + 7 + scale.guesses
+    # A login token is a session: it works on REST, never on MCP (PATs only).
+    session_on_mcp = await client.post(MCP_PATH, json=mcp_ping, headers={**alice.headers, **MCP_HEADERS})
+    # Sessions are not authentication: the endpoint issues none, and a session id sent along changes nothing.
+    init = await client.post(
+        MCP_PATH,
+        json=rpc(
+            "initialize",
+            {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        ),
+        headers={**alice.pat_headers, **MCP_HEADERS},
+    )
+    as_bob = await client.post(
+        MCP_PATH,
+        json=mcp_ping,
+        headers={**bob.pat_headers, **MCP_HEADERS, "Mcp-Session-Id": "alice-session-1"},
+    )
+    bob_rooms = {r["_id"] for r in json.loads(as_bob.json()["result"]["content"][0]["text"])["update"]}
+    tokens = [store.create_token(alice.user.id, "pat", label=f"entropy-{n}")[1] for n in range(50)]
+    alphabet = set(itertools.chain.from_iterable(tokens))
+    bits = min(len(t) for t in tokens) * math.log2(64)
+    figure(
+        tried=tried + 2,
+        failed=len(accepted)
+        + (session_on_mcp.status_code != 401)
+        + (bob_rooms != set(store.readable_room_ids(bob.user.id))),
+        cross_user_uses_accepted=len(accepted),
+        guessed_tokens=scale.guesses,
+        session_ids_issued=int("mcp-session-id" in init.headers),
+        token_entropy_bits=round(bits),
+    )
+    assert accepted == []
+    assert session_on_mcp.status_code == 401
+    assert "mcp-session-id" not in init.headers
+    assert bob_rooms == set(store.readable_room_ids(bob.user.id))
+    assert alphabet <= set(_TOKEN_ALPHABET) and len(set(tokens)) == len(tokens)
+    assert bits >= 128
+
+
+@pytest.mark.requirement("C4")
+@pytest.mark.anyio
+async def test_the_clients_credentials_never_travel_upstream(
+    store: Store, workspace: Workspace, llm: tuple[FakeOpenAI, str], figure: Figure
+) -> None:
+    fake, url = llm
+    fake.reset()
+    alice = workspace["alice"]
+    client_secret = "client-bearer-secret-9f8e7d"
+    with RawUpstream() as pipeline:
+        pipeline.answer = {"results": [{"metadata": {"msg_id": workspace.messages["ops-3"].id}}]}
+        overrides = {
+            "pipeline_base_url": pipeline.url,
+            "pipeline_id": "p1",
+            "pipeline_api_key": "pk-1",
+            "pipeline_api_key_secret": "ps-1",
+            "outbound_allow_hosts": ["127.0.0.1"],
+        }
+        async with llm_app(store, url, **overrides) as app, asgi(app) as http:
+            headers = {
+                **alice.pat_headers,
+                "Authorization": f"Bearer {client_secret}",
+                "Cookie": f"s={client_secret}",
+            }
+            await http.get("/api/v1/ai.search", params={"query": "deploy"}, headers=headers)
+            await http.post(
+                "/api/v1/ai.search.answer",
+                json={"query": "x", "messages": [{"_id": workspace.messages["ops-3"].id}]},
+                headers=headers,
+            )
+            await http.post(
+                MCP_PATH,
+                json=tool("get_ai_search_by_query", query="deploy"),
+                headers={**headers, **MCP_HEADERS},
+            )
+        upstream = [json.dumps(r.headers) for r in fake.requests] + [
+            json.dumps(r.headers) for r in pipeline.requests
+        ]
+    carrying = [h for h in upstream if client_secret in h or alice.pat in h]
+    figure(
+        tried=len(upstream),
+        failed=len(carrying),
+        upstream_requests=len(upstream),
+        carrying_client_credentials=len(carrying),
+    )
+    assert len(upstream) >= 3
+    assert carrying == []
