@@ -632,7 +632,7 @@ def test_csp_lets_pyodide_run_and_nothing_looser() -> None:
     assert policy == {
         "default-src": ["'self'"],
         "script-src": ["'self'", "'wasm-unsafe-eval'"],
-        "worker-src": ["'self'", "blob:"],
+        "worker-src": ["'self'"],
         "connect-src": ["'self'"],
         "img-src": ["'self'", "data:"],
         "style-src": ["'self'"],
