@@ -701,3 +701,46 @@ async def test_models_fall_back_to_the_selected_model_and_never_fail(
             r = await http.get(MODELS, headers=workspace["carol"].headers)
     assert r.status_code == 200
     assert r.json()["data"] == [{"key": "gpt-4o", "label": "gpt-4o"}]
+
+
+# -- choosing the model --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["json", "stream"])
+async def test_a_privileged_caller_may_answer_with_another_offered_model(
+    fake: FakeOpenAI, provider_url: str, store: Store, workspace: Workspace, streamed: bool
+) -> None:
+    headers = {**workspace["carol"].headers, **(SSE if streamed else {})}
+    async with serving(store, **llm(provider_url)) as http:
+        r = await http.post(ANSWER, json={**body(workspace, "ops-3"), "model": "gpt-4o"}, headers=headers)
+    assert r.status_code == 200, r.text
+    (request,) = fake.completions()
+    assert request.body["model"] == "gpt-4o"
+    provider = events(r)[-1][1]["provider"] if streamed else r.json()["provider"]
+    assert provider["model"] == "gpt-4o"
+
+
+@pytest.mark.parametrize(
+    ("who", "model", "status", "error_type"),
+    [
+        pytest.param("carol", "no-such-model", 400, "error-invalid-model", id="model-not-offered"),
+        pytest.param("alice", "gpt-4o", 403, "error-not-allowed", id="caller-may-not-list-models"),
+    ],
+)
+async def test_a_model_choice_is_checked_before_the_provider_answers(
+    fake: FakeOpenAI,
+    provider_url: str,
+    store: Store,
+    workspace: Workspace,
+    who: str,
+    model: str,
+    status: int,
+    error_type: str,
+) -> None:
+    async with serving(store, **llm(provider_url)) as http:
+        r = await http.post(
+            ANSWER, json={**body(workspace, "general-1"), "model": model}, headers=workspace[who].headers
+        )
+    assert r.status_code == status
+    assert r.json()["errorType"] == error_type
+    assert fake.completions() == []

@@ -24,6 +24,7 @@ were given ("Incorrect API key provided: sk-...").
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 from collections.abc import AsyncGenerator, Mapping
@@ -146,6 +147,16 @@ class OpenAICompatibleProvider:
     @property
     def model(self) -> str:
         return self.config.model
+
+    def with_model(self, model: str) -> OpenAICompatibleProvider:
+        """The same provider answering with another of its models (a per-request choice)."""
+        return OpenAICompatibleProvider(
+            self.client,
+            dataclasses.replace(self.config, model=model),
+            completion_timeout_seconds=self.completion_timeout_seconds,
+            models_timeout_seconds=self.models_timeout_seconds,
+            max_response_bytes=self.max_response_bytes,
+        )
 
     def _headers(self) -> dict[str, str]:
         # No key (a local Ollama or llama.cpp server): send no Authorization header at all rather

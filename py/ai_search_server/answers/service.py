@@ -214,14 +214,33 @@ class AnswerService:
 
     # -- answers ---------------------------------------------------------------------------------
 
-    async def answer(self, user: User, query: str, refs: Sequence[AnswerSourceRef]) -> AnswerResult:
+    async def _provider_for(self, model: str | None) -> OpenAICompatibleProvider | None:
+        """The provider to ask (with the requested model, when one is named), or None: extractive.
+
+        Raises:
+            errors.FeatureUnavailable: see ``_check_ready``.
+            errors.InvalidParams (error-invalid-model): the provider does not offer that model.
+        """
+        provider = self._check_ready()
+        if provider is None or not model or model == provider.model:
+            return provider
+        offered = {option.key for option in await provider.list_models()}
+        if model not in offered:
+            raise errors.InvalidParams(
+                f"The AI provider does not offer the model {model!r}", error_type="error-invalid-model"
+            )
+        return provider.with_model(model)
+
+    async def answer(
+        self, user: User, query: str, refs: Sequence[AnswerSourceRef], *, model: str | None = None
+    ) -> AnswerResult:
         """The whole answer at once (JSON callers and MCP tools).
 
         Raises:
-            errors.FeatureUnavailable, errors.InvalidParams: see ``_check_ready`` and ``load_sources``.
+            errors.FeatureUnavailable, errors.InvalidParams: see ``_provider_for`` and ``load_sources``.
             errors.UpstreamFailure: the provider failed (504 ``UpstreamTimeout`` when it was too slow).
         """
-        provider = self._check_ready()
+        provider = await self._provider_for(model)
         sources = self.load_sources(user, refs)
         if provider is None:
             return self._result(build_extractive_answer(query, [s.source for s in sources]), sources, None)
@@ -232,7 +251,7 @@ class AnswerService:
         return self._result(raw, sources, provider)
 
     async def answer_events(
-        self, user: User, query: str, refs: Sequence[AnswerSourceRef]
+        self, user: User, query: str, refs: Sequence[AnswerSourceRef], *, model: str | None = None
     ) -> AsyncGenerator[AnswerDelta | AnswerDone, None]:
         """The answer as it is written: ``AnswerDelta``s whose texts join to the final answer, then
         one ``AnswerDone`` with the answer, its citations and the provider.
@@ -240,7 +259,7 @@ class AnswerService:
         Raises (from any step of the iteration):
             the same errors as ``answer``. Status and sources are checked before anything is yielded.
         """
-        provider = self._check_ready()
+        provider = await self._provider_for(model)
         sources = self.load_sources(user, refs)
         if provider is None:
             result = self._result(build_extractive_answer(query, [s.source for s in sources]), sources, None)

@@ -63,6 +63,8 @@ MODELS_RATE_LIMIT = RateLimitRule(count=5, period_seconds=60)
 # The per-setting permission that, with manage-selected-settings, lets a user pick the model
 # (upstream's change-setting-AI_LLM_OpenAI_Model, named after our setting).
 MODEL_SETTING_PERMISSION = "change-setting-llm_model"
+# Characters of a model name a caller may ask for.
+MAX_MODEL_NAME_CHARS = 200
 _PRIVILEGED_SETTING_PERMISSIONS = frozenset({"view-privileged-setting", "edit-privileged-setting"})
 _SELECTED_SETTING_PERMISSIONS = frozenset({"manage-selected-settings", MODEL_SETTING_PERMISSION})
 
@@ -92,6 +94,14 @@ class AnswerParams(Params):
     messages: Annotated[
         list[AnswerSourceParam], Field(min_length=1, max_length=MAX_SEARCH_ANSWER_MESSAGES)
     ] = Field(description="The source messages, best first; the answer cites them as [1], [2]...")
+    model: Annotated[str, Field(min_length=1, max_length=MAX_MODEL_NAME_CHARS)] | SkipJsonSchema[None] = (
+        Field(
+            default=None,
+            description="One of the provider's models (ai.llm.models) to answer with, instead of the "
+            "configured one; only for callers allowed to list models.",
+            json_schema_extra=_drop_default,
+        )
+    )
 
 
 def answer_service(services: Services) -> AnswerService:
@@ -129,10 +139,14 @@ def _request(params: AnswerParams) -> tuple[str, list[AnswerSourceRef]]:
 )
 async def search_answer(req: ApiRequest[AnswerParams]) -> Mapping[str, Any] | Response:
     query, refs = _request(req.params)
+    model = req.params.model
+    assert req.caller is not None
+    if model is not None and not may_list_models(req.caller.permissions):
+        raise errors.Forbidden("Choosing the answer model needs the permission to list models")
     service = answer_service(req.services)
     if not wants_event_stream(req.http.headers.get("accept")):
-        return (await service.answer(req.user, query, refs)).to_json()
-    events = service.answer_events(req.user, query, refs)
+        return (await service.answer(req.user, query, refs, model=model)).to_json()
+    events = service.answer_events(req.user, query, refs, model=model)
     # The first event is awaited here, so a failure before any text (answers off, sources refused,
     # provider down or too slow to start) is a JSON error with its status, not a 200 stream.
     try:
