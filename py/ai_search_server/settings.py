@@ -23,7 +23,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ENV_PREFIX", "SECRET_SETTINGS", "Settings", "SettingsError", "load_settings", "settings_table"]
+__all__ = [
+    "ENV_PREFIX",
+    "SECRET_SETTINGS",
+    "Settings",
+    "SettingsError",
+    "load_settings",
+    "settings_markdown",
+    "settings_table",
+]
 
 ENV_PREFIX = "AI_SEARCH_"
 
@@ -104,6 +112,15 @@ class Settings:
     search_recency_half_life_days: int = _s(
         30, "Age at which the recency boost halves (days).", low=1, high=3650
     )
+    embedded_pipeline_http: bool = _s(
+        False,
+        "Serve the embedded pipeline over HTTP at /pipeline/v1/pipelines/embedded/search (the remote "
+        "pipeline contract), so another proxy can use this index.",
+    )
+    embedded_pipeline_api_key: str = _s("", "X-API-KEY that the served embedded pipeline requires (secret).")
+    embedded_pipeline_api_key_secret: str = _s(
+        "", "X-API-KEY-SECRET that the served embedded pipeline requires (secret)."
+    )
     embedder: str = _s(
         "local",
         "Embeddings for the semantic branch: local (packaged all-MiniLM-L6-v2, "
@@ -141,7 +158,14 @@ class Settings:
 
 
 SECRET_SETTINGS = frozenset(
-    {"pipeline_api_key", "pipeline_api_key_secret", "embedding_api_key", "llm_api_key"}
+    {
+        "pipeline_api_key",
+        "pipeline_api_key_secret",
+        "embedded_pipeline_api_key",
+        "embedded_pipeline_api_key_secret",
+        "embedding_api_key",
+        "llm_api_key",
+    }
 )
 _BOOL_WORDS = {
     "1": True,
@@ -252,3 +276,23 @@ def load_settings(
             f"setting 'log_level': expected debug, info, warning or error, got {settings.log_level!r}"
         )
     return settings
+
+
+def settings_markdown() -> str:
+    """The README's settings table; ``python -m ai_search_server.settings`` prints it."""
+    rows = ["| setting | environment variable | type | default | what it does |", "|---|---|---|---|---|"]
+    for name, type_name, default, help_text in settings_table():
+        shown = (
+            ",".join(default)
+            if isinstance(default, list)
+            else str(default).lower()
+            if isinstance(default, bool)
+            else str(default)
+        )
+        cell = f"`{shown}`" if shown else "(empty)"
+        rows.append(f"| `{name}` | `{ENV_PREFIX}{name.upper()}` | {type_name} | {cell} | {help_text} |")
+    return "\n".join(rows) + "\n"
+
+
+if __name__ == "__main__":
+    print(settings_markdown(), end="")

@@ -6,7 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from ai_search_server.settings import ENV_PREFIX, Settings, SettingsError, load_settings, settings_table
+from ai_search_server.settings import (
+    ENV_PREFIX,
+    Settings,
+    SettingsError,
+    load_settings,
+    settings_markdown,
+    settings_table,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -24,7 +31,9 @@ def test_defaults_need_no_configuration() -> None:
     [
         pytest.param({"AI_SEARCH_MCP_ENABLED": "yes"}, "mcp_enabled", True, id="bool-yes"),
         pytest.param({"AI_SEARCH_MCP_ENABLED": "0"}, "mcp_enabled", False, id="bool-zero"),
-        pytest.param({"AI_SEARCH_SEARCH_SEMANTIC_WEIGHT": " 70 "}, "search_semantic_weight", 70, id="int-trimmed"),
+        pytest.param(
+            {"AI_SEARCH_SEARCH_SEMANTIC_WEIGHT": " 70 "}, "search_semantic_weight", 70, id="int-trimmed"
+        ),
         pytest.param(
             {"AI_SEARCH_CORS_ALLOWED_ORIGINS": "https://a.example, https://b.example,"},
             "cors_allowed_origins",
@@ -41,7 +50,9 @@ def test_environment_values_are_converted(env: dict[str, str], name: str, expect
 @pytest.mark.parametrize(
     ("env", "fragment"),
     [
-        pytest.param({"AI_SEARCH_SEARCH_SEMANTIC_WEIGHT": "lots"}, "'search_semantic_weight'", id="not-an-int"),
+        pytest.param(
+            {"AI_SEARCH_SEARCH_SEMANTIC_WEIGHT": "lots"}, "'search_semantic_weight'", id="not-an-int"
+        ),
         pytest.param({"AI_SEARCH_SEARCH_SEMANTIC_WEIGHT": "101"}, "from 0 to 100", id="out-of-range"),
         pytest.param({"AI_SEARCH_MCP_ENABLED": "maybe"}, "true or false", id="not-a-bool"),
         pytest.param({"AI_SEARCH_EMBEDDER": "gpu"}, "'embedder'", id="unknown-choice"),
@@ -87,7 +98,9 @@ def test_public_view_never_shows_secrets() -> None:
     assert "sk-secret-123" not in repr(view)
 
 
-def test_readme_documents_every_setting() -> None:
+def test_readme_settings_table_is_the_one_the_code_prints() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = readme.split("<!-- settings:start -->\n", 1)[1].split("<!-- settings:end -->", 1)[0]
+    assert block == settings_markdown(), "README settings table is stale: python -m ai_search_server.settings"
     for name, _type, _default, _help in settings_table():
-        assert f"`{ENV_PREFIX}{name.upper()}`" in readme, f"README does not document {name}"
+        assert f"`{ENV_PREFIX}{name.upper()}`" in block
