@@ -23,12 +23,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import random
 import resource
 import socket
 import sqlite3
+import subprocess
 import sys
-import threading
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -55,6 +56,8 @@ ROOMS_PER_USER = 14
 IMPORT_BATCH = 5000
 EMBED_WAIT_SECONDS = 4 * 3600
 RESULTS = 10
+# How long the server process may take to open the index and load the model (seconds).
+SERVER_START_SECONDS = 120
 # Requests made before measuring (connection set-up, first-call caches).
 WARMUP_QUERIES = 10
 QUERIES = [
@@ -182,28 +185,6 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-class Server:
-    """The app under uvicorn in a thread (its lifespan opens the index and loads the model)."""
-
-    def __init__(self, app: Any, port: int) -> None:
-        self.port = port
-        config = uvicorn.Config(
-            app, host="127.0.0.1", port=port, log_level="warning", access_log=False, lifespan="on"
-        )
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-
-    def __enter__(self) -> str:
-        self.thread.start()
-        while not self.server.started:
-            time.sleep(0.05)
-        return f"http://127.0.0.1:{self.port}"
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.should_exit = True
-        self.thread.join()
-
-
 async def measure_http(base_url: str, headers: dict[str, str], queries: list[str]) -> list[float]:
     timings = []
     async with httpx.AsyncClient(base_url=base_url, headers=headers, timeout=60) as client:
@@ -223,6 +204,61 @@ def ms(values: list[float]) -> str:
     return f"p50 {percentile(values, 0.5) * 1000:7.2f} ms   p99 {percentile(values, 0.99) * 1000:7.2f} ms"
 
 
+def process_rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def serve(data_dir: Path, port: int) -> None:
+    """The server process: the real app on the data dir, uvicorn, lifespan on (opens the index)."""
+    store = open_store(data_dir)
+    settings = load_settings(
+        environ={}, overrides={"site_url": f"http://127.0.0.1:{port}", "embedder": "local"}
+    )
+    uvicorn.run(
+        create_app(settings, store), host="127.0.0.1", port=port, log_level="warning", access_log=False
+    )
+
+
+def start_server(data_dir: Path) -> tuple[subprocess.Popen[bytes], str]:
+    port = free_port()
+    process = subprocess.Popen([sys.executable, __file__, "--serve", str(data_dir), str(port)])
+    base_url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + SERVER_START_SECONDS
+    while time.monotonic() < deadline:
+        try:
+            httpx.get(f"{base_url}/openapi.json", timeout=1)
+            return process, base_url
+        except httpx.TransportError:
+            time.sleep(0.2)
+    process.kill()
+    raise SystemExit("the server did not start")
+
+
+def components(
+    data_dir: Path, store: Any, user_id: str, queries: list[str]
+) -> tuple[list[float], list[float]]:
+    """Query embedding and vector scan alone, in this process (the server process is idle then)."""
+    from ai_search_server.retrieval.minilm import MiniLMEmbedder
+
+    index = EmbeddedIndex.open(data_dir / INDEX_FILENAME, store, MiniLMEmbedder.load())
+    rooms = frozenset(store.readable_room_ids(user_id))
+    embed_times, scan_times = [], []
+    try:
+        for query in queries:
+            started = time.perf_counter()
+            vector = index.embed_query(query)
+            embed_times.append(time.perf_counter() - started)
+            started = time.perf_counter()
+            index.semantic_search(vector, VectorScope(rooms), 30, -1.0)
+            scan_times.append(time.perf_counter() - started)
+    finally:
+        index.close()
+    return embed_times, scan_times
+
+
 def run_size(size: int, query_count: int) -> dict[str, Any]:
     data_dir = OUT / f"search-{size}"
     store = build_store(data_dir, size)
@@ -233,37 +269,28 @@ def run_size(size: int, query_count: int) -> dict[str, Any]:
     rng = random.Random(size)
     queries = [rng.choice(QUERIES) for _ in range(query_count + WARMUP_QUERIES)]
     without_model = memory_probe(data_dir)
-    port = free_port()
-    site = f"http://127.0.0.1:{port}"
-    settings = load_settings(environ={}, overrides={"site_url": site, "embedder": "local"})
-    app = create_app(settings, store)
-    with Server(app, port) as base_url:
+    process, base_url = start_server(data_dir)
+    try:
         http = asyncio.run(measure_http(base_url, headers, queries))
-        handle = app.state.services.extras["search"]
-        index: EmbeddedIndex = handle.index
-        rss_serving = rss_mib()
-        embed_times, scan_times = [], []
-        rooms = frozenset(store.readable_room_ids(user.id))
-        for query in queries[:100]:
-            started = time.perf_counter()
-            vector = index.embed_query(query)
-            embed_times.append(time.perf_counter() - started)
-            started = time.perf_counter()
-            index.semantic_search(vector, VectorScope(rooms), 30, -1.0)
-            scan_times.append(time.perf_counter() - started)
-        vector_mib = index.vector_bytes / 2**20
-        vectors = index.vector_count
+        rss_serving = process_rss_mib(process.pid)
+    finally:
+        process.terminate()
+        process.wait()
     fts = bare_fts(data_dir, queries[WARMUP_QUERIES:])
+    embed_times, scan_times = components(data_dir, store, user.id, queries[:100])
+    rooms = store.readable_room_ids(user.id)
     store.close()
-    print(f"\n== {size} messages ({vectors} vectors), user00 reads {len(rooms)} of {ROOMS} rooms")
+    print(
+        f"\n== {size} messages, user00 reads {len(rooms)} of {ROOMS} rooms; load average {os.getloadavg()[0]:.1f}"
+    )
     print(f"ai.search over HTTP (hybrid, {RESULTS} results): {ms(http)}")
     print(f"bare FTS5 query on the same data:        {ms(fts)}")
     print(f"  ratio of medians (the overhead we own): {percentile(http, 0.5) / percentile(fts, 0.5):.1f}x")
     print(f"query embedding (MiniLM, numpy):         {ms(embed_times)}")
     print(f"vector scan (brute force, scoped):       {ms(scan_times)}")
     print(
-        f"vector matrix: {vector_mib:.1f} MiB; RSS of a process holding store + index without the model: "
-        f"{without_model:.0f} MiB; this bench process serving with the model: {rss_serving:.0f} MiB"
+        f"RSS of a process holding store + index (all vectors) without the model: {without_model:.0f} MiB; "
+        f"of the server with the model, after the run: {rss_serving:.0f} MiB"
     )
     print(
         f"indexing (at build): keyword {figures['keyword_messages_per_second']:.0f} msg/s, "
@@ -285,8 +312,6 @@ class _ProbeEmbedder:
 
 def memory_probe(data_dir: Path) -> float:
     """RSS (MiB) of a fresh process that opens the store and the index with every vector, no model."""
-    import subprocess
-
     out = subprocess.run(
         [sys.executable, __file__, "--memory-probe", str(data_dir)],
         check=True,
@@ -299,6 +324,7 @@ def memory_probe(data_dir: Path) -> float:
 def _probe(data_dir: Path) -> None:
     store = open_store(data_dir)
     index = EmbeddedIndex.open(data_dir / INDEX_FILENAME, store, _ProbeEmbedder())  # type: ignore[arg-type]
+    print(f"vectors in memory: {index.vector_count}, {index.vector_bytes / 2**20:.1f} MiB", file=sys.stderr)
     print(f"{rss_mib():.1f}")
     index.close()
     store.close()
@@ -307,6 +333,9 @@ def _probe(data_dir: Path) -> None:
 def main() -> None:
     if len(sys.argv) == 3 and sys.argv[1] == "--memory-probe":
         _probe(Path(sys.argv[2]))
+        return
+    if len(sys.argv) == 4 and sys.argv[1] == "--serve":
+        serve(Path(sys.argv[2]), int(sys.argv[3]))
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])

@@ -2,10 +2,10 @@
 
 Middleware, outermost first (a request passes them in this order)::
 
-    SecurityHeadersMiddleware   CSP, nosniff, frame-ancestors on every response
+    SecurityHeadersMiddleware   CSP, nosniff; frame-ancestors: embedders on /embed, 'none' elsewhere
     OriginMiddleware            Host allow-list (421), Origin allow-list on /api/ (403), CORS
     BodyLimitMiddleware         request bodies over the cap answer 413 before a route reads them
-    Router                      /api/v1/<route>, /api/v1/mcp, /openapi.json, the page
+    Router                      /api/v1/<route>, /api/v1/mcp, /openapi.json, the page, the widget page
 
 Use ``create_app(settings, store)``; ``cli.serve`` builds both from the command line.
 """
@@ -13,6 +13,7 @@ Use ``create_app(settings, store)``; ``cli.serve`` builds both from the command 
 from __future__ import annotations
 
 import contextlib
+import html
 import logging
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
@@ -20,7 +21,7 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 
 from . import __version__, errors
@@ -36,15 +37,21 @@ from .security import (
     OriginMiddleware,
     OriginPolicy,
     SecurityHeadersMiddleware,
+    normalize_origin,
 )
 from .services import Services
 from .settings import Settings
 from .static import PROJECT_ROOT, REVALIDATE_CACHE, PageFiles
 from .store.base import Store
 
-__all__ = ["create_app", "origin_policy"]
+__all__ = ["EMBED_ORIGINS_PLACEHOLDER", "EMBED_PAGE_PATH", "create_app", "embed_origins", "origin_policy"]
 
 log = logging.getLogger(__name__)
+
+# The widget page (embed.html, docs/widget.md): the only response other sites may frame.
+EMBED_PAGE_PATH = "/embed"
+# Replaced in embed.html by the origins its bridge may talk to (space-separated, HTML-escaped).
+EMBED_ORIGINS_PLACEHOLDER = "__AI_SEARCH_EMBED_ORIGINS__"
 
 
 def origin_policy(settings: Settings) -> OriginPolicy:
@@ -54,6 +61,17 @@ def origin_policy(settings: Settings) -> OriginPolicy:
         embed_allowed_origins=tuple(settings.embed_allowed_origins),
         allowed_hosts=tuple(settings.allowed_hosts) or None,
     )
+
+
+def embed_origins(settings: Settings) -> tuple[str, ...]:
+    """The origins the widget page may talk to: its own site and every valid embed allow-list entry.
+
+    The origins frame-ancestors names, normalised as browsers serialise ``event.origin`` and
+    ``location.origin``, so that the widget page compares them as plain strings.
+    """
+    entries = (settings.site_url, *settings.embed_allowed_origins)
+    origins = (normalize_origin(entry) for entry in entries if entry)
+    return tuple(dict.fromkeys(origin for origin in origins if origin is not None))
 
 
 def create_app(
@@ -80,6 +98,15 @@ def create_app(
     async def page(_request: Request) -> Response:
         return FileResponse(root / "index.html", headers={"cache-control": REVALIDATE_CACHE})
 
+    allowed_embedders = html.escape(" ".join(embed_origins(settings)))
+
+    async def embed_page(_request: Request) -> Response:
+        text = (root / "embed.html").read_text(encoding="utf-8")
+        return HTMLResponse(
+            text.replace(EMBED_ORIGINS_PLACEHOLDER, allowed_embedders),
+            headers={"cache-control": REVALIDATE_CACHE},
+        )
+
     async def config_file(_request: Request) -> Response:
         return FileResponse(
             root / "pyscript.toml",
@@ -100,6 +127,7 @@ def create_app(
         Route("/api/{rest:path}", unknown_api, methods=["GET", "POST", "PUT", "DELETE"]),
         Route("/openapi.json", openapi, methods=["GET"]),
         Route("/", page, methods=["GET"]),
+        Route(EMBED_PAGE_PATH, embed_page, methods=["GET"]),
         Route("/pyscript.toml", config_file, methods=["GET"]),
         Mount("/static", PageFiles(directory=root / "static", immutable_prefixes=("/static/vendor/",))),
         # Only the browser's packages: the server's own code is not the page's business.
@@ -123,5 +151,9 @@ def create_app(
     policy = origin_policy(settings)
     app.add_middleware(BodyLimitMiddleware, max_body_bytes=settings.max_request_body_bytes)
     app.add_middleware(OriginMiddleware, policy=policy)
-    app.add_middleware(SecurityHeadersMiddleware, frame_ancestors=tuple(settings.embed_allowed_origins))
+    app.add_middleware(
+        SecurityHeadersMiddleware,
+        frame_ancestors=tuple(settings.embed_allowed_origins),
+        frameable_paths=(EMBED_PAGE_PATH,),
+    )
     return app

@@ -509,6 +509,12 @@ class SecurityHeadersMiddleware:
     Added to every HTTP response, HTML or not, unless the app already set that header for a route on
     purpose. ``Referrer-Policy: no-referrer``: a result links out of the product, and the page URL holds
     the search query and room filters, which must not leak to the linked site.
+
+    ``frameable_paths`` None: every response may be framed by ``frame_ancestors``. A collection: only
+    those exact paths may (the widget page, ``/embed``); every other response, the full search page
+    included, gets ``frame-ancestors 'none'`` and ``X-Frame-Options: DENY``, so the page with the
+    sign-in form can never be clickjacked, whatever the embed allow-list says. ``X-Frame-Options``
+    cannot name origins, so a frameable path with an allow-list omits it (``frame-ancestors`` rules).
     """
 
     def __init__(
@@ -518,27 +524,41 @@ class SecurityHeadersMiddleware:
         frame_ancestors: Sequence[str],
         csp_extra: Mapping[str, Sequence[str]] | None = None,
         report_only: bool = False,
+        frameable_paths: Collection[str] | None = None,
     ) -> None:
         self.app = app
+        self.frameable_paths = None if frameable_paths is None else frozenset(frameable_paths)
+        self.headers = self._headers(frame_ancestors, csp_extra, report_only)
+        self.unframed_headers = (
+            self.headers if self.frameable_paths is None else self._headers((), csp_extra, report_only)
+        )
+
+    @staticmethod
+    def _headers(
+        frame_ancestors: Sequence[str], csp_extra: Mapping[str, Sequence[str]] | None, report_only: bool
+    ) -> dict[str, str]:
         csp_name = "Content-Security-Policy-Report-Only" if report_only else "Content-Security-Policy"
-        self.headers: dict[str, str] = {
+        headers = {
             csp_name: build_csp(frame_ancestors=frame_ancestors, extra=csp_extra),
             "X-Content-Type-Options": "nosniff",
             "Referrer-Policy": "no-referrer",
         }
         if not frame_ancestors:
             # For browsers without CSP frame-ancestors; it cannot express an allow-list, so only "none".
-            self.headers["X-Frame-Options"] = "DENY"
+            headers["X-Frame-Options"] = "DENY"
+        return headers
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        framed = self.frameable_paths is None or scope["path"] in self.frameable_paths
+        chosen = self.headers if framed else self.unframed_headers
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 headers = MutableHeaders(scope=message)
-                for name, value in self.headers.items():
+                for name, value in chosen.items():
                     headers.setdefault(name, value)
             await send(message)
 

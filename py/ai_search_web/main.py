@@ -1,5 +1,8 @@
-"""The entry script of index.html (``<script type="py" src="./py/ai_search_web/main.py">``)."""
+"""The entry script of index.html and of the widget page embed.html (``<script type="py" src=...>``)."""
 
+from ai_search_web.embed_bridge import EmbedBridge
 from ai_search_web.page import Page
 
-Page().start()
+page = Page()
+page.start()
+EmbedBridge.attach(page)  # the widget page in an allowed host's iframe only; elsewhere nothing

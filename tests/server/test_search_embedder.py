@@ -170,19 +170,16 @@ async def test_a_configured_remote_pipeline_is_used_instead_of_the_index(
         await handle.aclose()
 
 
-@dataclasses.dataclass(frozen=True)
-class ServedSettings(Settings):
-    """Settings with the three names `settings.py` does not have yet (read with getattr)."""
-
-    embedded_pipeline_http: bool = True
-    embedded_pipeline_api_key: str = "k-1"
-    embedded_pipeline_api_key_secret: str = "s-1"
-
-
 def test_the_app_builds_the_index_at_start_up_and_serves_the_pipeline(
     settings: Settings, workspace: Workspace, data_dir: Path
 ) -> None:
-    served = ServedSettings(**{**dataclasses.asdict(settings), "embedder": "none"})
+    served = dataclasses.replace(
+        settings,
+        embedder="none",
+        embedded_pipeline_http=True,
+        embedded_pipeline_api_key="k-1",
+        embedded_pipeline_api_key_secret="s-1",
+    )
     app = create_app(served, workspace.store)
     with TestClient(app, base_url="http://testserver") as client:
         handle = app.state.services.extras[SEARCH_EXTRA]

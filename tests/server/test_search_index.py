@@ -174,6 +174,25 @@ def test_keyword_hits_matching_more_of_the_query_weight_come_first(
     assert hits[0].coverage > hits[1].coverage > hits[2].coverage > 0
 
 
+def test_common_words_are_not_searched_in_a_large_index(
+    workspace: Workspace, index: EmbeddedIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ai_search_server.retrieval.index as index_module
+
+    monkeypatch.setattr(index_module, "COMMON_TERM_MIN_DOCUMENTS", 10)
+    general = workspace.rooms["general"].id
+    alice = workspace["alice"].user.id
+    for n in range(20):
+        workspace.store.post_message(general, alice, f"the weather was fine on day {n}")
+    wanted = workspace.store.post_message(general, alice, "the checkout was slow")
+    hits = index.keyword_search(query_terms("the checkout nowhereword"), KeywordScope([general]), 50)
+    # "the" is in most messages: left out, so messages holding only "the" are not hits; a word no
+    # message holds ("nowhereword") does not count as the rarer term that would replace it.
+    assert [h.msg_id for h in hits] == [wanted.id]
+    only_common = index.keyword_search(query_terms("the nowhereword"), KeywordScope([general]), 50)
+    assert len(only_common) > 20
+
+
 def test_writes_from_another_process_are_caught_up(
     workspace: Workspace, index: EmbeddedIndex, data_dir: Path
 ) -> None:

@@ -187,3 +187,7 @@ def test_term_weights_follow_idf(counts: dict, total: int, rarer_first: list) ->
 )
 def test_term_coverage(matched: list, weights: dict, coverage: float) -> None:
     assert term_coverage(matched, weights) == pytest.approx(coverage)
+
+
+def test_a_word_matching_two_prefix_terms_credits_both() -> None:
+    assert matched_terms("deployments", query_terms("deploy deployment")) == {("deploy",), ("deployment",)}

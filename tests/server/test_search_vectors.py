@@ -119,3 +119,13 @@ def test_normalise_rows(rows: list[list[float]], norms: list[float]) -> None:
     out = normalise_rows(rows)
     assert out.dtype == np.float32
     assert np.linalg.norm(out, axis=1).round(6).tolist() == norms
+
+
+def test_reserve_makes_room_without_changing_results(matrix: VectorMatrix) -> None:
+    before = matrix.search(unit(1, 0, 0), VectorScope(ALL_OPEN), k=10)
+    matrix.reserve(5000)
+    assert matrix.nbytes >= 5000 * 3 * 4
+    assert matrix.search(unit(1, 0, 0), VectorScope(ALL_OPEN), k=10) == before
+    small = matrix.nbytes
+    matrix.reserve(10)  # never shrinks
+    assert matrix.nbytes == small

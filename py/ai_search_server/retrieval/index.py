@@ -36,10 +36,19 @@ from ..store.records import MessageEvent
 from .embedder import Embedder, EmbedderError, EmbedderUnavailable
 from .index_db import DocRow, IndexDatabase, KeywordHit, KeywordScope, message_digest
 from .progress import ProgressReporter
-from .terms import Term, fts_match_expression, is_prefix_term, matched_terms, term_coverage, term_weights
+from .terms import (
+    Term,
+    TermMatcher,
+    fts_match_expression,
+    is_prefix_term,
+    term_coverage,
+    term_weights,
+)
 from .vectors import VectorMatrix, VectorScope
 
 __all__ = [
+    "COMMON_TERM_MIN_DOCUMENTS",
+    "COMMON_TERM_SHARE",
     "EMBED_BATCH_TEXTS",
     "EMBED_RETRY_MAX_SECONDS",
     "INDEX_FILENAME",
@@ -57,6 +66,12 @@ EMBED_BATCH_TEXTS = 256
 # Messages BM25 proposes to the coverage ranking of one keyword search (messages): enough that a
 # message matching the rarest words is in the pool, few enough to re-read in a millisecond or two.
 KEYWORD_POOL_SIZE = 200
+# A term in more than this share of all messages is not sent to FTS5 when rarer terms remain.
+COMMON_TERM_SHARE = 0.2
+# Indexes smaller than this (messages) search every term, common or not.
+COMMON_TERM_MIN_DOCUMENTS = 1000
+# Longest a cached message count (for term weights) is used before counting again (seconds).
+DOCUMENT_COUNT_SECONDS = 5.0
 # Longest wait between retries after the embedder failed (seconds); waits double from 1 s up to it.
 EMBED_RETRY_MAX_SECONDS = 60.0
 # Least time between two checks that another process changed the store (seconds).
@@ -87,6 +102,7 @@ class EmbeddedIndex:
         self.embed_failures = 0
         self.last_embed_error: str | None = None
         self._last_stale_check = time.monotonic()
+        self._document_count: tuple[int, float] | None = None  # (count, when counted)
         self._refresh: threading.Thread | None = None
 
     # -- lifecycle --------------------------------------------------------------------------------
@@ -233,6 +249,9 @@ class EmbeddedIndex:
             log.info("search index: embedder is now %s; every message will be embedded again", model_id)
             self.db.set_meta(_MODEL_META_KEY, model_id)
         dimensions = self.embedder.dimensions or None
+        if dimensions:
+            self._matrix = VectorMatrix(dimensions)
+            self._matrix.reserve(self.db.count())
         for batch in self.db.load_vectors(model_id, dimensions):
             for stored in batch:
                 self._upsert_vector(stored.rowid, stored.vector, stored.rid, stored.username, stored.ts_ms)
@@ -340,20 +359,26 @@ class EmbeddedIndex:
         FTS5 finds the `KEYWORD_POOL_SIZE` best by BM25; they are then ordered by coverage (the
         share of the query's IDF weight a message holds: "checkout" and "slow" outweigh "why was
         the"), BM25 breaking ties. BM25 alone lets a three-word message holding only "slow" and
-        "was" beat a long one holding "checkout", "slow" and "month".
+        "was" beat a long one holding "checkout", "slow" and "month". Terms in more than
+        `COMMON_TERM_SHARE` of all messages are left out of the FTS5 query when rarer ones remain:
+        they weigh next to nothing, and ranking their tens of thousands of matches costs the most.
+        Small indexes (under `COMMON_TERM_MIN_DOCUMENTS`) search every term: they are cheap, and
+        there a share says little.
         """
-        match = fts_match_expression(terms)
-        if not match or not scope.rooms or k <= 0:
+        if not terms or not scope.rooms or k <= 0:
             return []
-        hits = self.db.keyword_search(match, scope, max(k, KEYWORD_POOL_SIZE))
-        weights = self._term_weights(terms)
-        scored = [
-            replace(hit, coverage=term_coverage(matched_terms(hit.text, terms), weights)) for hit in hits
-        ]
+        counts = self._term_counts(terms)
+        total = self._documents()
+        weights = term_weights(counts, total)
+        rare = [t for t in terms if 0 < counts[t] <= COMMON_TERM_SHARE * total]
+        searched = rare if rare and total >= COMMON_TERM_MIN_DOCUMENTS else terms
+        hits = self.db.keyword_search(fts_match_expression(searched), scope, max(k, KEYWORD_POOL_SIZE))
+        matcher = TermMatcher(terms)
+        scored = [replace(hit, coverage=term_coverage(matcher.matched(hit.text), weights)) for hit in hits]
         scored.sort(key=lambda hit: (-round(hit.coverage, 9), hit.bm25))
         return scored[:k]
 
-    def _term_weights(self, terms: Sequence[Term]) -> dict[Term, float]:
+    def _term_counts(self, terms: Sequence[Term]) -> dict[Term, int]:
         singles = [t[0] for t in terms if len(t) == 1 and not is_prefix_term(t)]
         prefixes = [t[0] for t in terms if is_prefix_term(t)]
         words_in_phrases = [w for t in terms if len(t) > 1 for w in t]
@@ -364,7 +389,14 @@ class EmbeddedIndex:
                 per_term[term] = counts[term[0] + "*"]
             else:  # a phrase is at most as common as its rarest word
                 per_term[term] = min(counts[word] for word in term)
-        return term_weights(per_term, self.db.count())
+        return per_term
+
+    def _documents(self) -> int:
+        """The number of indexed messages, re-counted at most every `DOCUMENT_COUNT_SECONDS`."""
+        now = time.monotonic()
+        if self._document_count is None or now - self._document_count[1] > DOCUMENT_COUNT_SECONDS:
+            self._document_count = (self.db.count(), now)
+        return self._document_count[0]
 
     def rows(self, rowids: Sequence[int]) -> dict[int, DocRow]:
         return self.db.rows(rowids)

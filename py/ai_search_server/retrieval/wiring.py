@@ -12,9 +12,8 @@ Which pipeline:
   names (``local``: the packaged MiniLM; ``openai``: an OpenAI-compatible endpoint; ``none``). An
   embedder that cannot start leaves the search keyword-only, logged and said in every answer's meta.
 
-Settings read here that ``settings.py`` does not define yet are read with ``getattr`` and a default:
-``embedded_pipeline_http`` (bool, False), ``embedded_pipeline_api_key`` and
-``embedded_pipeline_api_key_secret`` (str, "").
+The embedded pipeline is also served over HTTP when ``embedded_pipeline_http`` is on and both
+``embedded_pipeline_api_key`` and ``embedded_pipeline_api_key_secret`` are set.
 """
 
 from __future__ import annotations
@@ -106,9 +105,9 @@ class EmbeddedPipelineHttpSettings:
 
 def embedded_pipeline_http_settings(settings: Settings) -> EmbeddedPipelineHttpSettings:
     return EmbeddedPipelineHttpSettings(
-        enabled=bool(getattr(settings, "embedded_pipeline_http", False)),
-        api_key=str(getattr(settings, "embedded_pipeline_api_key", "")),
-        api_key_secret=str(getattr(settings, "embedded_pipeline_api_key_secret", "")),
+        enabled=settings.embedded_pipeline_http,
+        api_key=settings.embedded_pipeline_api_key,
+        api_key_secret=settings.embedded_pipeline_api_key_secret,
     )
 
 

@@ -1,0 +1,283 @@
+"""Benchmark the embeddable widget: what the loader costs a host page, and how fast it opens.
+
+    .venv/bin/python bench/bench_widget.py [--runs 3] [--json]
+
+Starts the real app in-process (uvicorn on a free loopback port, a temp data dir with the demo
+workspace, keyword-only retrieval) with a host page origin on its embed allow-list, and a static host
+site on another port whose pages embed the widget with one script tag. Drives Debian's chromium with
+a fresh profile per run and prints medians (never asserted anywhere):
+
+- bytes: what the host page downloads from our server before the widget is opened, on the wire
+  (CDP encodedDataLength): with ``data-preload="none"`` only the loader; with the default idle
+  warm-up, the loader plus the iframe that starts Python (first visit, then from the HTTP cache);
+- open: from the host asking to open (``ai-search:open``) to a usable box (``ai-search:opened``,
+  the box has focus) and to a Python-ready box (``ai-search:ready``), for a first visit (cold: empty
+  HTTP cache, no Pyodide snapshot) and a second one (warm: HTTP cache and snapshot), each without
+  warm-up (``data-preload="none"``, opened right after load) and after the idle warm-up;
+- warm-up: from navigation start to Python ready in the hidden iframe, cold and warm.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import shutil
+import socket
+import statistics
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+]  # fmt: skip
+# Milliseconds any one wait may take before the run counts as broken.
+WAIT_MS = 120_000
+# Milliseconds of network silence after load before the "before opening" bytes are read.
+SETTLE_MS = 1500
+# The host page's script: timestamps (ms since navigation start) of the widget's events.
+HOST_JS = """
+window.__t = { ready: null, opened: null, python: null };
+document.addEventListener("ai-search:ready", () => { window.__t.ready ??= performance.now(); });
+document.addEventListener("ai-search:opened", (event) => {
+  window.__t.opened ??= performance.now();
+  window.__t.python = event.detail.python;
+});
+window.benchOpen = () => {
+  window.__t.open = performance.now();
+  document.dispatchEvent(new CustomEvent("ai-search:open"));
+};
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@contextmanager
+def host_site(server: str, port: int) -> Iterator[str]:
+    """The host site: ``/idle`` (default warm-up) and ``/none`` (``data-preload="none"``)."""
+
+    def page(preload: str) -> str:
+        attribute = f' data-preload="{preload}"' if preload != "idle" else ""
+        return (
+            '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Host</title>'
+            '<link rel="icon" href="data:,"><script src="/host.js"></script></head>'
+            "<body><h1>A host page</h1><p>Some documentation.</p>"
+            f'<script src="{server}/static/embed.js"{attribute}></script></body></html>'
+        )
+
+    files = {
+        "/idle": ("text/html", page("idle")),
+        "/none": ("text/html", page("none")),
+        "/host.js": ("text/javascript", HOST_JS),
+    }
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            content_type, body = files.get(self.path, ("text/plain", "not found"))
+            data = body.encode()
+            self.send_response(200 if self.path in files else 404)
+            self.send_header("content-type", f"{content_type}; charset=utf-8")
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *_args: Any) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+@contextmanager
+def serve(embedder_origin: str) -> Iterator[str]:
+    """The real app with the demo workspace; ``embedder_origin`` is on its embed allow-list."""
+    import uvicorn
+
+    from ai_search_server.app import create_app
+    from ai_search_server.demo import DEMO_USERS, generate_demo_messages
+    from ai_search_server.importer import import_rows
+    from ai_search_server.settings import load_settings
+    from ai_search_server.store import open_store
+
+    work = Path(tempfile.mkdtemp(prefix="bench-widget-"))
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    store = open_store(work / "data")
+    for user in DEMO_USERS:
+        store.create_user(user.username, name=user.name, password=user.password, roles=(user.role,))
+    import_rows(store, generate_demo_messages())
+    settings = load_settings(
+        environ={},
+        overrides={"site_url": url, "embedder": "none", "embed_allowed_origins": [embedder_origin]},
+    )
+    app = create_app(settings, store)
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:
+        time.sleep(0.05)
+    try:
+        yield url
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        store.close()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+class ByteCounter:
+    """Bytes on the wire of requests to one origin (CDP), the host page's frames included."""
+
+    def __init__(self, context: Any, page: Any, origin: str) -> None:
+        self.origin = origin
+        self.urls: dict[str, str] = {}
+        self.total = 0
+        self.requests = 0
+        session = context.new_cdp_session(page)
+        session.send("Network.enable")
+        session.on("Network.requestWillBeSent", self._sent)
+        session.on("Network.loadingFinished", self._finished)
+
+    def _sent(self, event: dict[str, Any]) -> None:
+        self.urls[event["requestId"]] = event["request"]["url"]
+
+    def _finished(self, event: dict[str, Any]) -> None:
+        if self.urls.get(event["requestId"], "").startswith(self.origin + "/"):
+            self.total += int(event.get("encodedDataLength", 0))
+            self.requests += 1
+
+    def read(self) -> dict[str, int]:
+        return {"bytes": self.total, "requests": self.requests}
+
+
+def _visit(context: Any, server: str, host: str, preload: str) -> dict[str, Any]:
+    """One host page visit: bytes before opening, then open and time it."""
+    page = context.new_page()
+    counter = ByteCounter(context, page, server)
+    try:
+        page.goto(f"{host}/{preload}")
+        if preload == "idle":
+            page.wait_for_function("() => window.__t.ready !== null", timeout=WAIT_MS)
+        page.wait_for_load_state("networkidle")
+        page.wait_for_timeout(SETTLE_MS)
+        before = counter.read()
+        page.evaluate("() => window.benchOpen()")
+        page.wait_for_function(
+            "() => window.__t.opened !== null && window.__t.ready !== null", timeout=WAIT_MS
+        )
+        times = page.evaluate("() => ({ ...window.__t })")
+        frame = next(f for f in page.frames if f.url.startswith(f"{server}/embed"))
+        # The next visit restores Python from the snapshot the first one stores (pyodide-loader.mjs).
+        frame.wait_for_function(
+            "() => ['stored', 'loaded'].includes(globalThis.__pySnapshot)", timeout=WAIT_MS
+        )
+        return {
+            "before": before,
+            "usable_ms": times["opened"] - times["open"],
+            "python_ms": max(times["ready"], times["open"]) - times["open"],
+            "opened_by_python": times["python"],
+            "warmup_ready_ms": times["ready"] if preload == "idle" else None,
+        }
+    finally:
+        page.close()
+
+
+def run_once(pw: Any, server: str, host: str) -> dict[str, dict[str, Any]]:
+    """Two fresh profiles: cold then warm without warm-up (and warm with it); cold with warm-up."""
+    results: dict[str, dict[str, Any]] = {}
+    for plan in (
+        (("cold_none", "none"), ("warm_none", "none"), ("warm_idle", "idle")),
+        (("cold_idle", "idle"),),
+    ):
+        profile = tempfile.mkdtemp(prefix="bench-widget-profile-")
+        context = pw.chromium.launch_persistent_context(
+            profile, executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+        )
+        try:
+            for name, preload in plan:
+                results[name] = _visit(context, server, host, preload)
+        finally:
+            context.close()
+            shutil.rmtree(profile, ignore_errors=True)
+    return results
+
+
+def _median(values: list[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return statistics.median(present) if present else None
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--json", action="store_true", help="print one JSON line instead of tables")
+    args = parser.parse_args()
+
+    from playwright.sync_api import sync_playwright
+
+    loader = (ROOT / "static" / "embed.js").read_bytes()
+    host_port = _free_port()
+    host_origin = f"http://127.0.0.1:{host_port}"
+    with serve(host_origin) as server, host_site(server, host_port) as host, sync_playwright() as pw:
+        runs = [run_once(pw, server, host) for _ in range(args.runs)]
+
+    scenarios = ("cold_none", "warm_none", "cold_idle", "warm_idle")
+    summary: dict[str, Any] = {
+        "runs": args.runs,
+        "loader": {"raw_bytes": len(loader), "gzip_bytes": len(gzip.compress(loader, 9))},
+    }
+    for name in scenarios:
+        summary[name] = {
+            "before_bytes": _median([run[name]["before"]["bytes"] for run in runs]),
+            "before_requests": _median([run[name]["before"]["requests"] for run in runs]),
+            "usable_ms": _median([run[name]["usable_ms"] for run in runs]),
+            "python_ms": _median([run[name]["python_ms"] for run in runs]),
+            "warmup_ready_ms": _median([run[name]["warmup_ready_ms"] for run in runs]),
+            "python_each": [round(run[name]["python_ms"]) for run in runs],
+        }
+    if args.json:
+        print(json.dumps(summary))
+        return
+    print(f"widget, {args.runs} runs, medians")
+    raw, packed = summary["loader"]["raw_bytes"], summary["loader"]["gzip_bytes"]
+    print(f"loader static/embed.js: {raw:,} bytes as served, {packed:,} gzip-compressed")
+    print(
+        f"{'visit':<12} {'bytes before open':>17} {'requests':>8} {'open->usable':>13} "
+        f"{'open->python':>13} {'warm-up ready':>14}  open->python per run"
+    )
+    for name in scenarios:
+        row = summary[name]
+        warmup = "" if row["warmup_ready_ms"] is None else f"{row['warmup_ready_ms']:.0f} ms"
+        print(
+            f"{name:<12} {row['before_bytes']:>17,.0f} {row['before_requests']:>8.0f} "
+            f"{row['usable_ms']:>10.0f} ms {row['python_ms']:>10.0f} ms {warmup:>14}  {row['python_each']}"
+        )
+    print(
+        "cold: empty HTTP cache, no snapshot; warm: second visit. none: data-preload=none, opened after load;"
+    )
+    print("idle: the default warm-up, opened once Python was ready. Times: ms from the host's open request.")
+
+
+if __name__ == "__main__":
+    main()

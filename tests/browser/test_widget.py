@@ -1,0 +1,535 @@
+"""The embeddable widget (docs/widget.md): host pages on other origins, the allow-list, the protocol.
+
+Two tiny host sites run on their own loopback ports: one on the embed allow-list of a widget server
+started for this module (the shared ``server`` knows no embedders), one not on it. The allowed host
+page is hostile to styling (``* { color: red !important; font-size: 40px !important }``) and has a
+strict CSP without ``'wasm-unsafe-eval'``: the widget must work there without anything leaking either
+way. Tabs are checked as everywhere (console errors, CSP violations, dialogs), and a request may go
+only to the widget server or the host sites.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import shutil
+import tempfile
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import httpx
+import pytest
+
+from ai_search_web.embed_protocol import (
+    HostMessage,
+    host_origin,
+    parse_allowed_origins,
+    read_host_message,
+    scoped_query,
+    widget_message,
+)
+
+from .conftest import (
+    PYTHON_READY_MS,
+    SESSION_STORAGE_KEY,
+    Server,
+    Tabs,
+    _free_port,
+    _start,
+    _stop,
+)
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parents[2]
+# Bytes of static/embed.js, gzip-compressed: the loader's promise to add almost nothing to a host page.
+MAX_LOADER_GZIP_BYTES = 6 * 1024
+HOSTILE_CSS = (
+    "* { color: rgb(255, 0, 0) !important; font-size: 40px !important; font-family: serif !important }"
+)
+# The host page's own script: records the widget's DOM events (the loader's) and raw messages
+# (the iframe form) so the test can read them.
+HOST_JS = """
+window.__events = [];
+for (const name of ["ready", "opened", "closed", "result-selected", "answer-shown"]) {
+  document.addEventListener(`ai-search:${name}`, (event) => window.__events.push([name, event.detail]));
+}
+window.__messages = [];
+window.addEventListener("message", (event) => window.__messages.push([event.origin, event.data]));
+"""
+REFUSAL = "is not on the embed allow-list of"
+SHADOW = "document.querySelector('ai-search-widget').shadowRoot"
+
+
+# -- host sites ------------------------------------------------------------------------------------
+
+
+class HostSite:
+    """A static site on its own loopback port; ``pages`` maps a path to (content type, body)."""
+
+    def __init__(self) -> None:
+        self.pages: dict[str, tuple[str, str]] = {}
+        self.csp = ""
+        site = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                content_type, body = site.pages.get(self.path.split("?")[0], ("text/plain", "not found"))
+                data = body.encode()
+                self.send_response(200 if self.path.split("?")[0] in site.pages else 404)
+                self.send_header("content-type", f"{content_type}; charset=utf-8")
+                self.send_header("content-length", str(len(data)))
+                if site.csp:
+                    self.send_header("content-security-policy", site.csp)
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *_args: Any) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", _free_port()), Handler)
+        self.origin = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@dataclass
+class Sites:
+    allowed: HostSite
+    refused: HostSite
+    server: Server
+    pages: list[str] = field(default_factory=list)
+
+
+@pytest.fixture(scope="module")
+def sites() -> Iterator[Sites]:
+    allowed, refused = HostSite(), HostSite()
+    root = Path(tempfile.mkdtemp(prefix="ai-search-widget-"))
+    env = {
+        "AI_SEARCH_EMBEDDER": "none",
+        "AI_SEARCH_LOG_LEVEL": "warning",
+        "AI_SEARCH_EMBED_ALLOWED_ORIGINS": allowed.origin,
+    }
+    try:
+        process, url = _start(root / "data", env, root / "server.log")
+        server = Server(url, None)
+        allowed.csp = (
+            f"default-src 'self'; script-src 'self' {server.origin}; frame-src {server.origin}; "
+            "style-src 'self'; img-src 'self' data:; connect-src 'self'"
+        )
+        for site in (allowed, refused):
+            site.pages["/host.css"] = ("text/css", HOSTILE_CSS)
+            site.pages["/host.js"] = ("text/javascript", HOST_JS)
+        try:
+            yield Sites(allowed, refused, server)
+        finally:
+            _stop(process)
+    finally:
+        allowed.close()
+        refused.close()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+class WidgetTabs(Tabs):
+    """Checked tabs whose requests may also reach the host sites (the conftest allows one origin)."""
+
+    def __init__(self, context: Any, sites: Sites) -> None:
+        super().__init__(context, sites.server)
+        self.hosts = (sites.allowed.origin, sites.refused.origin)
+
+    def check(self) -> None:
+        self.requests = [u for u in self.requests if not u.startswith(tuple(f"{h}/" for h in self.hosts))]
+        super().check()
+
+
+@pytest.fixture
+def widget_tabs(context: Any, sites: Sites) -> Iterator[WidgetTabs]:
+    tabs = WidgetTabs(context, sites)
+    try:
+        yield tabs
+    finally:
+        tabs.check()
+
+
+def host_document(body: str) -> str:
+    """A host page (its hostile CSS and recording script first) around ``body``."""
+    return (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Host</title>'
+        '<link rel="icon" href="data:,"><link rel="stylesheet" href="/host.css">'
+        f'<script src="/host.js"></script></head><body><h1>Host docs</h1>{body}</body></html>'
+    )
+
+
+def host_page(server: Server, **data: str) -> str:
+    """A host page that embeds the widget with one script tag (``data`` become data-* attributes)."""
+    attributes = "".join(f' data-{name}="{value}"' for name, value in data.items())
+    return host_document(
+        '<input id="host-field" aria-label="Host field">'
+        f'<script src="{server.origin}/static/embed.js"{attributes}></script>'
+    )
+
+
+def sign_in_widget(page: Any, server: Server, username: str) -> None:
+    """Seed a session in the widget's own storage (its origin only, never the host's)."""
+    user_id, token = server.credentials(username)
+    session = json.dumps({"userId": user_id, "authToken": token, "username": username, "name": ""})
+    page.add_init_script(
+        f"if (location.origin === {json.dumps(server.origin)})"
+        f" sessionStorage.setItem({json.dumps(SESSION_STORAGE_KEY)}, {json.dumps(session)});"
+    )
+
+
+def widget_frame(page: Any, server: Server) -> Any:
+    frames = [f for f in page.frames if f.url.startswith(f"{server.origin}/embed")]
+    assert len(frames) == 1, [f.url for f in page.frames]
+    return frames[0]
+
+
+def events(page: Any, name: str) -> list[Any]:
+    return [detail for event, detail in page.evaluate("() => window.__events") if event == name]
+
+
+def wait_event(page: Any, name: str, count: int = 1, timeout: int = 15_000) -> None:
+    page.wait_for_function(
+        "([name, n]) => window.__events.filter((e) => e[0] === name).length >= n",
+        arg=[name, count],
+        timeout=timeout,
+    )
+
+
+def in_shadow(page: Any, expression: str) -> Any:
+    """Evaluate ``expression`` with ``shadow`` bound to the loader's shadow root on the host page."""
+    return page.evaluate(f"() => {{ const shadow = {SHADOW}; return {expression}; }}")
+
+
+def dialog_open(page: Any) -> bool:
+    return bool(in_shadow(page, "shadow.querySelector('dialog').open"))
+
+
+def search_in(frame: Any, text: str) -> None:
+    before = int(frame.evaluate("() => Number(document.documentElement.dataset.searches || 0)"))
+    frame.locator("#search-box").press_sequentially(text)
+    frame.locator("#search-box").press("Enter")
+    frame.wait_for_function("n => Number(document.documentElement.dataset.searches || 0) > n", arg=before)
+
+
+def violations(frame: Any) -> list[str]:
+    return list(frame.evaluate("() => window.__violations || []"))
+
+
+# -- the widget on an allowed host -----------------------------------------------------------------
+
+
+def test_the_shortcut_opens_a_scoped_search_with_an_answer_and_escape_closes_it(
+    widget_tabs: WidgetTabs, sites: Sites
+) -> None:
+    server = sites.server
+    sites.allowed.pages["/"] = (
+        "text/html",
+        host_page(
+            server, filters="in:#ops", theme="dark", accent="#7c3aed", placeholder="Search the ops room"
+        ),
+    )
+    page, _record = widget_tabs.new()
+    sign_in_widget(page, server, "bob")
+    page.goto(f"{sites.allowed.origin}/")
+    # Python warmed up while the host page was idle, before anything was opened.
+    wait_event(page, "ready", timeout=PYTHON_READY_MS)
+    assert not dialog_open(page)
+
+    page.focus("#host-field")
+    page.keyboard.press("Control+k")
+    assert not dialog_open(page), "the shortcut was taken from the host's own text field"
+    page.evaluate("() => document.activeElement.blur()")
+    page.keyboard.press("Control+k")
+    wait_event(page, "opened")
+    assert dialog_open(page)
+    assert events(page, "opened") == [{"python": True}]
+    frame = widget_frame(page, server)
+    assert frame.evaluate("() => document.activeElement.id") == "search-box"
+    assert frame.get_attribute("#search-box", "placeholder") == "Search the ops room"
+    assert frame.locator("#chips .chip-label").all_inner_texts() == ["#ops"]
+
+    search_in(frame, "deploy")
+    rooms = frame.locator("#result-list .result-room").all_inner_texts()
+    assert rooms and set(rooms) == {"#ops"}
+
+    frame.click("#ask")
+    wait_event(page, "answer-shown", timeout=30_000)
+    (answer,) = events(page, "answer-shown")
+    assert answer["citations"] >= 1
+    assert frame.locator("#answer-body a.cite").count() == answer["citations"]
+
+    # A message the host page forges to itself is not the widget speaking.
+    page.evaluate(
+        """() => window.postMessage({aiSearch: 1, type: "result-selected", msgId: "forged", rid: "x"}, "*")"""
+    )
+    frame.click("#result-1")
+    wait_event(page, "result-selected")
+    ops = next(r for r in server.call("bob", "GET", "rooms.get")["update"] if r.get("name") == "ops")
+    assert events(page, "result-selected") == [
+        {"msgId": frame.get_attribute("#result-1", "data-msg-id"), "rid": ops["_id"], "position": 1}
+    ]
+
+    # Escape first closes the suggestion list, then the widget. Between the two, an "open" from the
+    # host (its event API) is answered after anything the first Escape could have sent: no "close".
+    frame.locator("#search-box").press("End")
+    frame.locator("#search-box").press_sequentially(" in:")
+    frame.wait_for_selector("#suggestions:not([hidden])")
+    page.keyboard.press("Escape")
+    frame.wait_for_selector("#suggestions", state="hidden")
+    page.evaluate("() => document.dispatchEvent(new CustomEvent('ai-search:open'))")
+    wait_event(page, "opened", 2)
+    assert events(page, "closed") == [] and dialog_open(page)
+    page.keyboard.press("Escape")
+    wait_event(page, "closed")
+    assert not dialog_open(page)
+
+    # The button opens it again, and Escape gives focus back to the button.
+    page.locator("ai-search-widget button").click()
+    wait_event(page, "opened", 3)
+    page.keyboard.press("Escape")
+    wait_event(page, "closed", 2)
+    assert page.evaluate("() => document.activeElement.shadowRoot?.activeElement?.tagName") == "BUTTON"
+
+    # Nothing leaks: the host's `*` rules reach neither the widget nor the loader's button.
+    box_style = frame.evaluate(
+        "() => { const s = getComputedStyle(document.getElementById('search-box')); return [s.fontSize, s.color]; }"
+    )
+    assert box_style[0] == "16px" and box_style[1] != "rgb(255, 0, 0)"
+    assert in_shadow(page, "getComputedStyle(shadow.querySelector('button')).fontSize") == "14px"
+    assert page.evaluate("() => getComputedStyle(document.querySelector('h1')).color") == "rgb(255, 0, 0)"
+    # The host's CSP has no 'wasm-unsafe-eval' and no inline styles, and nothing was refused.
+    assert violations(page) == [] and violations(frame) == []
+
+
+def test_the_iframe_form_speaks_the_protocol_only_with_its_host(
+    widget_tabs: WidgetTabs, sites: Sites
+) -> None:
+    server = sites.server
+    src = f"{server.origin}/embed?" + urlencode({"host": sites.allowed.origin, "filters": "in:#ops"})
+    sites.allowed.pages["/frame"] = (
+        "text/html",
+        host_document(f'<iframe id="search" title="Search" src="{src}" width="600" height="400"></iframe>'),
+    )
+    page, _record = widget_tabs.new()
+    sign_in_widget(page, server, "bob")
+    page.goto(f"{sites.allowed.origin}/frame")
+    page.wait_for_function(
+        "() => window.__messages.some(([, m]) => m?.type === 'ready')", timeout=PYTHON_READY_MS
+    )
+    frame = widget_frame(page, server)
+
+    # A message from anywhere but the host (here: the widget's own window) is ignored.
+    frame.evaluate("() => window.postMessage({aiSearch: 1, type: 'open', query: 'forged'}, '*')")
+    frame.wait_for_function("() => document.documentElement.dataset.embedIgnored === '1'")
+
+    page.evaluate(
+        """origin => document.getElementById("search").contentWindow.postMessage(
+            {aiSearch: 1, type: "open", query: "failover"}, origin)""",
+        server.origin,
+    )
+    frame.wait_for_function("() => Number(document.documentElement.dataset.searches || 0) === 1")
+    assert frame.locator("#chips .chip-label").all_inner_texts() == ["#ops"]
+    assert frame.input_value("#search-box") == "failover"
+    assert set(frame.locator("#result-list .result-room").all_inner_texts()) == {"#ops"}
+    messages = page.evaluate("() => window.__messages")
+    assert {origin for origin, _ in messages} == {server.origin}
+    kinds = [m["type"] for _, m in messages]
+    assert kinds[0] == "hello" and kinds.index("ready") < kinds.index("opened")
+    heights = [m["height"] for _, m in messages if m["type"] == "resize"]
+    assert heights and all(h > 0 for h in heights)
+
+
+# -- a host outside the allow-list -----------------------------------------------------------------
+
+
+def test_a_host_outside_the_allow_list_can_neither_frame_the_widget_nor_call_the_api(
+    widget_tabs: WidgetTabs, sites: Sites
+) -> None:
+    server = sites.server
+    sites.refused.pages["/"] = ("text/html", host_page(server))
+    page, record = widget_tabs.new()
+    for expected in (
+        REFUSAL,
+        'violates the following Content Security Policy directive: "frame-ancestors',
+        "CORS policy",
+        "Failed to load resource",
+        "net::ERR_FAILED",
+    ):
+        record.allow_error(expected)
+    sign_in_widget(page, server, "bob")
+    with page.expect_console_message(lambda m: REFUSAL in m.text, timeout=PYTHON_READY_MS) as refusal:
+        page.goto(f"{sites.refused.origin}/")
+    assert refusal.value.type == "error"
+    assert refusal.value.text == (
+        f"ai-search: this site ({sites.refused.origin}) is not on the embed allow-list of {server.origin}; "
+        "add it with AI_SEARCH_EMBED_ALLOWED_ORIGINS"
+    )
+    # The loader made its iframe, but the browser put its own error page there instead of ours.
+    src = in_shadow(page, "shadow.querySelector('iframe').src")
+    assert src.startswith(f"{server.origin}/embed?")
+    assert len(page.frames) == 2
+    assert not any(frame.url.startswith(server.origin) for frame in page.frames)
+    assert page.evaluate("() => document.querySelector('ai-search-widget').style.display") == "none"
+    assert page.evaluate("() => window.__messages") == []
+
+    page.keyboard.press("Control+k")
+    assert not dialog_open(page)
+
+    user_id, token = server.credentials("bob")
+    outcome = page.evaluate(
+        """async ([url, headers]) => {
+            const results = [];
+            for (const init of [{}, {headers}]) {
+              try { results.push((await fetch(url, init)).status); } catch (error) { results.push(error.name); }
+            }
+            return results;
+        }""",
+        [f"{server.origin}/api/v1/ai.search?q=deploy", {"X-User-Id": user_id, "X-Auth-Token": token}],
+    )
+    assert outcome == ["TypeError", "TypeError"]
+
+
+# -- the server's side -----------------------------------------------------------------------------
+
+
+def _frame_ancestors(response: httpx.Response) -> list[str]:
+    csp = response.headers["content-security-policy"]
+    directive = next(d.strip() for d in csp.split(";") if d.strip().startswith("frame-ancestors"))
+    return directive.split()[1:]
+
+
+def test_only_the_widget_page_may_be_framed_and_only_by_allowed_hosts(sites: Sites) -> None:
+    origin = sites.server.origin
+    embed = httpx.get(f"{origin}/embed")
+    assert embed.status_code == 200
+    assert _frame_ancestors(embed) == ["'self'", sites.allowed.origin]
+    assert "x-frame-options" not in embed.headers
+    assert f'data-embed-origins="{origin} {sites.allowed.origin}"' in embed.text
+    page = httpx.get(f"{origin}/")
+    assert _frame_ancestors(page) == ["'none'"]
+    assert page.headers["x-frame-options"] == "DENY"
+    loader = httpx.get(f"{origin}/static/embed.js")
+    assert loader.headers["content-type"].startswith("text/javascript")
+    assert "cross-origin-resource-policy" not in loader.headers  # a <script src> from any site loads it
+
+
+@pytest.mark.parametrize(
+    ("host", "status", "cors"),
+    [
+        pytest.param("allowed", 200, True, id="an-allowed-host-may-call-the-api-with-cors"),
+        pytest.param("refused", 403, False, id="any-other-host-is-refused-without-cors"),
+    ],
+)
+def test_the_allow_list_drives_the_api_origin_check(sites: Sites, host: str, status: int, cors: bool) -> None:
+    origin = getattr(sites, host).origin
+    user_id, token = sites.server.credentials("bob")
+    response = httpx.get(
+        f"{sites.server.origin}/api/v1/me",
+        headers={"Origin": origin, "X-User-Id": user_id, "X-Auth-Token": token},
+    )
+    assert response.status_code == status
+    assert (response.headers.get("access-control-allow-origin") == origin) is cors
+
+
+# -- files -----------------------------------------------------------------------------------------
+
+
+def test_the_widget_page_has_every_element_the_python_page_needs() -> None:
+    ids = re.compile(r'\bid="([^"]+)"')
+    page = set(ids.findall((ROOT / "index.html").read_text(encoding="utf-8")))
+    embed = (ROOT / "embed.html").read_text(encoding="utf-8")
+    assert page <= set(ids.findall(embed))
+    for reference in re.findall(r'(?:src|href)="([^"]+)"', embed):
+        assert reference.startswith(("./", "data:")), reference
+        if reference.startswith("./") and "/vendor/" not in reference:
+            assert (ROOT / reference).is_file(), reference
+
+
+def test_the_loader_stays_small() -> None:
+    assert len(gzip.compress((ROOT / "static" / "embed.js").read_bytes())) <= MAX_LOADER_GZIP_BYTES
+
+
+# -- the protocol, pure ----------------------------------------------------------------------------
+
+HOST = "https://docs.example.com"
+ALLOWED = parse_allowed_origins(f"https://search.example.com  {HOST}\n")
+
+
+@pytest.mark.parametrize(
+    ("requested", "framed", "parent", "expected"),
+    [
+        pytest.param(HOST, True, HOST, HOST, id="an-allowed-parent-that-is-the-named-host"),
+        pytest.param(HOST, True, None, HOST, id="no-ancestor-origins-relies-on-the-target-origin"),
+        pytest.param(HOST, False, None, None, id="a-page-that-is-not-framed-has-no-host"),
+        pytest.param("https://evil.example", True, "https://evil.example", None, id="a-host-off-the-list"),
+        pytest.param(HOST, True, "https://evil.example", None, id="a-parent-that-is-not-the-named-host"),
+        pytest.param("https://docs.example.com:443", True, None, None, id="only-serialised-origins-match"),
+        pytest.param("", True, None, None, id="no-host-named"),
+    ],
+)
+def test_the_widget_talks_only_to_an_allowed_parent(
+    requested: str, framed: bool, parent: str | None, expected: str | None
+) -> None:
+    assert host_origin(requested, ALLOWED, framed=framed, parent_origin=parent) == expected
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        pytest.param({"aiSearch": 1, "type": "open"}, HostMessage("open"), id="open"),
+        pytest.param(
+            {"aiSearch": 1, "type": "open", "query": " deploy "},
+            HostMessage("open", "deploy"),
+            id="open-with-a-query",
+        ),
+        pytest.param(
+            {"aiSearch": 1, "type": "open", "query": "x" * 600},
+            HostMessage("open", "x" * 500),
+            id="a-long-query-is-cut-to-the-route-limit",
+        ),
+        pytest.param(
+            {"aiSearch": 1, "type": "open", "query": 7}, HostMessage("open"), id="a-query-must-be-text"
+        ),
+        pytest.param(
+            {"aiSearch": 1, "type": "close", "query": "x"}, HostMessage("close"), id="close-has-no-query"
+        ),
+        pytest.param({"aiSearch": 2, "type": "open"}, None, id="another-protocol-version"),
+        pytest.param({"type": "open"}, None, id="not-our-protocol"),
+        pytest.param({"aiSearch": 1, "type": "ready"}, None, id="a-widget-message-is-not-a-host-message"),
+        pytest.param("open", None, id="a-string"),
+        pytest.param(None, None, id="nothing"),
+    ],
+)
+def test_host_messages_are_read_strictly(data: Any, expected: HostMessage | None) -> None:
+    assert read_host_message(data) == expected
+
+
+@pytest.mark.parametrize(
+    ("query", "defaults", "expected"),
+    [
+        pytest.param("deploy", "in:#support", "in:support deploy", id="default-filters-scope-the-query"),
+        pytest.param("deploy in:#ops", "in:#support", "in:support in:ops deploy", id="the-query-adds-rooms"),
+        pytest.param("deploy from:@alice", "", "from:alice deploy", id="no-defaults"),
+        pytest.param("deploy", "not a filter", "deploy", id="defaults-that-are-no-filters-add-nothing"),
+    ],
+)
+def test_an_open_request_keeps_the_default_filters(query: str, defaults: str, expected: str) -> None:
+    assert scoped_query(query, defaults) == expected
+
+
+def test_widget_messages_carry_the_protocol_and_refuse_unknown_kinds() -> None:
+    assert widget_message("resize", height=300) == {"aiSearch": 1, "type": "resize", "height": 300}
+    with pytest.raises(ValueError, match="not a widget message type"):
+        widget_message("open")
