@@ -166,15 +166,21 @@ def _free_label(store: Any, user_id: str) -> str:
 def cmd_import(args: argparse.Namespace) -> int:
     from .importer import import_jsonl
 
+    from .retrieval.wiring import index_now
+
     path = Path(args.file)
     if not path.is_file():
         raise CliError(f"no such file: {path}")
-    store = _open_store(_data_dir(args))
+    data_dir = _data_dir(args)
+    settings = _settings(data_dir)
+    store = _open_store(data_dir)
     try:
         report = import_jsonl(store, path, progress=not args.quiet)
+        print(report.summary())
+        # Index now, with progress, rather than leave it to the next server start.
+        index_now(settings, store, data_dir, progress=not args.quiet)
     finally:
         store.close()
-    print(report.summary())
     return 0
 
 

@@ -103,7 +103,10 @@ def store(data_dir: Path) -> Iterator[Store]:
 
 @pytest.fixture
 def settings() -> Settings:
-    return load_settings(environ={}, overrides={"site_url": BASE_URL, "mcp_enabled": True})
+    # No embedding model in route tests: search tests bring their own small test embedder.
+    return load_settings(
+        environ={}, overrides={"site_url": BASE_URL, "mcp_enabled": True, "embedder": "none"}
+    )
 
 
 @pytest.fixture
