@@ -266,7 +266,7 @@ async def read_raw_params(route: ApiRoute, request: Request) -> dict[str, Any]:
         return {}
     try:
         data = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError; nesting past the parser
         raise errors.InvalidParams(
             "Request body is not valid JSON", error_type="error-invalid-json"
         ) from None

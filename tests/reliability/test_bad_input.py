@@ -416,8 +416,8 @@ _BUG_SELECTOR = (
 
 CORPUS: list[Hostile] = [
     # REST bodies
-    Hostile("rest-array-nested-10000-deep", "POST", POST, b"[" * DEEP + b"]" * DEEP, bug=_BUG_DEEP_REST),
-    Hostile("rest-object-nested-10000-deep", "POST", POST, b'{"a":' * DEEP + b"1" + b"}" * DEEP, bug=_BUG_DEEP_REST),
+    Hostile("rest-array-nested-10000-deep", "POST", POST, b"[" * DEEP + b"]" * DEEP),
+    Hostile("rest-object-nested-10000-deep", "POST", POST, b'{"a":' * DEEP + b"1" + b"}" * DEEP),
     Hostile("rest-number-1e400", "POST", POST, b'{"channel":"#general","text":1e400}'),
     Hostile("rest-score-1e400", "POST", ANSWER, b'{"query":"x","messages":[{"_id":"a","score":1e400}]}'),
     Hostile("rest-integer-of-5000-digits", "POST", POST, b'{"channel":"#general","text":' + b"9" * 5000 + b"}"),
@@ -438,7 +438,7 @@ CORPUS: list[Hostile] = [
     Hostile("rest-empty-body", "POST", POST, b""),
     # REST query strings
     Hostile("query-selector-nested-1000-deep", "GET", "/api/v1/users.autocomplete?selector=" + "%5B" * 1000,
-            bug=_BUG_SELECTOR),
+            ),
     Hostile("query-selector-1e400", "GET", "/api/v1/users.autocomplete?selector=%7B%22term%22%3A1e400%7D"),
     Hostile("query-invalid-utf8", "GET", "/api/v1/ai.search?q=%FF%FEdeploy", statuses=frozenset({200})),
     Hostile("query-lone-surrogate-utf8", "GET", "/api/v1/chat.getMessage?msgId=%ED%A0%80", statuses=frozenset({404})),
@@ -453,11 +453,11 @@ CORPUS: list[Hostile] = [
     Hostile("rpc-integer-id-of-5000-digits", "POST", MCP_PATH,
             b'{"jsonrpc":"2.0","id":' + b"9" * 5000 + b',"method":"ping"}', code=-32700),
     Hostile("rpc-id-1e400", "POST", MCP_PATH, b'{"jsonrpc":"2.0","id":1e400,"method":"ping"}',
-            statuses=frozenset({200, 400}), bug=_BUG_INF_ID),
+            statuses=frozenset({200, 400})),
     Hostile("rpc-lone-surrogate-id", "POST", MCP_PATH, b'{"jsonrpc":"2.0","id":"\\ud800","method":"ping"}',
-            statuses=frozenset({200, 400}), bug=_BUG_SURROGATE_ID),
+            statuses=frozenset({200, 400})),
     Hostile("rpc-lone-surrogate-method", "POST", MCP_PATH, b'{"jsonrpc":"2.0","id":1,"method":"\\ud800"}',
-            statuses=frozenset({200}), code=-32601, bug=_BUG_SURROGATE_ID),
+            statuses=frozenset({200}), code=-32601),
     Hostile("rpc-duplicate-keys", "POST", MCP_PATH, b'{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}',
             statuses=frozenset({200})),
     Hostile("rpc-text-plain", "POST", MCP_PATH, _rpc('{"jsonrpc":"2.0","id":1,"method":"ping"}'),

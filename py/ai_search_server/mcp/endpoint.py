@@ -36,6 +36,7 @@ unsupported version even without the version header, so such a client falls back
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any
@@ -103,6 +104,14 @@ def _is_zero_quality(param: str) -> bool:
         return name.strip() == "q" and float(value) == 0
     except ValueError:
         return False
+
+
+def _finite_float(text: str) -> float:
+    """A JSON number that fits a float; 1e400 would become inf, which no answer could echo as JSON."""
+    value = float(text)
+    if math.isinf(value):
+        raise ValueError(f"number out of range: {text[:32]}")
+    return value
 
 
 def _refuse_constant(name: str) -> Any:
@@ -192,7 +201,9 @@ class McpEndpoint:
 
     async def _answer(self, request: Request, caller: Caller, rate_headers: dict[str, str]) -> Response:
         try:
-            message: Any = json.loads(await request.body(), parse_constant=_refuse_constant)
+            message: Any = json.loads(
+                await request.body(), parse_constant=_refuse_constant, parse_float=_finite_float
+            )
         except (ValueError, RecursionError):  # UnicodeDecodeError included; nesting deeper than we parse
             raise errors.ParseError() from None
         auth = CallerAuth(

@@ -116,7 +116,12 @@ def is_client_response(message: Any) -> bool:
 
 
 def _json(value: Any) -> bytes:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        # A lone surrogate (an id or method sent as "\ud800") has no UTF-8 form; escaped, it is JSON.
+        return json.dumps(value, ensure_ascii=True, separators=(",", ":")).encode()
 
 
 def _encode_result(request_id: Any, result_json: bytes) -> bytes:

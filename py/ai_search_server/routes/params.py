@@ -42,7 +42,7 @@ def parse_selector(raw: str, key: str) -> str:
     """
     try:
         data: Any = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):
         raise errors.InvalidParams("Invalid parameters: 'selector' must be a JSON object") from None
     if not isinstance(data, dict):
         raise errors.InvalidParams("Invalid parameters: 'selector' must be a JSON object")
