@@ -165,7 +165,6 @@ def _free_label(store: Any, user_id: str) -> str:
 
 def cmd_import(args: argparse.Namespace) -> int:
     from .importer import import_jsonl
-
     from .retrieval.wiring import index_now
 
     path = Path(args.file)

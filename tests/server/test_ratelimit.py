@@ -119,9 +119,7 @@ def test_mcp_429_uses_the_upstream_jsonrpc_envelope() -> None:
     result = RateLimitResult(allowed=False, limit=60, remaining=0, reset_epoch_seconds=int(time.time()) + 30)
     response = too_many_requests_response(result, jsonrpc=True)
     assert response.status_code == 429
-    assert (
-        response.body == b'{"jsonrpc":"2.0","error":{"code":-32000,"message":"Too many requests"}}'
-    )
+    assert response.body == b'{"jsonrpc":"2.0","error":{"code":-32000,"message":"Too many requests"}}'
 
 
 @pytest.mark.parametrize(
