@@ -10,17 +10,12 @@ normalised. Texts sharing words or concepts are similar; others are near orthogo
 from __future__ import annotations
 
 import hashlib
-import socket
-import threading
-import time
 from collections.abc import Sequence
 from pathlib import Path
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-import uvicorn
 
 from ai_search_server.retrieval.embedded import EmbeddedPipeline
 from ai_search_server.retrieval.embedder import EmbeddingFailed, normalise_rows
@@ -28,6 +23,8 @@ from ai_search_server.retrieval.index import INDEX_FILENAME, EmbeddedIndex
 from ai_search_server.retrieval.service import SearchOptions, SearchService
 from ai_search_server.retrieval.terms import words_with_offsets
 from ai_search_server.store.base import Store
+
+from ._fake_openai import UvicornThread
 
 __all__ = [
     "TEST_DIMENSIONS",
@@ -109,46 +106,3 @@ def search_stack(
     index = open_test_index(store, data_dir, embedder)
     assert index.wait_until_embedded(EMBED_WAIT_SECONDS), "the test embedder did not drain its queue"
     return SearchService(store, EmbeddedPipeline(index), SearchOptions(**options)), index
-
-
-class UvicornThread:
-    """Serve an ASGI app with uvicorn in a daemon thread on a free 127.0.0.1 port; a context manager."""
-
-    def __init__(self, app: Any) -> None:
-        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._sock.bind(("127.0.0.1", 0))
-        self.port = self._sock.getsockname()[1]
-        config = uvicorn.Config(
-            app,
-            log_level="warning",
-            access_log=False,
-            lifespan="off",
-            ws="none",
-            http="h11",
-            timeout_graceful_shutdown=1,
-        )
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(
-            target=self._server.run, kwargs={"sockets": [self._sock]}, daemon=True
-        )
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def __enter__(self) -> Self:
-        self._thread.start()
-        deadline = time.monotonic() + SERVER_WAIT_SECONDS
-        while not self._server.started:
-            if time.monotonic() > deadline or not self._thread.is_alive():
-                raise RuntimeError("the loopback test server did not start")
-            time.sleep(0.01)
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self._server.should_exit = True
-        self._thread.join(SERVER_WAIT_SECONDS)
-        self._sock.close()
