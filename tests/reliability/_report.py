@@ -1,11 +1,13 @@
 """Figures: one JSON line per test run, appended to ``reports/reliability.jsonl`` and printed.
 
-Each line is ``{"id", "test", "mode", "tried", "failed", ...metrics, "at"}``: ``id`` is the test's
-requirement ID, ``mode`` is ``default`` (the reduced counts of every CI run) or ``soak`` (the full
+Each line is ``{"id", "test", "mode", "tried", "failed", ...metrics, "at", "run"}``: ``id`` is the
+test's requirement ID, ``run`` names the pytest session that wrote it, ``mode`` is ``default`` (the reduced counts of every CI run) or ``soak`` (the full
 counts of ``scripts/test-reliability``). Lines are only ever appended, so runs can be compared; the
 script empties the file before a full run, so that ``SECURITY.md`` shows that run alone.
 
-``AI_SEARCH_RELIABILITY_REPORT`` names another file (an empty value turns writing off).
+``AI_SEARCH_RELIABILITY_REPORT`` names another file (an empty value turns writing off). Several
+sessions may append to one file at once (every ``scripts/test`` run writes its default figures); the
+``run`` field keeps them apart.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -48,13 +51,14 @@ class FigureWriter:
 
     def __init__(self, path: Path | None) -> None:
         self.path = path
+        self.run = f"{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}-{os.getpid()}"
         self.lines: list[dict[str, Any]] = []
         self._lock = threading.Lock()
 
     def write(
         self, requirement: str, test: str, mode: str, tried: int, failed: int, metrics: Mapping[str, Any]
     ) -> dict[str, Any]:
-        reserved = {"id", "test", "mode", "tried", "failed", "at"} & set(metrics)
+        reserved = {"id", "test", "mode", "tried", "failed", "at", "run"} & set(metrics)
         if reserved:
             raise ValueError(f"metric names {sorted(reserved)} are reserved")
         line = {
@@ -65,6 +69,7 @@ class FigureWriter:
             "failed": failed,
             **_plain(metrics),
             "at": datetime.now(UTC).isoformat(timespec="seconds"),
+            "run": self.run,
         }
         with self._lock:
             self.lines.append(line)

@@ -69,7 +69,7 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         return
     terminalreporter.section("reliability figures")
     for line in lines:
-        metrics = {k: v for k, v in line.items() if k not in ("id", "test", "mode", "at")}
+        metrics = {k: v for k, v in line.items() if k not in ("id", "test", "mode", "at", "run")}
         name = line["test"].rsplit("::", 1)[-1]
         terminalreporter.write_line(f"{line['id']} [{line['mode']}] {name}: {metrics}")
     if _writer is not None and _writer.path is not None:

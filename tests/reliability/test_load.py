@@ -138,13 +138,13 @@ async def run_load(
 
     async def worker(n: int, http: httpx.AsyncClient) -> None:
         rng = random.Random(n)
-        turn = n
         while time.monotonic() < deadline:
-            turn += CONCURRENCY
-            request = mix[turn % len(mix)]
+            # Random picks: a fixed rotation would tie each worker to one kind of request and one
+            # slice of the users, and hammer those few budgets.
+            request = rng.choice(mix)
             start = time.perf_counter()
             try:
-                response = await request(http, users[turn % len(users)], rng)
+                response = await request(http, rng.choice(users), rng)
             except httpx.TransportError:
                 load.transport_errors += 1
                 continue
@@ -246,13 +246,18 @@ def test_a_five_minute_soak_keeps_memory_and_descriptors_flat(tmp_path: Path, fi
     data_dir = tmp_path / "data"
     users = seed_workspace(data_dir, tmp_path)
     launcher = Launcher(tmp_path, fork=False, env=SERVER_ENV)
-    mix: list[Request] = [search, mcp_search, search, post, bad, answer, mcp_search, search]
+    # Searches, MCP tool calls, writes, refusals (a cut JSON-RPC body) and answers (10 a minute per
+    # user: one in sixteen keeps 300 users inside that budget at a few hundred requests a second).
+    mix: list[Request] = [search] * 6 + [mcp_search] * 4 + [post] * 2 + [bad] * 3 + [answer]
     with contextlib.closing(launcher), killable_server(launcher, data_dir) as (pid, base):
         load = asyncio.run(run_load(base, pid, data_dir, users, mix, G2_SOAK))
     figures = summary(load, G2_SOAK.seconds)
-    half = load.samples[len(load.samples) // 2 :]
+    # The second half, after warm-up: worker threads open their own SQLite connections (a few fds
+    # each, up to the thread pool's size) during the first minutes, which is growth, not a leak. The
+    # last sample is taken after the clients hung up, so it is left out.
+    half = load.samples[len(load.samples) // 2 : -1]
     growth = half[-1]["rss_mib"] - half[0]["rss_mib"]
-    fd_delta = load.samples[-1]["fds"] - load.samples[1]["fds"]
+    fd_delta = max(s["fds"] for s in half) - half[0]["fds"]
     server_errors = sum(v for k, v in load.statuses.items() if k >= 500) + load.transport_errors
     figure(
         tried=figures["requests"],
