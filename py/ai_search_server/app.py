@@ -29,7 +29,7 @@ from .answers.service import AnswerService
 from .api import ApiRoute, error_response, make_endpoint
 from .mcp import MCP_PATH, McpEndpoint
 from .openapi import build_openapi
-from .outbound import GuardedClient, OutboundPolicy
+from .outbound import GuardedClient, OutboundPolicy, OutboundRefused, check_configured_url
 from .retrieval.wiring import install_search
 from .routes import all_routes
 from .security import (
@@ -40,7 +40,7 @@ from .security import (
     normalize_origin,
 )
 from .services import Services
-from .settings import Settings
+from .settings import Settings, SettingsError
 from .static import PROJECT_ROOT, REVALIDATE_CACHE, PageFiles
 from .store.base import Store
 
@@ -74,6 +74,23 @@ def embed_origins(settings: Settings) -> tuple[str, ...]:
     return tuple(dict.fromkeys(origin for origin in origins if origin is not None))
 
 
+# Settings that name an upstream the server calls: checked at start-up, so a typo or a planted value
+# (file:, credentials in the URL, a literal metadata address) stops the server instead of a user.
+UPSTREAM_URL_SETTINGS = ("llm_base_url", "pipeline_base_url", "embedding_base_url")
+
+
+def check_upstream_urls(settings: Settings, policy: OutboundPolicy) -> None:
+    """Raises SettingsError naming the first upstream URL setting no call could ever use."""
+    for name in UPSTREAM_URL_SETTINGS:
+        url = getattr(settings, name)
+        if not url:
+            continue
+        try:
+            check_configured_url(url, policy)
+        except OutboundRefused as exc:
+            raise SettingsError(f"setting {name!r}: {exc}") from None
+
+
 def create_app(
     settings: Settings,
     store: Store,
@@ -83,9 +100,11 @@ def create_app(
     root: Path = PROJECT_ROOT,
 ) -> Starlette:
     """Build the app around an open store. ``limiter`` is a ``ratelimit.RateLimiter`` (None: no limits)."""
+    outbound_policy = OutboundPolicy(allow_hosts=tuple(settings.outbound_allow_hosts))
+    check_upstream_urls(settings, outbound_policy)
     services = Services(settings=settings, store=store, limiter=limiter)
     # The one outbound client (LLM, remote pipeline, embeddings); closed when the app shuts down.
-    outbound = GuardedClient(OutboundPolicy(allow_hosts=tuple(settings.outbound_allow_hosts)))
+    outbound = GuardedClient(outbound_policy)
     services.extras["outbound"] = outbound
     services.extras["answers"] = AnswerService.from_settings(settings, store, outbound)
     # The search service (embedded index or remote pipeline), built at start-up or on first use.

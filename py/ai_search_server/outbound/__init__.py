@@ -49,6 +49,7 @@ from ai_search_server.outbound._addresses import (
     parse_ip_literal,
     system_resolve,
 )
+from ai_search_server.outbound._call import check_configured_url
 from ai_search_server.outbound._client import ERROR_BODY_EXCERPT_BYTES, GuardedClient, OutboundResponse
 from ai_search_server.outbound._errors import (
     OutboundError,
@@ -84,6 +85,7 @@ __all__ = [
     "OutboundTooLarge",
     "Resolver",
     "check_addresses",
+    "check_configured_url",
     "classify_address",
     "parse_ip_literal",
     "system_resolve",

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 import anyio
 import httpx
 
+from ai_search_server.outbound._addresses import METADATA_ADDRESSES, check_addresses, parse_ip_literal
 from ai_search_server.outbound._errors import (
     OutboundError,
     OutboundProtocolError,
@@ -22,8 +23,9 @@ from ai_search_server.outbound._errors import (
     OutboundTimeout,
     OutboundTooLarge,
 )
+from ai_search_server.outbound._policy import OutboundPolicy
 
-__all__ = ["Call", "checked_headers", "checked_url", "redacted"]
+__all__ = ["Call", "check_configured_url", "checked_headers", "checked_url", "redacted"]
 
 _ALLOWED_SCHEMES = frozenset({"http", "https"})
 # RFC 9110 token and field-value, as h11 checks them; checked here first so that h11's message,
@@ -144,3 +146,24 @@ def checked_headers(call: Call, headers: Mapping[str, str]) -> dict[str, str]:
                 target=call.target,
             )
     return {name.lower(): value for name, value in headers.items()}
+
+
+def check_configured_url(url: str, policy: OutboundPolicy) -> None:
+    """Refuse, at start-up, a configured upstream URL that no call could ever use: a bad shape, a
+    numeric host written in a disguised form (``2130706433`` for 127.0.0.1), or a literal metadata or
+    link-local address the policy does not list. Everything else, host names above all, is checked
+    at each call after DNS, where loopback and private addresses meet the allow-list.
+
+    Raises:
+        OutboundRefused: saying why.
+    """
+    parsed = checked_url(url)
+    literal = parse_ip_literal(parsed.host)
+    if literal is None:
+        return
+    if str(literal) != parsed.host.strip("[]"):
+        raise OutboundRefused(
+            f"outbound destination refused: write the address {parsed.host!r} as {literal} if it is meant"
+        )
+    if literal in METADATA_ADDRESSES or literal.is_link_local:
+        check_addresses(parsed.host, [literal], policy)
