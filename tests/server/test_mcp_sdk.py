@@ -101,10 +101,9 @@ def test_conformance_probe_reports_no_failure(store: Store, workspace: Workspace
                 sys.executable,
                 str(PROBE),
                 live.mcp_url,
-                "--user-id",
-                alice.user.id,
-                "--token",
-                alice.pat,
+                # "=" form: a token may start with "-", which argparse would read as an option.
+                f"--user-id={alice.user.id}",
+                f"--token={alice.pat}",
                 "--wire",
                 "--tool",
                 "get_rooms_get",
