@@ -1,6 +1,6 @@
 // ai-search widget loader: one tag adds a search button and a Ctrl/Cmd+K overlay to any page.
 //
-//   <script src="https://SEARCH.EXAMPLE/static/embed.js" data-filters="in:#support" async></script>
+//   <script src="(your ai-search server)/static/embed.js" data-filters="in:#support" async></script>
 //
 // The search itself runs in an iframe of our server (GET /embed, Python on Pyodide), so the host's
 // CSS and scripts cannot reach it and the host's CSP needs only script-src and frame-src for us.
