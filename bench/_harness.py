@@ -13,11 +13,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import TracebackType
@@ -176,6 +179,47 @@ class BenchServer:
             except subprocess.TimeoutExpired:
                 self._child.kill()
         self._tmp.cleanup()
+
+
+@contextmanager
+def demo_app_server(overrides: dict[str, Any] | None = None, *, root: Path | None = None) -> Iterator[str]:
+    """The real app over the demo workspace, in a thread on a free loopback port; yields its URL.
+
+    For the browser benchmarks, which need the page files (``root``, default the project) and the
+    demo people; no embedding model, so the machine's cores go to the browser being measured.
+    """
+    import threading
+
+    import uvicorn
+
+    from ai_search_server.app import create_app
+    from ai_search_server.demo import DEMO_USERS, generate_demo_messages
+    from ai_search_server.importer import import_rows
+    from ai_search_server.settings import load_settings
+    from ai_search_server.static import PROJECT_ROOT
+    from ai_search_server.store import open_store
+
+    work = Path(tempfile.mkdtemp(prefix="ai-search-bench-"))
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    store = open_store(work / "data")
+    for user in DEMO_USERS:
+        store.create_user(user.username, name=user.name, password=user.password, roles=(user.role,))
+    import_rows(store, generate_demo_messages())
+    settings = load_settings(environ={}, overrides={"site_url": url, "embedder": "none", **(overrides or {})})
+    app = create_app(settings, store, root=root or PROJECT_ROOT)
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:
+        time.sleep(0.05)
+    try:
+        yield url
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        store.close()
+        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -22,15 +22,16 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import socket
 import statistics
+import sys
 import tempfile
-import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _harness import demo_app_server
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
@@ -87,24 +88,9 @@ js.window.benchMainCall = create_proxy(call)
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 @contextmanager
 def serve() -> Iterator[str]:
     """The real app with the demo workspace, from a copy of the page files (plus the bench worker)."""
-    import uvicorn
-
-    from ai_search_server.app import create_app
-    from ai_search_server.demo import DEMO_USERS, generate_demo_messages
-    from ai_search_server.importer import import_rows
-    from ai_search_server.settings import load_settings
-    from ai_search_server.store import open_store
-
     work = Path(tempfile.mkdtemp(prefix="bench-page-"))
     site = work / "site"
     site.mkdir()
@@ -113,25 +99,10 @@ def serve() -> Iterator[str]:
     shutil.copytree(ROOT / "static", site / "static")
     shutil.copytree(ROOT / "py", site / "py", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
     (site / "static" / "bench-net-worker.mjs").write_text(NET_WORKER, encoding="utf-8")
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}"
-    store = open_store(work / "data")
-    for user in DEMO_USERS:
-        store.create_user(user.username, name=user.name, password=user.password, roles=(user.role,))
-    import_rows(store, generate_demo_messages())
-    settings = load_settings(environ={}, overrides={"site_url": url, "embedder": "none"})
-    app = create_app(settings, store, root=site)
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    while not server.started:
-        time.sleep(0.05)
     try:
-        yield url
+        with demo_app_server(root=site) as url:
+            yield url
     finally:
-        server.should_exit = True
-        thread.join(10)
-        store.close()
         shutil.rmtree(work, ignore_errors=True)
 
 

@@ -23,16 +23,18 @@ import argparse
 import gzip
 import json
 import shutil
-import socket
 import statistics
+import sys
 import tempfile
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _harness import demo_app_server, free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
@@ -58,13 +60,6 @@ window.benchOpen = () => {
   document.dispatchEvent(new CustomEvent("ai-search:open"));
 };
 """
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 @contextmanager
@@ -112,38 +107,8 @@ def host_site(server: str, port: int) -> Iterator[str]:
 @contextmanager
 def serve(embedder_origin: str) -> Iterator[str]:
     """The real app with the demo workspace; ``embedder_origin`` is on its embed allow-list."""
-    import uvicorn
-
-    from ai_search_server.app import create_app
-    from ai_search_server.demo import DEMO_USERS, generate_demo_messages
-    from ai_search_server.importer import import_rows
-    from ai_search_server.settings import load_settings
-    from ai_search_server.store import open_store
-
-    work = Path(tempfile.mkdtemp(prefix="bench-widget-"))
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}"
-    store = open_store(work / "data")
-    for user in DEMO_USERS:
-        store.create_user(user.username, name=user.name, password=user.password, roles=(user.role,))
-    import_rows(store, generate_demo_messages())
-    settings = load_settings(
-        environ={},
-        overrides={"site_url": url, "embedder": "none", "embed_allowed_origins": [embedder_origin]},
-    )
-    app = create_app(settings, store)
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    while not server.started:
-        time.sleep(0.05)
-    try:
+    with demo_app_server({"embed_allowed_origins": [embedder_origin]}) as url:
         yield url
-    finally:
-        server.should_exit = True
-        thread.join(10)
-        store.close()
-        shutil.rmtree(work, ignore_errors=True)
 
 
 class ByteCounter:
@@ -237,7 +202,7 @@ def main() -> None:
     from playwright.sync_api import sync_playwright
 
     loader = (ROOT / "static" / "embed.js").read_bytes()
-    host_port = _free_port()
+    host_port = free_port()
     host_origin = f"http://127.0.0.1:{host_port}"
     with serve(host_origin) as server, host_site(server, host_port) as host, sync_playwright() as pw:
         runs = [run_once(pw, server, host) for _ in range(args.runs)]
