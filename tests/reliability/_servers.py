@@ -11,13 +11,11 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
-import threading
 import time
 from pathlib import Path
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
-import uvicorn
+from .._uvicorn import UvicornThread
 
 __all__ = ["START_TIMEOUT_SECONDS", "ServedApp", "free_port", "proc_stats", "raw_exchange"]
 
@@ -34,47 +32,20 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-class ServedApp:
-    """An ASGI app under uvicorn in a thread; a context manager yielding itself (``.url``, ``.port``)."""
+class ServedApp(UvicornThread):
+    """The app as ``ai-search serve`` runs it (default HTTP parser, lifespan on, no proxy or server
+    header); a context manager yielding itself (``.url``, ``.port``)."""
 
     def __init__(self, app: Any, **config: Any) -> None:
-        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._sock.bind(("127.0.0.1", 0))
-        self.port: int = self._sock.getsockname()[1]
-        options: dict[str, Any] = {
-            "log_level": "warning",
-            "access_log": False,
+        serve_like = {
             "lifespan": "on",
+            "http": "auto",
+            "ws": "auto",
             "proxy_headers": False,
             "server_header": False,
             "timeout_graceful_shutdown": 2,
-            **config,
         }
-        self._server = uvicorn.Server(uvicorn.Config(app, **options))
-        self._thread = threading.Thread(
-            target=self._server.run, kwargs={"sockets": [self._sock]}, daemon=True
-        )
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def __enter__(self) -> Self:
-        self._thread.start()
-        deadline = time.monotonic() + START_TIMEOUT_SECONDS
-        while not self._server.started:
-            if time.monotonic() > deadline or not self._thread.is_alive():
-                raise RuntimeError("the reliability test server did not start")
-            time.sleep(0.01)
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self._server.should_exit = True
-        self._thread.join(START_TIMEOUT_SECONDS)
-        self._sock.close()
+        super().__init__(app, **{**serve_like, **config})
 
 
 def raw_exchange(port: int, data: bytes, *, read_timeout: float = RAW_READ_TIMEOUT_SECONDS) -> bytes:

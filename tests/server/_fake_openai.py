@@ -34,19 +34,18 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 import threading
 import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
+
+from .._uvicorn import UvicornThread
 
 __all__ = [
     "DEFAULT_ANSWER",
@@ -240,53 +239,3 @@ class FakeOpenAI:
         if behaviour != "finish-only":
             yield _chunk(None, "stop")
             yield b"data: [DONE]\n\n"
-
-
-class UvicornThread:
-    """Serve an ASGI app with uvicorn in a daemon thread, on a free loopback port; a context manager."""
-
-    def __init__(self, app: Any, host: str = "127.0.0.1") -> None:
-        self.host = host
-        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._sock.bind((host, 0))
-        self.port = self._sock.getsockname()[1]
-        config = uvicorn.Config(
-            app,
-            log_level="warning",
-            access_log=False,
-            lifespan="off",
-            ws="none",
-            http="h11",
-            timeout_graceful_shutdown=1,
-        )
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(
-            target=self._server.run, kwargs={"sockets": [self._sock]}, daemon=True
-        )
-
-    @property
-    def url(self) -> str:
-        return f"http://{self.host}:{self.port}"
-
-    def start(self) -> Self:
-        self._thread.start()
-        deadline = time.monotonic() + THREAD_WAIT_SECONDS
-        while not self._server.started:
-            if time.monotonic() > deadline or not self._thread.is_alive():
-                raise RuntimeError("the uvicorn test server did not start")
-            time.sleep(POLL_SECONDS)
-        return self
-
-    def stop(self) -> None:
-        self._server.should_exit = True
-        self._thread.join(THREAD_WAIT_SECONDS)
-        self._sock.close()
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()
