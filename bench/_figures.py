@@ -7,8 +7,13 @@ and, where the figure is compared with something measured in the same run (bare 
 
     report = Report("search", "Search latency", method="...")
     report.add(Figure("ai.search p99 at 100k", "ms", runs=[...], baseline=Baseline("bare FTS5", [...]),
-                      target="<= 100 ms", better="lower"))
+                      target=Target("<=", 100), better="lower"))
     report.write(args.json)
+
+A target is a :class:`Target` so that BENCHMARKS.md can compute met or missed from the median:
+``Target("<=", 100)`` is a bound in the figure's own unit, ``Target(">=")`` (no value) means "at least
+the baseline measured in the same run". A plain string (``"<= 100 ms"``) is still accepted and shown,
+and ``bench/report.py`` checks it when it reads as an operator, a number and the figure's unit.
 """
 
 from __future__ import annotations
@@ -41,6 +46,36 @@ class Baseline:
         return statistics.median(self.runs)
 
 
+# The comparisons a target may make.
+TARGET_OPERATORS = ("<=", ">=")
+
+
+@dataclass(frozen=True)
+class Target:
+    """A budget a figure's median is checked against: a bound in the figure's unit, or the baseline."""
+
+    op: Literal["<=", ">="]
+    # The bound in the figure's unit; None compares with the baseline's median from the same run.
+    value: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.op not in TARGET_OPERATORS:
+            raise ValueError(f"a target's operator is one of {TARGET_OPERATORS}, not {self.op!r}")
+
+    def met(self, median: float, baseline_median: float | None = None) -> bool | None:
+        """Whether ``median`` meets the target; None when it needs a baseline that was not measured."""
+        bound = self.value if self.value is not None else baseline_median
+        if bound is None:
+            return None
+        return median <= bound if self.op == "<=" else median >= bound
+
+    def describe(self, unit: str) -> str:
+        """The target as a reader sees it: "<= 100 ms", ">= baseline"."""
+        if self.value is None:
+            return f"{self.op} baseline"
+        return f"{self.op} {self.value:g} {unit}".rstrip()
+
+
 @dataclass
 class Figure:
     """One measured quantity: every run's value, its unit, and what it is judged against."""
@@ -49,8 +84,8 @@ class Figure:
     unit: str
     runs: list[float]
     baseline: Baseline | None = None
-    # The budget from the issue, as text ("<= 1500 ms"), or None.
-    target: str | None = None
+    # The budget from the issue: a Target (checked), or as text ("<= 1500 ms"), or None.
+    target: Target | str | None = None
     # Which direction is good: decides how the ratio to the baseline reads.
     better: Literal["lower", "higher"] = "lower"
     note: str = ""
@@ -59,9 +94,18 @@ class Figure:
     def median(self) -> float:
         return statistics.median(self.runs)
 
+    @property
+    def met(self) -> bool | None:
+        """Whether the median meets a structured target (None: no Target, or its baseline is missing)."""
+        if not isinstance(self.target, Target):
+            return None
+        return self.target.met(self.median, self.baseline.median if self.baseline else None)
+
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["median"] = self.median
+        if isinstance(self.target, Target):
+            data["target"] = {**data["target"], "text": self.target.describe(self.unit)}
         if self.baseline is not None:
             data["baseline"]["median"] = self.baseline.median
         return data
