@@ -11,7 +11,8 @@ Modules, one noun each (only ``dom`` creates DOM nodes, and only as text):
 - ``chips``, ``combobox``, ``results``, ``answer``: the four views.
 - ``url_state``: the query line in ``?q=``; back/forward.
 - ``lookups``: room and people lookups, answered locally when possible.
-- ``caret``, ``sse``, ``messages``: pure helpers (UTF-16 carets, event-stream parsing, error texts).
+- ``caret``, ``sse``, ``messages``, ``highlights``: pure helpers (UTF-16 carets, event-stream parsing,
+  error texts, highlight spans cut into runs).
 - ``embed_bridge``: the widget page's postMessage bridge to its host (only on ``/embed``).
 - ``embed_protocol``: the widget's messages and origin checks (pure, tested under CPython).
 

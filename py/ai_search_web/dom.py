@@ -9,8 +9,9 @@ though CSP blocks inline script::
     item = element("li", element("mark", "deploy"), " failed", class_="result", data_msg_id=msg_id)
     replace_children(get("result-list"), item)
 
-Highlights are ``[start, end)`` code-point spans over the plain text; :func:`highlighted` turns them
-into text nodes and ``<mark>`` elements (overlapping or out-of-range spans are clipped).
+Highlights are ``[start, end)`` code-point spans over the plain text; :func:`highlighted` turns the
+runs of :func:`~ai_search_web.highlights.highlight_runs` (pure: spans clipped, malformed ones skipped)
+into text nodes and ``<mark>`` elements.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from typing import Any
 
 import js
 from pyodide.ffi import JsProxy, create_proxy
+
+from .highlights import highlight_runs
 
 __all__ = [
     "ALLOWED_TAGS",
@@ -133,36 +136,13 @@ def get(element_id: str) -> JsProxy:
     return node
 
 
-def highlighted(text: str, spans: Sequence[Sequence[int]]) -> list[Any]:
+def highlighted(text: str, spans: Sequence[Any]) -> list[Any]:
     """``text`` as children: plain runs as strings, each span's run in a ``<mark>``.
 
-    Spans are ``[start, end)`` code points; each is clipped to the text and to the end of the
-    previous one, and empty or malformed spans are skipped, so any input renders the whole text once.
+    Spans are ``[start, end)`` code points, clipped and checked by :func:`highlight_runs`, so any
+    input renders the whole text once.
     """
-    children: list[Any] = []
-    position = 0
-    for span in sorted(_valid_spans(spans, len(text))):
-        start, end = max(span[0], position), span[1]
-        if start >= end:
-            continue
-        if start > position:
-            children.append(text[position:start])
-        children.append(element("mark", text[start:end]))
-        position = end
-    if position < len(text):
-        children.append(text[position:])
-    return children
-
-
-def _valid_spans(spans: Sequence[Sequence[int]], length: int) -> list[tuple[int, int]]:
-    valid = []
-    for span in spans:
-        if len(span) != 2 or not all(isinstance(edge, int) and not isinstance(edge, bool) for edge in span):
-            continue
-        start, end = max(0, span[0]), min(length, span[1])
-        if start < end:
-            valid.append((start, end))
-    return valid
+    return [element("mark", run) if marked else run for run, marked in highlight_runs(text, spans)]
 
 
 # Proxies handed to addEventListener must outlive the call; the page never removes its listeners.
