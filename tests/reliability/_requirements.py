@@ -2,19 +2,32 @@
 
 In the manner of the MCP SDK's ``tests/interaction/_requirements.py``: one row per ID with the promise,
 where the promise comes from, and the tests elsewhere in the suite that prove part of it already
-(``also_proved_by``). Each test of ``tests/reliability`` carries ``@pytest.mark.requirement("A4")``;
+(``also_proved_by``). Each proving test carries ``@pytest.mark.requirement("A4")``;
 ``test_requirements.py`` checks that every ID below has at least one, and that no test names an ID
 that is not here. ``SECURITY.md``'s table is generated from these rows and the figures of the last run.
 
-B1–B3 (rendering in the browser) are listed for completeness but proved by the browser suite, not
-here: ``NOT_HERE`` names them.
+The proofs live in ``PROOF_MODULES``: every test module of ``tests/reliability``, and the browser
+modules ``tests/browser/test_reliability_*.py`` for the promises that need Chromium (B2, B3). Those
+stay in tests/browser because sync Playwright must run after every anyio test of a session, and
+tests/browser is the folder that runs last. :func:`proof_tests` reads them all, from the modules
+themselves (not from what one session collected), so the checks hold when only one file runs.
 """
 
 from __future__ import annotations
 
+import importlib
+import inspect
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
-__all__ = ["NOT_HERE", "REQUIREMENTS", "Requirement"]
+__all__ = ["PROOF_MODULES", "REQUIREMENTS", "Requirement", "proof_tests", "requirement_marks"]
+
+TESTS = Path(__file__).resolve().parents[1]
+# (package under tests/, file pattern): where the proving tests are. Display names are relative to
+# tests/reliability ("test_ssrf.py::test_x") or to tests/ ("browser/test_reliability_rendering.py::...").
+PROOF_MODULES = (("reliability", "test_*.py"), ("browser", "test_reliability_*.py"))
 
 
 @dataclass(frozen=True)
@@ -53,9 +66,28 @@ REQUIREMENTS: dict[str, Requirement] = {
         f"{_SPEC} A4; MCP transports.mdx",
         ("tests/server/test_mcp_endpoint.py::test_invalid_single_messages_get_400",),
     ),
-    "B1": Requirement("Rendering", "The highlighter emits spans, never markup.", f"{_SPEC} B1"),
-    "B2": Requirement("Rendering", "No script runs from any sink of the page.", f"{_SPEC} B2"),
-    "B3": Requirement("Rendering", "The page works under the enforced CSP.", f"{_SPEC} B3"),
+    "B1": Requirement(
+        "Rendering",
+        "The highlighter emits spans, never markup: the server's ranges and the page's runs stay in "
+        "bounds, never overlap, and give back the original text, whatever the text and the query.",
+        f"{_SPEC} B1; OWASP XSS prevention cheat sheet; bitrix24/b24ui#391",
+        ("tests/server/test_search_terms.py",),
+    ),
+    "B2": Requirement(
+        "Rendering",
+        "No script runs from any sink of the page or the widget: hostile message texts, room and "
+        "user names, queries, chips, suggestions, highlights, notices and LLM answers stay text; no "
+        "injected JavaScript or Python runs, no dialog opens, no request leaves the site.",
+        f"{_SPEC} B2; pyscript/pyscript#1396, #1435; OWASP LLM05",
+        ("tests/browser/test_hostile_text.py",),
+    ),
+    "B3": Requirement(
+        "Rendering",
+        "The page works under its enforced CSP (no 'unsafe-eval', no 'unsafe-inline'): search, an "
+        "answer and a chip edit raise no violation, and every HTML response carries the policy.",
+        f"{_SPEC} B3; OWASP CSP cheat sheet",
+        ("tests/server/test_security.py",),
+    ),
     "B4": Requirement(
         "Rendering",
         "Prompt injection in retrieved messages cannot act or leak: no secret or foreign message "
@@ -202,5 +234,21 @@ REQUIREMENTS: dict[str, Requirement] = {
     ),
 }
 
-# Proved by the browser suite (tests/browser), not by tests/reliability.
-NOT_HERE = frozenset({"B1", "B2", "B3"})
+
+def proof_tests() -> Iterator[tuple[str, Callable[..., Any]]]:
+    """(display name, function) of every ``test_*`` function of ``PROOF_MODULES``."""
+    for package, pattern in PROOF_MODULES:
+        for path in sorted((TESTS / package).glob(pattern)):
+            module = importlib.import_module(f"tests.{package}.{path.stem}")
+            prefix = "" if package == "reliability" else f"{package}/"
+            for name, function in inspect.getmembers(module, inspect.isfunction):
+                if name.startswith("test_") and function.__module__ == module.__name__:
+                    yield f"{prefix}{path.name}::{name}", function
+
+
+def requirement_marks() -> Iterator[tuple[str, str]]:
+    """(display name, requirement ID) for every ``requirement`` mark of the proving tests."""
+    for test, function in proof_tests():
+        for mark in getattr(function, "pytestmark", []):
+            if mark.name == "requirement":
+                yield test, mark.args[0]
