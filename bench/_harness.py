@@ -100,6 +100,7 @@ def _serve(port: int, data_dir: Path, ready_file: Path, messages: int, settings_
 
     from ai_search_server.app import create_app
     from ai_search_server.importer import import_rows
+    from ai_search_server.serving import server_options
     from ai_search_server.settings import load_settings
     from ai_search_server.store import open_store
 
@@ -114,7 +115,7 @@ def _serve(port: int, data_dir: Path, ready_file: Path, messages: int, settings_
     ready_file.write_text(
         json.dumps({"user_id": user.id, "token": pat, "message_ids": ids, "pid": os.getpid()})
     )
-    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", access_log=False, server_header=False)
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", access_log=False, **server_options())
 
 
 class BenchServer:
@@ -195,6 +196,7 @@ def demo_app_server(overrides: dict[str, Any] | None = None, *, root: Path | Non
     from ai_search_server.app import create_app
     from ai_search_server.demo import DEMO_USERS, generate_demo_messages
     from ai_search_server.importer import import_rows
+    from ai_search_server.serving import server_options
     from ai_search_server.settings import load_settings
     from ai_search_server.static import PROJECT_ROOT
     from ai_search_server.store import open_store
@@ -208,7 +210,8 @@ def demo_app_server(overrides: dict[str, Any] | None = None, *, root: Path | Non
     import_rows(store, generate_demo_messages())
     settings = load_settings(environ={}, overrides={"site_url": url, "embedder": "none", **(overrides or {})})
     app = create_app(settings, store, root=root or PROJECT_ROOT)
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", **server_options())
+    server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     while not server.started:

@@ -1,8 +1,11 @@
 """An ASGI app under uvicorn in a daemon thread on a free loopback port: the tests' one real server.
 
-    with UvicornThread(app) as server:        # test defaults: h11, no lifespan, quiet
+    with UvicornThread(app) as server:        # test defaults: no lifespan, quiet
         httpx.get(server.url + "/...")
-    UvicornThread(app, lifespan="on", http="auto")   # as `ai-search serve` runs it
+    UvicornThread(app, lifespan="on")         # as `ai-search serve` runs it
+
+Parser, head cap and headers are `ai-search serve`'s own (``serving.server_options``): a test server
+refuses what the product refuses.
 
 The socket is bound before the thread starts, so the port is known and nothing races for it.
 """
@@ -17,17 +20,19 @@ from typing import Any, Self
 
 import uvicorn
 
+from ai_search_server.serving import server_options
+
 __all__ = ["SERVER_WAIT_SECONDS", "UvicornThread"]
 
 # How long the server may take to start or stop (seconds); generous for a loaded 2-core machine.
 SERVER_WAIT_SECONDS = 30.0
 _POLL_SECONDS = 0.01
 _TEST_DEFAULTS: dict[str, Any] = {
+    **server_options(),
     "log_level": "warning",
     "access_log": False,
     "lifespan": "off",
     "ws": "none",
-    "http": "h11",
     "timeout_graceful_shutdown": 1,
 }
 

@@ -61,6 +61,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     from .app import create_app
     from .ratelimit import RateLimiter
+    from .serving import server_options
 
     data_dir = _data_dir(args)
     overrides: dict[str, Any] = {}
@@ -81,14 +82,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     limiter = RateLimiter(settings.rate_limit_storage)
     app = create_app(settings, store, limiter=limiter)
     print(f"ai-search: serving {settings.site_url}/", file=sys.stderr)
-    uvicorn.run(
-        app,
-        host=args.host,
-        port=args.port,
-        log_level=settings.log_level,
-        proxy_headers=False,
-        server_header=False,
-    )
+    uvicorn.run(app, host=args.host, port=args.port, log_level=settings.log_level, **server_options())
     store.close()
     return 0
 

@@ -1,7 +1,7 @@
 """Real servers on loopback for the reliability suite, and a raw HTTP client for hostile bytes.
 
-``ServedApp(app)``: the app under uvicorn as ``ai-search serve`` runs it (default HTTP parser, no
-proxy headers, no server header, lifespan on), in a daemon thread on a free 127.0.0.1 port.
+``ServedApp(app)``: the app under uvicorn as ``ai-search serve`` runs it (its parser and head cap, no
+proxy headers, no server header: ``serving.server_options``; lifespan on), in a daemon thread on a free 127.0.0.1 port.
 ``raw_exchange(port, data)``: bytes in, bytes out over one TCP connection, for requests no HTTP
 client library would send. ``free_port()`` and ``proc_stats(pid)`` serve the subprocess tests.
 """
@@ -33,16 +33,13 @@ def free_port() -> int:
 
 
 class ServedApp(UvicornThread):
-    """The app as ``ai-search serve`` runs it (default HTTP parser, lifespan on, no proxy or server
-    header); a context manager yielding itself (``.url``, ``.port``)."""
+    """The app as ``ai-search serve`` runs it (``serving.server_options``, lifespan on); a context
+    manager yielding itself (``.url``, ``.port``)."""
 
     def __init__(self, app: Any, **config: Any) -> None:
         serve_like = {
             "lifespan": "on",
-            "http": "auto",
             "ws": "auto",
-            "proxy_headers": False,
-            "server_header": False,
             "timeout_graceful_shutdown": 2,
         }
         super().__init__(app, **{**serve_like, **config})

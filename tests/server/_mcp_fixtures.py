@@ -28,6 +28,7 @@ from ai_search_server.mcp import MCP_PATH, McpEndpoint
 from ai_search_server.ratelimit import RateLimiter
 from ai_search_server.security import OriginPolicy
 from ai_search_server.services import Services
+from ai_search_server.serving import server_options
 from ai_search_server.settings import Settings, load_settings
 from ai_search_server.store.base import Store
 
@@ -147,7 +148,7 @@ def live_server(store: Store, **overrides: Any) -> Iterator[LiveServer]:
     port = sock.getsockname()[1]
     base_url = f"http://127.0.0.1:{port}"
     app = create_app(mcp_settings(base_url, **overrides), store, limiter=RateLimiter("memory://"))
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
+    config = uvicorn.Config(app, **server_options(), log_level="warning", access_log=False, lifespan="on")
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()

@@ -1,0 +1,137 @@
+"""How uvicorn serves the app: one definition for ``ai-search serve``, the tests' servers and the benches.
+
+    uvicorn.run(app, host=host, port=port, **server_options())
+    uvicorn.Config(app, **server_options(), log_level="warning")   # a test server, same parser and caps
+
+Why a protocol class of our own: uvicorn's fast parser (httptools) puts no cap on a request's head. It
+buffers a header line until the line ends, so one request of 8 MiB of headers was read, held and
+answered 200, and the 5 MiB body cap never bounded what a request holds in memory. uvicorn's other
+parser (h11) does cap the head (``h11_max_incomplete_event_size``), but it is pure Python and slower
+on every request; :class:`HeadLimitedHttpToolsProtocol` keeps httptools and answers
+``431 Request Header Fields Too Large`` (and closes) for a head over :data:`MAX_REQUEST_HEAD_BYTES`.
+Two counts, because httptools hands over a header only once its line has ended: the bytes received
+while a head is incomplete bound the memory (at most the cap plus one socket read, which asyncio makes
+256 KiB at most), and the request line and headers as parsed make the cap exact for a head that
+arrives whole in one read. Should h11 be chosen anyway, its own cap is set to the same figure (h11
+answers 400 past it).
+
+A refusal is written, the write side is shut, and what the client still sends is read and dropped
+for up to :data:`REFUSAL_LINGER_SECONDS` before the connection closes: closing a socket with unread
+data sends a reset, and a reset makes the client's kernel drop the answer it has not read yet.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+__all__ = [
+    "MAX_REQUEST_HEAD_BYTES",
+    "REFUSAL_LINGER_SECONDS",
+    "HeadLimitedHttpToolsProtocol",
+    "server_options",
+]
+
+# Bytes of one request's head (request line and headers). Our own clients send a few hundred (a token
+# pair, a search query of at most 500 characters in the URL); 64 KiB is four times nginx's default
+# (4 buffers of 8 KiB) and h11's 16 KiB, so no proxy in front would pass a head we refuse.
+MAX_REQUEST_HEAD_BYTES = 64 * 1024
+# Seconds a refused connection keeps reading (and dropping) what the client still sends, so that the
+# client reads the 431 instead of a reset.
+REFUSAL_LINGER_SECONDS = 1.0
+
+_HEAD_TOO_LARGE = b"Request header fields too large"
+
+
+class _HeadTooLarge(Exception):
+    """Raised from a parser callback to stop parsing a head over the cap."""
+
+
+class HeadLimitedHttpToolsProtocol(HttpToolsProtocol):
+    """uvicorn's httptools protocol with a cap on the bytes of a request head: 431 past it."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._received = 0  # bytes received since the last head completed
+        self._parsed = 0  # bytes of the current head's request line and headers, as parsed
+        self._in_body = False  # between a head's end and its message's end: bytes are body bytes
+        self._refused = False
+
+    def data_received(self, data: bytes) -> None:
+        if self._refused:
+            return  # lingering after a refusal: drop what still arrives
+        if not self._in_body:
+            self._received += len(data)
+        super().data_received(data)
+        if self._received > MAX_REQUEST_HEAD_BYTES and not self._in_body and not self._refused:
+            self._refuse_head()
+
+    def on_message_begin(self) -> None:
+        self._parsed = 0
+        super().on_message_begin()
+
+    def on_url(self, url: bytes) -> None:
+        self._count_parsed(len(url))
+        super().on_url(url)
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self._count_parsed(len(name) + len(value) + 4)  # ": " and the line break
+        super().on_header(name, value)
+
+    def on_headers_complete(self) -> None:
+        self._in_body = True
+        self._received = 0
+        super().on_headers_complete()
+
+    def on_message_complete(self) -> None:
+        self._in_body = False
+        super().on_message_complete()
+
+    def _count_parsed(self, size: int) -> None:
+        self._parsed += size
+        if self._parsed > MAX_REQUEST_HEAD_BYTES:
+            # Stops the parser; uvicorn answers a parser error through send_400_response, below.
+            self._refused = True
+            raise _HeadTooLarge
+
+    def send_400_response(self, msg: str) -> None:
+        if self._refused:
+            self._refuse_head()
+        else:
+            super().send_400_response(msg)
+
+    def _refuse_head(self) -> None:
+        self._refused = True
+        self.logger.warning("Request head over %d bytes refused (431).", MAX_REQUEST_HEAD_BYTES)
+        content = [b"HTTP/1.1 431 Request Header Fields Too Large\r\n"]
+        for name, value in self.server_state.default_headers:
+            content.extend([name, b": ", value, b"\r\n"])
+        content.extend(
+            [
+                b"content-type: text/plain; charset=utf-8\r\n",
+                b"content-length: " + str(len(_HEAD_TOO_LARGE)).encode("ascii") + b"\r\n",
+                b"connection: close\r\n",
+                b"\r\n",
+                _HEAD_TOO_LARGE,
+            ]
+        )
+        self.transport.write(b"".join(content))
+        if self.transport.can_write_eof():
+            self.transport.write_eof()
+        asyncio.get_running_loop().call_later(REFUSAL_LINGER_SECONDS, self.transport.close)
+
+
+def server_options() -> dict[str, Any]:
+    """uvicorn options of every server of the app (``ai-search serve``, tests, benches).
+
+    Forwarding headers are not trusted by uvicorn (the rate limiter reads ``X-Forwarded-For`` itself,
+    and only for the configured proxy hops), and no ``Server`` header names the software.
+    """
+    return {
+        "http": HeadLimitedHttpToolsProtocol,
+        "h11_max_incomplete_event_size": MAX_REQUEST_HEAD_BYTES,
+        "proxy_headers": False,
+        "server_header": False,
+    }
