@@ -16,6 +16,9 @@ Grammar (upstream's newer, stricter "Client B" behaviour):
   whitespace or the end) or bare (up to the next whitespace; split on commas for multi-value keys);
 - each value loses one leading `#` or `@` (names only) and is trimmed; empty or invalid values are
   dropped, and a token with no valid value stays in the text unchanged;
+- tokens are taken out until the text left holds none: taking one out of the middle of a quote that
+  never closed can close it (`in:"a from:b,c"d e"` is from `b` and the room `a e`), and the words
+  left must never turn into a filter when the query is serialized and parsed again;
 - `in`/`from` collect values, deduplicated case-insensitively (first spelling kept), at most
   `MAX_SEARCH_FILTER_VALUES` each; `after`/`before` hold one real calendar date, the last one wins.
 
@@ -81,9 +84,9 @@ class _Token:
     shape: str  # "closed", "unclosed" or "bare"
 
 
-def _scan(text: str, pattern: re.Pattern[str]) -> list[_Token]:
+def _scan(text: str, pattern: re.Pattern[str], start: int = 0) -> list[_Token]:
     tokens = []
-    for match in pattern.finditer(text):
+    for match in pattern.finditer(text, start):
         shape = match.lastgroup or "bare"
         tokens.append(
             _Token(
@@ -132,23 +135,46 @@ class _Collector:
         return {op.field: op.field_value(tuple(self._values[op.key])) for op in SEARCH_FILTER_OPERATORS}
 
 
-def _take_out(text: str, tokens: list[_Token]) -> tuple[str, SearchFilters, bool]:
-    """Replace each token with at least one valid value by a space; the rest stays as typed."""
+def _take_out(text: str, pattern: re.Pattern[str], live: bool) -> tuple[str, SearchFilters, bool]:
+    """Replace each token with at least one valid value by a space, until no such token is left; the
+    rest stays as typed. With `live`, a token reaching the very end is still being typed and stays.
+
+    One pass is not enough: taking a token out of the middle of a quote that never closed can close
+    it (`in:"a from:b,c"d e"` leaves `in:"a e"`, the room `a e`), and words that still held a filter
+    would turn into it once serialized and parsed again. So the text a pass leaves is scanned again;
+    each pass takes out at least one token (longer than its space), so this ends. A pass scans again
+    only from the token that opened the last quote before the first token taken out (only that quote
+    can have closed: any earlier one still meets its first closing quote where it did), so a deep
+    nest of such quotes costs a scan of the text after it per level, not a scan of the whole text.
+    """
     collector = _Collector()
-    pieces: list[str] = []
-    position = 0
     removed = False
-    for token in tokens:
-        values = _token_values(token)
-        if not values:
-            continue
-        pieces += (text[position : token.start], " ")
-        position = token.end
+    start = 0  # the text before `start` can no longer change
+    while True:
+        tokens = _scan(text, pattern, start)
+        if live and tokens and tokens[-1].end == len(text):
+            tokens.pop()
+        pieces = [text[:start]]
+        position = first = start
+        for token in tokens:
+            values = _token_values(token)
+            if not values:
+                continue
+            if position == start:
+                first = token.start
+            pieces += (text[position : token.start], " ")
+            position = token.end
+            for value in values:
+                collector.add(token.op, value)
+        if position == start:
+            return text, SearchFilters(**collector.fields()), removed
         removed = True
-        for value in values:
-            collector.add(token.op, value)
-    pieces.append(text[position:])
-    return "".join(pieces), SearchFilters(**collector.fields()), removed
+        quote = text.rfind(_QUOTE, start, first)
+        start = next((t.start for t in tokens if t.value_start == quote and t.shape == "bare"), first)
+        pieces.append(text[position:])
+        # Collapsed now, not only at the end: a value a later pass closes is made of words.
+        text = "".join(pieces)
+        text = text[:start] + _WHITESPACE_RUN.sub(" ", text[start:])
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,7 +196,7 @@ class CompletedSearchFilters:
 
 def parse_search_filter_text(text: str) -> ParsedSearchQuery:
     """Take every valid filter token out of finished text; whitespace is collapsed and trimmed."""
-    rest, filters, _ = _take_out(text, _scan(text, _TOKEN))
+    rest, filters, _ = _take_out(text, _TOKEN, live=False)
     return ParsedSearchQuery(_WHITESPACE_RUN.sub(" ", rest).strip(" "), filters)
 
 
@@ -178,10 +204,7 @@ def extract_completed_search_filters(text: str) -> CompletedSearchFilters:
     """Like `parse_search_filter_text` for text being typed: the token at the very end (nothing after
     it, or an unclosed quote) is still being typed and stays in the text. Whitespace is collapsed
     and only the start is trimmed, so the space that finished the last token is kept."""
-    tokens = _scan(text, _LIVE_TOKEN)
-    if tokens and tokens[-1].end == len(text):
-        tokens.pop()
-    rest, filters, removed = _take_out(text, tokens)
+    rest, filters, removed = _take_out(text, _LIVE_TOKEN, live=True)
     return CompletedSearchFilters(_WHITESPACE_RUN.sub(" ", rest).lstrip(" "), filters, removed)
 
 

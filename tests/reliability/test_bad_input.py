@@ -167,12 +167,6 @@ def test_the_grammar_never_crashes_and_round_trips(scale: Scale, figure: Figure)
 
 
 @pytest.mark.requirement("A1")
-@pytest.mark.xfail(
-    strict=True,
-    reason="grammar bug (found by atheris, A2): taking a filter token out of the middle of a quote "
-    'that never closed joins the text around it into a new quoted filter: in:"a from:b,c"d e" parses '
-    'to words in:"a e" plus from:b, and that line re-parses as the room "a e"',
-)
 @pytest.mark.parametrize("text", ['in:"a from:b,c"d e"', 'in:"x from:@al,y"z w"'])
 def test_words_never_become_a_filter_on_a_round_trip(text: str) -> None:
     _canonical(text)

@@ -125,6 +125,27 @@ def test_all_names_every_public_class_and_function_of_the_module(module: Any) ->
         ),
         pytest.param('in:"a b"x', 'in:"a b"x', F(), id="a-closing-quote-must-end-the-token"),
         pytest.param('in:a"b', 'in:a"b', F(), id="a-value-holding-a-quote-is-invalid"),
+        pytest.param(
+            'in:"a from:b,c"d e"',
+            "",
+            F(room_names=("a e",), from_usernames=("b",)),
+            id="a-token-taken-out-of-an-open-quote-lets-the-quote-close",
+        ),
+        pytest.param(
+            'in:"a in:"x y" z"', "", F(room_names=("x y", "a z")), id="quotes-closed-by-taking-out-nest"
+        ),
+        pytest.param(
+            'in:"a after:2026-13-01 from:b,c"d e" x',
+            "x",
+            F(room_names=("a after:2026-13-01 e",), from_usernames=("b",)),
+            id="a-quote-closed-by-taking-out-holds-the-words-between",
+        ),
+        pytest.param(
+            'in:"a from:b c"d',
+            'in:"a c"d',
+            F(from_usernames=("b",)),
+            id="a-quote-that-still-cannot-close-stays-text",
+        ),
         pytest.param('in:a,"b c"', 'c"', F(room_names=("a",)), id="quotes-only-count-around-the-whole-value"),
         pytest.param('after:"2026-01-01"', "", F(start_date="2026-01-01"), id="a-quoted-date"),
         pytest.param("after:2026-02-30", "after:2026-02-30", F(), id="an-impossible-date-stays"),
@@ -221,6 +242,20 @@ def test_a_token_whose_values_were_all_over_the_cap_still_leaves_the_text() -> N
             "after:2026-02-30 x", "after:2026-02-30 x", F(), False, id="an-invalid-finished-token-stays"
         ),
         pytest.param("in: x", "in: x", F(), False, id="an-empty-finished-token-stays"),
+        pytest.param(
+            'in:"a from:b,c"d e"',
+            'in:"a e"',
+            F(from_usernames=("b",)),
+            True,
+            id="a-quote-closed-by-taking-out-at-the-end-is-being-typed",
+        ),
+        pytest.param(
+            'in:"a from:b,c"d e" ',
+            "",
+            F(room_names=("a e",), from_usernames=("b",)),
+            True,
+            id="a-quote-closed-by-taking-out-and-a-space-finish",
+        ),
         pytest.param("", "", F(), False, id="empty-text"),
     ],
 )

@@ -104,6 +104,21 @@ def test_any_text_parses_to_a_canonical_query(text: str) -> None:
     assert parse_search_filter_text(parsed.search_text).filters == SearchFilters()
 
 
+# Quotes opened by a key that close only once a token between is taken out (`in:"a from:b,c"d e"`).
+_OPEN_QUOTE_PIECES = ['in:"a ', 'from:b,c"d ', 'in:"x y" ', "after:2026-13-01 ", 'e"', 'e" ', '"', " ", "z"]
+_OPEN_QUOTE_TEXT = st.lists(st.sampled_from(_OPEN_QUOTE_PIECES), max_size=12).map("".join)
+
+
+@PROPERTY_SETTINGS
+@given(_OPEN_QUOTE_TEXT)
+def test_taking_tokens_out_of_open_quotes_leaves_no_filter_in_the_words(text: str) -> None:
+    parsed = parse_search_filter_text(text)
+    assert parse_search_filter_text(parsed.search_text).filters == SearchFilters()
+    assert parse_search_filter_text(serialize_search_query(parsed.search_text, parsed.filters)) == parsed
+    completed = extract_completed_search_filters(text + " ")
+    assert parse_search_filter_text(completed.search_text).filters == SearchFilters()
+
+
 @PROPERTY_SETTINGS
 @given(QUERY_LIKE_TEXT.map(lambda text: text.replace('"', "")))
 def test_a_trailing_space_finishes_every_token(text: str) -> None:
