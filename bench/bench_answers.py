@@ -13,7 +13,7 @@ proxy, with ``--runs`` requests per mode (median, min, max):
 - extractive, json and stream: no provider at all (the embedded default).
 
     .venv/bin/python bench/bench_answers.py                     # 7 runs, 20 chunks, 50 ms apart
-    .venv/bin/python bench/bench_answers.py --runs 15 --chunk-delay 0
+    .venv/bin/python bench/bench_answers.py --runs 15 --chunk-delay 0 --json PATH
 """
 
 from __future__ import annotations
@@ -31,12 +31,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "py"), str(ROOT)]
 
+sys.path.insert(0, str(ROOT / "bench"))
+
 import httpx  # noqa: E402
 import uvicorn  # noqa: E402
 import uvloop  # noqa: E402
 from tests.server._fake_openai import FakeOpenAI  # noqa: E402
 from tests.server.conftest import build_workspace  # noqa: E402
 
+from _figures import Baseline, Figure, Report  # noqa: E402
 from ai_search_server.answers.service import AnswerService  # noqa: E402
 from ai_search_server.app import create_app  # noqa: E402
 from ai_search_server.outbound import GuardedClient, OutboundPolicy  # noqa: E402
@@ -65,7 +68,7 @@ def summary(label: str, samples: list[float]) -> str:
     )
 
 
-async def run(args: argparse.Namespace, provider_url: str, data_dir: Path) -> None:
+async def run(args: argparse.Namespace, provider_url: str, data_dir: Path) -> dict[str, list[float]]:
     store = open_store(data_dir)
     workspace = build_workspace(store)
     alice = workspace["alice"]
@@ -131,6 +134,47 @@ async def run(args: argparse.Namespace, provider_url: str, data_dir: Path) -> No
     )
     for label, samples in results.items():
         print(summary(label, samples))
+    return results
+
+
+def build_report(args: argparse.Namespace, results: dict[str, list[float]]) -> Report:
+    generation_ms = args.chunk_delay * (args.chunks - 1) * 1000
+    report = Report(
+        "answers",
+        "Answers: time to the first streamed token",
+        method=(
+            "POST /api/v1/ai.search.answer through the real app under uvicorn on loopback (rate limits "
+            "off; Host and Origin checks, authentication, loading the cited message under the caller's "
+            "permissions and the guarded outbound client as in production), with the local "
+            "OpenAI-compatible test provider (tests/server/_fake_openai.py) in a thread writing its answer "
+            f"in {args.chunks} chunks {args.chunk_delay * 1000:.0f} ms apart (about {generation_ms:.0f} ms "
+            "of generation, like a model), and as slowly for a JSON answer. Timed from a client in "
+            "another thread, one request at a time after one warm-up request per mode: until the first "
+            "`event: delta` of the stream, until `event: done`, until a whole JSON answer is read; and "
+            "the extractive answer (no provider, the default) for comparison."
+        ),
+        parameters={
+            "runs per mode": args.runs,
+            "chunks": args.chunks,
+            "ms between chunks": args.chunk_delay * 1000,
+        },
+    )
+    report.add(
+        Figure(
+            "time to first streamed token",
+            "ms",
+            results["stream, first delta"],
+            baseline=Baseline("whole JSON answer", results["json"]),
+            note="test provider; baseline: the same answer as JSON",
+        )
+    )
+    report.add(Figure("streamed answer, until done", "ms", results["stream, done"]))
+    report.add(Figure("JSON answer", "ms", results["json"]))
+    report.add(Figure("extractive answer, JSON", "ms", results["extractive, json"], note="no provider"))
+    report.add(
+        Figure("extractive answer, streamed", "ms", results["extractive, stream done"], note="no provider")
+    )
+    return report
 
 
 def main() -> None:
@@ -138,6 +182,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=7, help="requests per mode (median of these)")
     parser.add_argument("--chunks", type=int, default=20, help="chunks the provider streams")
     parser.add_argument("--chunk-delay", type=float, default=0.05, help="seconds between chunks")
+    parser.add_argument("--json", type=Path, help="also write the figures here (bench/_figures.py Report)")
     args = parser.parse_args()
     if args.runs < 5:
         parser.error("--runs must be 5 or more")
@@ -148,7 +193,8 @@ def main() -> None:
     with fake.serve() as provider, tempfile.TemporaryDirectory() as tmp:
         # uvloop, as uvicorn picks by default: on the stdlib loop every response of a server started
         # with Server.serve() takes ~44 ms longer on this machine, which would swamp what is measured.
-        uvloop.run(run(args, f"{provider.url}/v1", Path(tmp) / "data"))
+        results = uvloop.run(run(args, f"{provider.url}/v1", Path(tmp) / "data"))
+    build_report(args, results).write(args.json)
 
 
 if __name__ == "__main__":
