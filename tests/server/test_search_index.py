@@ -210,3 +210,48 @@ def test_writes_from_another_process_are_caught_up(
     refresh.join(EMBED_WAIT_SECONDS)
     assert keyword_ids(index, "zookeeper", [ops]) == {added.id}
     assert index.refresh_if_stale(force=True) is None  # level again: nothing to do
+
+
+def test_identical_texts_are_embedded_once_and_share_one_vector(workspace: Workspace, data_dir: Path) -> None:
+    store: Store = workspace.store
+    general, ops = workspace.rooms["general"].id, workspace.rooms["ops"].id
+    alice, carol = workspace["alice"].user.id, workspace["carol"].user.id
+    embedder = HashingEmbedder()
+    index = open_test_index(store, data_dir, embedder)
+    try:
+        assert index.wait_until_embedded(EMBED_WAIT_SECONDS)
+        before = embedder.texts_embedded
+        posted = [
+            store.post_message(general, alice, "nightly backup finished"),
+            store.post_message(ops, carol, "nightly backup finished"),
+            store.post_message(ops, alice, "nightly backup finished"),
+        ]
+        assert index.wait_until_embedded(EMBED_WAIT_SECONDS)
+        assert embedder.texts_embedded == before + 1
+        assert index.vector_count == len(workspace.messages) + 3
+        assert index.distinct_vectors == len(workspace.messages) + 1
+        # Each message is still its own hit, in its own room, with the same similarity.
+        hits = index.semantic_search(
+            index.embed_query("nightly backup"), VectorScope(frozenset({ops})), 10, 0.5
+        )
+        rows = index.rows([rowid for rowid, _ in hits])
+        assert {rows[rowid].msg_id for rowid, _ in hits} == {posted[1].id, posted[2].id}
+        assert len({round(score, 6) for _, score in hits}) == 1
+        # Editing one leaves the others their vector.
+        store.edit_message(posted[0].id, "payroll vacation schedule")
+        assert index.wait_until_embedded(EMBED_WAIT_SECONDS)
+        assert posted[1].id in semantic_ids(index, "nightly backup finished", [ops], minimum=0.9)
+        assert posted[0].id in semantic_ids(index, "holiday payroll", [general])
+    finally:
+        index.close()
+    # After a restart a known text is not embedded again, and the vectors are shared from the load.
+    store.post_message(general, carol, "nightly backup finished")
+    embedder = HashingEmbedder()
+    reopened = open_test_index(store, data_dir, embedder)
+    try:
+        assert reopened.wait_until_embedded(EMBED_WAIT_SECONDS)
+        assert embedder.texts_embedded == 0
+        assert reopened.vector_count == len(workspace.messages) + 4
+        assert reopened.distinct_vectors == len(workspace.messages) + 2
+    finally:
+        reopened.close()

@@ -34,7 +34,7 @@ import numpy.typing as npt
 from ..store.base import Store
 from ..store.records import MessageEvent
 from .embedder import Embedder, EmbedderError, EmbedderUnavailable
-from .index_db import DocRow, IndexDatabase, KeywordHit, KeywordScope, message_digest
+from .index_db import DocRow, IndexDatabase, KeywordHit, KeywordScope, content_key, message_digest
 from .progress import ProgressReporter
 from .terms import (
     Term,
@@ -100,6 +100,8 @@ class EmbeddedIndex:
         self._wake = threading.Condition()
         self._worker: threading.Thread | None = None
         self.embed_failures = 0
+        # Texts sent to the embedder since opening: fewer than the messages embedded when texts repeat.
+        self.embedded_texts = 0
         self.last_embed_error: str | None = None
         self._last_stale_check = time.monotonic()
         self._document_count: tuple[int, float] | None = None  # (count, when counted)
@@ -151,6 +153,11 @@ class EmbeddedIndex:
     @property
     def vector_count(self) -> int:
         return 0 if self._matrix is None else len(self._matrix)
+
+    @property
+    def distinct_vectors(self) -> int:
+        """Vectors held in memory: messages with the same text share one."""
+        return 0 if self._matrix is None else self._matrix.distinct_vectors
 
     @property
     def vector_bytes(self) -> int:
@@ -252,16 +259,28 @@ class EmbeddedIndex:
         if dimensions:
             self._matrix = VectorMatrix(dimensions)
             self._matrix.reserve(self.db.count())
-        for batch in self.db.load_vectors(model_id, dimensions):
+        for batch in self.db.load_vectors(model_id, dimensions, known=self._holds_key):
             for stored in batch:
-                self._upsert_vector(stored.rowid, stored.vector, stored.rid, stored.username, stored.ts_ms)
+                self._upsert_vector(
+                    stored.rowid, stored.vector, stored.rid, stored.username, stored.ts_ms, stored.key
+                )
+
+    def _holds_key(self, key: bytes) -> bool:
+        return self._matrix is not None and self._matrix.holds(key)
 
     def _upsert_vector(
-        self, rowid: int, vector: npt.NDArray[np.float32], rid: str, user: str, ts: int
+        self,
+        rowid: int,
+        vector: npt.NDArray[np.float32] | None,
+        rid: str,
+        user: str,
+        ts: int,
+        key: bytes,
     ) -> None:
         if self._matrix is None:
+            assert vector is not None  # the first row of a matrix always brings its vector
             self._matrix = VectorMatrix(int(vector.shape[0]))
-        self._matrix.upsert(rowid, vector, room=rid, user=user, ts_ms=ts)
+        self._matrix.upsert(rowid, vector, room=rid, user=user, ts_ms=ts, key=key)
 
     def _take_batch(self) -> list[int] | None:
         with self._wake:
@@ -322,22 +341,45 @@ class EmbeddedIndex:
             self._in_flight = 0
 
     def _embed(self, batch: list[int]) -> None:
+        """Embed a batch of documents, each distinct text once.
+
+        A text already held in memory (another message with the same text: bot posts, "thanks",
+        "+1") reuses that vector without calling the embedder; identical texts inside the batch are
+        sent once.
+        """
         assert self.embedder is not None
         docs = self.db.texts(batch)
         rowids = [rowid for rowid in batch if rowid in docs]
         if not rowids:
             return
-        vectors = self.embedder.embed([docs[r][0] for r in rowids])
+        keys = {rowid: content_key(docs[rowid][0]) for rowid in rowids}
+        # The stored float16 copy, so memory and disk agree after a restart.
+        vectors: dict[bytes, npt.NDArray[np.float32]] = {}
+        new_texts: dict[bytes, str] = {}
+        for rowid in rowids:
+            key = keys[rowid]
+            if key in vectors or key in new_texts:
+                continue
+            held = None if self._matrix is None else self._matrix.vector_for(key)
+            if held is not None:
+                vectors[key] = held
+            else:
+                new_texts[key] = docs[rowid][0]
+        if new_texts:
+            embedded = self.embedder.embed(list(new_texts.values()))
+            for i, key in enumerate(new_texts):
+                vectors[key] = embedded[i].astype(np.float16).astype(np.float32)
+        self.embedded_texts += len(new_texts)
         saved = self.db.store_vectors(
-            [(r, docs[r][1], vectors[i]) for i, r in enumerate(rowids)], self.embedder.model_id
+            [(r, docs[r][1], vectors[keys[r]]) for r in rowids], self.embedder.model_id
         )
         rows = self.db.rows(saved)
-        for i, rowid in enumerate(rowids):
+        for rowid in rowids:
             row = rows.get(rowid)
             if row is not None:
-                # The stored float16 copy, so memory and disk agree after a restart.
-                vector = vectors[i].astype(np.float16).astype(np.float32)
-                self._upsert_vector(rowid, vector, row.rid, row.username, row.ts_ms)
+                self._upsert_vector(
+                    rowid, vectors[keys[rowid]], row.rid, row.username, row.ts_ms, keys[rowid]
+                )
         self.last_embed_error = None
 
     def wait_until_embedded(self, timeout_seconds: float) -> bool:

@@ -26,7 +26,7 @@ import hashlib
 import json
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,6 +45,7 @@ __all__ = [
     "KeywordHit",
     "KeywordScope",
     "StoredVector",
+    "content_key",
     "message_digest",
 ]
 
@@ -54,6 +55,9 @@ INDEX_BUSY_TIMEOUT_MS = 5000
 INDEX_SCHEMA_VERSION = 1
 # Bytes of the digest: 8 bytes (64 bits) make an accidental match between two versions negligible.
 _DIGEST_BYTES = 8
+# Bytes of a text's content key: 16 bytes (128 bits), so two different texts never share a vector
+# by accident, even across millions of distinct texts.
+_CONTENT_KEY_BYTES = 16
 
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -105,6 +109,11 @@ def message_digest(message: Message) -> bytes:
     return hashlib.blake2b("\x00".join(parts).encode(), digest_size=_DIGEST_BYTES).digest()
 
 
+def content_key(text: str) -> bytes:
+    """What identical texts share: the key under which the vector matrix holds one vector for them."""
+    return hashlib.blake2b(text.encode(), digest_size=_CONTENT_KEY_BYTES).digest()
+
+
 def _ts_ms(message: Message) -> int:
     return int(message.ts.timestamp() * 1000)
 
@@ -154,7 +163,8 @@ class StoredVector:
     rid: str
     username: str
     ts_ms: int
-    vector: npt.NDArray[np.float32]
+    key: bytes  # content_key(text): rows with the same text share one vector in memory
+    vector: npt.NDArray[np.float32] | None  # None when `load_vectors` was told the key is known
 
 
 class IndexDatabase:
@@ -316,20 +326,35 @@ class IndexDatabase:
         return saved
 
     def load_vectors(
-        self, model_id: str, dimensions: int | None, batch_rows: int = 10_000
+        self,
+        model_id: str,
+        dimensions: int | None,
+        known: Callable[[bytes], bool] = lambda key: False,
+        batch_rows: int = 10_000,
     ) -> Iterator[list[StoredVector]]:
-        """Every stored vector made by `model_id`, in batches (to fill the in-memory matrix)."""
+        """Every stored vector made by `model_id`, in batches (to fill the in-memory matrix).
+
+        A row whose content key `known` says is held already, or that an earlier row of this load
+        carried, comes without its vector (not decoded: at a million messages with repeated texts,
+        that is most of the load time); add the rows to the matrix in the order given.
+        """
+        decoded: set[bytes] = set()
         cursor = self._connection().execute(
-            "SELECT rowid, rid, username, ts_ms, vector FROM docs WHERE vector IS NOT NULL AND vector_model = ?",
+            "SELECT rowid, rid, username, ts_ms, text, vector FROM docs"
+            " WHERE vector IS NOT NULL AND vector_model = ?",
             (model_id,),
         )
         while rows := cursor.fetchmany(batch_rows):
             batch = []
-            for rowid, rid, username, ts_ms, blob in rows:
-                vector = np.frombuffer(blob, dtype="<f2").astype(np.float32)
-                if dimensions is not None and vector.shape[0] != dimensions:
+            for rowid, rid, username, ts_ms, text, blob in rows:
+                if dimensions is not None and len(blob) != 2 * dimensions:
                     continue
-                batch.append(StoredVector(int(rowid), rid, username, int(ts_ms), vector))
+                key = content_key(text)
+                vector = None
+                if key not in decoded and not known(key):
+                    vector = np.frombuffer(blob, dtype="<f2").astype(np.float32)
+                    decoded.add(key)
+                batch.append(StoredVector(int(rowid), rid, username, int(ts_ms), key, vector))
             yield batch
 
     def document_counts(self, words: Iterable[str], prefixes: Iterable[str]) -> dict[str, int]:
