@@ -30,6 +30,7 @@ from .api import ApiRoute, error_response, make_endpoint
 from .mcp import MCP_PATH, McpEndpoint
 from .openapi import build_openapi
 from .outbound import GuardedClient, OutboundPolicy, OutboundRefused, check_configured_url
+from .retrieval import wiring
 from .retrieval.wiring import install_search
 from .routes import all_routes
 from .security import (
@@ -100,7 +101,7 @@ def create_app(
     root: Path = PROJECT_ROOT,
 ) -> Starlette:
     """Build the app around an open store. ``limiter`` is a ``ratelimit.RateLimiter`` (None: no limits)."""
-    outbound_policy = OutboundPolicy(allow_hosts=tuple(settings.outbound_allow_hosts))
+    outbound_policy = wiring.outbound_policy(settings)
     check_upstream_urls(settings, outbound_policy)
     services = Services(settings=settings, store=store, limiter=limiter)
     # The one outbound client (LLM, remote pipeline, embeddings); closed when the app shuts down.
@@ -168,7 +169,11 @@ def create_app(
     app.state.services = services
     app.state.api_routes = api_routes
     policy = origin_policy(settings)
-    app.add_middleware(BodyLimitMiddleware, max_body_bytes=settings.max_request_body_bytes)
+    app.add_middleware(
+        BodyLimitMiddleware,
+        max_body_bytes=settings.max_request_body_bytes,
+        body_timeout_seconds=settings.request_body_timeout_seconds,
+    )
     app.add_middleware(OriginMiddleware, policy=policy)
     app.add_middleware(
         SecurityHeadersMiddleware,

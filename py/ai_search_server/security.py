@@ -9,6 +9,7 @@ outermost first, and the order matters:
 2. :class:`OriginMiddleware`: ``Host`` (421, DNS rebinding) on every path, then ``Origin`` (403) on the
    protected prefixes, CORS preflights, and CORS response headers for allowed cross origins.
 3. :class:`BodyLimitMiddleware` comes after the Origin check, so a refused origin costs no upload read.
+   It caps the body's size (413) and the time its reading takes (408).
 
 Rate limits are per route (``ratelimit.py``), after authentication has said who the caller is.
 Refusals answer in the REST shape ``{"success": false, "error", "errorType"}``, except on the JSON-RPC
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import ipaddress
+import math
 import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
@@ -32,6 +34,7 @@ from functools import cached_property
 from typing import Any
 from urllib.parse import urlsplit
 
+import anyio
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -44,6 +47,7 @@ __all__ = [
     "DEFAULT_JSONRPC_PATHS",
     "DEFAULT_MAX_REQUEST_BODY_BYTES",
     "DEFAULT_PROTECTED_PREFIXES",
+    "DEFAULT_REQUEST_BODY_TIMEOUT_SECONDS",
     "BodyLimitMiddleware",
     "OriginMiddleware",
     "OriginPolicy",
@@ -60,6 +64,11 @@ __all__ = [
 # legitimately send here fits; a REST body (a query of at most 500 characters, at most 20 message ids,
 # one chat message) is far smaller. The MCP Python SDK's own default is 4 MiB.
 DEFAULT_MAX_REQUEST_BODY_BYTES = 5 * 1024 * 1024
+# Seconds reading one request body may take, from the first read to the last byte: the 20 s deadline
+# of an answer (upstream's). A client on a slow link sends 5 MiB in that time at 2 Mbit/s; a client
+# that trickles its body would otherwise hold a connection, a task and the bytes so far for ever
+# (uvicorn has no body-read timeout).
+DEFAULT_REQUEST_BODY_TIMEOUT_SECONDS = 20.0
 # Seconds a browser may cache a preflight answer. Chromium caps it at 7200; ten minutes keeps a changed
 # allow-list effective soon.
 CORS_PREFLIGHT_MAX_AGE_SECONDS = 600
@@ -272,14 +281,16 @@ _HOST_REFUSED = _Refusal(421, "Host not allowed", "error-host-not-allowed", "Hos
 _ORIGIN_REFUSED = _Refusal(403, "Origin not allowed", "error-origin-not-allowed", "Origin is not allowed")
 
 
-def _refusal_response(refusal: _Refusal, path: str, jsonrpc_paths: Collection[str]) -> Response:
+def _refusal_response(
+    refusal: _Refusal, path: str, jsonrpc_paths: Collection[str], headers: Mapping[str, str] | None = None
+) -> Response:
     body: dict[str, Any]
     if path in jsonrpc_paths:
         error = {"code": -32000, "message": refusal.jsonrpc_message}
         body = {"jsonrpc": "2.0", "error": error}
     else:
         body = {"success": False, "error": refusal.error, "errorType": refusal.error_type}
-    return JSONResponse(body, status_code=refusal.status)
+    return JSONResponse(body, status_code=refusal.status, headers=headers)
 
 
 class OriginMiddleware:
@@ -364,13 +375,16 @@ def _with_cors_headers(send: Send, cross_origin: str | None) -> Send:
 
 
 class BodyLimitMiddleware:
-    """413 for a request body over ``max_body_bytes``, by ``Content-Length`` and by counting chunks.
+    """413 for a request body over ``max_body_bytes``, by ``Content-Length`` and by counting chunks;
+    408 for one whose reading takes longer than ``body_timeout_seconds``.
 
     The declared length is checked first; then the body is read and counted chunk by chunk, so a chunked
     upload or a lying ``Content-Length`` stops being read once the count passes the cap (the cap plus
-    one chunk at most is ever in memory). The app then gets the body as one message, so no handler runs
-    on an oversized one; a disconnect before the end reaches it as an unfinished body, then the
-    disconnect. A slow upload is bounded by the request deadline, not here.
+    one chunk at most is ever in memory). The whole reading runs under one deadline, so a client that
+    trickles its body (a byte a second) is answered 408 with ``Connection: close`` and loses its
+    connection, however steadily it sends. The app then gets the body as one message, so no handler runs
+    on an oversized or unfinished one; a disconnect before the end reaches it as an unfinished body,
+    then the disconnect.
     """
 
     def __init__(
@@ -378,17 +392,27 @@ class BodyLimitMiddleware:
         app: ASGIApp,
         max_body_bytes: int = DEFAULT_MAX_REQUEST_BODY_BYTES,
         jsonrpc_paths: Collection[str] = DEFAULT_JSONRPC_PATHS,
+        body_timeout_seconds: float = DEFAULT_REQUEST_BODY_TIMEOUT_SECONDS,
     ) -> None:
         if max_body_bytes < 0:
             raise ValueError(f"max_body_bytes must be >= 0, got {max_body_bytes}")
+        if not (math.isfinite(body_timeout_seconds) and body_timeout_seconds > 0):
+            raise ValueError(f"body_timeout_seconds must be a positive number, got {body_timeout_seconds}")
         self.app = app
         self.max_body_bytes = max_body_bytes
+        self.body_timeout_seconds = body_timeout_seconds
         self.jsonrpc_paths = frozenset(jsonrpc_paths)
         self._refusal = _Refusal(
             413,
             "Request body too large",
             "error-request-too-large",
             f"Request body exceeds the {max_body_bytes} byte limit",
+        )
+        self._timeout = _Refusal(
+            408,
+            "Request body not received in time",
+            "error-request-timeout",
+            f"Request body not received within {body_timeout_seconds:g} s",
         )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -403,19 +427,29 @@ class BodyLimitMiddleware:
         body = bytearray()
         complete = False
         trailing: list[Message] = []
-        while not complete:
-            message = await receive()
-            if message["type"] != "http.request":
-                # A disconnect before the body ended: the app gets the partial body marked unfinished,
-                # then the disconnect, so it never mistakes a cut upload for a whole one.
-                trailing.append(message)
-                break
-            chunk: bytes = message.get("body", b"")
-            if len(body) + len(chunk) > self.max_body_bytes:
-                await self._refuse(scope, receive, send)
-                return
-            body.extend(chunk)
-            complete = not message.get("more_body", False)
+        too_large = False
+        with anyio.move_on_after(self.body_timeout_seconds) as deadline:
+            while not complete:
+                message = await receive()
+                if message["type"] != "http.request":
+                    # A disconnect before the body ended: the app gets the partial body marked
+                    # unfinished, then the disconnect, so it never mistakes a cut upload for a whole one.
+                    trailing.append(message)
+                    break
+                chunk: bytes = message.get("body", b"")
+                if len(body) + len(chunk) > self.max_body_bytes:
+                    too_large = True
+                    break
+                body.extend(chunk)
+                complete = not message.get("more_body", False)
+        if too_large:
+            await self._refuse(scope, receive, send)
+            return
+        if deadline.cancelled_caught:
+            # Connection: close, so the server drops the connection instead of reading on.
+            close = {"Connection": "close"}
+            await _refusal_response(self._timeout, scope["path"], self.jsonrpc_paths, close)(scope, receive, send)
+            return
         pending: list[Message] = [
             {"type": "http.request", "body": bytes(body), "more_body": not complete},
             *trailing,

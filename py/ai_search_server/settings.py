@@ -89,6 +89,12 @@ class Settings:
     max_request_body_bytes: int = _s(
         5 * 1024 * 1024, "Largest request body accepted (bytes).", low=1024, high=64 * 1024 * 1024
     )
+    request_body_timeout_seconds: int = _s(
+        20,
+        "Longest time reading one request body may take (seconds); a slower upload is answered 408.",
+        low=1,
+        high=600,
+    )
     log_level: str = _s("info", "Log level: debug, info, warning, error.")
     # -- search ----------------------------------------------------------------------------------
     search_enabled: bool = _s(True, "AI search on or off.")
@@ -143,6 +149,13 @@ class Settings:
         [],
         "Hosts or CIDRs that outbound calls (pipeline, LLM, embeddings) "
         "may reach even though they are private or loopback.",
+    )
+    outbound_max_concurrent_calls: int = _s(
+        32,
+        "Outbound calls (pipeline, LLM, embeddings) running at once in the process; one more waits "
+        "up to 2 s for a slot, then fails with 503 (a search degrades instead).",
+        low=1,
+        high=1024,
     )
     # -- MCP -------------------------------------------------------------------------------------
     mcp_enabled: bool = _s(False, "The MCP endpoint at /api/v1/mcp (on with --demo).")

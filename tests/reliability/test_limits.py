@@ -10,6 +10,7 @@ the upstream deadlines to keep CI quick; the soak run holds the product's own 10
 from __future__ import annotations
 
 import asyncio
+import json
 import secrets
 import socket
 import statistics
@@ -162,12 +163,6 @@ SLOW_UPLOAD_SECONDS = 25.0
 @pytest.mark.requirement("F1")
 @pytest.mark.soak
 @pytest.mark.timeout(120)
-@pytest.mark.xfail(
-    strict=True,
-    reason="no request deadline covers reading the body: an upload of 1 byte/s holds its connection "
-    "(and a worker's memory) for as long as it goes on; uvicorn has no body-read timeout and "
-    "BodyLimitMiddleware leaves slow uploads to 'the request deadline', which does not exist",
-)
 def test_a_slow_upload_is_cut_by_the_20_s_deadline(store: Store, figure: Figure) -> None:
     settings = reliability_settings(site_url="http://127.0.0.1:8000", allowed_hosts=["127.0.0.1"])
     closed_after: float | None = None
@@ -193,6 +188,85 @@ def test_a_slow_upload_is_cut_by_the_20_s_deadline(store: Store, figure: Figure)
                 break
     figure(tried=1, failed=int(closed_after is None), closed_after_seconds=closed_after)
     assert closed_after is not None and closed_after <= ANSWER_DEADLINE_SECONDS + DEADLINE_SLACK_SECONDS
+
+
+# Seconds of the shortened body deadline the default run uses (the soak run holds the product's 20 s).
+SHORT_BODY_DEADLINE_SECONDS = 1
+# Seconds between two bytes of a trickled upload: steady enough that no idle timeout could fire.
+TRICKLE_INTERVAL_SECONDS = 0.2
+
+
+def _trickle(port: int, path: str, *, give_up_after: float) -> tuple[bytes, float]:
+    """Announce a 1000-byte body and send it a byte per TRICKLE_INTERVAL_SECONDS; what the server
+    answered (b"" if nothing) and when, in seconds after the headers went out."""
+    head = (
+        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        "Accept: application/json\r\nX-User-Id: u\r\nX-Auth-Token: t\r\nContent-Length: 1000\r\n\r\n"
+    )
+    answer = b""
+    with socket.create_connection(("127.0.0.1", port), timeout=TRICKLE_INTERVAL_SECONDS) as conn:
+        conn.sendall(head.encode())
+        start = time.monotonic()
+        while time.monotonic() - start < give_up_after:
+            try:
+                conn.sendall(b" ")
+                chunk = conn.recv(65536)
+            except TimeoutError:
+                continue
+            except OSError:
+                break
+            if not chunk:
+                break
+            answer += chunk
+            if b"\r\n\r\n" in answer and answer.rstrip().endswith((b"}", b"]")):
+                break
+        return answer, time.monotonic() - start
+
+
+@pytest.mark.requirement("F1")
+def test_a_trickled_body_is_answered_408_at_the_body_deadline(store: Store, figure: Figure) -> None:
+    settings = reliability_settings(
+        site_url="http://127.0.0.1:8000",
+        allowed_hosts=["127.0.0.1"],
+        request_body_timeout_seconds=SHORT_BODY_DEADLINE_SECONDS,
+    )
+    outcomes: dict[str, tuple[int | None, str, float, bool]] = {}
+    with ServedApp(create_app(settings, store, limiter=None)) as server:
+        for name, path in (("rest", "/api/v1/login"), ("mcp", MCP_PATH)):
+            answer, seconds = _trickle(server.port, path, give_up_after=SHORT_BODY_DEADLINE_SECONDS + 10)
+            head, _, body = answer.partition(b"\r\n\r\n")
+            status = int(head.split(b" ", 2)[1]) if head.startswith(b"HTTP/1.1 ") else None
+            closes = b"connection: close" in head.lower()
+            outcomes[name] = (status, body.decode(errors="replace"), seconds, closes)
+        after = httpx.post(
+            f"{server.url}/api/v1/login", json={"user": "x", "password": "y"}, headers={"Host": "127.0.0.1"}
+        )
+    rest_status, rest_body, _, rest_closes = outcomes["rest"]
+    mcp_status, mcp_body, _, mcp_closes = outcomes["mcp"]
+    seconds = {n: t for n, (_s, _b, t, _c) in outcomes.items()}
+    late = {n: t for n, t in seconds.items() if t > SHORT_BODY_DEADLINE_SECONDS + DEADLINE_SLACK_SECONDS}
+    early = {n: t for n, t in seconds.items() if t < SHORT_BODY_DEADLINE_SECONDS * 0.9}
+    figure(
+        tried=len(outcomes),
+        failed=sum(s != 408 for s, _b, _t, _c in outcomes.values()) + len(late) + len(early),
+        statuses={n: s for n, (s, _b, _t, _c) in outcomes.items()},
+        answered_after_seconds={n: round(t, 2) for n, t in seconds.items()},
+        deadline_seconds=SHORT_BODY_DEADLINE_SECONDS,
+    )
+    assert (rest_status, mcp_status) == (408, 408)
+    assert json.loads(rest_body)["errorType"] == "error-request-timeout"
+    assert json.loads(mcp_body)["error"]["code"] == -32000
+    assert rest_closes and mcp_closes, "a trickling client loses its connection"
+    assert late == {} and early == {}, outcomes
+    assert after.status_code == 401, "the server goes on serving whole requests"
+
+
+@pytest.mark.requirement("F1")
+def test_the_body_deadline_is_the_documented_20_s() -> None:
+    from ai_search_server.security import DEFAULT_REQUEST_BODY_TIMEOUT_SECONDS
+    from ai_search_server.settings import Settings
+
+    assert DEFAULT_REQUEST_BODY_TIMEOUT_SECONDS == Settings().request_body_timeout_seconds == ANSWER_DEADLINE_SECONDS
 
 
 # -- F2 ---------------------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ no redirects, one total deadline, a byte cap):
 The exception tree (the service maps it to the API's ``UpstreamFailure``)::
 
     ProviderError                 error_type
-    ├── ProviderRequestFailed     error-ai-provider-request-failed  non-2xx, timeout, cap, bad JSON, cut off
+    ├── ProviderRequestFailed     error-ai-provider-request-failed  non-2xx, timeout, busy, cap, bad JSON, cut off
     └── ProviderEmptyResponse     error-ai-provider-empty-response  no content string, or only whitespace
 
 Messages are written for the API's caller: they never quote the provider's body. What the provider
@@ -38,6 +38,7 @@ from ai_search._constants import MAX_AI_SERVICE_RESPONSE_SIZE
 
 from ..outbound import (
     GuardedClient,
+    OutboundBusy,
     OutboundError,
     OutboundHTTPError,
     OutboundTimeout,
@@ -80,10 +81,12 @@ class ProviderError(Exception):
 
     error_type: ClassVar[str] = "error-ai-provider-request-failed"
 
-    def __init__(self, message: str, *, timed_out: bool = False) -> None:
+    def __init__(self, message: str, *, timed_out: bool = False, busy: bool = False) -> None:
         super().__init__(message)
         self.message = message
         self.timed_out = timed_out
+        # The process's cap of outbound calls at once was full: the call was never made.
+        self.busy = busy
 
 
 class ProviderRequestFailed(ProviderError):
@@ -296,6 +299,10 @@ class OpenAICompatibleProvider:
             return ProviderRequestFailed(
                 f"The AI provider did not finish answering within {self.completion_timeout_seconds:g} s.",
                 timed_out=True,
+            )
+        if isinstance(exc, OutboundBusy):
+            return ProviderRequestFailed(
+                "The server is answering as many questions as it can; try again in a moment.", busy=True
             )
         if isinstance(exc, OutboundHTTPError):
             # The status says what went wrong (401: a bad key, 404: an unknown model); the body

@@ -74,6 +74,17 @@ class UpstreamTimeout(errors.UpstreamFailure):
     status = 504
 
 
+class UpstreamBusy(errors.UpstreamFailure):
+    """The process's cap of outbound calls stayed full (``outbound_max_concurrent_calls``): 503 with
+    ``Retry-After``, with the same errorType as any other provider failure; the provider was not called."""
+
+    status = 503
+
+
+# Seconds a client is asked to wait after a 503 UpstreamBusy: the queue wait it just lost.
+BUSY_RETRY_AFTER_SECONDS = 2
+
+
 @dataclass(frozen=True, slots=True)
 class LoadedSource:
     """A source the caller may read, as loaded from the store, numbered by its position (1-based)."""
@@ -306,5 +317,9 @@ class AnswerService:
 
 
 def _api_error(exc: ProviderError) -> errors.UpstreamFailure:
+    if exc.busy:
+        return UpstreamBusy(
+            exc.message, error_type=exc.error_type, headers={"Retry-After": str(BUSY_RETRY_AFTER_SECONDS)}
+        )
     error_class = UpstreamTimeout if exc.timed_out else errors.UpstreamFailure
     return error_class(exc.message, error_type=exc.error_type)

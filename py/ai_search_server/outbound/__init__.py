@@ -19,6 +19,9 @@ What every call gets:
   no credentials in URLs, no proxies from the environment, no cookies kept.
 - **One total deadline per call** (connect + every read, streamed or not) and **a byte cap** on the
   body, counted as it arrives whatever Content-Length says.
+- **A process-wide cap on calls at once** (``max_concurrent_calls``, 32): one more waits up to
+  ``queue_wait_seconds`` (2 s) for a slot, then fails with ``OutboundBusy``; the wait is not part
+  of the call's deadline.
 - **No secrets in messages or logs**: targets are shown as ``scheme://host:port/path``; header
   values are never logged nor quoted.
 
@@ -27,6 +30,7 @@ The exception tree (``proxy_status`` is what the proxy answers its own client)::
     OutboundError                 502
     ├── OutboundRefused           502  destination not allowed: scheme, URL, host or resolved address
     ├── OutboundTimeout           504  the total deadline passed
+    ├── OutboundBusy              503  the process's cap of calls at once stayed full for the wait
     ├── OutboundTooLarge          502  the body passed the byte cap
     ├── OutboundRedirect          502  a 3xx answer
     ├── OutboundHTTPError         502  a non-2xx answer; ``.status`` is the upstream's status
@@ -52,6 +56,7 @@ from ai_search_server.outbound._addresses import (
 from ai_search_server.outbound._call import check_configured_url
 from ai_search_server.outbound._client import ERROR_BODY_EXCERPT_BYTES, GuardedClient, OutboundResponse
 from ai_search_server.outbound._errors import (
+    OutboundBusy,
     OutboundError,
     OutboundHTTPError,
     OutboundProtocolError,
@@ -61,19 +66,24 @@ from ai_search_server.outbound._errors import (
     OutboundTooLarge,
 )
 from ai_search_server.outbound._policy import (
+    DEFAULT_MAX_CONCURRENT_CALLS,
     DEFAULT_MAX_RESPONSE_BYTES,
+    DEFAULT_QUEUE_WAIT_SECONDS,
     DEFAULT_TOTAL_TIMEOUT_SECONDS,
     OutboundPolicy,
 )
 
 __all__ = [
+    "DEFAULT_MAX_CONCURRENT_CALLS",
     "DEFAULT_MAX_RESPONSE_BYTES",
+    "DEFAULT_QUEUE_WAIT_SECONDS",
     "DEFAULT_TOTAL_TIMEOUT_SECONDS",
     "ERROR_BODY_EXCERPT_BYTES",
     "METADATA_ADDRESSES",
     "AddressClass",
     "GuardedClient",
     "IPAddress",
+    "OutboundBusy",
     "OutboundError",
     "OutboundHTTPError",
     "OutboundPolicy",

@@ -37,6 +37,7 @@ import httpx
 from ai_search_server.outbound._addresses import Resolver, system_resolve
 from ai_search_server.outbound._call import Call, checked_headers, checked_url, redacted
 from ai_search_server.outbound._errors import (
+    OutboundBusy,
     OutboundError,
     OutboundHTTPError,
     OutboundProtocolError,
@@ -44,6 +45,7 @@ from ai_search_server.outbound._errors import (
     OutboundTimeout,
     OutboundTooLarge,
 )
+from ai_search_server.outbound._gate import CallGate, GateBusy, call_gate
 from ai_search_server.outbound._policy import OutboundPolicy, check_max_bytes, check_timeout
 from ai_search_server.outbound._sse import LineDecoder, SSEParser
 from ai_search_server.outbound._transport import PinnedBackend, PinnedTransport
@@ -84,6 +86,7 @@ class GuardedClient:
         verify: ssl.SSLContext | bool = True,
     ) -> None:
         self.policy = policy
+        self.gate: CallGate = call_gate(policy.max_concurrent_calls, policy.queue_wait_seconds)
         self._client = httpx.AsyncClient(
             transport=PinnedTransport(PinnedBackend(policy, resolve), verify=verify),
             follow_redirects=False,
@@ -210,8 +213,37 @@ class GuardedClient:
         max_bytes: int | None,
         accept: str,
     ) -> AsyncIterator[tuple[Call, httpx.Response]]:
-        """Send the request and hand over a 2xx response whose body is still unread; close it after."""
+        """Send the request and hand over a 2xx response whose body is still unread; close it after.
+
+        The call holds a slot of the process's gate throughout; the wait for it comes before the call's
+        deadline starts.
+        """
         parsed = checked_url(url)
+        try:
+            async with self.gate.slot(), self._exchange_in_slot(
+                method, parsed, headers, payload, timeout_seconds, max_bytes, accept
+            ) as exchange:
+                yield exchange
+        except GateBusy:
+            busy = OutboundBusy(
+                f"outbound {method.upper()} {redacted(parsed)}: {self.gate.max_calls} calls already run "
+                f"and none ended within {self.gate.wait_seconds:g} s",
+                target=redacted(parsed),
+            )
+            logger.warning("%s", busy.message)
+            raise busy from None
+
+    @asynccontextmanager
+    async def _exchange_in_slot(
+        self,
+        method: str,
+        parsed: httpx.URL,
+        headers: Mapping[str, str] | None,
+        payload: Any,
+        timeout_seconds: float | None,
+        max_bytes: int | None,
+        accept: str,
+    ) -> AsyncIterator[tuple[Call, httpx.Response]]:
         call = Call(
             method.upper(),
             redacted(parsed),

@@ -5,6 +5,7 @@
     OutboundError                 502  base: any outbound call that did not give a usable answer
     ├── OutboundRefused           502  destination not allowed: scheme, URL, host or resolved address
     ├── OutboundTimeout           504  the call's one total deadline (connect + every read) passed
+    ├── OutboundBusy              503  every slot of the process's call cap stayed taken for the wait
     ├── OutboundTooLarge          502  the body passed the byte cap (declared or counted)
     ├── OutboundRedirect          502  the upstream answered 3xx; redirects are never followed
     ├── OutboundHTTPError         502  the upstream answered non-2xx; ``.status`` holds its status
@@ -22,6 +23,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 __all__ = [
+    "OutboundBusy",
     "OutboundError",
     "OutboundHTTPError",
     "OutboundProtocolError",
@@ -53,6 +55,12 @@ class OutboundTimeout(OutboundError):
     """The total deadline of the call passed before the call finished."""
 
     proxy_status = 504
+
+
+class OutboundBusy(OutboundError):
+    """The process already runs its cap of outbound calls, and none ended within the queue wait."""
+
+    proxy_status = 503
 
 
 class OutboundTooLarge(OutboundError):

@@ -2,7 +2,8 @@
 
 One ``OutboundPolicy`` is built at start-up from the settings and handed to the app's one
 ``GuardedClient``. Per call, ``timeout_seconds`` and ``max_bytes`` replace these defaults (the values
-come from code, never from a request).
+come from code, never from a request). ``max_concurrent_calls`` and ``queue_wait_seconds`` name the
+process's one call gate (``_gate``): every client of an equal policy shares it.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ from dataclasses import dataclass, field
 from ai_search._constants import MAX_AI_SERVICE_RESPONSE_SIZE
 
 __all__ = [
+    "DEFAULT_MAX_CONCURRENT_CALLS",
     "DEFAULT_MAX_RESPONSE_BYTES",
+    "DEFAULT_QUEUE_WAIT_SECONDS",
     "DEFAULT_TOTAL_TIMEOUT_SECONDS",
     "IPNetwork",
     "OutboundPolicy",
@@ -29,6 +32,14 @@ IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 DEFAULT_TOTAL_TIMEOUT_SECONDS = 10.0
 # Body cap (bytes) for pipeline, LLM and embeddings answers: the upstream package's 5 MiB.
 DEFAULT_MAX_RESPONSE_BYTES = MAX_AI_SERVICE_RESPONSE_SIZE
+# Outbound calls (pipeline, LLM, embeddings) running at once in one process. A search makes up to two
+# pipeline calls and an answer one LLM call that may stream for 20 s; 32 lets 16 searches or 32 answers
+# run together, while a slow provider can no longer pile up an unbounded number of connections, tasks
+# and buffers (each call may hold up to 5 MiB).
+DEFAULT_MAX_CONCURRENT_CALLS = 32
+# Seconds a call waits for a free slot before failing with OutboundBusy (503): a burst queues briefly,
+# a backlog behind a slow provider is refused at once instead of at its deadline.
+DEFAULT_QUEUE_WAIT_SECONDS = 2.0
 
 
 def normalise_host(host: str) -> str:
@@ -65,7 +76,8 @@ class OutboundPolicy:
     every address that name resolves to; a network entry trusts the resolved addresses inside it.
     ``allow_private`` opens the private, loopback, CGNAT and unique-local ranges to every host (a
     single-machine deployment with Ollama on 127.0.0.1); link-local, metadata, multicast, unspecified
-    and reserved addresses stay refused unless allow-listed.
+    and reserved addresses stay refused unless allow-listed. At most ``max_concurrent_calls`` calls
+    run at once in the process; one more waits up to ``queue_wait_seconds`` for a slot.
 
     Raises:
         ValueError: an allow-list entry does not parse, or a limit is not a positive finite number.
@@ -75,6 +87,8 @@ class OutboundPolicy:
     total_timeout_seconds: float = DEFAULT_TOTAL_TIMEOUT_SECONDS
     max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
     allow_private: bool = False
+    max_concurrent_calls: int = DEFAULT_MAX_CONCURRENT_CALLS
+    queue_wait_seconds: float = DEFAULT_QUEUE_WAIT_SECONDS
     allowed_names: frozenset[str] = field(init=False, repr=False, compare=False)
     allowed_networks: tuple[IPNetwork, ...] = field(init=False, repr=False, compare=False)
 
@@ -87,6 +101,10 @@ class OutboundPolicy:
         object.__setattr__(self, "allowed_networks", tuple(p for p in parsed if not isinstance(p, str)))
         check_timeout(self.total_timeout_seconds)
         check_max_bytes(self.max_response_bytes)
+        if isinstance(self.max_concurrent_calls, bool) or self.max_concurrent_calls < 1:
+            raise ValueError(f"max_concurrent_calls must be a positive integer, not {self.max_concurrent_calls!r}")
+        if not (math.isfinite(self.queue_wait_seconds) and self.queue_wait_seconds >= 0):
+            raise ValueError(f"queue_wait_seconds must be a finite number >= 0, not {self.queue_wait_seconds!r}")
 
     def host_allowed(self, host: str) -> bool:
         return normalise_host(host) in self.allowed_names

@@ -32,6 +32,7 @@ from ai_search import (
 
 from ..outbound import (
     GuardedClient,
+    OutboundBusy,
     OutboundError,
     OutboundHTTPError,
     OutboundPolicy,
@@ -45,19 +46,21 @@ __all__ = ["FailureKind", "Pipeline", "PipelineError", "RemotePipeline"]
 
 log = logging.getLogger(__name__)
 
-FailureKind = Literal["unavailable", "unreachable", "timeout", "http-error", "bad-response"]
+FailureKind = Literal["unavailable", "unreachable", "timeout", "busy", "http-error", "bad-response"]
 
 # What the page may say for each failure: short, no URL, no upstream text.
 _REASONS: dict[FailureKind, str] = {
     "unavailable": "is not available",
     "unreachable": "could not be reached",
     "timeout": "did not answer in time",
+    "busy": "is busy with other searches",
     "http-error": "answered with an error",
     "bad-response": "sent an answer that could not be read",
 }
 # Outbound failures -> kind; the first matching class wins.
 _OUTBOUND_KINDS: tuple[tuple[type[OutboundError], FailureKind], ...] = (
     (OutboundTimeout, "timeout"),
+    (OutboundBusy, "busy"),
     (OutboundHTTPError, "http-error"),
     (OutboundRedirect, "http-error"),
     (OutboundTooLarge, "bad-response"),

@@ -74,7 +74,10 @@ def search_options(settings: Settings) -> SearchOptions:
 
 
 def outbound_policy(settings: Settings) -> OutboundPolicy:
-    return OutboundPolicy(allow_hosts=tuple(settings.outbound_allow_hosts))
+    return OutboundPolicy(
+        allow_hosts=tuple(settings.outbound_allow_hosts),
+        max_concurrent_calls=settings.outbound_max_concurrent_calls,
+    )
 
 
 def build_embedder(settings: Settings) -> Embedder | None:
