@@ -6,7 +6,7 @@ runs reuse the durable index), then runs every judged query as its user, through
 service (scoping, filters, fusion), once per search type, and prints the means per query kind.
 
     .venv/bin/python bench/bench_relevance.py [--data bench/out/relevance] [--embedder local|none]
-        [--per-query] [--min-similarity 0] [--semantic-weight 50]
+        [--per-query] [--min-similarity 0] [--semantic-weight 50] [--json PATH]
 
 Metrics (graded judgments: 2 answers the query, 1 is related):
 
@@ -31,6 +31,7 @@ from datetime import time as dtime
 from pathlib import Path
 from typing import Any
 
+from _figures import Baseline, Figure, Report
 from ai_search import parse_search_filter_text
 from ai_search_server.demo import DEMO_USERS, generate_demo_messages
 from ai_search_server.importer import import_rows
@@ -146,6 +147,48 @@ def print_table(scores: dict[str, Any]) -> None:
         print(f"| {kind} ({len(scores['hybrid'][kind])}) | " + " | ".join(cells) + " |")
 
 
+def build_report(scores: dict[str, Any], args: argparse.Namespace, messages: int) -> Report:
+    """nDCG@10 and recall@10 over all judged queries, each search type beside keyword only."""
+    queries = len(scores["hybrid"]["all"])
+    report = Report(
+        "relevance",
+        "Search quality: nDCG@10 and recall@10",
+        method=(
+            f"The {queries} judged natural queries of bench/relevance_judgments.json (graded: 2 answers the "
+            f"query, 1 is related) on the demo workspace ({messages:,} messages), each run as its user "
+            "through the real search service (scoping, filters, fusion) once per search type, 10 results. "
+            "nDCG@10 divides the DCG of the first 10 results by that of the ideal order of every judged "
+            "message; recall@10 counts judged messages among the first 10, capped by 10. Means over the "
+            "queries. Deterministic (same index, same queries, same scores), so one evaluation is one run; "
+            "the baseline is the keyword-only branch (SQLite FTS5, BM25) on the same queries."
+        ),
+        parameters={
+            "queries": queries,
+            "embedder": args.embedder,
+            "semantic weight": args.semantic_weight,
+            "minimum similarity %": args.min_similarity,
+            "recency weight": args.recency_weight,
+            "keyword fusion coverage": args.fusion_coverage,
+        },
+    )
+    for metric, position in (("nDCG@10", 0), ("recall@10", 1)):
+        mean = {t: statistics.fmean(pair[position] for pair in scores[t]["all"]) for t in SEARCH_TYPES}
+        for search_type in SEARCH_TYPES:
+            report.add(
+                Figure(
+                    f"{search_type} {metric}",
+                    "",
+                    [mean[search_type]],
+                    baseline=None
+                    if search_type == "keyword"
+                    else Baseline("keyword only", [mean["keyword"]]),
+                    better="higher",
+                    note="deterministic: one evaluation",
+                )
+            )
+    return report
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
@@ -160,6 +203,7 @@ def main() -> None:
         default=KEYWORD_FUSION_MIN_COVERAGE,
         help="share of the query's weight a keyword hit needs to enter fusion (0..1)",
     )
+    parser.add_argument("--json", type=Path, help="also write the figures here (bench/_figures.py Report)")
     args = parser.parse_args()
     store, index = prepare(args.data, args.embedder)
     options = SearchOptions(
@@ -170,6 +214,7 @@ def main() -> None:
     )
     try:
         scores = asyncio.run(evaluate(store, index, options, args.per_query))
+        messages = store.count_messages()
     finally:
         index.close()
         store.close()
@@ -179,6 +224,7 @@ def main() -> None:
         f"recency weight {args.recency_weight}, keyword fusion coverage {args.fusion_coverage}, "
         f"embedder {args.embedder}"
     )
+    build_report(scores, args, messages).write(args.json)
 
 
 if __name__ == "__main__":
