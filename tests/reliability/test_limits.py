@@ -29,7 +29,12 @@ from ai_search_server.api import ApiRequest, Router
 from ai_search_server.app import create_app
 from ai_search_server.mcp import MCP_PATH
 from ai_search_server.mcp.limits import BATCH_WORKERS, MAX_BATCH_ENTRIES, TOOL_CALL_TIMEOUT_SECONDS
-from ai_search_server.outbound import DEFAULT_MAX_RESPONSE_BYTES, GuardedClient, OutboundTooLarge
+from ai_search_server.outbound import (
+    DEFAULT_MAX_RESPONSE_BYTES,
+    DEFAULT_QUEUE_WAIT_SECONDS,
+    GuardedClient,
+    OutboundTooLarge,
+)
 from ai_search_server.ratelimit import RateLimiter
 from ai_search_server.security import DEFAULT_MAX_REQUEST_BODY_BYTES, BodyLimitMiddleware
 from ai_search_server.store.base import Store
@@ -527,6 +532,84 @@ async def test_50_parallel_answers_reach_the_llm_only_as_far_as_the_limits_allow
     assert len(durations.get(200, [])) == 10 and upstream_calls == 10
     assert len(refused) == PARALLEL_ANSWERS - 10
     assert max(refused) < CALL_SECONDS * 20, "a 429 never waits for the upstream"
+
+
+# The cap the test sets on outbound calls at once, and how long the slow LLM takes to answer (seconds):
+# longer than the product's queue wait, so the calls beyond the cap are refused, not merely delayed.
+TEST_OUTBOUND_CAP = 2
+SLOW_LLM_SECONDS = DEFAULT_QUEUE_WAIT_SECONDS + 2.0
+
+
+@pytest.mark.requirement("F4")
+@pytest.mark.anyio
+async def test_outbound_calls_beyond_the_process_cap_wait_briefly_then_get_503(
+    store: Store, workspace: Workspace, figure: Figure
+) -> None:
+    body = {"query": "x", "messages": [{"_id": workspace.messages["ops-3"].id}]}
+    alice = workspace["alice"].headers
+    with RawUpstream() as llm, RawUpstream() as pipeline:
+        llm.answer = RawUpstream.COMPLETION
+        settings = reliability_settings(
+            outbound_allow_hosts=["127.0.0.1"],
+            outbound_max_concurrent_calls=TEST_OUTBOUND_CAP,
+            llm_base_url=f"{llm.url}/v1",
+            llm_model="gpt-4o",
+            llm_api_key="sk-reliability",
+            pipeline_base_url=pipeline.url,
+            pipeline_id="p1",
+            pipeline_api_key="pk",
+            pipeline_api_key_secret="ps",
+        )
+        app = create_app(settings, store, limiter=None)
+        answers: list[httpx.Response] = []
+        async with asgi(app) as http:
+
+            async def ask(into: list[httpx.Response]) -> None:
+                into.append(await http.post("/api/v1/ai.search.answer", json=body, headers=alice))
+
+            # Twice the cap of slow answers, and a search once they hold every slot: pipeline and LLM
+            # calls share the one cap of the process.
+            llm.delay = SLOW_LLM_SECONDS
+            async with anyio.create_task_group() as group:
+                for _ in range(2 * TEST_OUTBOUND_CAP):
+                    group.start_soon(ask, answers)
+                await anyio.sleep(0.5)
+                busy_search = await http.get("/api/v1/ai.search", params={"query": "deploy"}, headers=alice)
+            pipeline_calls_while_full = len(pipeline.requests)
+            # A short burst over the cap only waits: every answer of a fast LLM is served.
+            llm.delay = 0.3
+            burst: list[httpx.Response] = []
+            async with anyio.create_task_group() as group:
+                for _ in range(2 * TEST_OUTBOUND_CAP):
+                    group.start_soon(ask, burst)
+            search_after = await http.get("/api/v1/ai.search", params={"query": "deploy"}, headers=alice)
+        max_in_flight = llm.max_in_flight
+    statuses = sorted(r.status_code for r in answers)
+    refused = [r for r in answers if r.status_code == 503]
+    busy_notices = [n for n in busy_search.json()["meta"]["retrieval"]["notices"] if "busy" in n]
+    after_notices = search_after.json()["meta"]["retrieval"]["notices"]
+    figure(
+        tried=len(answers) + len(burst) + 2,
+        failed=(statuses != [200] * TEST_OUTBOUND_CAP + [503] * TEST_OUTBOUND_CAP)
+        + (max_in_flight > TEST_OUTBOUND_CAP)
+        + sum(r.status_code != 200 for r in burst)
+        + (not busy_notices)
+        + bool(after_notices),
+        cap=TEST_OUTBOUND_CAP,
+        answer_statuses=statuses,
+        burst_statuses=sorted(r.status_code for r in burst),
+        max_in_flight_upstream=max_in_flight,
+        search_notices_while_full=busy_notices,
+        pipeline_calls_while_full=pipeline_calls_while_full,
+    )
+    assert statuses == [200] * TEST_OUTBOUND_CAP + [503] * TEST_OUTBOUND_CAP
+    assert all(r.json()["errorType"] == "error-ai-provider-request-failed" for r in refused)
+    assert all(r.headers.get("retry-after") for r in refused)
+    assert max_in_flight == TEST_OUTBOUND_CAP
+    assert busy_search.status_code == 200 and busy_notices, "a search degrades while the cap is full"
+    assert pipeline_calls_while_full == 0
+    assert [r.status_code for r in burst] == [200] * len(burst), "a brief excess queues, then runs"
+    assert search_after.status_code == 200 and after_notices == [], "the search recovers"
 
 
 # -- F5 ---------------------------------------------------------------------------------------------

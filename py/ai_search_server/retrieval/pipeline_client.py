@@ -53,7 +53,7 @@ _REASONS: dict[FailureKind, str] = {
     "unavailable": "is not available",
     "unreachable": "could not be reached",
     "timeout": "did not answer in time",
-    "busy": "is busy with other searches",
+    "busy": "is busy right now",
     "http-error": "answered with an error",
     "bad-response": "sent an answer that could not be read",
 }
