@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
-from ai_search_server.retrieval.index import EmbeddedIndex
-from ai_search_server.retrieval.index_db import KeywordScope
+from ai_search_server.retrieval.index import INDEX_FILENAME, EmbeddedIndex
+from ai_search_server.retrieval.index_db import INDEX_SCHEMA_VERSION, KeywordScope
 from ai_search_server.retrieval.terms import query_terms
 from ai_search_server.retrieval.vectors import VectorScope
 from ai_search_server.store import ImportRow, open_store
@@ -255,3 +256,31 @@ def test_identical_texts_are_embedded_once_and_share_one_vector(workspace: Works
         assert reopened.distinct_vectors == len(workspace.messages) + 2
     finally:
         reopened.close()
+
+
+def test_an_index_file_of_the_first_layout_is_rebuilt_from_the_store(
+    workspace: Workspace, data_dir: Path
+) -> None:
+    # Layout 1 kept vectors inside `docs`; such a file is dropped and rebuilt, never half-read.
+    path = data_dir / INDEX_FILENAME
+    with sqlite3.connect(path) as conn:
+        conn.execute(
+            "CREATE TABLE docs (rowid INTEGER PRIMARY KEY, msg_id TEXT NOT NULL UNIQUE, rid TEXT NOT NULL,"
+            " username TEXT NOT NULL, ts_ms INTEGER NOT NULL, text TEXT NOT NULL, digest BLOB NOT NULL,"
+            " vector BLOB, vector_model TEXT)"
+        )
+        conn.execute("INSERT INTO docs VALUES (1, 'gone', 'r', 'u', 0, 'stale text', x'00', NULL, NULL)")
+        conn.execute("PRAGMA user_version = 1")
+    conn.close()
+    index = open_test_index(workspace.store, data_dir)
+    try:
+        assert index.wait_until_embedded(EMBED_WAIT_SECONDS)
+        assert index.db.count() == len(workspace.messages)
+        assert index.vector_count == len(workspace.messages)
+        assert keyword_ids(index, "stale", [workspace.rooms["general"].id, "r"]) == set()
+    finally:
+        index.close()
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone() == (INDEX_SCHEMA_VERSION,)
+        assert conn.execute("SELECT count(*) FROM doc_vectors").fetchone() == (len(workspace.messages),)
+    conn.close()

@@ -6,15 +6,19 @@ such file at all. All SQL of the embedded pipeline lives here (DESIGN decision 8
 
 Schema::
 
-    docs(rowid, msg_id UNIQUE, rid, username (folded), ts_ms, text, digest, vector, vector_model)
+    docs(rowid, msg_id UNIQUE, rid, username (folded), ts_ms, text, digest, vector_model)
+    doc_vectors(rowid = docs.rowid, vector)
     docs_fts  FTS5 external-content table over docs.text
               tokenize 'unicode61 remove_diacritics 2', prefix indexes for 2- and 3-character prefixes
     meta(key, value)
 
 ``digest`` is a hash of what a search reads (room, author, time, text): catching up with the store
-compares digests, so edits made while nothing listened are noticed. ``vector`` is float16 (half the
-disk of float32; the cosines move by well under 0.001), NULL until embedded; ``vector_model`` names
-the embedder that made it, so a change of model re-embeds everything.
+compares digests, so edits made while nothing listened are noticed. ``vector_model`` names the
+embedder that made the document's current vector (NULL until embedded, and again once its text
+changes), so a change of model re-embeds everything. The vector itself (float16: half the disk of
+float32; the cosines move by well under 0.001) sits in its own table, not in ``docs``: a keyword
+search joins every FTS5 match to ``docs`` to check the caller's scope, and 768-byte vectors inside
+those rows made that join read six times the pages (at 100k messages, 40 of a long query's 50 ms).
 
 Threads: each thread uses its own connection; writes take one lock, so the store's writer threads
 (listeners), the embedding worker and the catch-up never wait on SQLite's busy handler in-process.
@@ -52,7 +56,8 @@ __all__ = [
 # How long an index write waits for another process holding the file (milliseconds).
 INDEX_BUSY_TIMEOUT_MS = 5000
 # Bumped when the schema changes; an older file is dropped and rebuilt from the store.
-INDEX_SCHEMA_VERSION = 1
+# 2: vectors moved out of `docs` into `doc_vectors`.
+INDEX_SCHEMA_VERSION = 2
 # Bytes of the digest: 8 bytes (64 bits) make an accidental match between two versions negligible.
 _DIGEST_BYTES = 8
 # Bytes of a text's content key: 16 bytes (128 bits), so two different texts never share a vector
@@ -69,10 +74,10 @@ _SCHEMA = (
         ts_ms INTEGER NOT NULL,
         text TEXT NOT NULL,
         digest BLOB NOT NULL,
-        vector BLOB,
         vector_model TEXT
     )""",
-    "CREATE INDEX IF NOT EXISTS docs_unembedded ON docs(rowid) WHERE vector IS NULL",
+    "CREATE TABLE IF NOT EXISTS doc_vectors (rowid INTEGER PRIMARY KEY, vector BLOB NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS docs_unembedded ON docs(rowid) WHERE vector_model IS NULL",
     """CREATE VIRTUAL TABLE IF NOT EXISTS docs_fts USING fts5(
         text, content='docs', content_rowid='rowid',
         tokenize='unicode61 remove_diacritics 2', prefix='2 3'
@@ -84,6 +89,7 @@ _SCHEMA = (
     END""",
     """CREATE TRIGGER IF NOT EXISTS docs_ad AFTER DELETE ON docs BEGIN
         INSERT INTO docs_fts(docs_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
+        DELETE FROM doc_vectors WHERE rowid = old.rowid;
     END""",
     """CREATE TRIGGER IF NOT EXISTS docs_au AFTER UPDATE OF text ON docs BEGIN
         INSERT INTO docs_fts(docs_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
@@ -95,11 +101,10 @@ _UPSERT = """
 INSERT INTO docs (msg_id, rid, username, ts_ms, text, digest) VALUES (?, ?, ?, ?, ?, ?)
 ON CONFLICT (msg_id) DO UPDATE SET
     rid = excluded.rid, username = excluded.username, ts_ms = excluded.ts_ms,
-    vector = CASE WHEN docs.text = excluded.text THEN docs.vector END,
     vector_model = CASE WHEN docs.text = excluded.text THEN docs.vector_model END,
     text = excluded.text, digest = excluded.digest
 WHERE docs.digest != excluded.digest
-RETURNING rowid, vector IS NULL
+RETURNING rowid, vector_model IS NULL
 """
 
 
@@ -182,7 +187,8 @@ class IndexDatabase:
         if version not in (0, INDEX_SCHEMA_VERSION):
             # An index is a cache of the store: an unknown layout is rebuilt, never migrated.
             conn.executescript(
-                "DROP TABLE IF EXISTS docs_fts; DROP TABLE IF EXISTS docs; DROP TABLE IF EXISTS meta;"
+                "DROP TABLE IF EXISTS docs_vocab; DROP TABLE IF EXISTS docs_fts; DROP TABLE IF EXISTS docs;"
+                " DROP TABLE IF EXISTS doc_vectors; DROP TABLE IF EXISTS meta;"
             )
         with self.transaction() as write:
             for statement in _SCHEMA:
@@ -302,7 +308,7 @@ class IndexDatabase:
     def unembedded(self, model_id: str) -> list[int]:
         """Rowids with no vector, or one made by another embedder, oldest first."""
         rows = self._connection().execute(
-            "SELECT rowid FROM docs WHERE vector IS NULL OR vector_model IS NOT ? ORDER BY rowid", (model_id,)
+            "SELECT rowid FROM docs WHERE vector_model IS NOT ? ORDER BY rowid", (model_id,)
         )
         return [int(r[0]) for r in rows]
 
@@ -318,10 +324,13 @@ class IndexDatabase:
             for rowid, digest, vector in items:
                 blob = np.asarray(vector, dtype="<f2").tobytes()
                 cursor = conn.execute(
-                    "UPDATE docs SET vector = ?, vector_model = ? WHERE rowid = ? AND digest = ?",
-                    (blob, model_id, rowid, digest),
+                    "UPDATE docs SET vector_model = ? WHERE rowid = ? AND digest = ?",
+                    (model_id, rowid, digest),
                 )
                 if cursor.rowcount:
+                    conn.execute(
+                        "INSERT OR REPLACE INTO doc_vectors (rowid, vector) VALUES (?, ?)", (rowid, blob)
+                    )
                     saved.append(rowid)
         return saved
 
@@ -340,8 +349,8 @@ class IndexDatabase:
         """
         decoded: set[bytes] = set()
         cursor = self._connection().execute(
-            "SELECT rowid, rid, username, ts_ms, text, vector FROM docs"
-            " WHERE vector IS NOT NULL AND vector_model = ?",
+            "SELECT d.rowid, d.rid, d.username, d.ts_ms, d.text, v.vector"
+            " FROM docs d JOIN doc_vectors v ON v.rowid = d.rowid WHERE d.vector_model = ?",
             (model_id,),
         )
         while rows := cursor.fetchmany(batch_rows):
