@@ -1,9 +1,11 @@
 """Typed REST routes: declaration, validation, authentication and dispatch.
 
-Each route is declared once, with its method, name, description, tags and the pydantic model(s) of
+Each route is declared once, with its method, name, description, tags, the pydantic model(s) of
 its parameters (several models mean one-of variants, e.g. ``users.info`` by ``userId`` or by
-``username``). Everything else reads this metadata: the Starlette routing table, the OpenAPI
-document, and the MCP tool catalog. No route is hand-described twice.
+``username``) and the errors its own handler can raise (``refuses``). Everything else reads this
+metadata: the Starlette routing table, the OpenAPI document, and the MCP tool catalog. No route is
+hand-described twice. The refusals every route shares (bad parameters, credentials, the body cap, a
+full rate limit...) come from one table, ``COMMON_REFUSALS``, not from each route.
 
 A handler receives an ``ApiRequest`` (validated params, caller, services) and returns a dict; the
 dispatcher adds ``success: true``. Errors are ``errors.ApiError`` subclasses.
@@ -34,11 +36,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "API_PREFIX",
+    "COMMON_REFUSALS",
     "ApiRequest",
     "ApiRoute",
     "Caller",
     "Method",
     "RateLimitRule",
+    "Refusal",
     "Router",
     "json_response",
 ]
@@ -87,6 +91,51 @@ class ApiRequest(Generic[P]):
 Handler = Callable[[ApiRequest[Any]], Awaitable[Mapping[str, Any] | Response]]
 
 
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """One way a call can be refused: its status, and why, as the OpenAPI document says it."""
+
+    status: int
+    reason: str
+
+    @classmethod
+    def of(cls, error: type[errors.ApiError]) -> Refusal:
+        return cls(error.status, error.default_message)
+
+
+def _always(_route: ApiRoute) -> bool:
+    return True
+
+
+def _needs_permissions(route: ApiRoute) -> bool:
+    return bool(route.permissions)
+
+
+def _reads_body(route: ApiRoute) -> bool:
+    return route.reads_body
+
+
+def _rate_limited(route: ApiRoute) -> bool:
+    return route.rate_limit is not None
+
+
+# The refusals a route gives without raising them itself, and which routes give each: the dispatcher
+# below (parameters, credentials, permissions, rate limit, the store), and the middleware in front of
+# every route (security.py: Host 421, Origin 403, the body cap 413 and the body's reading time 408).
+COMMON_REFUSALS: tuple[tuple[Refusal, Callable[[ApiRoute], bool]], ...] = (
+    (Refusal(errors.InvalidParams.status, "A parameter is missing, unknown or out of range"), _always),
+    # Credentials that are sent are checked on every route, even on one that does not need them.
+    (Refusal(errors.Unauthorized.status, "No credentials, or credentials that are not valid"), _always),
+    (Refusal(403, "Origin not allowed: a cross-site call from a site not allowed"), _always),
+    (Refusal(errors.Forbidden.status, "The caller lacks a permission the route needs"), _needs_permissions),
+    (Refusal(408, "The request body was not received in time"), _reads_body),
+    (Refusal(413, "The request body is over the size cap"), _always),
+    (Refusal(421, "Host not allowed"), _always),
+    (Refusal(errors.TooManyRequests.status, "Rate limit reached: retry after Retry-After"), _rate_limited),
+    (Refusal.of(errors.ServiceUnavailable), _always),
+)
+
+
 @dataclass(frozen=True)
 class ApiRoute:
     method: Method
@@ -100,6 +149,10 @@ class ApiRoute:
     rate_limit: RateLimitRule | None = None
     #: Shown in the OpenAPI document and MCP descriptions of each variant, when there are several.
     variant_descriptions: tuple[str, ...] = field(default=())
+    #: The errors the handler itself can raise, beyond ``COMMON_REFUSALS``.
+    refuses: tuple[Refusal, ...] = field(default=())
+    #: The route also answers ``text/event-stream`` when the caller's ``Accept`` asks for it.
+    event_stream: bool = False
 
     @property
     def path(self) -> str:
@@ -108,6 +161,15 @@ class ApiRoute:
     @property
     def reads_body(self) -> bool:
         return self.method in ("POST", "PUT")
+
+    def refusals(self) -> dict[int, tuple[str, ...]]:
+        """Every error status the route can answer, in order, each with its reasons: the common
+        ones that apply to it, then its own."""
+        common = [refusal for refusal, applies in COMMON_REFUSALS if applies(self)]
+        by_status: dict[int, dict[str, None]] = {}
+        for refusal in sorted([*common, *self.refuses], key=lambda r: r.status):
+            by_status.setdefault(refusal.status, {})[refusal.reason] = None
+        return {status: tuple(reasons) for status, reasons in by_status.items()}
 
     def input_schema(self) -> dict[str, Any]:
         """The JSON Schema of the parameters, refs inlined; variants as ``oneOf``."""
@@ -138,6 +200,8 @@ class Router:
         rate_limit: RateLimitRule | None = None,
         tags: Sequence[str] = (),
         variant_descriptions: Sequence[str] = (),
+        refuses: Sequence[Refusal | type[errors.ApiError]] = (),
+        event_stream: bool = False,
     ) -> Callable[[Handler], Handler]:
         def register(handler: Handler) -> Handler:
             self.routes.append(
@@ -152,6 +216,8 @@ class Router:
                     permissions=tuple(permissions),
                     rate_limit=rate_limit,
                     variant_descriptions=tuple(variant_descriptions),
+                    refuses=tuple(r if isinstance(r, Refusal) else Refusal.of(r) for r in refuses),
+                    event_stream=event_stream,
                 )
             )
             return handler

@@ -1,4 +1,7 @@
-"""The OpenAPI 3.1 document, generated from the route registry (never written by hand)."""
+"""The OpenAPI 3.1 document, generated from the route registry (never written by hand).
+
+Each operation lists every status it can answer: 200, and each refusal of ``ApiRoute.refusals()``
+(the common ones that apply to the route, then the route's own) with the one error body."""
 
 from __future__ import annotations
 
@@ -9,6 +12,8 @@ from .api import ApiRoute
 
 __all__ = ["build_openapi"]
 
+# A streamed answer (docs/answers.md): `event: delta|done|error` lines, each with one JSON `data:` line.
+_EVENT_STREAM = {"text/event-stream": {"schema": {"type": "string"}}}
 _ERROR_SCHEMA = {
     "type": "object",
     "required": ["success", "error", "errorType"],
@@ -51,15 +56,17 @@ def build_openapi(routes: Sequence[ApiRoute], *, version: str, site_url: str = "
             "responses": {
                 "200": {
                     "description": "Success",
-                    "content": {"application/json": {"schema": {"type": "object"}}},
+                    "content": {
+                        "application/json": {"schema": {"type": "object"}},
+                        **(_EVENT_STREAM if route.event_stream else {}),
+                    },
                 },
-                "400": {
-                    "description": "Invalid parameters",
-                    "content": {"application/json": {"schema": _ERROR_SCHEMA}},
-                },
-                "401": {
-                    "description": "Not logged in",
-                    "content": {"application/json": {"schema": _ERROR_SCHEMA}},
+                **{
+                    str(status): {
+                        "description": "; ".join(reasons),
+                        "content": {"application/json": {"schema": _ERROR_SCHEMA}},
+                    }
+                    for status, reasons in route.refusals().items()
                 },
             },
         }

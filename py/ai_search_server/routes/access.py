@@ -7,13 +7,17 @@ exist, so the API never confirms that a private room or message exists.
 from __future__ import annotations
 
 from .. import errors
+from ..api import Refusal
 from ..store.base import Store
 from ..store.records import Message, Room, User
 
-__all__ = ["readable_message", "readable_room", "room_by_reference"]
+__all__ = ["MESSAGE_REFUSAL", "ROOM_REFUSAL", "readable_message", "readable_room", "room_by_reference"]
 
 ROOM_NOT_FOUND = "Room not found or not accessible"
 MESSAGE_NOT_FOUND = "Message not found or not accessible"
+# What the routes that look rooms and messages up here declare (``refuses=``) for the OpenAPI document.
+ROOM_REFUSAL = Refusal(errors.NotFound.status, ROOM_NOT_FOUND)
+MESSAGE_REFUSAL = Refusal(errors.NotFound.status, MESSAGE_NOT_FOUND)
 
 
 def readable_room(store: Store, user: User, room_id: str) -> Room:

@@ -36,9 +36,9 @@ from ai_search import (
 )
 
 from .. import errors
-from ..answers.service import AnswerDelta, AnswerDone, AnswerService
+from ..answers.service import AnswerDelta, AnswerDone, AnswerService, UpstreamBusy, UpstreamTimeout
 from ..answers.stream import SSE_MEDIA_TYPE, sse_event, wants_event_stream
-from ..api import ApiRequest, RateLimitRule, Router
+from ..api import ApiRequest, RateLimitRule, Refusal, Router
 from ..services import Services
 from .params import NoParams, Params
 
@@ -67,6 +67,15 @@ MODEL_SETTING_PERMISSION = "change-setting-llm_model"
 MAX_MODEL_NAME_CHARS = 200
 _PRIVILEGED_SETTING_PERMISSIONS = frozenset({"view-privileged-setting", "edit-privileged-setting"})
 _SELECTED_SETTING_PERMISSIONS = frozenset({"manage-selected-settings", MODEL_SETTING_PERMISSION})
+MODEL_CHOICE_FORBIDDEN = "Choosing the answer model needs the permission to list models"
+MODELS_FORBIDDEN = "Listing the models needs a permission to change the model setting"
+ANSWER_REFUSALS = (
+    Refusal(errors.FeatureUnavailable.status, "AI answers are off or not configured on this server"),
+    Refusal(errors.Forbidden.status, MODEL_CHOICE_FORBIDDEN),
+    Refusal(errors.UpstreamFailure.status, "The AI provider failed or answered nothing usable"),
+    Refusal(UpstreamBusy.status, "Too many answers are being written at once: retry after Retry-After"),
+    Refusal(UpstreamTimeout.status, "The AI provider did not answer in time"),
+)
 
 
 def _drop_default(schema: dict[str, Any]) -> None:
@@ -136,13 +145,15 @@ def _request(params: AnswerParams) -> tuple[str, list[AnswerSourceRef]]:
         "`Accept: text/event-stream` to receive the answer as it is written."
     ),
     rate_limit=ANSWER_RATE_LIMIT,
+    refuses=ANSWER_REFUSALS,
+    event_stream=True,
 )
 async def search_answer(req: ApiRequest[AnswerParams]) -> Mapping[str, Any] | Response:
     query, refs = _request(req.params)
     model = req.params.model
     assert req.caller is not None
     if model is not None and not may_list_models(req.caller.permissions):
-        raise errors.Forbidden("Choosing the answer model needs the permission to list models")
+        raise errors.Forbidden(MODEL_CHOICE_FORBIDDEN)
     service = answer_service(req.services)
     if not wants_event_stream(req.http.headers.get("accept")):
         return (await service.answer(req.user, query, refs, model=model)).to_json()
@@ -193,10 +204,11 @@ def may_list_models(permissions: frozenset[str]) -> bool:
     NoParams,
     description="List the models the configured LLM provider offers (for the answer model setting).",
     rate_limit=MODELS_RATE_LIMIT,
+    refuses=(Refusal(errors.Forbidden.status, MODELS_FORBIDDEN),),
 )
 async def llm_models(req: ApiRequest[NoParams]) -> dict[str, Any]:
     assert req.caller is not None
     if not may_list_models(req.caller.permissions):
-        raise errors.Forbidden()
+        raise errors.Forbidden(MODELS_FORBIDDEN)
     options = await answer_service(req.services).models()
     return {"data": [{"key": option.key, "label": option.label} for option in options]}

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from .. import errors
-from ..api import ApiRequest, RateLimitRule, Router
+from ..api import ApiRequest, RateLimitRule, Refusal, Router
 from ..limits import MAX_PASSWORD_CHARS
 from .params import Name, NoParams, Params
 from .shapes import user_json
@@ -16,6 +16,7 @@ router = Router(tags=("Authentication",))
 
 # Login attempts per client address (or user) and minute: enough for people, too few for guessing.
 LOGIN_RATE_LIMIT = RateLimitRule(count=10, period_seconds=60)
+LOGIN_FAILED = "Incorrect username or password"
 
 
 class LoginParams(Params):
@@ -29,12 +30,13 @@ class LoginParams(Params):
     description="Log in with username and password; answers a session token for the X-Auth-Token header.",
     auth=False,
     rate_limit=LOGIN_RATE_LIMIT,
+    refuses=(Refusal(errors.Unauthorized.status, LOGIN_FAILED),),
 )
 async def login(req: ApiRequest[LoginParams]) -> dict[str, Any]:
     store = req.services.store
     user = store.verify_password(req.params.user, req.params.password)
     if user is None or not user.active:
-        raise errors.Unauthorized("Incorrect username or password", error_type="error-login-failed")
+        raise errors.Unauthorized(LOGIN_FAILED, error_type="error-login-failed")
     _token, plain = store.create_token(user.id, "session", label="login")
     return {
         "status": "success",

@@ -8,7 +8,7 @@ from pydantic import Field
 
 from ..api import ApiRequest, RateLimitRule, Router
 from ..limits import MAX_MESSAGE_TEXT_CHARS, MAX_NAME_CHARS
-from .access import readable_message, readable_room, room_by_reference
+from .access import MESSAGE_REFUSAL, ROOM_REFUSAL, readable_message, readable_room, room_by_reference
 from .params import Id, Params
 from .shapes import message_json
 
@@ -44,6 +44,7 @@ class PostByChannel(Params):
         "Post a message into a room, given #channel-name or @username (direct message).",
     ),
     rate_limit=POST_RATE_LIMIT,
+    refuses=(ROOM_REFUSAL,),
 )
 async def post_message(req: ApiRequest[PostByRoomId | PostByChannel]) -> dict[str, Any]:
     store, params = req.services.store, req.params
@@ -64,6 +65,7 @@ class GetMessageParams(Params):
     GetMessageParams,
     description="Get one message by id, if it is in a room the authenticated user can read.",
     rate_limit=READ_RATE_LIMIT,
+    refuses=(MESSAGE_REFUSAL,),
 )
 async def get_message(req: ApiRequest[GetMessageParams]) -> dict[str, Any]:
     message, _room = readable_message(req.services.store, req.user, req.params.msgId)

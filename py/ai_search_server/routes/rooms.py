@@ -10,7 +10,7 @@ from pydantic import Field
 from ai_search import AI_SEARCH_ROOM_LOOKUP_LIMIT
 
 from .. import errors
-from ..api import ApiRequest, RateLimitRule, Router
+from ..api import ApiRequest, RateLimitRule, Refusal, Router
 from ..limits import MAX_CREATE_MEMBERS
 from ..store import base as store_base
 from .params import DEFAULT_COUNT, Count, Name, Offset, Params, Selector, parse_selector
@@ -38,6 +38,7 @@ class CreateChannelParams(Params):
     description="Create a public channel. Requires `name`; optional `members` (array of usernames).",
     permissions=("create-c",),
     rate_limit=CREATE_RATE_LIMIT,
+    refuses=(Refusal(errors.Conflict.status, "A room with this name already exists"),),
 )
 async def create_channel(req: ApiRequest[CreateChannelParams]) -> dict[str, Any]:
     store, params = req.services.store, req.params

@@ -7,7 +7,7 @@ from typing import Any
 from pydantic import Field
 
 from .. import errors
-from ..api import ApiRequest, RateLimitRule, Router
+from ..api import ApiRequest, RateLimitRule, Refusal, Router
 from ..limits import USER_AUTOCOMPLETE_LIMIT
 from ..store import base as store_base
 from .params import Id, Name, NoParams, Params, Selector, parse_selector
@@ -17,6 +17,9 @@ router = Router(tags=("Users",))
 
 READ_RATE_LIMIT = RateLimitRule(count=600, period_seconds=60)
 TOKEN_RATE_LIMIT = RateLimitRule(count=10, period_seconds=60)
+USER_NOT_FOUND = "User not found"
+TOKEN_EXISTS = "A token with this name already exists"
+NO_SUCH_TOKEN = "No token with this name"
 
 
 class InfoByUserId(Params):
@@ -37,6 +40,7 @@ class InfoByUsername(Params):
         "Get a user's public profile by username.",
     ),
     rate_limit=READ_RATE_LIMIT,
+    refuses=(Refusal(errors.NotFound.status, USER_NOT_FOUND),),
 )
 async def users_info(req: ApiRequest[InfoByUserId | InfoByUsername]) -> dict[str, Any]:
     store, params = req.services.store, req.params
@@ -46,7 +50,7 @@ async def users_info(req: ApiRequest[InfoByUserId | InfoByUsername]) -> dict[str
         else store.get_user_by_username(params.username)
     )
     if user is None:
-        raise errors.NotFound("User not found", error_type="error-user-not-found")
+        raise errors.NotFound(USER_NOT_FOUND, error_type="error-user-not-found")
     return {"user": user_json(user, full=True)}
 
 
@@ -84,14 +88,13 @@ class GenerateTokenParams(Params):
     description="Create a personal access token for the authenticated user (shown once).",
     permissions=("create-personal-access-tokens",),
     rate_limit=TOKEN_RATE_LIMIT,
+    refuses=(Refusal(errors.Conflict.status, TOKEN_EXISTS),),
 )
 async def generate_token(req: ApiRequest[GenerateTokenParams]) -> dict[str, Any]:
     try:
         _token, plain = req.services.store.create_token(req.user.id, "pat", label=req.params.tokenName)
     except store_base.Conflict:
-        raise errors.Conflict(
-            "A token with this name already exists", error_type="error-token-already-exists"
-        ) from None
+        raise errors.Conflict(TOKEN_EXISTS, error_type="error-token-already-exists") from None
     return {"token": plain}
 
 
@@ -124,8 +127,9 @@ class RemoveTokenParams(Params):
     RemoveTokenParams,
     description="Remove one of the authenticated user's personal access tokens.",
     rate_limit=TOKEN_RATE_LIMIT,
+    refuses=(Refusal(errors.NotFound.status, NO_SUCH_TOKEN),),
 )
 async def remove_token(req: ApiRequest[RemoveTokenParams]) -> dict[str, Any]:
     if not req.services.store.delete_token_by_label(req.user.id, req.params.tokenName, "pat"):
-        raise errors.NotFound("No token with this name", error_type="error-token-does-not-exists")
+        raise errors.NotFound(NO_SUCH_TOKEN, error_type="error-token-does-not-exists")
     return {}
