@@ -4,7 +4,8 @@ Middleware, outermost first (a request passes them in this order)::
 
     SecurityHeadersMiddleware   CSP, nosniff; frame-ancestors: embedders on /embed, 'none' elsewhere
     OriginMiddleware            Host allow-list (421), Origin allow-list on /api/ (403), CORS
-    BodyLimitMiddleware         request bodies over the cap answer 413 before a route reads them
+    FailedAuthMiddleware        429 once an address spent its failed-authentication budget
+    BodyLimitMiddleware         request bodies over the cap answer 413, too slow ones 408
     Router                      /api/v1/<route>, /api/v1/mcp, /openapi.json, the page, the widget page
 
 Use ``create_app(settings, store)``; ``cli.serve`` builds both from the command line.
@@ -30,6 +31,7 @@ from .api import ApiRoute, error_response, make_endpoint
 from .mcp import MCP_PATH, McpEndpoint
 from .openapi import build_openapi
 from .outbound import GuardedClient, OutboundPolicy, OutboundRefused, check_configured_url
+from .ratelimit import FailedAuthMiddleware
 from .retrieval import wiring
 from .retrieval.wiring import install_search
 from .routes import all_routes
@@ -174,6 +176,11 @@ def create_app(
         max_body_bytes=settings.max_request_body_bytes,
         body_timeout_seconds=settings.request_body_timeout_seconds,
     )
+    if limiter is not None:
+        # Outside the body limit: an address out of guesses gets no upload read.
+        app.add_middleware(
+            FailedAuthMiddleware, limiter=limiter, trusted_proxy_hops=settings.trusted_proxy_hops
+        )
     app.add_middleware(OriginMiddleware, policy=policy)
     app.add_middleware(
         SecurityHeadersMiddleware,

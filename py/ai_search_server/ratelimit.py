@@ -22,6 +22,11 @@ When the shared store fails (Redis down, unreachable, timing out), ``on_storage_
 
 Answers given without the shared store are marked ``degraded``. The first failure of an outage is
 logged as a warning, the recovery as info; Redis is retried every ``redis_retry_interval_seconds``.
+
+Failed authentication has a budget of its own (:class:`FailedAuthMiddleware`): every 401 answered to a
+request that carried credentials spends one of the client address's :data:`AUTH_FAILURE_RATE_LIMIT`
+(10 a minute), and once it is spent, requests from that address that carry credentials are answered
+429 before the credentials are checked, so a correct guess is not told apart from a wrong one.
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from limits import RateLimitItemPerSecond
 from limits.aio.storage import MemoryStorage, RedisStorage, Storage
@@ -45,15 +50,22 @@ from redis.asyncio import ConnectionPool
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import RedisError
+from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from .security import DEFAULT_JSONRPC_PATHS
 
 __all__ = [
+    "AUTH_FAILURE_RATE_LIMIT",
+    "AUTH_FAILURE_ROUTE_KEY",
     "DEFAULT_RATE_LIMIT_STORAGE",
     "IPV6_CLIENT_PREFIX_BITS",
     "MCP_RATE_LIMIT",
     "REDIS_RETRY_INTERVAL_SECONDS",
     "REDIS_SOCKET_TIMEOUT_SECONDS",
     "TOO_MANY_REQUESTS_BODY",
+    "FailedAuthMiddleware",
     "OnStorageError",
     "RateLimit",
     "RateLimitResult",
@@ -119,6 +131,12 @@ class RateLimit:
 
 
 MCP_RATE_LIMIT = RateLimit(MCP_RATE_LIMIT_COUNT, MCP_RATE_LIMIT_PERIOD_SECONDS)
+# Failed authentications (401 to a request carrying X-User-Id or X-Auth-Token) per client address per
+# 60 s: the login route's budget. A person who mistyped a token a few times is not locked out; someone
+# guessing tokens gets 10 guesses a minute from an address (an IPv6 /64), whatever tokens they rotate.
+AUTH_FAILURE_RATE_LIMIT = RateLimit(10, 60)
+# The limiter's route key of that budget.
+AUTH_FAILURE_ROUTE_KEY = "auth-failures"
 
 
 @dataclass(frozen=True)
@@ -209,13 +227,28 @@ class RateLimiter:
         With the moving window a refused request uses up no budget; the fixed window counts it until the
         window ends. Never raises for a storage failure: the storage-error policy answers instead.
         """
+        result = await self._ask(self._count, route_key, caller_key, limit)
+        assert result is not None  # _count always answers
+        return result
+
+    async def refusal(self, route_key: str, caller_key: str, limit: RateLimit) -> RateLimitResult | None:
+        """The refusal one more request of ``caller_key`` would get, or None if it would pass.
+
+        Counts nothing: a check before work whose outcome decides whether to :meth:`hit`. Never raises
+        for a storage failure: the storage-error policy answers instead.
+        """
+        return await self._ask(self._test, route_key, caller_key, limit)
+
+    async def _ask(
+        self, operation: _Operation, route_key: str, caller_key: str, limit: RateLimit
+    ) -> RateLimitResult | None:
         item = RateLimitItemPerSecond(limit.count, limit.period_seconds)
         # The strategy is part of the key: the two keep different Redis types under a key, so processes
         # configured differently (a rolling deploy) must not meet on one.
         identifiers = (self.key_prefix, self.strategy_name, route_key, caller_key)
         if not self._redis_resting():
             try:
-                result = await self._count(self._shared, item, identifiers, degraded=False)
+                result = await operation(self._shared, item, identifiers, degraded=False)
             except _STORAGE_FAILURES as exc:
                 self._note_failure(exc)
             else:
@@ -224,7 +257,7 @@ class RateLimiter:
                     self._failed_at = None
                 return result
         if self.on_storage_error == "local":
-            return await self._count(self._local, item, identifiers, degraded=True)
+            return await operation(self._local, item, identifiers, degraded=True)
         reset = math.ceil(time.time() + max(1.0, self.redis_retry_interval_seconds))
         allowed = self.on_storage_error == "allow"
         return RateLimitResult(allowed, limit.count, limit.count if allowed else 0, reset, degraded=True)
@@ -265,14 +298,97 @@ class RateLimiter:
         strategy: _Strategy, item: RateLimitItemPerSecond, identifiers: tuple[str, ...], *, degraded: bool
     ) -> RateLimitResult:
         allowed = await strategy.hit(item, *identifiers)
-        stats = await strategy.get_window_stats(item, *identifiers)
-        return RateLimitResult(
-            allowed=allowed,
-            limit=item.amount,
-            remaining=max(0, stats.remaining),
-            reset_epoch_seconds=math.ceil(stats.reset_time),
-            degraded=degraded,
-        )
+        return await _result(strategy, item, identifiers, allowed=allowed, degraded=degraded)
+
+    @staticmethod
+    async def _test(
+        strategy: _Strategy, item: RateLimitItemPerSecond, identifiers: tuple[str, ...], *, degraded: bool
+    ) -> RateLimitResult | None:
+        if await strategy.test(item, *identifiers):
+            return None  # the common case costs one storage call
+        return await _result(strategy, item, identifiers, allowed=False, degraded=degraded)
+
+
+async def _result(
+    strategy: _Strategy,
+    item: RateLimitItemPerSecond,
+    identifiers: tuple[str, ...],
+    *,
+    allowed: bool,
+    degraded: bool,
+) -> RateLimitResult:
+    stats = await strategy.get_window_stats(item, *identifiers)
+    return RateLimitResult(
+        allowed=allowed,
+        limit=item.amount,
+        remaining=max(0, stats.remaining),
+        reset_epoch_seconds=math.ceil(stats.reset_time),
+        degraded=degraded,
+    )
+
+
+class _Operation(Protocol):
+    async def __call__(
+        self, strategy: _Strategy, item: RateLimitItemPerSecond, identifiers: tuple[str, ...], *, degraded: bool
+    ) -> RateLimitResult | None: ...
+
+
+_CREDENTIAL_HEADERS = frozenset({b"x-user-id", b"x-auth-token"})
+
+
+class FailedAuthMiddleware:
+    """A per-address budget of failed authentications (:data:`AUTH_FAILURE_RATE_LIMIT`), on REST and MCP.
+
+    Only requests that carry ``X-User-Id`` or ``X-Auth-Token`` are looked at: an anonymous request
+    costs nothing here. Such a request is answered 429 (``Retry-After``; the JSON-RPC envelope on the
+    MCP path) without reaching the app when its address has spent the budget; otherwise it goes on,
+    and a 401 answer spends one. Refusing before the credentials are checked is the point: a guess
+    made after the budget is spent is never checked, so it tells its sender nothing, and a valid
+    token from that address waits too until the window frees (at most one period). The address is
+    :func:`caller_key`'s, so forged ``X-Forwarded-For`` entries change nothing unless
+    ``trusted_proxy_hops`` says a proxy wrote them. Requests checked at the same moment all pass the
+    check before any of their 401s is counted, so a burst of N parallel guesses may exceed the budget
+    by up to N once.
+    """
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        limiter: RateLimiter,
+        *,
+        trusted_proxy_hops: int = 0,
+        limit: RateLimit = AUTH_FAILURE_RATE_LIMIT,
+        jsonrpc_paths: Sequence[str] = DEFAULT_JSONRPC_PATHS,
+    ) -> None:
+        self.app = app
+        self.limiter = limiter
+        self.trusted_proxy_hops = trusted_proxy_hops
+        self.limit = limit
+        self.jsonrpc_paths = frozenset(jsonrpc_paths)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not any(name in _CREDENTIAL_HEADERS for name, _ in scope["headers"]):
+            await self.app(scope, receive, send)
+            return
+        peer = scope["client"][0] if scope.get("client") else None
+        forwarded = Headers(scope=scope).getlist("x-forwarded-for") if self.trusted_proxy_hops else None
+        key = caller_key(None, peer, forwarded, self.trusted_proxy_hops)
+        refusal = await self.limiter.refusal(AUTH_FAILURE_ROUTE_KEY, key, self.limit)
+        if refusal is not None:
+            jsonrpc = scope["path"] in self.jsonrpc_paths
+            await too_many_requests_response(refusal, jsonrpc=jsonrpc)(scope, receive, send)
+            return
+        status = 0
+
+        async def send_noting_status(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        await self.app(scope, receive, send_noting_status)
+        if status == 401:
+            await self.limiter.hit(AUTH_FAILURE_ROUTE_KEY, key, self.limit)
 
 
 def rate_limit_headers(result: RateLimitResult, now: float | None = None) -> dict[str, str]:

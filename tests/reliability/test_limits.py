@@ -3,7 +3,8 @@
 Each limit is pushed past its edge and must answer its documented status: 413 for a body over 5 MiB
 (declared, chunked or streamed), a degraded search or a 502 for an upstream answer over 5 MiB, a 504
 or a degraded search once the deadline passes, 400 (-32600) for a batch of 21 before any work, and 429
-with ``Retry-After`` past a rate limit, whatever ``X-Forwarded-For`` says. The default run shortens
+with ``Retry-After`` past a rate limit (failed authentications included: 10 a minute per address),
+whatever ``X-Forwarded-For`` says. The default run shortens
 the upstream deadlines to keep CI quick; the soak run holds the product's own 10 s and 20 s.
 """
 
@@ -35,7 +36,7 @@ from ai_search_server.outbound import (
     GuardedClient,
     OutboundTooLarge,
 )
-from ai_search_server.ratelimit import RateLimiter
+from ai_search_server.ratelimit import AUTH_FAILURE_RATE_LIMIT, RateLimiter
 from ai_search_server.security import DEFAULT_MAX_REQUEST_BODY_BYTES, BodyLimitMiddleware
 from ai_search_server.store.base import Store
 from tests.server._mcp_fixtures import asgi_client, bare_app, mcp_settings
@@ -647,18 +648,31 @@ async def test_60_a_minute_per_key_whatever_the_headers_say(
                 headers={"X-Forwarded-For": f"198.51.100.{i}, 10.0.0.{i}"},
             ),
         )
+        # Guessed tokens, each with a fresh user id and a forged X-Forwarded-For: the address's
+        # failed-authentication budget is spent after 10, and every later guess is refused unchecked.
         buckets_before = _bucket_count(limiter)
         bogus = await _hammer(
             http,
             scale.bogus_tokens,
             lambda h, i: h.get(
                 "/api/v1/me",
-                headers={"X-User-Id": secrets.token_hex(8), "X-Auth-Token": secrets.token_urlsafe(32)},
+                headers={
+                    "X-User-Id": secrets.token_hex(8),
+                    "X-Auth-Token": secrets.token_urlsafe(32),
+                    "X-Forwarded-For": f"198.51.100.{i % 250}",
+                },
             ),
         )
         buckets_after = _bucket_count(limiter)
+        # A right token from that address now waits too: a guess that happens to be right is not
+        # told apart from a wrong one.
+        right_after_guessing = await http.get("/api/v1/me", headers=workspace["alice"].pat_headers)
+    async with asgi(app, client_host="203.0.113.8") as other:
+        other_address = await other.get("/api/v1/me", headers=workspace["alice"].pat_headers)
+    guesses_checked = sum(r.status_code == 401 for r in bogus)
+    guesses_refused = [r for r in bogus if r.status_code == 429]
     accepted = sum(r.status_code == 200 for r in mcp)
-    refused = [r for r in mcp + spoofed if r.status_code == 429]
+    refused = [r for r in mcp + spoofed + guesses_refused if r.status_code == 429]
     # Whole seconds rounded up from a reset time that is itself rounded up: at most the period + 1.
     with_retry_after = [r for r in refused if 1 <= int(r.headers.get("retry-after", "0")) <= 61]
     spoof_answered = sum(r.status_code == 401 for r in spoofed)
@@ -667,21 +681,30 @@ async def test_60_a_minute_per_key_whatever_the_headers_say(
         failed=(accepted != 60)
         + (spoof_answered != 10)
         + (len(with_retry_after) != len(refused))
-        + sum(r.status_code != 401 for r in bogus)
-        + (buckets_after != buckets_before),
+        + (guesses_checked != AUTH_FAILURE_RATE_LIMIT.count)
+        + (len(guesses_refused) != len(bogus) - AUTH_FAILURE_RATE_LIMIT.count)
+        + (buckets_after - buckets_before > 1)
+        + (right_after_guessing.status_code != 429)
+        + (other_address.status_code != 200),
         mcp_accepted_of_100=accepted,
         refused_429=len(refused),
         retry_after_present=f"{len(with_retry_after)}/{len(refused)}",
         login_attempts_answered_of_30_with_forged_xff=spoof_answered,
         bogus_tokens=len(bogus),
+        bogus_tokens_checked=guesses_checked,
         new_buckets_from_bogus_tokens=buckets_after - buckets_before,
+        right_token_after_guessing=right_after_guessing.status_code,
+        right_token_from_another_address=other_address.status_code,
     )
     assert accepted == 60
     assert spoof_answered == 10, "forged X-Forwarded-For minted no new budgets"
-    assert len(with_retry_after) == len(refused) == 40 + 20
+    assert len(with_retry_after) == len(refused) == 40 + 20 + scale.bogus_tokens - AUTH_FAILURE_RATE_LIMIT.count
     assert all(r.json()["error"]["code"] == -32000 for r in mcp if r.status_code == 429)
-    assert all(r.status_code == 401 for r in bogus)
-    assert buckets_after == buckets_before
+    assert guesses_checked == AUTH_FAILURE_RATE_LIMIT.count, "10 guesses a minute per address"
+    assert all(r.json()["errorType"] == "error-too-many-requests" for r in guesses_refused)
+    assert buckets_after - buckets_before <= 1, "rotating tokens and forged headers mint no budgets"
+    assert right_after_guessing.status_code == 429
+    assert other_address.status_code == 200, "another address keeps its own budget"
 
 
 @pytest.mark.requirement("F5")

@@ -18,12 +18,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import redis
 
 from ai_search_server.ratelimit import (
     MCP_RATE_LIMIT,
     TOO_MANY_REQUESTS_BODY,
+    FailedAuthMiddleware,
     OnStorageError,
     RateLimit,
     RateLimiter,
@@ -410,3 +412,82 @@ async def test_aclose_releases_the_redis_connections(redis_server: RedisServer) 
         while (clients := observer.client_list()) and len(clients) > 1 and time.monotonic() < deadline:
             time.sleep(0.02)
     assert len(clients) == 1, "only the observer is still connected"
+
+
+# -- failed authentication --------------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_refusal_counts_nothing_and_answers_once_the_budget_is_spent() -> None:
+    async with RateLimiter() as limiter:
+        peeks = [await limiter.refusal("r", "ip:192.0.2.1", THREE_PER_MINUTE) for _ in range(5)]
+        hits = [(await limiter.hit("r", "ip:192.0.2.1", THREE_PER_MINUTE)).allowed for _ in range(3)]
+        spent = await limiter.refusal("r", "ip:192.0.2.1", THREE_PER_MINUTE)
+    assert peeks == [None] * 5 and hits == [True] * 3
+    assert spent is not None and not spent.allowed and spent.remaining == 0
+    assert 1 <= spent.retry_after_seconds() <= 61
+
+
+# The tokens _token_checker was asked to check, in order.
+_checks: list[bytes] = []
+
+
+async def _token_checker(scope: Any, receive: Any, send: Any) -> None:
+    """401 unless X-Auth-Token is 'right'; counts the credential checks it makes."""
+    headers = dict(scope["headers"])
+    if b"x-auth-token" in headers:
+        _checks.append(headers[b"x-auth-token"])
+    status = 200 if headers.get(b"x-auth-token", b"right") == b"right" else 401
+    await send({"type": "http.response.start", "status": status, "headers": []})
+    await send({"type": "http.response.body", "body": b"{}"})
+
+
+def _guarded_client(limiter: RateLimiter, peer: str, hops: int = 0) -> httpx.AsyncClient:
+    app = FailedAuthMiddleware(_token_checker, limiter, trusted_proxy_hops=hops, limit=THREE_PER_MINUTE)
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app, client=(peer, 1)), base_url="http://t")
+
+
+@pytest.mark.anyio
+async def test_failed_authentications_spend_the_address_budget_and_later_guesses_go_unchecked() -> None:
+    _checks.clear()
+    async with RateLimiter() as limiter, _guarded_client(limiter, "192.0.2.1") as http:
+        guesses = [
+            await http.get(
+                "/api/v1/me",
+                headers={"X-User-Id": "u", "X-Auth-Token": f"guess-{n}", "X-Forwarded-For": f"198.51.100.{n}"},
+            )
+            for n in range(6)
+        ]
+        right = await http.get("/api/v1/me", headers={"X-User-Id": "u", "X-Auth-Token": "right"})
+        mcp = await http.post("/api/v1/mcp", headers={"X-User-Id": "u", "X-Auth-Token": "right"})
+        anonymous = await http.get("/api/v1/info")
+    assert [r.status_code for r in guesses] == [401, 401, 401, 429, 429, 429]
+    assert _checks == [b"guess-0", b"guess-1", b"guess-2"], "refused guesses never reach the check"
+    assert all("retry-after" in r.headers for r in guesses[3:])
+    assert right.status_code == 429, "a right token from a spent address waits too"
+    assert (mcp.status_code, mcp.json()["error"]["code"]) == (429, -32000)
+    assert anonymous.status_code == 200, "requests without credentials spend nothing and are not refused"
+
+
+@pytest.mark.anyio
+async def test_successful_authentications_spend_no_failure_budget() -> None:
+    async with RateLimiter() as limiter, _guarded_client(limiter, "192.0.2.1") as http:
+        answers = [
+            await http.get("/api/v1/me", headers={"X-User-Id": "u", "X-Auth-Token": "right"}) for _ in range(10)
+        ]
+    assert [r.status_code for r in answers] == [200] * 10
+
+
+@pytest.mark.anyio
+async def test_behind_a_trusted_proxy_each_client_has_its_own_failure_budget() -> None:
+    proxy = "10.0.0.1"
+    async with RateLimiter() as limiter, _guarded_client(limiter, proxy, hops=1) as http:
+
+        async def guess(client: str) -> int:
+            headers = {"X-User-Id": "u", "X-Auth-Token": "wrong", "X-Forwarded-For": f"6.6.6.6, {client}"}
+            return (await http.get("/api/v1/me", headers=headers)).status_code
+
+        first = [await guess("203.0.113.5") for _ in range(4)]
+        second = await guess("203.0.113.6")
+    assert first == [401, 401, 401, 429]
+    assert second == 401
