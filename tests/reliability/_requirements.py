@@ -154,7 +154,8 @@ REQUIREMENTS: dict[str, Requirement] = {
     ),
     "F1": Requirement(
         "Limits",
-        "Request bodies are capped at 5 MiB (413), by length and by counting; a slow upload is cut.",
+        "Request bodies are capped at 5 MiB (413), by length and by counting; a slow upload is cut at "
+        "the 20 s body deadline (408).",
         f"{_SPEC} F1",
         ("tests/server/test_security.py::test_default_body_cap_is_5_mib",),
     ),
@@ -172,14 +173,16 @@ REQUIREMENTS: dict[str, Requirement] = {
     ),
     "F4": Requirement(
         "Limits",
-        "MCP batches hold at most 20 entries (21 refused before any work) and run at most 4 at once.",
+        "MCP batches hold at most 20 entries (21 refused before any work) and run at most 4 at once; "
+        "outbound calls past the process cap wait briefly, then get 503.",
         f"{_SPEC} F4; upstream-mcp.md §8.2",
         ("tests/server/test_mcp_endpoint.py::test_batch_runs_at_most_four_at_once",),
     ),
     "F5": Requirement(
         "Limits",
         "60 requests a minute per key, answered 429 with Retry-After; spoofed X-Forwarded-For and "
-        "bogus tokens mint no new budgets.",
+        "bogus tokens mint no new budgets, and failed authentications spend the address's own (10 a "
+        "minute, then 429 before any token is checked).",
         f"{_SPEC} F5; upstream-mcp.md §8.1",
         ("tests/server/test_ratelimit.py",),
     ),
