@@ -269,6 +269,8 @@ def describe_validation_error(exc: ValidationError) -> str:
             parts.append(f"unknown parameter '{loc}'")
         elif kind == "missing":
             parts.append(f"missing parameter '{loc}'")
+        elif kind == "value_error":  # our own validators: their sentence, without pydantic's prefix
+            parts.append(f"parameter '{loc}': {err['ctx']['error']}")
         else:
             parts.append(f"parameter '{loc}': {err['msg']}")
     return "Invalid parameters: " + "; ".join(dict.fromkeys(parts))

@@ -333,12 +333,6 @@ def test_every_answer_is_one_the_document_describes(
 
 @pytest.mark.requirement("A3")
 @pytest.mark.anyio
-@pytest.mark.xfail(
-    strict=True,
-    reason="validation gap: a control character in channels.create 'name' or "
-    "users.generatePersonalAccessToken 'tokenName' passes the route's validation, is refused by the "
-    "store, and is logged as 'unhandled store error' with a traceback (the client still gets a 400)",
-)
 @pytest.mark.parametrize(
     ("path", "body"),
     [

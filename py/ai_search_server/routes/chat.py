@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import Field
+from pydantic import AfterValidator, Field
 
 from ..api import ApiRequest, RateLimitRule, Router
-from ..limits import MAX_MESSAGE_TEXT_CHARS, MAX_NAME_CHARS
+from ..limits import MAX_MESSAGE_TEXT_CHARS
 from .access import MESSAGE_REFUSAL, ROOM_REFUSAL, readable_message, readable_room, room_by_reference
-from .params import Id, Params
+from .params import Id, NameReference, Params
 from .shapes import message_json
 
 router = Router(tags=("Chat",))
@@ -19,7 +19,22 @@ POST_RATE_LIMIT = RateLimitRule(count=60, period_seconds=60)
 # Single-message reads per user and minute; generous, it is the cheapest route.
 READ_RATE_LIMIT = RateLimitRule(count=1200, period_seconds=60)
 
-Text = Annotated[str, Field(min_length=1, max_length=MAX_MESSAGE_TEXT_CHARS, description="The message text.")]
+
+def _storable_text(value: str) -> str:
+    # The store's own rules for a message (store/schema.py check_text), checked where the caller learns
+    # which parameter is wrong: FTS5 and other SQLite functions stop reading a string at NUL.
+    if not value.strip():
+        raise ValueError("must hold a non-space character")
+    if "\x00" in value:
+        raise ValueError("must not hold NUL characters")
+    return value
+
+
+Text = Annotated[
+    str,
+    Field(min_length=1, max_length=MAX_MESSAGE_TEXT_CHARS, description="The message text."),
+    AfterValidator(_storable_text),
+]
 
 
 class PostByRoomId(Params):
@@ -28,7 +43,7 @@ class PostByRoomId(Params):
 
 
 class PostByChannel(Params):
-    channel: Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS + 1)] = Field(
+    channel: NameReference = Field(
         description="#channel-name, or @username for the direct room with that user."
     )
     text: Text

@@ -3,14 +3,26 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from .. import errors
 from ..limits import DEFAULT_PAGE_ITEMS, MAX_ID_CHARS, MAX_NAME_CHARS, MAX_PAGE_ITEMS, MAX_SELECTOR_CHARS
 
-__all__ = ["Count", "Id", "Name", "NoParams", "Offset", "Params", "Selector", "parse_selector"]
+__all__ = [
+    "NAME_PATTERN",
+    "Count",
+    "Id",
+    "Name",
+    "NameReference",
+    "NoParams",
+    "Offset",
+    "Params",
+    "Selector",
+    "parse_selector",
+]
 
 
 class Params(BaseModel):
@@ -23,8 +35,32 @@ class NoParams(Params):
     pass
 
 
+# A name (a room, a person, a token) is one line of text: no C0 control character and no DEL. The store
+# refuses them too; checked here first, so the caller learns which parameter is wrong and the store's
+# refusal stays what it is for, a bug. In the schema as a pattern, for OpenAPI and MCP clients.
+NAME_PATTERN = r"^[^\x00-\x1f\x7f]*$"
+_CONTROL_CHARACTER = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _one_line(value: str) -> str:
+    if _CONTROL_CHARACTER.search(value):
+        raise ValueError("must not hold control characters (U+0000 to U+001F, U+007F)")
+    return value
+
+
 Id = Annotated[str, Field(min_length=1, max_length=MAX_ID_CHARS)]
-Name = Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS)]
+# Every name parameter: those the store keeps (a room's, a token's) and those it looks up alike.
+Name = Annotated[
+    str,
+    Field(min_length=1, max_length=MAX_NAME_CHARS, json_schema_extra={"pattern": NAME_PATTERN}),
+    AfterValidator(_one_line),
+]
+# A name with its sigil: `#room-name`, or `@username` for a direct room.
+NameReference = Annotated[
+    str,
+    Field(min_length=1, max_length=MAX_NAME_CHARS + 1, json_schema_extra={"pattern": NAME_PATTERN}),
+    AfterValidator(_one_line),
+]
 Offset = Annotated[int, Field(ge=0, le=1_000_000, description="Items to skip.")]
 Count = Annotated[
     int, Field(ge=1, le=MAX_PAGE_ITEMS, description=f"Items per page (at most {MAX_PAGE_ITEMS}).")
