@@ -6,7 +6,10 @@ server around a temporary store and settings without touching the environment.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import hmac
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +23,15 @@ from .store.base import Store
 
 __all__ = ["Services"]
 
+# The caller the MCP endpoint has just resolved, while the in-process REST call it makes on that
+# caller's behalf runs (mcp/dispatch.py). That call carries the same X-User-Id and X-Auth-Token, so
+# resolving them again would repeat the user, token and permission lookups for nothing. Task-local and
+# set only around that one call: it never outlives the request, so a token revoked (or a user
+# deactivated) afterwards fails on the very next request, with no cache to invalidate.
+_RESOLVED_CALLER: ContextVar[tuple[str, bytes, Caller] | None] = ContextVar(
+    "ai_search_resolved_caller", default=None
+)
+
 
 @dataclass
 class Services:
@@ -31,11 +43,29 @@ class Services:
     # -- callers ---------------------------------------------------------------------------------
     def resolve_caller(self, user_id: str, plain_token: str) -> Caller:
         """Raises errors.Unauthorized for an unknown user, a deactivated one, or a foreign token."""
+        resolved = _RESOLVED_CALLER.get()
+        if (
+            resolved is not None
+            and resolved[0] == user_id
+            and hmac.compare_digest(resolved[1], plain_token.encode("utf-8", "surrogateescape"))
+        ):
+            return resolved[2]
         user = self.store.get_user(user_id)
         token = self.store.resolve_token(user_id, plain_token) if user is not None else None
         if user is None or token is None or not user.active:
             raise errors.Unauthorized()
         return Caller(user=user, token=token, permissions=self.store.permissions_of(user))
+
+    @staticmethod
+    @contextmanager
+    def acting_as(caller: Caller, plain_token: str) -> Iterator[None]:
+        """Within the block (in this task), ``resolve_caller`` answers ``caller`` for exactly the user
+        id and token it was resolved from, without the store; see ``_RESOLVED_CALLER``."""
+        token = _RESOLVED_CALLER.set((caller.user.id, plain_token.encode("utf-8", "surrogateescape"), caller))
+        try:
+            yield
+        finally:
+            _RESOLVED_CALLER.reset(token)
 
     def client_address(self, request: Request) -> str:
         """The client's address for rate limits, honouring only the configured trusted proxy hops."""

@@ -211,6 +211,7 @@ class McpEndpoint:
             token=request.headers["x-auth-token"],
             client_host=self.services.client_address(request),
             host_header=request.headers.get("host", "").encode("latin-1"),
+            caller=caller,
         )
         app = request.scope["app"]
         if type(message) is list:
