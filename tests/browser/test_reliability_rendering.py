@@ -653,6 +653,19 @@ HTML_PATHS = (
     "/embed.html",
     "/no-such-page",
 )
+CONTROL_IMAGE = "http://evil.example/csp-control.png"
+POLICY_CONTROL = """async (url) => {
+  const before = window.__violations.length;
+  const image = document.createElement("img");
+  image.src = url;
+  document.body.append(image);
+  for (let i = 0; i < 100 && window.__violations.length === before; i++)
+    await new Promise((r) => setTimeout(r, 20));
+  image.remove();
+  const seen = window.__violations.slice(before);
+  window.__violations.length = before;  // the control's own violation is not the page's
+  return seen.length === 1 && seen[0].startsWith("img-src");
+}"""
 REQUIRED_DIRECTIVES = ("script-src 'self' 'wasm-unsafe-eval'", "object-src 'none'", "base-uri 'none'")
 
 
@@ -720,6 +733,11 @@ def test_the_page_works_under_its_enforced_csp(
     chip_removed = page.locator("#chips .chip").count() == 0
 
     violations = page.evaluate("() => window.__violations")
+    # The positive control: the listener does see a violation (an image from another host, which
+    # img-src 'self' blocks before any request), so "0 violations" is a measurement, not a silence.
+    record.allow_error(CONTROL_IMAGE)
+    control = page.evaluate(POLICY_CONTROL, CONTROL_IMAGE)
+    site_tabs.requests = [url for url in site_tabs.requests if url != CONTROL_IMAGE]
     probed: list[tuple[str, bool]] = []
     not_html: list[str] = []
     for path in HTML_PATHS:
@@ -748,8 +766,10 @@ def test_the_page_works_under_its_enforced_csp(
         probed_html_paths=[path for path, _ok in probed],
         probed_not_html=not_html,
         steps=steps,
+        positive_control=f"{int(control)}/1",
     )
+    assert control, "the securitypolicyviolation listener missed the control violation"
     assert violations == []
     assert html and with_policy == len(everything), [url for url, ok in everything if not ok]
     assert found and cited and chip_added and chip_removed, steps
-    assert record.errors == [], refused
+    assert [e for e in record.errors if CONTROL_IMAGE not in e] == [], refused
