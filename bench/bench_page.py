@@ -1,18 +1,23 @@
 """Benchmark the search page in headless Chromium: start-up, keystrokes, bytes, and the API client.
 
-    .venv/bin/python bench/bench_page.py [--runs 5] [--json]
+    .venv/bin/python bench/bench_page.py [--runs 5] [--json PATH]
 
 Starts the real app in-process (uvicorn on a free loopback port, a temp data dir with the demo
 workspace, keyword-only retrieval so that no embedding runs in the background) and drives Debian's
-chromium with a fresh profile per run. Prints medians over the runs (never asserted anywhere):
+chromium with a fresh profile per run. Prints medians over the runs (never asserted anywhere) and,
+with ``--json PATH``, writes them as a ``bench/_figures.py`` Report:
 
-- cold: first visit (empty HTTP cache, no Pyodide snapshot);
-- warm: a reload once the snapshot is stored (HTTP cache + snapshot: what a second visit gets);
-- warm, no snapshot: a reload with the snapshot deleted (HTTP cache only);
-- per start: navigation to first paint, to a usable box (plain HTML plus fallback.js), to Python
-  ready (the page's own ``ai-search:python-ready`` mark); bytes on the wire (CDP encodedDataLength);
+- cold: a first visit (empty HTTP cache); Python starts from the server's Pyodide memory snapshot
+  (``static/pyodide-loader.mjs``) when ``scripts/setup`` made one;
+- warm: a reload of that page (HTTP cache; the snapshot from it);
+- cold, no server snapshot (the baseline): a first visit in another fresh profile to a second
+  server of the same files without the snapshot, so CPython initialises from scratch (what every
+  first visit did before the snapshot was shipped);
+- per start: navigation to first paint, to a usable box (plain HTML plus fallback.js), to the
+  interpreter (``ai-search:interpreter-ready``) and to Python ready (the page's own
+  ``ai-search:python-ready`` mark); bytes on the wire (CDP encodedDataLength);
 - keystrokes: p50/p95 of the Python input handler and of event-creation-to-handled, while typing
-  filters (chips) and tokens (suggestions) as bob;
+  filters (chips) and tokens (suggestions) as bob; per run, then the median over runs;
 - API client: 20 ``ai.search`` calls from the page's Python with awaited ``fetch`` on the main thread,
   against a Pyodide worker calling through pyodide-http (synchronous XHR), plus that worker's start.
 """
@@ -21,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import sys
@@ -31,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _figures import Baseline, Figure, Report, Target, percentile
 from _harness import demo_app_server
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,6 +54,13 @@ WAIT_MS = 120_000
 TYPED = "deploy in:engin from:car after:2026-09-01 before:2026-11-30 postgres failover in:ops "
 CLIENT_CALLS = 20
 CLIENT_QUERY = "postgres failover"
+# The server's Pyodide snapshot files (static/pyodide-loader.mjs, SHIPPED_SNAPSHOT): left out of
+# the baseline's server.
+SNAPSHOT_FILES = "snapshot-v*.bin*"
+# The issue's budgets (milliseconds).
+PYTHON_READY_COLD_MS = 1500
+PYTHON_READY_WARM_MS = 1000
+KEYSTROKE_P95_MS = 16
 
 # The worker of the client comparison: Pyodide plus the pyodide-http wheel (no micropip), answering
 # {url, headers} messages with a synchronous urllib call, which pyodide-http turns into sync XHR.
@@ -89,8 +103,9 @@ js.window.benchMainCall = create_proxy(call)
 
 
 @contextmanager
-def serve() -> Iterator[str]:
-    """The real app with the demo workspace, from a copy of the page files (plus the bench worker)."""
+def serve() -> Iterator[tuple[str, str]]:
+    """The real app with the demo workspace, from a copy of the page files (plus the bench worker);
+    and a second one from the same files without the Pyodide snapshot (the baseline's server)."""
     work = Path(tempfile.mkdtemp(prefix="bench-page-"))
     site = work / "site"
     site.mkdir()
@@ -99,9 +114,11 @@ def serve() -> Iterator[str]:
     shutil.copytree(ROOT / "static", site / "static")
     shutil.copytree(ROOT / "py", site / "py", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
     (site / "static" / "bench-net-worker.mjs").write_text(NET_WORKER, encoding="utf-8")
+    bare = work / "bare"
+    shutil.copytree(site, bare, copy_function=os.link, ignore=shutil.ignore_patterns(SNAPSHOT_FILES))
     try:
-        with demo_app_server(root=site) as url:
-            yield url
+        with demo_app_server(root=site) as url, demo_app_server(root=bare) as bare_url:
+            yield url, bare_url
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -138,7 +155,8 @@ def _marks(page: Any) -> dict[str, float]:
         """() => {
           const mark = (name) => performance.getEntriesByName(name)[0]?.startTime ?? null;
           return { paint: mark("first-contentful-paint"), usable: mark("ai-search:usable"),
-                   python: mark("ai-search:python-ready"), snapshot: window.__pySnapshot ?? null };
+                   interpreter: mark("ai-search:interpreter-ready"), python: mark("ai-search:python-ready"),
+                   snapshot: window.__pySnapshotFrom ?? window.__pySnapshot ?? null };
         }"""
     )
 
@@ -154,46 +172,54 @@ def _start(page: Any, counter: ByteCounter, reload: bool, url: str) -> dict[str,
     return {**_marks(page), "bytes": counter.total, "requests": counter.requests}
 
 
-def run_once(pw: Any, url: str, session: dict[str, str]) -> dict[str, Any]:
+def _profile(pw: Any) -> tuple[Any, str]:
     profile = tempfile.mkdtemp(prefix="bench-profile-")
     context = pw.chromium.launch_persistent_context(
         profile, executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
     )
+    return context, profile
+
+
+def _seeded_page(context: Any, session: dict[str, str]) -> Any:
+    page = context.new_page()
+    page.add_init_script(
+        f"sessionStorage.setItem({json.dumps(SESSION_KEY)}, {json.dumps(json.dumps(session))})"
+    )
+    return page
+
+
+def run_once(pw: Any, url: str, bare_url: str, session: dict[str, str]) -> dict[str, Any]:
+    """One fresh profile: a cold start, a warm one, then keystrokes; another for the baseline."""
+    context, profile = _profile(pw)
     try:
-        page = context.new_page()
-        page.add_init_script(
-            f"sessionStorage.setItem({json.dumps(SESSION_KEY)}, {json.dumps(json.dumps(session))})"
-        )
+        page = _seeded_page(context, session)
         counter = ByteCounter(context, page)
         cold = _start(page, counter, False, url)
-        page.wait_for_function("() => window.__pySnapshot === 'stored'", timeout=WAIT_MS)
+        if cold["snapshot"] == "none":  # no server snapshot: let the browser store its own first
+            page.wait_for_function("() => window.__pySnapshot === 'stored'", timeout=WAIT_MS)
         warm = _start(page, counter, True, url)
-        page.evaluate("caches.delete('ai-search-pyodide-snapshot')")
-        no_snapshot = _start(page, counter, True, url)
-        page.wait_for_function("() => window.__pySnapshot === 'stored'", timeout=WAIT_MS)
-        page.reload()
-        page.wait_for_selector("html[data-py=ready]", timeout=WAIT_MS)
         page.wait_for_function("() => window.aiSearchPrefetched === true", timeout=WAIT_MS)
         page.click("#search-box")
         page.evaluate("window.aiSearchTimings.handler.length = 0; window.aiSearchTimings.latency.length = 0")
         page.keyboard.type(TYPED)
         keys = page.evaluate("({...window.aiSearchTimings})")
-        return {"cold": cold, "warm": warm, "warm_no_snapshot": no_snapshot, "keys": keys}
     finally:
         context.close()
         shutil.rmtree(profile, ignore_errors=True)
+    context, profile = _profile(pw)
+    try:
+        page = _seeded_page(context, session)
+        fresh = _start(page, ByteCounter(context, page), False, bare_url)
+    finally:
+        context.close()
+        shutil.rmtree(profile, ignore_errors=True)
+    return {"cold": cold, "warm": warm, "cold_no_snapshot": fresh, "keys": keys}
 
 
 def compare_clients(pw: Any, url: str, session: dict[str, str]) -> dict[str, Any]:
-    profile = tempfile.mkdtemp(prefix="bench-profile-")
-    context = pw.chromium.launch_persistent_context(
-        profile, executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
-    )
+    context, profile = _profile(pw)
     try:
-        page = context.new_page()
-        page.add_init_script(
-            f"sessionStorage.setItem({json.dumps(SESSION_KEY)}, {json.dumps(json.dumps(session))})"
-        )
+        page = _seeded_page(context, session)
         page.goto(url)
         page.wait_for_selector("html[data-py=ready]", timeout=WAIT_MS)
         page.evaluate(
@@ -241,69 +267,124 @@ def _median(values: list[float | None]) -> float | None:
     return statistics.median(present) if present else None
 
 
-def _percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))] if ordered else float("nan")
+PHASES = ("cold", "warm", "cold_no_snapshot")
+METHOD = (
+    "The real app with the demo workspace on loopback (keyword-only retrieval), headless Debian "
+    "chromium, a fresh profile per run. Cold: a first visit (empty HTTP cache), Python restored from "
+    "the server's Pyodide memory snapshot; warm: a reload (HTTP cache). Baseline: a first visit to the "
+    "same site without the snapshot file (CPython initialised from scratch). Times from navigation start to "
+    "the page's marks; bytes on the wire (CDP encodedDataLength); keystrokes typed as bob, the Python "
+    "input handler's own time per key (each run's percentile)."
+)
+
+
+def build_report(runs: list[dict[str, Any]], clients: dict[str, Any]) -> Report:
+    def each(phase: str, key: str) -> list[float]:
+        return [float(run[phase][key]) for run in runs if run[phase][key] is not None]
+
+    def keys(kind: str, share: float) -> list[float]:
+        return [percentile(run["keys"][kind], share) for run in runs if run["keys"][kind]]
+
+    report = Report("page", "Search page", method=METHOD, parameters={"runs": len(runs), "typed": TYPED})
+    report.add(Figure("navigation → usable input, cold", "ms", each("cold", "usable")))
+    report.add(Figure("navigation → usable input, warm", "ms", each("warm", "usable")))
+    report.add(
+        Figure(
+            "navigation → Python ready, cold",
+            "ms",
+            each("cold", "python"),
+            baseline=Baseline("no server snapshot", each("cold_no_snapshot", "python")),
+            target=Target("<=", PYTHON_READY_COLD_MS),
+        )
+    )
+    report.add(
+        Figure(
+            "navigation → Python ready, warm",
+            "ms",
+            each("warm", "python"),
+            target=Target("<=", PYTHON_READY_WARM_MS),
+        )
+    )
+    report.add(Figure("navigation → interpreter ready, cold", "ms", each("cold", "interpreter")))
+    report.add(Figure("navigation → interpreter ready, warm", "ms", each("warm", "interpreter")))
+    report.add(Figure("keystroke → chips and suggestions, p50", "ms", keys("handler", 0.5)))
+    report.add(
+        Figure(
+            "keystroke → chips and suggestions, p95",
+            "ms",
+            keys("handler", 0.95),
+            target=Target("<=", KEYSTROKE_P95_MS),
+        )
+    )
+    report.add(Figure("keystroke event → handled, p95", "ms", keys("latency", 0.95)))
+    report.add(
+        Figure(
+            "bytes on the wire, cold",
+            "bytes",
+            each("cold", "bytes"),
+            baseline=Baseline("no server snapshot", each("cold_no_snapshot", "bytes")),
+        )
+    )
+    report.add(Figure("bytes on the wire, warm", "bytes", each("warm", "bytes")))
+    report.add(
+        Figure(
+            "ai.search from the page's Python (awaited fetch), p50",
+            "ms",
+            [percentile(clients["main"], 0.5)],
+            baseline=Baseline("plain JS fetch", [percentile(clients["js"], 0.5)]),
+            note=f"one profile, {CLIENT_CALLS} calls each; a Pyodide worker with pyodide-http took "
+            f"{percentile(clients['worker'], 0.5):.1f} ms per call after a {clients['workerReady']:.0f} ms start",
+        )
+    )
+    return report
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--json", action="store_true", help="print one JSON line instead of tables")
+    parser.add_argument("--runs", type=int, default=5, help="fresh browser profiles (default 5)")
+    parser.add_argument(
+        "--json", type=Path, metavar="PATH", help="also write the figures there (bench/_figures.py)"
+    )
     args = parser.parse_args()
 
     from playwright.sync_api import sync_playwright
 
-    with serve() as url, sync_playwright() as pw:
+    with serve() as (url, bare_url), sync_playwright() as pw:
         session = _login(url, "bob")
-        runs = [run_once(pw, url, session) for _ in range(args.runs)]
+        runs = [run_once(pw, url, bare_url, session) for _ in range(args.runs)]
         clients = compare_clients(pw, url, session)
 
-    summary: dict[str, Any] = {"runs": args.runs}
-    for phase in ("cold", "warm", "warm_no_snapshot"):
-        summary[phase] = {
-            key: _median([run[phase][key] for run in runs])
-            for key in ("paint", "usable", "python", "bytes", "requests")
-        }
-        summary[phase]["python_each"] = [round(run[phase]["python"]) for run in runs]
-    handler = [v for run in runs for v in run["keys"]["handler"]]
-    latency = [v for run in runs for v in run["keys"]["latency"]]
-    summary["keys"] = {
-        "count": len(handler),
-        "handler_p50": _percentile(handler, 0.5),
-        "handler_p95": _percentile(handler, 0.95),
-        "latency_p50": _percentile(latency, 0.5),
-        "latency_p95": _percentile(latency, 0.95),
-    }
-    summary["clients"] = {
-        "main_fetch_p50": _percentile(clients["main"], 0.5),
-        "worker_sync_xhr_p50": _percentile(clients["worker"], 0.5),
-        "plain_js_fetch_p50": _percentile(clients["js"], 0.5),
-        "worker_ready_ms": clients["workerReady"],
-    }
-    if args.json:
-        print(json.dumps(summary))
-        return
+    build_report(runs, clients).write(args.json)
     print(f"search page, {args.runs} runs, medians (ms from navigation start; bytes on the wire)")
     print(
-        f"{'start':<18} {'paint':>7} {'usable':>7} {'python':>7} {'bytes':>11} {'requests':>8}  python per run"
+        f"{'start':<18} {'paint':>7} {'usable':>7} {'interp.':>7} {'python':>7} {'bytes':>11} {'requests':>8}"
+        "  python per run (snapshot)"
     )
-    for phase in ("cold", "warm", "warm_no_snapshot"):
-        row = summary[phase]
-        print(
-            f"{phase:<18} {row['paint']:>7.0f} {row['usable']:>7.0f} {row['python']:>7.0f} "
-            f"{row['bytes']:>11,.0f} {row['requests']:>8.0f}  {row['python_each']}"
+    for phase in PHASES:
+        row = {
+            key: _median([run[phase][key] for run in runs])
+            for key in ("paint", "usable", "interpreter", "python", "bytes", "requests")
+        }
+        each = [f"{run[phase]['python']:.0f} ({run[phase]['snapshot']})" for run in runs]
+        cells = " ".join(
+            f"{'-' if row[k] is None else format(row[k], '.0f'):>7}"
+            for k in ("paint", "usable", "interpreter", "python")
         )
-    keys = summary["keys"]
+        print(
+            f"{phase:<18} {cells} {row['bytes'] or 0:>11,.0f} {row['requests'] or 0:>8.0f}  {', '.join(each)}"
+        )
+    handler = [v for run in runs for v in run["keys"]["handler"]]
+    latency = [v for run in runs for v in run["keys"]["latency"]]
     print(
-        f"keystrokes ({keys['count']}): handler p50 {keys['handler_p50']:.1f} ms, p95 {keys['handler_p95']:.1f} ms; "
-        f"event to handled p50 {keys['latency_p50']:.1f} ms, p95 {keys['latency_p95']:.1f} ms"
+        f"keystrokes ({len(handler)}, all runs pooled): handler p50 {percentile(handler, 0.5):.1f} ms, "
+        f"p95 {percentile(handler, 0.95):.1f} ms; event to handled p50 {percentile(latency, 0.5):.1f} ms, "
+        f"p95 {percentile(latency, 0.95):.1f} ms"
     )
-    c = summary["clients"]
     print(
         f"API client, {CLIENT_CALLS} x ai.search (p50): Python awaiting fetch on the main thread "
-        f"{c['main_fetch_p50']:.1f} ms; Pyodide worker + pyodide-http (sync XHR) {c['worker_sync_xhr_p50']:.1f} ms "
-        f"after a {c['worker_ready_ms']:.0f} ms start; plain JS fetch {c['plain_js_fetch_p50']:.1f} ms"
+        f"{percentile(clients['main'], 0.5):.1f} ms; Pyodide worker + pyodide-http (sync XHR) "
+        f"{percentile(clients['worker'], 0.5):.1f} ms after a {clients['workerReady']:.0f} ms start; "
+        f"plain JS fetch {percentile(clients['js'], 0.5):.1f} ms"
     )
 
 

@@ -1,18 +1,19 @@
 """Benchmark the embeddable widget: what the loader costs a host page, and how fast it opens.
 
-    .venv/bin/python bench/bench_widget.py [--runs 3] [--json]
+    .venv/bin/python bench/bench_widget.py [--runs 5] [--json PATH]
 
 Starts the real app in-process (uvicorn on a free loopback port, a temp data dir with the demo
 workspace, keyword-only retrieval) with a host page origin on its embed allow-list, and a static host
 site on another port whose pages embed the widget with one script tag. Drives Debian's chromium with
-a fresh profile per run and prints medians (never asserted anywhere):
+a fresh profile per run and prints medians (never asserted anywhere); ``--json PATH`` also writes
+them as a ``bench/_figures.py`` Report:
 
 - bytes: what the host page downloads from our server before the widget is opened, on the wire
   (CDP encodedDataLength): with ``data-preload="none"`` only the loader; with the default idle
   warm-up, the loader plus the iframe that starts Python (first visit, then from the HTTP cache);
 - open: from the host asking to open (``ai-search:open``) to a usable box (``ai-search:opened``,
   the box has focus) and to a Python-ready box (``ai-search:ready``), for a first visit (cold: empty
-  HTTP cache, no Pyodide snapshot) and a second one (warm: HTTP cache and snapshot), each without
+  HTTP cache; Python from the server's Pyodide snapshot) and a second one (warm: HTTP cache), each without
   warm-up (``data-preload="none"``, opened right after load) and after the idle warm-up;
 - warm-up: from navigation start to Python ready in the hidden iframe, cold and warm.
 """
@@ -21,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import json
 import shutil
 import statistics
 import sys
@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _figures import Figure, Report
 from _harness import demo_app_server, free_port
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -193,10 +194,62 @@ def _median(values: list[float | None]) -> float | None:
     return statistics.median(present) if present else None
 
 
+SCENARIOS = ("cold_none", "warm_none", "cold_idle", "warm_idle")
+LABELS = {
+    "cold_none": "first visit, opened without warm-up",
+    "warm_none": "second visit, opened without warm-up",
+    "cold_idle": "first visit, opened after the idle warm-up",
+    "warm_idle": "second visit, opened after the idle warm-up",
+}
+METHOD = (
+    "The real app with the demo workspace on loopback, a host page on another loopback origin embedding "
+    "the widget with one script tag, headless Debian chromium, two fresh profiles per run (first visit: "
+    "empty HTTP cache, Python from the server's Pyodide snapshot; second visit: HTTP cache). Times from "
+    "the host's ai-search:open to the box being usable (focused) and to Python ready; bytes on the wire "
+    "to our server before the widget is opened (CDP encodedDataLength)."
+)
+
+
+def build_report(runs: list[dict[str, dict[str, Any]]], loader: bytes) -> Report:
+    report = Report(
+        "widget",
+        "Embeddable widget",
+        method=METHOD,
+        parameters={
+            "runs": len(runs),
+            "loader_bytes": len(loader),
+            "loader_gzip_bytes": len(gzip.compress(loader, 9)),
+        },
+    )
+    for name in SCENARIOS:
+        label = LABELS[name]
+        report.add(Figure(f"open → usable, {label}", "ms", [run[name]["usable_ms"] for run in runs]))
+        report.add(Figure(f"open → Python ready, {label}", "ms", [run[name]["python_ms"] for run in runs]))
+    for name in ("cold_idle", "warm_idle"):
+        report.add(
+            Figure(
+                f"navigation → Python ready in the hidden iframe, {LABELS[name].split(',')[0]}",
+                "ms",
+                [run[name]["warmup_ready_ms"] for run in runs],
+            )
+        )
+    for name in ("cold_none", "cold_idle", "warm_idle"):
+        report.add(
+            Figure(
+                f"bytes before opening, {LABELS[name]}",
+                "bytes",
+                [run[name]["before"]["bytes"] for run in runs],
+            )
+        )
+    return report
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--json", action="store_true", help="print one JSON line instead of tables")
+    parser.add_argument("--runs", type=int, default=5, help="pairs of fresh browser profiles (default 5)")
+    parser.add_argument(
+        "--json", type=Path, metavar="PATH", help="also write the figures there (bench/_figures.py)"
+    )
     args = parser.parse_args()
 
     from playwright.sync_api import sync_playwright
@@ -207,40 +260,30 @@ def main() -> None:
     with serve(host_origin) as server, host_site(server, host_port) as host, sync_playwright() as pw:
         runs = [run_once(pw, server, host) for _ in range(args.runs)]
 
-    scenarios = ("cold_none", "warm_none", "cold_idle", "warm_idle")
-    summary: dict[str, Any] = {
-        "runs": args.runs,
-        "loader": {"raw_bytes": len(loader), "gzip_bytes": len(gzip.compress(loader, 9))},
-    }
-    for name in scenarios:
-        summary[name] = {
+    build_report(runs, loader).write(args.json)
+    print(f"widget, {args.runs} runs, medians")
+    print(
+        f"loader static/embed.js: {len(loader):,} bytes as served, {len(gzip.compress(loader, 9)):,} gzip-compressed"
+    )
+    print(
+        f"{'visit':<12} {'bytes before open':>17} {'requests':>8} {'open->usable':>13} "
+        f"{'open->python':>13} {'warm-up ready':>14}  open->python per run"
+    )
+    for name in SCENARIOS:
+        row = {
             "before_bytes": _median([run[name]["before"]["bytes"] for run in runs]),
             "before_requests": _median([run[name]["before"]["requests"] for run in runs]),
             "usable_ms": _median([run[name]["usable_ms"] for run in runs]),
             "python_ms": _median([run[name]["python_ms"] for run in runs]),
             "warmup_ready_ms": _median([run[name]["warmup_ready_ms"] for run in runs]),
-            "python_each": [round(run[name]["python_ms"]) for run in runs],
         }
-    if args.json:
-        print(json.dumps(summary))
-        return
-    print(f"widget, {args.runs} runs, medians")
-    raw, packed = summary["loader"]["raw_bytes"], summary["loader"]["gzip_bytes"]
-    print(f"loader static/embed.js: {raw:,} bytes as served, {packed:,} gzip-compressed")
-    print(
-        f"{'visit':<12} {'bytes before open':>17} {'requests':>8} {'open->usable':>13} "
-        f"{'open->python':>13} {'warm-up ready':>14}  open->python per run"
-    )
-    for name in scenarios:
-        row = summary[name]
+        each = [round(run[name]["python_ms"]) for run in runs]
         warmup = "" if row["warmup_ready_ms"] is None else f"{row['warmup_ready_ms']:.0f} ms"
         print(
             f"{name:<12} {row['before_bytes']:>17,.0f} {row['before_requests']:>8.0f} "
-            f"{row['usable_ms']:>10.0f} ms {row['python_ms']:>10.0f} ms {warmup:>14}  {row['python_each']}"
+            f"{row['usable_ms']:>10.0f} ms {row['python_ms']:>10.0f} ms {warmup:>14}  {each}"
         )
-    print(
-        "cold: empty HTTP cache, no snapshot; warm: second visit. none: data-preload=none, opened after load;"
-    )
+    print("cold: empty HTTP cache; warm: second visit. none: data-preload=none, opened after load;")
     print("idle: the default warm-up, opened once Python was ready. Times: ms from the host's open request.")
 
 

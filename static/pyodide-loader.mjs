@@ -1,47 +1,74 @@
-// The interpreter module pyscript.toml names: the vendored Pyodide's loadPyodide, plus a memory
-// snapshot that makes every start after the first one several times faster.
+// The interpreter module pyscript.toml names: the vendored Pyodide's loadPyodide, started from a
+// memory snapshot instead of from scratch whenever one is at hand.
 //
-// A fresh Pyodide spends most of its start-up initialising CPython (about 1.5 s of the 2 s on a
-// 2-core machine). Pyodide can instead restore a snapshot of the WebAssembly memory taken right after
-// that initialisation. The first visit starts normally; once the page is ready, a worker
-// (pyodide-snapshot-worker.mjs) starts a second, throwaway Pyodide in snapshot mode, imports the
-// standard-library modules the page uses, and stores its memory in Cache Storage (about 31 MB, this
-// origin only). Later starts restore it. The snapshot is taken in a worker because Pyodide's snapshot
-// mode wraps `js` in a proxy that breaks DOM getters for the rest of that interpreter's life.
+// A fresh Pyodide spends most of its start-up initialising CPython (about 3 s of a 4 s cold start
+// on a 2-core machine; the wasm download and compile are a few hundred ms). Pyodide can instead
+// restore a snapshot of the WebAssembly memory taken right after that initialisation. Two sources:
 //
-// The snapshot holds no page code and no data: only CPython and the standard library after start-up
-// (the hash seed included: fixed per browser profile, which costs nothing here). Its key names the
-// Pyodide version and SNAPSHOT_FORMAT; Pyodide itself refuses a snapshot of another build, and a
-// refused or broken snapshot is deleted and the page starts fresh.
+// 1. The server's snapshot, SHIPPED_SNAPSHOT: `scripts/setup` makes it once with the vendored
+//    Pyodide in Node (scripts/pyodide-snapshot.mjs) and the server sends it gzip-compressed and
+//    immutable beside the other vendored files, so even the first visit restores it (about 6 MB more
+//    on the wire, against about 3 s less CPU).
+// 2. Without it (a 404) or when Pyodide refuses it, the page starts fresh and, once ready, a worker
+//    (pyodide-snapshot-worker.mjs) starts a throwaway Pyodide in snapshot mode and stores its memory
+//    in Cache Storage (about 31 MB, this origin only); later starts restore that one first. The
+//    worker is needed because snapshot mode wraps `js` in a proxy that breaks DOM getters for the
+//    rest of that interpreter's life.
+//
+// Either snapshot holds no page code and no data: only CPython and the standard library after
+// start-up and PRELOADED. Its hash seed (and `random`'s state) is therefore the same for everyone
+// who restores it; the page uses neither for anything secret. Pyodide refuses a snapshot of another
+// build (its build id is in the header); a refused or broken snapshot means a fresh start, and a
+// refused one from Cache Storage is deleted.
+//
+// window.__pySnapshot tells tests and benchmarks what happened: "loaded" (restored; __pySnapshotFrom
+// says "server" or "browser"), "none" (started fresh), then "making", "stored" or "failed" while the
+// worker makes the browser's own.
 import { loadPyodide as loadVendored, version } from "./vendor/pyodide-314.0.2/pyodide.mjs";
 
 export { version };
 
 export const INDEX_URL = new URL("./vendor/pyodide-314.0.2/", import.meta.url).href;
-// Bump when PRELOADED or the way the snapshot is made changes.
-const SNAPSHOT_FORMAT = 1;
+// Bump when PRELOADED or the way the snapshot is made changes: both snapshots' names carry it, so a
+// browser never restores an old one from its caches (the server's is cached as immutable).
+export const SNAPSHOT_FORMAT = 2;
+export const SHIPPED_SNAPSHOT = new URL(`./snapshot-v${SNAPSHOT_FORMAT}.bin`, INDEX_URL).href;
 const SNAPSHOT_CACHE = "ai-search-pyodide-snapshot";
 const SNAPSHOT_KEY = new URL(`./pyodide-snapshot-${version}-v${SNAPSHOT_FORMAT}.bin`, import.meta.url).href;
-// Imported before the snapshot is taken, so restored pages find them loaded (all standard library).
+// Imported before the snapshot is taken, so restored pages find them loaded: the standard-library
+// modules py/ai_search and py/ai_search_web import that a fresh Pyodide has not loaded yet.
 export const PRELOADED =
-  "import re, json, datetime, dataclasses, typing, collections, functools, codecs, urllib.parse, enum";
+  "import re, json, datetime, dataclasses, typing, collections, functools, codecs, urllib.parse, enum, " +
+  "unicodedata, ipaddress, math, contextlib, asyncio, html";
 // Milliseconds after the page is ready before the snapshot worker starts: the first visit's own
 // start-up and first requests get the CPU first.
 const SNAPSHOT_DELAY_MS = 1000;
+
+// Raised inside the snapshot promise when the server has no snapshot: start fresh, no warning.
+class NoShippedSnapshot extends Error {}
 
 export async function writeSnapshot(bytes) {
   const cache = await caches.open(SNAPSHOT_CACHE);
   await cache.put(SNAPSHOT_KEY, new Response(bytes, { headers: { "content-type": "application/octet-stream" } }));
 }
 
-async function findSnapshot() {
-  if (!globalThis.caches) return null; // not a secure context: no Cache Storage, no snapshot
+async function findCachedSnapshot() {
+  if (!globalThis.caches) return null; // not a secure context: no Cache Storage
   try {
     const cache = await caches.open(SNAPSHOT_CACHE);
     return (await cache.match(SNAPSHOT_KEY)) ?? null;
   } catch {
     return null;
   }
+}
+
+// The server's snapshot as a promise of its bytes; Pyodide awaits it only after it has fetched and
+// started compiling the interpreter, so the download runs alongside.
+function shippedSnapshot() {
+  return fetch(SHIPPED_SNAPSHOT).then((response) => {
+    if (!response.ok) throw new NoShippedSnapshot(`${response.status}`);
+    return response.arrayBuffer();
+  });
 }
 
 function makeSnapshotLater() {
@@ -60,22 +87,41 @@ function makeSnapshotLater() {
   }, SNAPSHOT_DELAY_MS);
 }
 
+async function restore(base, bytes, from) {
+  const pyodide = await loadVendored({ ...base, _loadSnapshot: bytes });
+  globalThis.__pySnapshot = "loaded";
+  globalThis.__pySnapshotFrom = from;
+  return pyodide;
+}
+
 export async function loadPyodide(options = {}) {
   const base = { ...options, indexURL: INDEX_URL };
-  const snapshot = await findSnapshot();
-  if (snapshot) {
+  performance.mark("ai-search:interpreter-start");
+  const cached = await findCachedSnapshot();
+  let pyodide = null;
+  if (cached) {
+    // Only made when the server's snapshot was missing or refused: tried first, so a refused
+    // server snapshot is not fetched and refused again on every visit.
     try {
-      // The body is read while the interpreter downloads and compiles (a promise is accepted).
-      const pyodide = await loadVendored({ ...base, _loadSnapshot: snapshot.arrayBuffer() });
-      globalThis.__pySnapshot = "loaded";
-      return pyodide;
+      pyodide = await restore(base, cached.arrayBuffer(), "browser");
     } catch (error) {
-      console.warn("ai-search: the Pyodide snapshot was refused; starting fresh.", error);
+      console.warn("ai-search: the stored Pyodide snapshot was refused; starting fresh.", error);
       await caches.delete(SNAPSHOT_CACHE);
     }
+  } else {
+    try {
+      pyodide = await restore(base, shippedSnapshot(), "server");
+    } catch (error) {
+      if (!(error instanceof NoShippedSnapshot)) {
+        console.warn("ai-search: the server's Pyodide snapshot was refused; starting fresh.", error);
+      }
+    }
   }
-  const pyodide = await loadVendored(base);
-  globalThis.__pySnapshot = "none";
-  if (globalThis.caches) makeSnapshotLater();
+  if (pyodide === null) {
+    pyodide = await loadVendored(base);
+    globalThis.__pySnapshot = "none";
+    if (globalThis.caches) makeSnapshotLater();
+  }
+  performance.mark("ai-search:interpreter-ready");
   return pyodide;
 }

@@ -45,3 +45,18 @@ def test_the_vendored_versions_are_the_ones_the_page_names() -> None:
     assert f"pyscript-{pyscript[1]}/" in texts[0]
     assert f"pyodide-{pyodide[1]}/" in texts[1]
     assert f"pyscript-{pyscript[1]}/" in texts[2] and f"pyodide-{pyodide[1]}/" in texts[2]
+
+
+def test_the_pages_preload_what_the_runtime_fetches() -> None:
+    """The preload links of both pages name files the runtime really fetches: the vendored ones exist
+    (when scripts/setup has run) and the snapshot is the one the loader asks for."""
+    loader = (ROOT / "static/pyodide-loader.mjs").read_text(encoding="utf-8")
+    found = re.search(r"export const SNAPSHOT_FORMAT = (\d+);", loader)
+    assert found
+    for name in ("index.html", "embed.html"):
+        html = (ROOT / name).read_text(encoding="utf-8")
+        preloads = re.findall(r'<link rel="(?:modulepreload|preload)"[^>]* href="\./([^"]+)"', html)
+        assert f"static/vendor/pyodide-314.0.2/snapshot-v{found[1]}.bin" in preloads, name
+        for reference in preloads:
+            if "snapshot-v" not in reference and (ROOT / "static/vendor").is_dir():
+                assert (ROOT / reference).is_file(), f"{name}: {reference}"

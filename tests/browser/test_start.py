@@ -23,19 +23,57 @@ def test_python_becomes_ready_under_the_enforced_csp(page: Any, server: Server) 
     assert page.get_attribute("html", "data-auth") == "out"
 
 
-def test_a_reload_starts_python_from_the_memory_snapshot(page: Any, server: Server) -> None:
-    """After a first start the page keeps a Pyodide memory snapshot; the next start restores it and
-    Python works the same (the grammar turns a finished filter into a chip)."""
-    open_page(page, server)
-    page.wait_for_function(
-        "() => window.__pySnapshot === 'stored' || window.__pySnapshot === 'loaded'", timeout=PYTHON_READY_MS
-    )
-    page.reload()
-    page.wait_for_selector("html[data-py=ready]", timeout=PYTHON_READY_MS)
-    assert page.evaluate("window.__pySnapshot") == "loaded"
+SNAPSHOT_URLS = "**/static/vendor/pyodide-*/snapshot-v*.bin"
+SNAPSHOT_CACHE = "ai-search-pyodide-snapshot"  # static/pyodide-loader.mjs
+
+
+def _chips_work(page: Any) -> None:
     page.fill("#search-box", "after:2026-11-01 ")
     page.dispatch_event("#search-box", "input")
     assert page.inner_text("#chips .chip-label") == "after:2026-11-01"
+
+
+def test_python_starts_from_the_servers_memory_snapshot(page: Any, server: Server) -> None:
+    """scripts/setup makes a Pyodide memory snapshot in Node; the page restores it (a first visit
+    too) and Python works the same: the grammar turns a finished filter into a chip."""
+    open_page(page, server)
+    assert page.evaluate("[window.__pySnapshot, window.__pySnapshotFrom]") == ["loaded", "server"]
+    _chips_work(page)
+
+
+def _without_the_servers_snapshot(page: Any, server: Server, route: Any) -> None:
+    """Open the page with ``route`` answering the snapshot; it starts fresh, then stores its own
+    snapshot, which the next start restores. Cache Storage is cleared again for the other tests."""
+    try:
+        page.route(SNAPSHOT_URLS, route)
+        open_page(page, server)
+        assert page.evaluate("window.__pySnapshot") in ("none", "making", "stored")
+        _chips_work(page)
+        page.wait_for_function("() => window.__pySnapshot === 'stored'", timeout=PYTHON_READY_MS)
+        page.reload()
+        page.wait_for_selector("html[data-py=ready]", timeout=PYTHON_READY_MS)
+        assert page.evaluate("[window.__pySnapshot, window.__pySnapshotFrom]") == ["loaded", "browser"]
+        _chips_work(page)
+    finally:
+        page.evaluate(f"caches.delete({SNAPSHOT_CACHE!r})")
+
+
+def test_without_a_server_snapshot_python_starts_fresh(page: Any, record: PageRecord, server: Server) -> None:
+    """A server without the snapshot (setup never made one) answers 404: the page starts CPython
+    from scratch, then keeps a snapshot of its own in Cache Storage for the next start."""
+    record.allow_error("404 (Not Found)")
+    _without_the_servers_snapshot(page, server, lambda route: route.fulfill(status=404, body="not found"))
+
+
+def test_a_refused_server_snapshot_means_a_fresh_start(page: Any, record: PageRecord, server: Server) -> None:
+    """Bytes Pyodide refuses (another build's snapshot, a broken file) cost a fresh start, never a
+    broken page; the browser's own snapshot then takes over."""
+    broken = bytes(4096)  # no snapshot magic number
+    _without_the_servers_snapshot(
+        page,
+        server,
+        lambda route: route.fulfill(status=200, body=broken, content_type="application/octet-stream"),
+    )
 
 
 def test_every_request_stays_on_the_origin(page: Any, record: PageRecord, server: Server) -> None:
