@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 from starlette.applications import Starlette
@@ -520,6 +521,44 @@ async def test_streamed_413_on_the_mcp_path_is_jsonrpc() -> None:
     )
     assert upload.status == 413
     assert b'"jsonrpc":"2.0"' in upload.sent[1]["body"]
+
+
+class Trickle(Upload):
+    """An upload that sends a byte every ``interval`` seconds, for ever."""
+
+    def __init__(self, interval: float) -> None:
+        super().__init__(endless(1), content_length=1000)
+        self.interval = interval
+
+    async def receive(self) -> Message:
+        await anyio.sleep(self.interval)
+        return await super().receive()
+
+
+# Seconds of the body deadline in the in-process tests: short, and far above the trickle interval.
+TEST_BODY_DEADLINE_SECONDS = 0.2
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("path", "marker"),
+    [("/api/v1/echo", b'"errorType":"error-request-timeout"'), ("/api/v1/mcp", b'"jsonrpc":"2.0"')],
+)
+async def test_a_trickled_body_gets_408_and_connection_close_at_the_deadline(path: str, marker: bytes) -> None:
+    upload = Trickle(interval=0.01)
+    middleware = BodyLimitMiddleware(must_not_run, body_timeout_seconds=TEST_BODY_DEADLINE_SECONDS)
+    with anyio.fail_after(TEST_BODY_DEADLINE_SECONDS * 20):
+        await middleware(upload.scope(path), upload.receive, upload.send)
+    assert upload.status == 408
+    assert (b"connection", b"close") in upload.sent[0]["headers"]
+    assert marker in upload.sent[1]["body"]
+    assert upload.reads > 1, "the client did send, steadily; the deadline is on the whole body"
+
+
+@pytest.mark.parametrize("seconds", [0, -1, float("inf"), float("nan")])
+def test_a_body_deadline_that_cannot_work_is_refused(seconds: float) -> None:
+    with pytest.raises(ValueError, match="body_timeout_seconds"):
+        BodyLimitMiddleware(must_not_run, body_timeout_seconds=seconds)
 
 
 class Recorder:
