@@ -374,6 +374,32 @@ def _with_cors_headers(send: Send, cross_origin: str | None) -> Send:
     return send_with_cors
 
 
+class _BodyRead:
+    """One request body read into memory, chunk by chunk, until it ends, passes the cap or is cut off."""
+
+    def __init__(self, max_body_bytes: int) -> None:
+        self.max_body_bytes = max_body_bytes
+        self.body = bytearray()
+        self.complete = False
+        self.too_large = False
+        self.trailing: list[Message] = []
+
+    async def run(self, receive: Receive) -> None:
+        while not self.complete:
+            message = await receive()
+            if message["type"] != "http.request":
+                # A disconnect before the body ended: the app gets the partial body marked unfinished,
+                # then the disconnect, so it never mistakes a cut upload for a whole one.
+                self.trailing.append(message)
+                return
+            chunk: bytes = message.get("body", b"")
+            if len(self.body) + len(chunk) > self.max_body_bytes:
+                self.too_large = True
+                return
+            self.body.extend(chunk)
+            self.complete = not message.get("more_body", False)
+
+
 class BodyLimitMiddleware:
     """413 for a request body over ``max_body_bytes``, by ``Content-Length`` and by counting chunks;
     408 for one whose reading takes longer than ``body_timeout_seconds``.
@@ -419,37 +445,30 @@ class BodyLimitMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        declared = Headers(scope=scope).get("content-length", "")
+        headers = Headers(scope=scope)
+        declared = headers.get("content-length", "")
         # A malformed length is left to the chunk count below; the server rejects it before us anyway.
         if declared.isdigit() and int(declared) > self.max_body_bytes:
             await self._refuse(scope, receive, send)
             return
-        body = bytearray()
-        complete = False
-        trailing: list[Message] = []
-        too_large = False
-        with anyio.move_on_after(self.body_timeout_seconds) as deadline:
-            while not complete:
-                message = await receive()
-                if message["type"] != "http.request":
-                    # A disconnect before the body ended: the app gets the partial body marked
-                    # unfinished, then the disconnect, so it never mistakes a cut upload for a whole one.
-                    trailing.append(message)
-                    break
-                chunk: bytes = message.get("body", b"")
-                if len(body) + len(chunk) > self.max_body_bytes:
-                    too_large = True
-                    break
-                body.extend(chunk)
-                complete = not message.get("more_body", False)
-        if too_large:
+        read = _BodyRead(self.max_body_bytes)
+        # RFC 9112 §6.3: a request with neither Content-Length nor Transfer-Encoding has no body, so
+        # there is nothing to wait for and no deadline to arm (a timer costs more than the whole read).
+        if declared in ("", "0") and "transfer-encoding" not in headers:
+            await read.run(receive)
+        else:
+            with anyio.move_on_after(self.body_timeout_seconds) as deadline:
+                await read.run(receive)
+            if deadline.cancelled_caught:
+                # Connection: close, so the server drops the connection instead of reading on.
+                close = {"Connection": "close"}
+                refusal = _refusal_response(self._timeout, scope["path"], self.jsonrpc_paths, close)
+                await refusal(scope, receive, send)
+                return
+        if read.too_large:
             await self._refuse(scope, receive, send)
             return
-        if deadline.cancelled_caught:
-            # Connection: close, so the server drops the connection instead of reading on.
-            close = {"Connection": "close"}
-            await _refusal_response(self._timeout, scope["path"], self.jsonrpc_paths, close)(scope, receive, send)
-            return
+        body, complete, trailing = read.body, read.complete, read.trailing
         pending: list[Message] = [
             {"type": "http.request", "body": bytes(body), "more_body": not complete},
             *trailing,
