@@ -292,12 +292,6 @@ async def test_garbled_llm_answers_fail_clearly_and_never_pass_for_whole(
 
 @pytest.mark.requirement("H3")
 @pytest.mark.anyio
-@pytest.mark.xfail(
-    strict=True,
-    reason="an answer the model cut at its token limit (finish_reason 'length') is shown as complete: "
-    "the provider treats any finish_reason as the end of a whole answer, and neither the JSON answer nor "
-    "the 'done' event says that it was truncated",
-)
 @pytest.mark.parametrize("streamed", [False, True], ids=["json", "stream"])
 async def test_an_answer_cut_at_the_token_limit_is_not_shown_as_complete(
     store: Store, workspace: Workspace, streamed: bool
@@ -313,7 +307,8 @@ async def test_an_answer_cut_at_the_token_limit_is_not_shown_as_complete(
             headers = {**workspace["alice"].headers, **(SSE if streamed else {})}
             response = await http.post("/api/v1/ai.search.answer", json=body, headers=headers)
     final = events(response)[-1] if streamed else ("json", response.json())
-    assert final[0] == "error" or any(key in json.dumps(final[1]) for key in ("truncat", "incomplete"))
+    # Every answer carries `truncated`, so the flag's value is what counts, not its name.
+    assert final[0] == "error" or final[1].get("truncated") is True
 
 
 PIPELINE_GARBAGE: list[tuple[str, dict[str, Any], bool]] = [

@@ -176,12 +176,6 @@ def _forged_citations(response: httpx.Response, sources: list[str]) -> int:
 
 @pytest.mark.requirement("B4")
 @pytest.mark.anyio
-@pytest.mark.xfail(
-    strict=True,
-    reason="no output check for prompt leaks: an answer that repeats the configured system prompt "
-    "(answer_system_prompt, which an operator may use for private instructions) reaches the client "
-    "verbatim; OWASP LLM07 suggests monitoring output for it",
-)
 async def test_an_answer_repeating_the_system_prompt_does_not_reach_the_client(
     store: Store, workspace: Workspace, obeying: tuple[ObeyingLLM, str]
 ) -> None:

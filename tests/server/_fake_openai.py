@@ -18,6 +18,7 @@ oversize        a body (or stream) larger than the 5 MiB cap
 error-event     stream the first chunk, then an ``{"error": ...}`` event (vLLM, OpenAI do so)
 cut             stream two chunks, then close without ``[DONE]`` or a ``finish_reason``
 finish-only     stream the chunks, the last with ``finish_reason: "stop"``, no ``[DONE]``
+length          answer or stream as ``ok``, but finish with ``finish_reason: "length"`` (token limit)
 ==============  ===========================================================================
 
 ``chunk_delay_seconds`` spaces the streamed chunks out like a model writing, and delays a JSON answer
@@ -90,12 +91,12 @@ def _chunk(content: str | None, finish_reason: str | None = None) -> bytes:
     return f"data: {json.dumps(payload)}\n\n".encode()
 
 
-def _completion(content: Any) -> dict[str, Any]:
+def _completion(content: Any, finish_reason: str = "stop") -> dict[str, Any]:
     return {
         "id": "chatcmpl-fake",
         "object": "chat.completion",
         "choices": [
-            {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
+            {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": finish_reason}
         ],
     }
 
@@ -195,7 +196,7 @@ class FakeOpenAI:
             return JSONResponse(_completion("x" * OVERSIZE_BYTES))
         if self.chunk_delay_seconds:  # as long as the streamed answer takes to write
             await asyncio.sleep(self.chunk_delay_seconds * (len(self.chunks) - 1))
-        return JSONResponse(_completion(self.answer))
+        return JSONResponse(_completion(self.answer, "length" if behaviour == "length" else "stop"))
 
     async def _stream(self, request: Request, behaviour: str) -> AsyncIterator[bytes]:
         chunks = list(self.chunks)
@@ -237,5 +238,5 @@ class FakeOpenAI:
             last = index == len(chunks) - 1
             yield _chunk(text, "stop" if last and behaviour == "finish-only" else None)
         if behaviour != "finish-only":
-            yield _chunk(None, "stop")
+            yield _chunk(None, "length" if behaviour == "length" else "stop")
             yield b"data: [DONE]\n\n"

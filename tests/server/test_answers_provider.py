@@ -17,6 +17,7 @@ import pytest
 from ai_search import ModelOption
 from ai_search_server.answers.provider import (
     ANSWER_TEMPERATURE,
+    Completion,
     OpenAICompatibleProvider,
     ProviderConfig,
     ProviderEmptyResponse,
@@ -162,7 +163,7 @@ async def test_completion_sends_the_openai_request_and_returns_the_content(
     fake: FakeOpenAI, base_url: str, client: GuardedClient
 ) -> None:
     answer = await make_provider(client, base_url).complete(SYSTEM_PROMPT, USER_PROMPT)
-    assert answer == DEFAULT_ANSWER
+    assert answer == Completion(DEFAULT_ANSWER, truncated=False)
     (request,) = fake.requests
     assert (request.method, request.path) == ("POST", "/v1/chat/completions")
     assert request.headers["authorization"] == f"Bearer {API_KEY}"
@@ -251,6 +252,27 @@ async def test_stream_yields_the_deltas_as_sent(
     (request,) = fake.requests
     assert request.body["stream"] is True
     assert request.headers["accept"] == "text/event-stream"
+
+
+async def test_an_answer_stopped_at_the_token_limit_is_kept_and_marked_truncated(
+    fake: FakeOpenAI, base_url: str, client: GuardedClient
+) -> None:
+    fake.behaviour = "length"
+    provider = make_provider(client, base_url)
+    assert await provider.complete(SYSTEM_PROMPT, USER_PROMPT) == Completion(DEFAULT_ANSWER, truncated=True)
+    stream = provider.stream(SYSTEM_PROMPT, USER_PROMPT)
+    assert [delta async for delta in stream] == list(DEFAULT_CHUNKS)
+    assert stream.truncated is True
+
+
+@pytest.mark.parametrize("behaviour", ["ok", "finish-only"])
+async def test_an_answer_the_model_finished_is_not_truncated(
+    fake: FakeOpenAI, base_url: str, client: GuardedClient, behaviour: str
+) -> None:
+    fake.behaviour = behaviour
+    stream = make_provider(client, base_url).stream(SYSTEM_PROMPT, USER_PROMPT)
+    assert [delta async for delta in stream] == list(DEFAULT_CHUNKS)
+    assert stream.truncated is False
 
 
 @pytest.mark.parametrize(

@@ -163,6 +163,7 @@ async def test_llm_answer_is_built_from_sources_the_server_loaded(
             {"n": 2, "msgId": workspace.messages["ops-4"].id, "rid": ops},
         ],
         "provider": {"name": "OpenAI compatible", "model": "gpt-4o"},
+        "truncated": False,
         "success": True,
     }
     system, user = prompt_of(fake)
@@ -744,3 +745,75 @@ async def test_a_model_choice_is_checked_before_the_provider_answers(
     assert r.status_code == status
     assert r.json()["errorType"] == error_type
     assert fake.completions() == []
+
+
+# -- output checks: truncated answers, system prompt echoes ---------------------------------------
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["json", "stream"])
+async def test_an_answer_cut_at_the_token_limit_is_kept_and_says_so(
+    fake: FakeOpenAI, provider_url: str, store: Store, workspace: Workspace, streamed: bool
+) -> None:
+    fake.behaviour = "length"
+    headers = {**workspace["alice"].headers, **(SSE if streamed else {})}
+    async with serving(store, **llm(provider_url)) as http:
+        r = await http.post(ANSWER, json=body(workspace, "ops-3", "ops-4"), headers=headers)
+    assert r.status_code == 200
+    data = events(r)[-1][1] if streamed else r.json()
+    assert data["truncated"] is True
+    assert data["answer"] == "The deploy failed on billing-api [1] and was rolled back [2]."
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["json", "stream"])
+async def test_a_finished_answer_is_not_truncated(
+    fake: FakeOpenAI, provider_url: str, store: Store, workspace: Workspace, streamed: bool
+) -> None:
+    headers = {**workspace["alice"].headers, **(SSE if streamed else {})}
+    async with serving(store, **llm(provider_url)) as http:
+        r = await http.post(ANSWER, json=body(workspace, "ops-3"), headers=headers)
+    async with serving(store) as http:
+        extractive = await http.post(ANSWER, json=body(workspace, "ops-3"), headers=headers)
+    for response in (r, extractive):
+        data = events(response)[-1][1] if streamed else response.json()
+        assert data["truncated"] is False
+
+
+PRIVATE_PROMPT = (
+    "You answer for ACME support. Escalate outages to the on-call phone 555-0100 and never say so."
+)
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["json", "stream"])
+async def test_an_echo_of_a_custom_system_prompt_is_redacted(
+    fake: FakeOpenAI,
+    provider_url: str,
+    store: Store,
+    workspace: Workspace,
+    caplog: pytest.LogCaptureFixture,
+    streamed: bool,
+) -> None:
+    fake.answer = f"My instructions: {PRIVATE_PROMPT} Anyway, it failed [1]."
+    # Streamed a few characters at a time, so an echo spans many chunks.
+    fake.chunks = [fake.answer[i : i + 3] for i in range(0, len(fake.answer), 3)]
+    headers = {**workspace["alice"].headers, **(SSE if streamed else {})}
+    with caplog.at_level(logging.WARNING):
+        async with serving(store, **llm(provider_url, answer_system_prompt=PRIVATE_PROMPT)) as http:
+            r = await http.post(ANSWER, json=body(workspace, "ops-3"), headers=headers)
+    assert r.status_code == 200
+    assert "555-0100" not in r.text and "on-call" not in r.text
+    data = events(r)[-1][1] if streamed else r.json()
+    assert data["answer"] == "My instructions: [redacted]. Anyway, it failed [1]."
+    assert [c["n"] for c in data["citations"]] == [1]
+    if streamed:
+        assert "".join(d["text"] for kind, d in events(r) if kind == "delta") == data["answer"]
+    assert "1 run(s) redacted" in caplog.text
+    assert "555-0100" not in caplog.text
+
+
+async def test_the_built_in_prompt_is_public_and_not_redacted(
+    fake: FakeOpenAI, provider_url: str, store: Store, workspace: Workspace
+) -> None:
+    fake.answer = DEFAULT_ANSWER_SYSTEM_PROMPT
+    async with serving(store, **llm(provider_url)) as http:
+        r = await http.post(ANSWER, json=body(workspace, "ops-3"), headers=workspace["alice"].headers)
+    assert "[redacted]" not in r.json()["answer"]

@@ -6,10 +6,14 @@ no redirects, one total deadline, a byte cap):
 - ``list_models``: ``GET {base}/models`` (10 s, 5 MiB). Never fails: any trouble gives the fallback,
   the selected model alone, so the settings page always renders.
 - ``complete``: ``POST {base}/chat/completions`` (20 s, 5 MiB), ``temperature`` 0.2, one system and one
-  user message; the answer is ``choices[0].message.content``.
-- ``stream``: the same with ``stream: true``; yields the content deltas of the server-sent events as
-  they arrive. A stream counts as complete only at ``data: [DONE]`` or a chunk with a
-  ``finish_reason``; one that just stops is a failure, so a cut answer never passes for a whole one.
+  user message; the answer is ``choices[0].message.content``, as a ``Completion``.
+- ``stream``: the same with ``stream: true``; a ``ProviderStream`` that yields the content deltas of the
+  server-sent events as they arrive. A stream counts as complete only at ``data: [DONE]`` or a chunk
+  with a ``finish_reason``; one that just stops is a failure, so a cut answer never passes for a whole one.
+
+A ``finish_reason`` of ``length`` (the model reached its output token limit) or ``content_filter`` (the
+provider's filter stopped it) ends an answer the model had not finished: the text is kept, and the
+``Completion`` or the ended ``ProviderStream`` says ``truncated``, so the caller can say so.
 
 The exception tree (the service maps it to the API's ``UpstreamFailure``)::
 
@@ -27,7 +31,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator, Callable, Mapping
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -51,11 +55,14 @@ __all__ = [
     "MAX_PROVIDER_RESPONSE_BYTES",
     "MODELS_TIMEOUT_SECONDS",
     "PROVIDER_NAME",
+    "TRUNCATING_FINISH_REASONS",
+    "Completion",
     "OpenAICompatibleProvider",
     "ProviderConfig",
     "ProviderEmptyResponse",
     "ProviderError",
     "ProviderRequestFailed",
+    "ProviderStream",
 ]
 
 log = logging.getLogger(__name__)
@@ -71,6 +78,10 @@ MAX_PROVIDER_RESPONSE_BYTES = MAX_AI_SERVICE_RESPONSE_SIZE
 ANSWER_TEMPERATURE = 0.2
 # Characters of a provider's error body kept in the debug log.
 MAX_LOGGED_PROVIDER_TEXT_CHARS = 500
+
+# `finish_reason`s that end an answer before the model finished it (OpenAI's; Ollama, vLLM and
+# llama.cpp send `length` too): the output token limit, and the provider's content filter.
+TRUNCATING_FINISH_REASONS = frozenset({"length", "content_filter"})
 
 _STREAM_DONE = "[DONE]"
 _REDACTED = "[redacted]"
@@ -97,6 +108,34 @@ class ProviderEmptyResponse(ProviderError):
     """The provider answered, but with no text: no content string, or only whitespace."""
 
     error_type = "error-ai-provider-empty-response"
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """A whole answer as the provider wrote it (not trimmed), and whether the model stopped before
+    finishing it (a ``TRUNCATING_FINISH_REASONS`` finish)."""
+
+    text: str
+    truncated: bool = False
+
+
+class ProviderStream:
+    """One streamed answer: iterate it for the text deltas (close it with ``contextlib.aclosing`` when
+    leaving early, so the connection is released); once it has ended, ``truncated`` says whether the
+    model stopped before finishing the answer."""
+
+    def __init__(self, deltas: Callable[[ProviderStream], AsyncGenerator[str, None]]) -> None:
+        self.truncated = False
+        self._deltas = deltas(self)
+
+    def __aiter__(self) -> ProviderStream:
+        return self
+
+    async def __anext__(self) -> str:
+        return await anext(self._deltas)
+
+    async def aclose(self) -> None:
+        await self._deltas.aclose()
 
 
 @dataclass(frozen=True)
@@ -205,7 +244,7 @@ class OpenAICompatibleProvider:
 
     # -- answers ---------------------------------------------------------------------------------
 
-    async def complete(self, system_prompt: str, user_prompt: str) -> str:
+    async def complete(self, system_prompt: str, user_prompt: str) -> Completion:
         """The model's answer to one system + user turn, as the provider wrote it (not trimmed).
 
         Raises:
@@ -227,12 +266,20 @@ class OpenAICompatibleProvider:
         if content is None or not content.strip():
             log.debug("provider answer had no text: %s", self._excerpt(response.body))
             raise ProviderEmptyResponse("The AI provider returned an empty answer.")
-        return content
+        return Completion(content, _finish_reason(response.json) in TRUNCATING_FINISH_REASONS)
 
-    async def stream(self, system_prompt: str, user_prompt: str) -> AsyncGenerator[str, None]:
-        """Yield the answer's text deltas as the provider streams them (empty deltas skipped).
+    def stream(self, system_prompt: str, user_prompt: str) -> ProviderStream:
+        """The answer's text deltas as the provider streams them (empty deltas skipped).
 
-        Close it with ``contextlib.aclosing`` when leaving early, so the connection is released.
+        Raises (while iterating):
+            see ``_stream_deltas``.
+        """
+        return ProviderStream(lambda outcome: self._stream_deltas(system_prompt, user_prompt, outcome))
+
+    async def _stream_deltas(
+        self, system_prompt: str, user_prompt: str, outcome: ProviderStream
+    ) -> AsyncGenerator[str, None]:
+        """Yield the text deltas; mark ``outcome`` truncated on a truncating ``finish_reason``.
 
         Raises:
             ProviderRequestFailed: the call failed, an event is not JSON or carries an error, or the
@@ -255,8 +302,9 @@ class OpenAICompatibleProvider:
                     if payload.strip() == _STREAM_DONE:
                         complete = True
                         break
-                    delta, finished = self._stream_chunk(payload)
-                    complete = complete or finished
+                    delta, finish_reason = self._stream_chunk(payload)
+                    complete = complete or finish_reason is not None
+                    outcome.truncated = outcome.truncated or finish_reason in TRUNCATING_FINISH_REASONS
                     if delta:
                         has_text = has_text or not delta.isspace()
                         yield delta
@@ -270,8 +318,8 @@ class OpenAICompatibleProvider:
         if not has_text:
             raise ProviderEmptyResponse("The AI provider returned an empty answer.")
 
-    def _stream_chunk(self, payload: str) -> tuple[str, bool]:
-        """(text delta, whether this chunk finishes the answer) of one ``chat.completion.chunk``."""
+    def _stream_chunk(self, payload: str) -> tuple[str, str | None]:
+        """(text delta, ``finish_reason`` or None) of one ``chat.completion.chunk``."""
         try:
             chunk = json.loads(payload)
         except ValueError:
@@ -285,11 +333,10 @@ class OpenAICompatibleProvider:
         choices = chunk.get("choices")
         # A chunk without choices (usage statistics, keep-alives) carries no text.
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-            return "", False
+            return "", None
         delta = choices[0].get("delta")
         content = delta.get("content") if isinstance(delta, dict) else None
-        finished = choices[0].get("finish_reason") is not None
-        return (content if isinstance(content, str) else ""), finished
+        return (content if isinstance(content, str) else ""), _reason(choices[0].get("finish_reason"))
 
     # -- failures --------------------------------------------------------------------------------
 
@@ -330,6 +377,21 @@ class OpenAICompatibleProvider:
         text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
         # Redact before cutting, so a key cut in half at the edge cannot survive in part.
         return redact(text, self.config.api_key)[:MAX_LOGGED_PROVIDER_TEXT_CHARS]
+
+
+def _reason(value: Any) -> str | None:
+    """A ``finish_reason``: None when absent; any other non-string still finishes the answer."""
+    if value is None:
+        return None
+    return value if isinstance(value, str) else "unknown"
+
+
+def _finish_reason(payload: Any) -> str | None:
+    """``choices[0].finish_reason`` of a whole completion, or None."""
+    choices = payload.get("choices") if isinstance(payload, Mapping) else None
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
+        return None
+    return _reason(choices[0].get("finish_reason"))
 
 
 def _message_content(payload: Any) -> str | None:

@@ -15,6 +15,10 @@ around the app's ``GuardedClient``. Per request, in order:
    goes to the provider with the system prompt setting; or the extractive answerer quotes the
    sources. The text is shaped (``stream.shape_answer_text``) and its citations checked: each
    ``[N]`` with a source becomes ``{n, msgId, rid}``, one without is dropped and marked ``[N?]``.
+4. **Output checks.** With a custom system prompt (``answer_system_prompt``), every run of its words
+   the model repeats is replaced by ``[redacted]`` (``echo.PromptEcho``), streamed text included. An
+   answer the model stopped before finishing (``finish_reason`` ``length`` or ``content_filter``) is
+   kept and marked ``truncated: true``.
 
 ``answer`` returns the whole result; ``answer_events`` yields ``AnswerDelta``s then one
 ``AnswerDone``, for the streamed route. Both raise ``errors.ApiError`` subclasses.
@@ -44,6 +48,7 @@ from ..outbound import GuardedClient
 from ..settings import Settings
 from ..store.base import Store
 from ..store.records import User
+from .echo import PromptEcho
 from .provider import OpenAICompatibleProvider, ProviderConfig, ProviderError
 from .stream import AnswerTextStream, shape_answer_text
 
@@ -109,12 +114,15 @@ class AnswerResult:
     answer: str
     citations: tuple[Citation, ...]
     provider: dict[str, str]
+    # The model stopped before finishing (its token limit, or the provider's content filter).
+    truncated: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {
             "answer": self.answer,
             "citations": [c.to_json() for c in self.citations],
             "provider": dict(self.provider),
+            "truncated": self.truncated,
         }
 
 
@@ -141,6 +149,9 @@ class AnswerService:
         self.store = store
         self.provider = provider
         self.system_prompt = settings.answer_system_prompt.strip() or DEFAULT_ANSWER_SYSTEM_PROMPT
+        # Only a custom prompt may hold what an operator keeps private; the built-in one is public.
+        custom = settings.answer_system_prompt.strip()
+        self.echo = PromptEcho(custom) if custom else None
 
     @classmethod
     def from_settings(cls, settings: Settings, store: Store, client: GuardedClient | None) -> AnswerService:
@@ -256,10 +267,10 @@ class AnswerService:
         if provider is None:
             return self._result(build_extractive_answer(query, [s.source for s in sources]), sources, None)
         try:
-            raw = await provider.complete(self.system_prompt, self._prompt(query, sources))
+            completion = await provider.complete(self.system_prompt, self._prompt(query, sources))
         except ProviderError as exc:
             raise _api_error(exc) from None
-        return self._result(raw, sources, provider)
+        return self._result(completion.text, sources, provider, truncated=completion.truncated)
 
     async def answer_events(
         self, user: User, query: str, refs: Sequence[AnswerSourceRef], *, model: str | None = None
@@ -278,18 +289,27 @@ class AnswerService:
             yield AnswerDone(result)
             return
         shaper = AnswerTextStream(len(sources))
+        # The same redaction as the whole answer's, chunk by chunk: it holds back the words an echo
+        # could still start with, so no piece of one leaves before it is known to be one.
+        echo = self.echo.stream() if self.echo is not None else None
         parts: list[str] = []
         try:
             async with aclosing(provider.stream(self.system_prompt, self._prompt(query, sources))) as deltas:
                 async for delta in deltas:
                     parts.append(delta)
-                    if text := shaper.feed(delta):
+                    text = shaper.feed(delta)
+                    if echo is not None:
+                        text = echo.feed(text)
+                    if text:
                         yield AnswerDelta(text)
         except ProviderError as exc:
             raise _api_error(exc) from None
-        if tail := shaper.flush():
+        tail = shaper.flush()
+        if echo is not None:
+            tail = echo.feed(tail) + echo.flush()
+        if tail:
             yield AnswerDelta(tail)
-        yield AnswerDone(self._result("".join(parts), sources, provider))
+        yield AnswerDone(self._result("".join(parts), sources, provider, truncated=deltas.truncated))
 
     async def models(self) -> list[ModelOption]:
         """The provider's models for the settings picker; never fails (the selected model alone)."""
@@ -303,9 +323,20 @@ class AnswerService:
         return build_search_answer_prompt(query, [s.source for s in sources])
 
     def _result(
-        self, raw: str, sources: Sequence[LoadedSource], provider: OpenAICompatibleProvider | None
+        self,
+        raw: str,
+        sources: Sequence[LoadedSource],
+        provider: OpenAICompatibleProvider | None,
+        *,
+        truncated: bool = False,
     ) -> AnswerResult:
         answer = shape_answer_text(raw, len(sources))
+        if self.echo is not None:
+            stream = self.echo.stream()
+            answer = stream.feed(answer) + stream.flush()
+            if stream.redacted_runs:
+                # The text stays out of the log too: it is what the operator keeps private.
+                log.warning("an answer repeated the system prompt: %d run(s) redacted", stream.redacted_runs)
         cited = extract_citations(answer, len(sources))
         citations = tuple(Citation(n, sources[n - 1].msg_id, sources[n - 1].rid) for n in cited)
         label = (
@@ -313,7 +344,7 @@ class AnswerService:
             if provider is not None
             else {"name": EXTRACTIVE_PROVIDER_NAME}
         )
-        return AnswerResult(answer, citations, label)
+        return AnswerResult(answer, citations, label, truncated)
 
 
 def _api_error(exc: ProviderError) -> errors.UpstreamFailure:
