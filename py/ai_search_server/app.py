@@ -44,7 +44,7 @@ from .security import (
 )
 from .services import Services
 from .settings import Settings, SettingsError
-from .static import PROJECT_ROOT, REVALIDATE_CACHE, PageFiles
+from .static import PROJECT_ROOT, REVALIDATE_CACHE, PageFiles, versioned_config
 from .store.base import Store
 
 __all__ = ["EMBED_ORIGINS_PLACEHOLDER", "EMBED_PAGE_PATH", "create_app", "embed_origins", "origin_policy"]
@@ -130,10 +130,10 @@ def create_app(
         )
 
     async def config_file(_request: Request) -> Response:
-        return FileResponse(
-            root / "pyscript.toml",
-            media_type="text/plain; charset=utf-8",
-            headers={"cache-control": REVALIDATE_CACHE},
+        # Each Python file's URL carries its digest, so browsers keep those files without asking.
+        text = versioned_config((root / "pyscript.toml").read_text(encoding="utf-8"), root)
+        return Response(
+            text, media_type="text/plain; charset=utf-8", headers={"cache-control": REVALIDATE_CACHE}
         )
 
     async def unknown_api(request: Request) -> Response:
@@ -153,8 +153,8 @@ def create_app(
         Route("/pyscript.toml", config_file, methods=["GET"]),
         Mount("/static", PageFiles(directory=root / "static", immutable_prefixes=("/static/vendor/",))),
         # Only the browser's packages: the server's own code is not the page's business.
-        Mount("/py/ai_search", PageFiles(directory=root / "py" / "ai_search")),
-        Mount("/py/ai_search_web", PageFiles(directory=root / "py" / "ai_search_web")),
+        Mount("/py/ai_search", PageFiles(directory=root / "py" / "ai_search", versioned=True)),
+        Mount("/py/ai_search_web", PageFiles(directory=root / "py" / "ai_search_web", versioned=True)),
         *search.http_routes(),
     ]
 

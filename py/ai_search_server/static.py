@@ -2,22 +2,35 @@
 
 Vendored runtime files live in versioned folders (``static/vendor/pyodide-314.0.2/``), so they are
 cached for a year as immutable; everything else (the page, its Python files) is revalidated with an
-ETag on each load, so a deploy is seen at once. ``scripts/setup`` writes a ``.gz`` beside each large
+ETag on each load, so a deploy is seen at once. The page's Python files are the exception that
+needs no revalidation: ``pyscript.toml`` is served with each source URL carrying its content digest
+(``./py/ai_search/_grammar.py?v=…``, :func:`versioned_config`), and a request whose ``v`` is the
+file's current digest is cached as immutable, so a warm visit fetches none of them. ``scripts/setup`` writes a ``.gz`` beside each large
 vendored file; it is sent to browsers that accept gzip, so nothing is compressed per request.
 """
 
 from __future__ import annotations
 
+import hashlib
 import mimetypes
 import os
+import re
 from pathlib import Path
+from urllib.parse import parse_qs
 
 from starlette.datastructures import Headers
 from starlette.responses import FileResponse, Response
 from starlette.staticfiles import StaticFiles
 from starlette.types import Scope
 
-__all__ = ["IMMUTABLE_CACHE", "PROJECT_ROOT", "REVALIDATE_CACHE", "PageFiles"]
+__all__ = [
+    "IMMUTABLE_CACHE",
+    "PROJECT_ROOT",
+    "REVALIDATE_CACHE",
+    "PageFiles",
+    "content_digest",
+    "versioned_config",
+]
 
 # The project root: index.html, pyscript.toml, py/ and static/ are served from here.
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -40,12 +53,48 @@ for _ext, _type in {
     mimetypes.add_type(_type, _ext)
 
 
-class PageFiles(StaticFiles):
-    """StaticFiles with precompressed ``.gz`` siblings and cache headers by folder."""
+# Hex digits of SHA-256 in a versioned URL: enough that two versions of a file never share one.
+DIGEST_HEX_CHARS = 16
+# A [files] source of pyscript.toml: the quoted key up to " =".
+_CONFIG_SOURCE = re.compile(r'^"(\./py/[A-Za-z0-9_/]+\.py)"(?= =)', re.MULTILINE)
+_digests: dict[tuple[str, int, int], str] = {}
 
-    def __init__(self, *, directory: Path, immutable_prefixes: tuple[str, ...] = ()) -> None:
+
+def content_digest(path: str | os.PathLike[str]) -> str:
+    """The file's SHA-256 prefix, remembered per (path, mtime, size) so a request costs a stat."""
+    stat = os.stat(path)
+    key = (os.fspath(path), stat.st_mtime_ns, stat.st_size)
+    if key not in _digests:
+        with open(path, "rb") as handle:
+            _digests[key] = hashlib.sha256(handle.read()).hexdigest()[:DIGEST_HEX_CHARS]
+    return _digests[key]
+
+
+def versioned_config(text: str, root: Path) -> str:
+    """pyscript.toml with each ``./py/…`` source given ``?v=<digest>`` (a missing file is left as is,
+    and PyScript reports it as before)."""
+
+    def version(match: re.Match[str]) -> str:
+        source = match[1]
+        path = root / source.removeprefix("./")
+        return f'"{source}?v={content_digest(path)}"' if path.is_file() else match[0]
+
+    return _CONFIG_SOURCE.sub(version, text)
+
+
+class PageFiles(StaticFiles):
+    """StaticFiles with precompressed ``.gz`` siblings and cache headers by folder.
+
+    ``versioned``: a request whose ``v`` query parameter is the file's :func:`content_digest` is
+    immutable (any other ``v``, or none, is revalidated as usual).
+    """
+
+    def __init__(
+        self, *, directory: Path, immutable_prefixes: tuple[str, ...] = (), versioned: bool = False
+    ) -> None:
         super().__init__(directory=directory, check_dir=False)
         self.immutable_prefixes = immutable_prefixes
+        self.versioned = versioned
 
     def file_response(
         self,
@@ -58,6 +107,9 @@ class PageFiles(StaticFiles):
         path = str(full_path)
         rel = scope.get("path", "")
         immutable = any(rel.startswith(p) for p in self.immutable_prefixes)
+        if self.versioned and not immutable:
+            wanted = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("v", [])
+            immutable = wanted == [content_digest(path)]
         media_type = mimetypes.guess_type(path)[0] or "application/octet-stream"
         gz = path + ".gz"
         if "gzip" in request_headers.get("accept-encoding", "") and os.path.isfile(gz):
