@@ -47,16 +47,14 @@ def test_the_vendored_versions_are_the_ones_the_page_names() -> None:
     assert f"pyscript-{pyscript[1]}/" in texts[2] and f"pyodide-{pyodide[1]}/" in texts[2]
 
 
-def test_the_pages_preload_what_the_runtime_fetches() -> None:
-    """The preload links of both pages name files the runtime really fetches: the vendored ones exist
-    (when scripts/setup has run) and the snapshot is the one the loader asks for."""
-    loader = (ROOT / "static/pyodide-loader.mjs").read_text(encoding="utf-8")
-    found = re.search(r"export const SNAPSHOT_FORMAT = (\d+);", loader)
-    assert found
+def test_the_pages_preload_only_files_that_exist() -> None:
+    """The modulepreload links of both pages name vendored files scripts/setup really made (a
+    PyScript or Pyodide upgrade renames its chunks)."""
+    if not (ROOT / "static/vendor").is_dir():
+        pytest.skip("static/vendor is not set up (scripts/setup vendors it)")
     for name in ("index.html", "embed.html"):
         html = (ROOT / name).read_text(encoding="utf-8")
-        preloads = re.findall(r'<link rel="(?:modulepreload|preload)"[^>]* href="\./([^"]+)"', html)
-        assert f"static/vendor/pyodide-314.0.2/snapshot-v{found[1]}.bin" in preloads, name
+        preloads = re.findall(r'<link rel="modulepreload" href="\./([^"]+)"', html)
+        assert len(preloads) >= 10, name
         for reference in preloads:
-            if "snapshot-v" not in reference and (ROOT / "static/vendor").is_dir():
-                assert (ROOT / reference).is_file(), f"{name}: {reference}"
+            assert (ROOT / reference).is_file(), f"{name}: {reference}"
