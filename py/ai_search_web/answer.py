@@ -6,7 +6,9 @@ their texts (the server loads them under the caller's permissions). The answer s
 becomes a link to result ``N``; clicking it reveals, scrolls to and highlights that result. Answer
 text is untrusted like any message: it only ever becomes text nodes and these links.
 
-An extractive answer (no language model configured) is labelled as such. A caller who may list the
+An answer the server marks ``truncated`` (the model stopped at its length limit) is shown as cut short,
+with a notice under it. An extractive answer (no language model configured) is labelled as such. A
+caller who may list the
 provider's models gets a picker; the chosen model is sent only to a server whose answer route
 accepts one (read from its OpenAPI document), else the picker says the server chooses.
 """
@@ -25,7 +27,7 @@ from ai_search import MAX_SEARCH_ANSWER_MESSAGES
 
 from .api import ApiClient, ApiError
 from .dom import element, listen, replace_children, set_text
-from .messages import BAD_RESPONSE_ERROR_TYPE
+from .messages import BAD_RESPONSE_ERROR_TYPE, TRUNCATED_ANSWER_NOTICE
 from .results import result_anchor
 
 __all__ = [
@@ -105,6 +107,7 @@ class AnswerPanel:
         self._controller: JsProxy | None = None
         self.model_param = False
         self.text = ""
+        self.truncated = False
         listen(body, "click", self._click)
         listen(picker, "change", self._pick)
 
@@ -114,6 +117,8 @@ class AnswerPanel:
         """A new result list: forget the old answer; offer "Ask" when answers can be made."""
         self.cancel()
         self.text = ""
+        self.truncated = False
+        self._panel.dataset.truncated = "false"
         replace_children(self._body)
         set_text(self._label, "")
         set_text(self._error, "")
@@ -187,6 +192,8 @@ class AnswerPanel:
         answer = payload.get("answer")
         if isinstance(answer, str):
             self.text = answer
+        self.truncated = payload.get("truncated") is True
+        self._panel.dataset.truncated = "true" if self.truncated else "false"
         citations = payload.get("citations")
         for citation in citations if isinstance(citations, list) else []:
             if isinstance(citation, Mapping) and isinstance(citation.get("n"), int):
@@ -230,7 +237,8 @@ class AnswerPanel:
                     aria_label=f"Source {segment}: result {position}",
                 )
             )
-        replace_children(self._body, element("p", *children, class_="answer-text"))
+        notice = [element("p", TRUNCATED_ANSWER_NOTICE, class_="answer-truncated")] if self.truncated else []
+        replace_children(self._body, element("p", *children, class_="answer-text"), *notice)
 
     def _click(self, event: JsProxy) -> None:
         link = event.target.closest("a.cite")

@@ -12,7 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-__all__ = ["BAD_RESPONSE_ERROR_TYPE", "ERROR_MESSAGES", "NETWORK_ERROR_TYPE", "error_message"]
+__all__ = [
+    "BAD_RESPONSE_ERROR_TYPE",
+    "ERROR_MESSAGES",
+    "NETWORK_ERROR_TYPE",
+    "TRUNCATED_ANSWER_NOTICE",
+    "error_message",
+]
 
 # The errorType the client uses when no HTTP answer arrived at all (offline, server down, aborted).
 NETWORK_ERROR_TYPE = "error-network"
@@ -43,6 +49,9 @@ ERROR_MESSAGES: Mapping[str, str] = {
     "error-room-not-found": "That room does not exist or you cannot read it.",
     "error-user-not-found": "That person does not exist.",
 }
+
+# Shown under an answer the server marks `truncated` (the model stopped before finishing it).
+TRUNCATED_ANSWER_NOTICE = "This answer was cut short: the language model stopped before finishing it."
 
 _BY_STATUS_CLASS: Mapping[int, str] = {
     4: "The server refused the request. Check the query and try again.",

@@ -7,6 +7,8 @@ from typing import Any
 
 import pytest
 
+from ai_search_web.messages import TRUNCATED_ANSWER_NOTICE
+
 from .conftest import LLM_MODEL, PageRecord, Server
 from .test_results import _search
 
@@ -57,6 +59,7 @@ def test_the_answer_cites_results_that_exist(open_as: Callable[..., Any], server
         assert (
             page.inner_text("#answer-body") == "The deploy failed on billing-api [1] and was rolled back [2]."
         )
+    assert page.get_attribute("#answer", "data-truncated") == "false"
     target = links.first.get_attribute("href")
     links.first.click()
     assert page.get_attribute(target, "class") == "result is-cited"
@@ -79,6 +82,22 @@ def test_the_answer_streams_in(open_as: Callable[..., Any], server: Server) -> N
     page.wait_for_function(
         "() => document.getElementById('answer-body').getAttribute('aria-busy') === 'false'"
     )
+    assert page.locator("#answer-body a.cite").count() == 2
+
+
+def test_an_answer_the_model_cut_short_says_so(open_as: Callable[..., Any], server: Server) -> None:
+    """A `truncated` answer keeps its text and citations and gets a notice under it, as text."""
+    _needs_provider(server)
+    server.llm.behaviour = "length"
+    page = open_as("bob")
+    _search(page, "deploy failed billing-api")
+    _ask(page)
+    assert page.inner_text("#answer-error") == ""
+    assert page.inner_text("#answer-body .answer-text") == (
+        "The deploy failed on billing-api [1] and was rolled back [2]."
+    )
+    assert page.inner_text("#answer-body .answer-truncated") == TRUNCATED_ANSWER_NOTICE
+    assert page.get_attribute("#answer", "data-truncated") == "true"
     assert page.locator("#answer-body a.cite").count() == 2
 
 
