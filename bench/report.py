@@ -228,7 +228,7 @@ def figure_row(figure: dict[str, Any], *, quick: bool = False) -> list[str]:
         if base is not None
         else ""
     )
-    ratio = f"{median_of(figure) / base:.2f}×" if base else ""
+    ratio = f"{number(median_of(figure) / base)}×" if base else ""
     judged = verdict(figure)
     target = f"{judged.shown} {judged.label}" if judged else ""
     return [name, with_unit(median_of(figure), unit), spread, count, baseline, ratio, _cell(target)]
