@@ -115,8 +115,9 @@ PAYLOADS = tuple(template.format(n=n) for n, template in enumerate(_TEMPLATES))
 
 
 def room_name(n: int) -> str:
-    """A unique room name holding payload ``n`` (the store's limit: 100 characters, trimmed)."""
-    return f"r{n}-{PAYLOADS[n]}"[:100].strip()
+    """A unique room name holding payload ``n`` within the store's rules (100 characters, trimmed, and
+    no '"', which the search line could not name: the payload's double quotes become single ones)."""
+    return f"r{n}-{PAYLOADS[n]}".replace('"', "'")[:100].strip()
 
 
 def display_name(n: int) -> str:

@@ -437,6 +437,7 @@ def test_room_names_are_unique_among_channels_and_groups(
         pytest.param("c", "#ops", id="leading-hash"),
         pytest.param("c", " ops", id="surrounding-space"),
         pytest.param("c", "a\nb", id="control-character"),
+        pytest.param("c", 'the "ops" room', id="quote-the-search-line-cannot-name"),
         pytest.param("c", "x" * (schema.MAX_ROOM_NAME_LENGTH + 1), id="too-long"),
     ],
 )

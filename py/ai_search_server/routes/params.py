@@ -10,6 +10,8 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from .. import errors
 from ..limits import DEFAULT_PAGE_ITEMS, MAX_ID_CHARS, MAX_NAME_CHARS, MAX_PAGE_ITEMS, MAX_SELECTOR_CHARS
+from ..store.base import InvalidValue
+from ..store.schema import check_room_name
 
 __all__ = [
     "NAME_PATTERN",
@@ -20,6 +22,7 @@ __all__ = [
     "NoParams",
     "Offset",
     "Params",
+    "RoomName",
     "Selector",
     "parse_selector",
 ]
@@ -54,6 +57,23 @@ Name = Annotated[
     str,
     Field(min_length=1, max_length=MAX_NAME_CHARS, json_schema_extra={"pattern": NAME_PATTERN}),
     AfterValidator(_one_line),
+]
+
+
+def _room_name(value: str) -> str:
+    try:
+        return check_room_name(value)
+    except InvalidValue as error:
+        raise ValueError(str(error)) from None
+
+
+# A new room's name: a Name the store will keep (its own rule, run here first so the 400 names the
+# parameter): trimmed, no leading '#', no '"'.
+RoomName = Annotated[
+    str,
+    Field(min_length=1, max_length=MAX_NAME_CHARS, json_schema_extra={"pattern": NAME_PATTERN}),
+    AfterValidator(_one_line),
+    AfterValidator(_room_name),
 ]
 # A name with its sigil: `#room-name`, or `@username` for a direct room.
 NameReference = Annotated[

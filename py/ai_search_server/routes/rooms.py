@@ -13,7 +13,7 @@ from .. import errors
 from ..api import ApiRequest, RateLimitRule, Refusal, Router
 from ..limits import MAX_CREATE_MEMBERS
 from ..store import base as store_base
-from .params import DEFAULT_COUNT, Count, Name, Offset, Params, Selector, parse_selector
+from .params import DEFAULT_COUNT, Count, Name, Offset, Params, RoomName, Selector, parse_selector
 from .shapes import room_json, subscription_json
 
 router = Router(tags=("Rooms",))
@@ -25,7 +25,7 @@ AUTOCOMPLETE_RATE_LIMIT = RateLimitRule(count=600, period_seconds=60)
 
 
 class CreateChannelParams(Params):
-    name: Name = Field(description="Name of the new public channel.")
+    name: RoomName = Field(description="Name of the new public channel.")
     members: Annotated[list[Name], Field(max_length=MAX_CREATE_MEMBERS)] = Field(
         default_factory=list, description="Usernames to add as members."
     )

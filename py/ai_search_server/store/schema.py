@@ -160,8 +160,9 @@ def check_display_name(name: str) -> str:
 
 @lru_cache(maxsize=_CHECK_CACHE_SIZE)
 def check_room_name(name: str) -> str:
-    """A room name: free text (the grammar quotes what it must), but trimmed, one line, no leading '#'
-    (lookups strip one, so such a name could never be found as typed)."""
+    """A room name: free text, but trimmed, one line, no leading '#' (lookups strip one, so such a name
+    could never be found as typed) and no '"' (the search line quotes a name with spaces or commas and
+    has no escape for a quote inside it, so `in:` could never name such a room)."""
     if not name or not name.strip():
         raise InvalidValue("a room name cannot be empty")
     if name != name.strip():
@@ -172,6 +173,8 @@ def check_room_name(name: str) -> str:
         raise InvalidValue(f"a room name has at most {MAX_ROOM_NAME_LENGTH} characters")
     if _CONTROL.search(name):
         raise InvalidValue("a room name cannot hold control characters")
+    if '"' in name:
+        raise InvalidValue("a room name cannot hold '\"' (the search line could not name the room)")
     _check_unicode(name, "a room name")
     return name
 
