@@ -1,13 +1,14 @@
 // Makes the server's Pyodide memory snapshot (static/pyodide-loader.mjs, SHIPPED_SNAPSHOT) with the
-// vendored Pyodide in Node, so that even a first visit skips CPython's initialisation.
+// vendored Pyodide in Node, so that even a first visit skips CPython's initialisation and the import
+// of the pure core.
 //
 //   node scripts/pyodide-snapshot.mjs        (scripts/setup runs it after vendoring Pyodide)
 //
 // Writes the snapshot and a gzip copy beside it (the server sends that to browsers accepting gzip),
-// then restores it once in a second Pyodide and runs the preloaded imports there, so a snapshot
-// this Pyodide would refuse never reaches the page. The loader names what to preload and where the
+// then restores it once in a second Pyodide and imports the core there through the snapshot's hook,
+// so a snapshot this Pyodide would refuse never reaches the page. The loader names what to preload and where the
 // file goes: one source for both.
-import { writeFileSync, renameSync } from "node:fs";
+import { readFileSync, readdirSync, writeFileSync, renameSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { gzipSync, constants } from "node:zlib";
 
@@ -16,12 +17,80 @@ const { loadPyodide } = await import(new URL("pyodide.mjs", loader.INDEX_URL).hr
 const indexURL = fileURLToPath(loader.INDEX_URL);
 const target = fileURLToPath(loader.SHIPPED_SNAPSHOT);
 
+// The pure core (py/ai_search, standard library only) is imported into the snapshot too, where the
+// page will find it: PyScript writes [files] to ./ai_search/ under the interpreter's working
+// directory. The modules are kept aside rather than in sys.modules; an import hook hands them out
+// only if every file the page wrote is byte for byte the one imported here (a changed core, say
+// during development before setup has run again, is imported from its files as usual).
+const CORE = new URL("../py/ai_search/", import.meta.url);
+const CORE_HOOK = `
+import importlib.abc, importlib.util, os, sys
+
+def _keep_core_aside():
+    names = sorted(f[:-3] for f in os.listdir("ai_search") if f.endswith(".py") and f != "__init__.py")
+    for name in ["ai_search", *("ai_search." + n for n in names)]:
+        importlib.import_module(name)
+    kept = {n: m for n, m in sys.modules.items() if n == "ai_search" or n.startswith("ai_search.")}
+    digests = {}
+    for name, module in kept.items():
+        with open(module.__file__, "rb") as handle:
+            digests[module.__file__] = importlib.util.source_hash(handle.read())
+        del sys.modules[name]
+
+    class SnapshotCore(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+        """Hands out the core imported when the snapshot was made, while its files are unchanged."""
+
+        same = None
+
+        def find_spec(self, name, path=None, target=None):
+            if name not in kept:
+                return None
+            if self.same is None:
+                self.same = all(_digest(file) == digest for file, digest in digests.items())
+            if not self.same:
+                return None
+            module = kept[name]
+            return importlib.util.spec_from_loader(
+                name, self, origin=module.__file__, is_package=hasattr(module, "__path__")
+            )
+
+        def create_module(self, spec):
+            return kept[spec.name]
+
+        def exec_module(self, module):
+            pass
+
+    def _digest(file):
+        try:
+            with open(file, "rb") as handle:
+                return importlib.util.source_hash(handle.read())
+        except OSError:
+            return None
+
+    sys.meta_path.insert(0, SnapshotCore())
+
+_keep_core_aside()
+del _keep_core_aside
+`;
+
+function writeCore(pyodide) {
+  pyodide.FS.mkdirTree("ai_search");
+  for (const name of readdirSync(CORE).filter((n) => n.endsWith(".py"))) {
+    pyodide.FS.writeFile(`ai_search/${name}`, readFileSync(new URL(name, CORE)));
+  }
+}
+
 const maker = await loadPyodide({ indexURL, _makeSnapshot: true });
 maker.runPython(loader.PRELOADED);
+writeCore(maker);
+maker.runPython(CORE_HOOK);
 const bytes = maker.makeMemorySnapshot();
 
 const check = await loadPyodide({ indexURL, _loadSnapshot: bytes });
-const answer = check.runPython(`${loader.PRELOADED}\nimport sys\nsys.version.split()[0]`);
+writeCore(check);
+const answer = check.runPython(
+  `${loader.PRELOADED}\nimport sys, ai_search\nassert ai_search.__spec__.loader.__class__.__name__ == "SnapshotCore"\nsys.version.split()[0]`,
+);
 
 // Written under temporary names and renamed, so an interrupted run leaves no half file behind.
 writeFileSync(`${target}.tmp`, bytes);

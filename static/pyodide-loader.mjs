@@ -15,9 +15,11 @@
 //    worker is needed because snapshot mode wraps `js` in a proxy that breaks DOM getters for the
 //    rest of that interpreter's life.
 //
-// Either snapshot holds no page code and no data: only CPython and the standard library after
-// start-up and PRELOADED. Its hash seed (and `random`'s state) is therefore the same for everyone
-// who restores it; the page uses neither for anything secret. Pyodide refuses a snapshot of another
+// Either snapshot holds no data: CPython and the standard library after start-up and PRELOADED,
+// and the server's one also the pure core (py/ai_search, standard library only), kept aside by an
+// import hook that hands it out only while the files the page wrote are byte for byte the ones it
+// was made from (scripts/pyodide-snapshot.mjs). Its hash seed (and `random`'s state) is the same for
+// everyone who restores it; the page uses neither for anything secret. Pyodide refuses a snapshot of another
 // build (its build id is in the header); a refused or broken snapshot means a fresh start, and a
 // refused one from Cache Storage is deleted.
 //
@@ -30,8 +32,9 @@ export { version };
 
 export const INDEX_URL = new URL("./vendor/pyodide-314.0.2/", import.meta.url).href;
 // Bump when PRELOADED or the way the snapshot is made changes: both snapshots' names carry it, so a
-// browser never restores an old one from its caches (the server's is cached as immutable).
-export const SNAPSHOT_FORMAT = 2;
+// browser never restores an old one from its caches (the server's is cached as immutable; a new
+// core needs no bump, the import hook notices it).
+export const SNAPSHOT_FORMAT = 3;
 export const SHIPPED_SNAPSHOT = new URL(`./snapshot-v${SNAPSHOT_FORMAT}.bin`, INDEX_URL).href;
 const SNAPSHOT_CACHE = "ai-search-pyodide-snapshot";
 const SNAPSHOT_KEY = new URL(`./pyodide-snapshot-${version}-v${SNAPSHOT_FORMAT}.bin`, import.meta.url).href;

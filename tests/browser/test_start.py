@@ -41,6 +41,36 @@ def test_python_starts_from_the_servers_memory_snapshot(page: Any, server: Serve
     _chips_work(page)
 
 
+_RUN_PYTHON = """async (code) => {
+  const { whenDefined } = await import("/static/vendor/pyscript-0.7.31/core.js");
+  const { interpreter } = await whenDefined("py");
+  return interpreter.runPython(code);
+}"""
+_CORE_LOADER = "import ai_search; type(ai_search.__spec__.loader).__name__"
+
+
+def test_the_snapshot_hands_out_the_pure_core_it_was_made_with(page: Any, server: Server) -> None:
+    """The server's snapshot already holds py/ai_search; the page takes it from there while the
+    files it wrote are the same ones."""
+    open_page(page, server)
+    assert page.evaluate(_RUN_PYTHON, _CORE_LOADER) == "SnapshotCore"
+
+
+def test_a_changed_core_file_is_imported_from_the_files(page: Any, server: Server) -> None:
+    """A core module that differs from the snapshot's (edited after setup ran) is never served from
+    the snapshot: the whole core is imported from the files the page wrote."""
+
+    def changed(route: Any) -> None:
+        response = route.fetch()
+        route.fulfill(response=response, body=response.text() + "\nCHANGED_AFTER_SETUP = True\n")
+
+    page.route("**/py/ai_search/_grammar.py*", changed)
+    open_page(page, server)
+    assert page.evaluate(_RUN_PYTHON, _CORE_LOADER) == "SourceFileLoader"
+    assert page.evaluate(_RUN_PYTHON, "import ai_search._grammar as g; g.CHANGED_AFTER_SETUP") is True
+    _chips_work(page)
+
+
 def _without_the_servers_snapshot(page: Any, server: Server, route: Any) -> None:
     """Open the page with ``route`` answering the snapshot; it starts fresh, then stores its own
     snapshot, which the next start restores. Cache Storage is cleared again for the other tests."""
