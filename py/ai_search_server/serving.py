@@ -15,6 +15,12 @@ while a head is incomplete bound the memory (at most the cap plus one socket rea
 arrives whole in one read. Should h11 be chosen anyway, its own cap is set to the same figure (h11
 answers 400 past it).
 
+A head must also arrive whole within :data:`REQUEST_HEAD_TIMEOUT_SECONDS` of its first byte, or the
+answer is ``408 Request Timeout`` (and the connection closes): uvicorn's keep-alive timer stops at the
+first byte of a request, so without it a client trickling one header byte at a time would hold a
+connection open for ever (the body has its own deadline, ``request_body_timeout_seconds``). The timer
+is armed only when a read leaves a head incomplete, so a request that arrives whole costs none.
+
 A refusal is written, the write side is shut, and what the client still sends is read and dropped
 for up to :data:`REFUSAL_LINGER_SECONDS` before the connection closes: closing a socket with unread
 data sends a reset, and a reset makes the client's kernel drop the answer it has not read yet.
@@ -30,6 +36,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 __all__ = [
     "MAX_REQUEST_HEAD_BYTES",
     "REFUSAL_LINGER_SECONDS",
+    "REQUEST_HEAD_TIMEOUT_SECONDS",
     "HeadLimitedHttpToolsProtocol",
     "server_options",
 ]
@@ -38,11 +45,14 @@ __all__ = [
 # pair, a search query of at most 500 characters in the URL); 64 KiB is four times nginx's default
 # (4 buffers of 8 KiB) and h11's 16 KiB, so no proxy in front would pass a head we refuse.
 MAX_REQUEST_HEAD_BYTES = 64 * 1024
+# Seconds from a request head's first byte to its end (the body deadline's 20 s, as for the body).
+REQUEST_HEAD_TIMEOUT_SECONDS = 20.0
 # Seconds a refused connection keeps reading (and dropping) what the client still sends, so that the
 # client reads the 431 instead of a reset.
 REFUSAL_LINGER_SECONDS = 1.0
 
-_HEAD_TOO_LARGE = b"Request header fields too large"
+_HEAD_TOO_LARGE = (b"431 Request Header Fields Too Large", b"Request header fields too large")
+_HEAD_TOO_SLOW = (b"408 Request Timeout", b"Request head not received in time")
 
 
 class _HeadTooLarge(Exception):
@@ -50,7 +60,10 @@ class _HeadTooLarge(Exception):
 
 
 class HeadLimitedHttpToolsProtocol(HttpToolsProtocol):
-    """uvicorn's httptools protocol with a cap on the bytes of a request head: 431 past it."""
+    """uvicorn's httptools protocol with a cap on the bytes of a request head (431 past it) and on
+    the time it takes to arrive (408 past it)."""
+
+    head_timeout_seconds = REQUEST_HEAD_TIMEOUT_SECONDS
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -58,6 +71,7 @@ class HeadLimitedHttpToolsProtocol(HttpToolsProtocol):
         self._parsed = 0  # bytes of the current head's request line and headers, as parsed
         self._in_body = False  # between a head's end and its message's end: bytes are body bytes
         self._refused = False
+        self._head_timer: asyncio.TimerHandle | None = None
 
     def data_received(self, data: bytes) -> None:
         if self._refused:
@@ -65,8 +79,14 @@ class HeadLimitedHttpToolsProtocol(HttpToolsProtocol):
         if not self._in_body:
             self._received += len(data)
         super().data_received(data)
-        if self._received > MAX_REQUEST_HEAD_BYTES and not self._in_body and not self._refused:
+        if self._in_body or self._refused or not self._received:
+            return
+        if self._received > MAX_REQUEST_HEAD_BYTES:
             self._refuse_head()
+        elif self._head_timer is None:  # a head is incomplete: it has this long to finish
+            self._head_timer = asyncio.get_running_loop().call_later(
+                self.head_timeout_seconds, self._head_too_slow
+            )
 
     def on_message_begin(self) -> None:
         self._parsed = 0
@@ -83,6 +103,7 @@ class HeadLimitedHttpToolsProtocol(HttpToolsProtocol):
     def on_headers_complete(self) -> None:
         self._in_body = True
         self._received = 0
+        self._cancel_head_timer()
         super().on_headers_complete()
 
     def on_message_complete(self) -> None:
@@ -102,19 +123,40 @@ class HeadLimitedHttpToolsProtocol(HttpToolsProtocol):
         else:
             super().send_400_response(msg)
 
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._cancel_head_timer()
+        super().connection_lost(exc)
+
+    def _cancel_head_timer(self) -> None:
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+            self._head_timer = None
+
+    def _head_too_slow(self) -> None:
+        self._head_timer = None
+        if not self._in_body and not self._refused and not self.transport.is_closing():
+            self.logger.warning("Request head not complete after %.0f s (408).", self.head_timeout_seconds)
+            self._refuse(_HEAD_TOO_SLOW)
+
     def _refuse_head(self) -> None:
-        self._refused = True
         self.logger.warning("Request head over %d bytes refused (431).", MAX_REQUEST_HEAD_BYTES)
-        content = [b"HTTP/1.1 431 Request Header Fields Too Large\r\n"]
+        self._refuse(_HEAD_TOO_LARGE)
+
+    def _refuse(self, answer: tuple[bytes, bytes]) -> None:
+        """Answer ``status`` with ``message``, shut the write side, and close after the linger."""
+        status, message = answer
+        self._refused = True
+        self._cancel_head_timer()
+        content = [b"HTTP/1.1 " + status + b"\r\n"]
         for name, value in self.server_state.default_headers:
             content.extend([name, b": ", value, b"\r\n"])
         content.extend(
             [
                 b"content-type: text/plain; charset=utf-8\r\n",
-                b"content-length: " + str(len(_HEAD_TOO_LARGE)).encode("ascii") + b"\r\n",
+                b"content-length: " + str(len(message)).encode("ascii") + b"\r\n",
                 b"connection: close\r\n",
                 b"\r\n",
-                _HEAD_TOO_LARGE,
+                message,
             ]
         )
         self.transport.write(b"".join(content))
@@ -123,14 +165,19 @@ class HeadLimitedHttpToolsProtocol(HttpToolsProtocol):
         asyncio.get_running_loop().call_later(REFUSAL_LINGER_SECONDS, self.transport.close)
 
 
-def server_options() -> dict[str, Any]:
+def server_options(*, head_timeout_seconds: float = REQUEST_HEAD_TIMEOUT_SECONDS) -> dict[str, Any]:
     """uvicorn options of every server of the app (``ai-search serve``, tests, benches).
+
+    ``head_timeout_seconds`` other than the product's is for tests that cannot wait 20 s.
 
     Forwarding headers are not trusted by uvicorn (the rate limiter reads ``X-Forwarded-For`` itself,
     and only for the configured proxy hops), and no ``Server`` header names the software.
     """
+    protocol: type[HeadLimitedHttpToolsProtocol] = HeadLimitedHttpToolsProtocol
+    if head_timeout_seconds != REQUEST_HEAD_TIMEOUT_SECONDS:
+        protocol = type(protocol.__name__, (protocol,), {"head_timeout_seconds": head_timeout_seconds})
     return {
-        "http": HeadLimitedHttpToolsProtocol,
+        "http": protocol,
         "h11_max_incomplete_event_size": MAX_REQUEST_HEAD_BYTES,
         "proxy_headers": False,
         "server_header": False,

@@ -38,6 +38,7 @@ from ai_search_server.outbound import (
 )
 from ai_search_server.ratelimit import AUTH_FAILURE_RATE_LIMIT, RateLimiter
 from ai_search_server.security import DEFAULT_MAX_REQUEST_BODY_BYTES, BodyLimitMiddleware
+from ai_search_server.serving import REQUEST_HEAD_TIMEOUT_SECONDS, server_options
 from ai_search_server.store.base import Store
 from tests.server._mcp_fixtures import asgi_client, bare_app, mcp_settings
 from tests.server.conftest import Workspace
@@ -265,6 +266,61 @@ def test_a_trickled_body_is_answered_408_at_the_body_deadline(store: Store, figu
     assert rest_closes and mcp_closes, "a trickling client loses its connection"
     assert late == {} and early == {}, outcomes
     assert after.status_code == 401, "the server goes on serving whole requests"
+
+
+# Seconds of the shortened head deadline (the product's is serving.REQUEST_HEAD_TIMEOUT_SECONDS).
+SHORT_HEAD_DEADLINE_SECONDS = 1.0
+
+
+def _trickle_head(port: int, *, give_up_after: float) -> tuple[bytes, float]:
+    """Send a request line, then one header byte per TRICKLE_INTERVAL_SECONDS, never ending the head;
+    what the server answered (b"" if nothing) and when, in seconds after the first byte."""
+    answer = b""
+    with socket.create_connection(("127.0.0.1", port), timeout=TRICKLE_INTERVAL_SECONDS) as conn:
+        conn.sendall(b"GET /openapi.json HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+        start = time.monotonic()
+        while time.monotonic() - start < give_up_after:
+            try:
+                conn.sendall(b"a")
+                chunk = conn.recv(65536)
+            except TimeoutError:
+                continue
+            except OSError:
+                break
+            if not chunk:
+                break
+            answer += chunk
+        return answer, time.monotonic() - start
+
+
+@pytest.mark.requirement("F1")
+def test_a_trickled_head_is_answered_408_at_the_head_deadline(store: Store, figure: Figure) -> None:
+    """uvicorn's keep-alive timer stops at a request's first byte: without a head deadline a client
+    sending a header a byte at a time holds its connection for ever."""
+    settings = reliability_settings(site_url="http://127.0.0.1:8000", allowed_hosts=["127.0.0.1"])
+    options = server_options(head_timeout_seconds=SHORT_HEAD_DEADLINE_SECONDS)
+    with ServedApp(create_app(settings, store, limiter=None), **options) as server:
+        answer, seconds = _trickle_head(server.port, give_up_after=SHORT_HEAD_DEADLINE_SECONDS + 10)
+        after = httpx.get(f"{server.url}/openapi.json", headers={"Host": "127.0.0.1"})
+    head = answer.partition(b"\r\n\r\n")[0]
+    status = int(head.split(b" ", 2)[1]) if head.startswith(b"HTTP/1.1 ") else None
+    in_time = SHORT_HEAD_DEADLINE_SECONDS * 0.9 <= seconds <= SHORT_HEAD_DEADLINE_SECONDS + DEADLINE_SLACK_SECONDS
+    figure(
+        tried=1,
+        failed=int(status != 408 or not in_time),
+        status=status,
+        answered_after_seconds=round(seconds, 2),
+        deadline_seconds=SHORT_HEAD_DEADLINE_SECONDS,
+    )
+    assert status == 408, answer
+    assert b"connection: close" in head.lower()
+    assert in_time, seconds
+    assert after.status_code == 200, "the server goes on serving whole requests"
+
+
+@pytest.mark.requirement("F1")
+def test_the_head_deadline_is_the_body_deadline() -> None:
+    assert REQUEST_HEAD_TIMEOUT_SECONDS == ANSWER_DEADLINE_SECONDS
 
 
 @pytest.mark.requirement("F1")
