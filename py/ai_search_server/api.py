@@ -128,10 +128,17 @@ COMMON_REFUSALS: tuple[tuple[Refusal, Callable[[ApiRoute], bool]], ...] = (
     (Refusal(errors.Unauthorized.status, "No credentials, or credentials that are not valid"), _always),
     (Refusal(403, "Origin not allowed: a cross-site call from a site not allowed"), _always),
     (Refusal(errors.Forbidden.status, "The caller lacks a permission the route needs"), _needs_permissions),
+    # The server itself answers these two before any route runs (serving.py), plain text.
+    (Refusal(408, "The request head was not received in time"), _always),
     (Refusal(408, "The request body was not received in time"), _reads_body),
     (Refusal(413, "The request body is over the size cap"), _always),
     (Refusal(421, "Host not allowed"), _always),
     (Refusal(errors.TooManyRequests.status, "Rate limit reached: retry after Retry-After"), _rate_limited),
+    (
+        Refusal(errors.TooManyRequests.status, "Too many failed authentications from this address"),
+        _always,
+    ),
+    (Refusal(431, "The request head (request line and headers) is over its size cap"), _always),
     (Refusal.of(errors.ServiceUnavailable), _always),
 )
 

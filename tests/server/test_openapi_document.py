@@ -63,8 +63,13 @@ async def test_a_declared_refusal_is_documented_with_its_reason(
 
 
 async def test_common_refusals_apply_only_where_they_can_happen(doc: dict[str, Any]) -> None:
-    assert "429" not in _responses(doc, "me")  # no rate limit on `me`
-    assert "408" not in _responses(doc, "ai.search")  # a GET reads no body
+    # `me` has no rate limit of its own: its 429 is the failed-authentication budget only.
+    assert "Rate limit reached" not in _responses(doc, "me")["429"]["description"]
+    assert "failed authentications" in _responses(doc, "me")["429"]["description"]
+    # A GET reads no body: its 408 is the request head's deadline only.
+    assert "body" not in _responses(doc, "ai.search")["408"]["description"]
+    assert "body" in _responses(doc, "chat.postMessage")["408"]["description"]
+    assert "431" in _responses(doc, "me")
     assert "404" not in _responses(doc, "me")
     permission = next(r for r, _applies in COMMON_REFUSALS if "permission" in r.reason)
     assert permission.reason not in _responses(doc, "ai.search")["403"]["description"]
