@@ -26,8 +26,10 @@ Per size:
     .venv/bin/python bench/bench_search.py [--sizes 1000 10000 100000 1000000] [--runs 5]
                                            [--queries 100] [--json PATH]
 
-Building from scratch takes about 15 minutes for the four sizes on 2 cores (most of it embedding the
-pool once per size, and importing the million); progress goes to stderr.
+Building all four from scratch took 24 minutes on the shared 2-core machine (1M: 15 minutes, half of
+it importing and keyword-indexing the million, the rest embedding the pool); progress goes to stderr.
+With the data sets cached, a full run at the defaults takes about 12 minutes, most of it at 1M (each
+run opens the million-message index twice: the memory probe and the server).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ Modules, one noun each::
     pipeline_http.py    the embedded pipeline served over HTTP at the same contract
     index.py            EmbeddedIndex: keyword + vectors kept current with the store
     index_db.py         the index's SQLite file (FTS5, float16 vectors)
-    vectors.py          VectorMatrix: in-memory brute-force cosine search with scope masks
+    vectors.py          VectorMatrix: in-memory brute-force cosine search with scope masks; one vector per distinct text
     terms.py            query words, the FTS5 match expression, highlight ranges
     embedder.py         Embedder protocol, OpenAIEmbedder
     minilm.py           MiniLMEmbedder: all-MiniLM-L6-v2 in numpy (offline)
