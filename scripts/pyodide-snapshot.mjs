@@ -73,17 +73,68 @@ _keep_core_aside()
 del _keep_core_aside
 `;
 
-function writeCore(pyodide) {
-  pyodide.FS.mkdirTree("ai_search");
-  for (const name of readdirSync(CORE).filter((n) => n.endsWith(".py"))) {
-    pyodide.FS.writeFile(`ai_search/${name}`, readFileSync(new URL(name, CORE)));
+// The browser glue (py/ai_search_web) imports `js` and the DOM, so it cannot be imported here; it is
+// compiled here instead. A loader hands each module its code object when the file the page wrote
+// has the same source hash, so a first visit never runs CPython's parser and compiler over it (both
+// would be compiled by V8 on first use, after the restore); any other file compiles as usual.
+const WEB = new URL("../py/ai_search_web/", import.meta.url);
+const WEB_HOOK = `
+import importlib.machinery, importlib.util, os, sys
+
+def _compile_web_aside():
+    codes = {}
+    for name in sorted(os.listdir("ai_search_web")):
+        if name.endswith(".py"):
+            path = os.path.abspath(os.path.join("ai_search_web", name))
+            with open(path, "rb") as handle:
+                source = handle.read()
+            codes[path] = (importlib.util.source_hash(source), compile(source, path, "exec", dont_inherit=True))
+
+    class CompiledLoader(importlib.machinery.SourceFileLoader):
+        """Returns the code compiled with the snapshot while the file's source hash is unchanged."""
+
+        def get_code(self, fullname):
+            path = self.get_filename(fullname)
+            known = codes.get(path)
+            if known is not None and known[0] == importlib.util.source_hash(self.get_data(path)):
+                return known[1]
+            return super().get_code(fullname)
+
+    class CompiledWeb:
+        """Finds ai_search_web modules as usual, loading them with CompiledLoader."""
+
+        @staticmethod
+        def find_spec(name, path=None, target=None):
+            if name != "ai_search_web" and not name.startswith("ai_search_web."):
+                return None
+            spec = importlib.machinery.PathFinder.find_spec(name, path)
+            if spec is not None and isinstance(spec.loader, importlib.machinery.SourceFileLoader):
+                spec.loader = CompiledLoader(spec.loader.name, spec.loader.path)
+            return spec
+
+    sys.meta_path.insert(0, CompiledWeb)
+
+_compile_web_aside()
+del _compile_web_aside
+`;
+
+function writePackage(pyodide, folder, url) {
+  pyodide.FS.mkdirTree(folder);
+  for (const name of readdirSync(url).filter((n) => n.endsWith(".py"))) {
+    pyodide.FS.writeFile(`${folder}/${name}`, readFileSync(new URL(name, url)));
   }
+}
+
+function writeCore(pyodide) {
+  writePackage(pyodide, "ai_search", CORE);
+  writePackage(pyodide, "ai_search_web", WEB);
 }
 
 const maker = await loadPyodide({ indexURL, _makeSnapshot: true });
 maker.runPython(loader.PRELOADED);
 writeCore(maker);
 maker.runPython(CORE_HOOK);
+maker.runPython(WEB_HOOK);
 const bytes = maker.makeMemorySnapshot();
 
 const check = await loadPyodide({ indexURL, _loadSnapshot: bytes });

@@ -20,7 +20,7 @@ from urllib.parse import parse_qs
 
 from starlette.datastructures import Headers
 from starlette.responses import FileResponse, Response
-from starlette.staticfiles import StaticFiles
+from starlette.staticfiles import NotModifiedResponse, StaticFiles
 from starlette.types import Scope
 
 __all__ = [
@@ -58,6 +58,10 @@ DIGEST_HEX_CHARS = 16
 # A [files] source of pyscript.toml: the quoted key up to " =".
 _CONFIG_SOURCE = re.compile(r'^"(\./py/[A-Za-z0-9_/]+\.py)"(?= =)', re.MULTILINE)
 _digests: dict[tuple[str, int, int], str] = {}
+# Files under an immutable prefix that scripts/setup rebuilds in place (the Pyodide memory snapshot,
+# remade whenever the page's Python changes, under a name that stays): revalidated, so a browser
+# never keeps one that no longer matches the page.
+_REBUILT_IN_PLACE = re.compile(r"/snapshot-v\d+\.bin$")
 
 
 def content_digest(path: str | os.PathLike[str]) -> str:
@@ -106,7 +110,7 @@ class PageFiles(StaticFiles):
         request_headers = Headers(scope=scope)
         path = str(full_path)
         rel = scope.get("path", "")
-        immutable = any(rel.startswith(p) for p in self.immutable_prefixes)
+        immutable = any(rel.startswith(p) for p in self.immutable_prefixes) and not _REBUILT_IN_PLACE.search(rel)
         if self.versioned and not immutable:
             wanted = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("v", [])
             immutable = wanted == [content_digest(path)]
@@ -118,6 +122,8 @@ class PageFiles(StaticFiles):
             )
             response.headers["content-encoding"] = "gzip"
             response.headers["vary"] = "Accept-Encoding"
+            if self.is_not_modified(response.headers, request_headers):
+                response = NotModifiedResponse(response.headers)
         else:
             response = super().file_response(full_path, stat_result, scope, status_code)
             response.headers["content-type"] = media_type + (

@@ -71,6 +71,35 @@ def test_a_changed_core_file_is_imported_from_the_files(page: Any, server: Serve
     _chips_work(page)
 
 
+_WEB_LOADER = "import ai_search_web.page as m; type(m.__spec__.loader).__name__"
+_WEB_CODE_FROM_SNAPSHOT = (
+    "import ai_search_web.page as m, sys; "
+    "any(getattr(f, '__name__', '') == 'CompiledWeb' for f in sys.meta_path) and "
+    "m.__spec__.loader.get_code(m.__name__) is m.__spec__.loader.get_code(m.__name__)"
+)
+
+
+def test_the_snapshot_hands_out_the_page_modules_compiled(page: Any, server: Server) -> None:
+    """The page modules cannot be imported into the snapshot (they use the DOM) but are compiled
+    into it: while a file is the one compiled, its module runs that code object (the same object on
+    every call, where a compile would make a new one)."""
+    open_page(page, server)
+    assert page.evaluate(_RUN_PYTHON, _WEB_LOADER) == "CompiledLoader"
+    assert page.evaluate(_RUN_PYTHON, _WEB_CODE_FROM_SNAPSHOT) is True
+
+
+def test_a_changed_page_module_is_compiled_from_its_file(page: Any, server: Server) -> None:
+    def changed(route: Any) -> None:
+        response = route.fetch()
+        route.fulfill(response=response, body=response.text() + "\nCHANGED_AFTER_SETUP = True\n")
+
+    page.route("**/py/ai_search_web/page.py*", changed)
+    open_page(page, server)
+    assert page.evaluate(_RUN_PYTHON, "import ai_search_web.page as m; m.CHANGED_AFTER_SETUP") is True
+    assert page.evaluate(_RUN_PYTHON, _WEB_CODE_FROM_SNAPSHOT) is False
+    _chips_work(page)
+
+
 def _without_the_servers_snapshot(page: Any, server: Server, route: Any) -> None:
     """Open the page with ``route`` answering the snapshot; it starts fresh, then stores its own
     snapshot, which the next start restores. Cache Storage is cleared again for the other tests."""

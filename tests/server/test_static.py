@@ -55,3 +55,17 @@ async def test_vendored_runtime_is_immutable_and_precompressed(client: httpx.Asy
     plain = await client.get(url, headers={"Accept-Encoding": "identity"})
     assert "content-encoding" not in plain.headers
     assert plain.content == wasm.read_bytes()
+
+
+async def test_the_snapshot_setup_rebuilds_is_revalidated(client: httpx.AsyncClient) -> None:
+    """scripts/setup remakes the Pyodide snapshot under the same name when the page's Python changes:
+    a browser must not keep an old one for a year, as it keeps the rest of the vendored runtime."""
+    snapshot = next((ROOT / "static" / "vendor").glob("pyodide-*/snapshot-v*.bin"), None)
+    if snapshot is None:
+        pytest.skip("static/vendor has no snapshot (scripts/setup makes it)")
+    url = "/" + snapshot.relative_to(ROOT).as_posix()
+    first = await client.get(url, headers={"Accept-Encoding": "gzip"})
+    assert first.status_code == 200
+    assert first.headers["cache-control"] == "no-cache"
+    again = await client.get(url, headers={"Accept-Encoding": "gzip", "If-None-Match": first.headers["etag"]})
+    assert again.status_code == 304
