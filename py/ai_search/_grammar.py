@@ -143,17 +143,22 @@ def _take_out(text: str, pattern: re.Pattern[str], live: bool) -> tuple[str, Sea
     it (`in:"a from:b,c"d e"` leaves `in:"a e"`, the room `a e`), and words that still held a filter
     would turn into it once serialized and parsed again. So the text a pass leaves is scanned again;
     each pass takes out at least one token (longer than its space), so this ends. A pass scans again
-    only from the token that opened the last quote before the first token taken out (only that quote
-    can have closed: any earlier one still meets its first closing quote where it did), so a deep
-    nest of such quotes costs a scan of the text after it per level, not a scan of the whole text.
+    only from the first token taken out, or from the token that opened the last quote before it when
+    that quote never closed (in this pass or an earlier one): only that quote can close now, since a
+    quote closes at the next quote after it and every earlier quote still meets its next one where it
+    did. So a deep nest of such quotes costs a scan of the text after it per level, not a scan of the
+    whole text.
     """
     collector = _Collector()
     removed = False
-    start = 0  # the text before `start` can no longer change
+    start = 0  # the text before `start` is unchanged by this pass
+    opened: dict[int, int] = {}  # quote position -> start, of every token whose quote never closed
     while True:
         tokens = _scan(text, pattern, start)
         if live and tokens and tokens[-1].end == len(text):
             tokens.pop()
+        opened = {quote: at for quote, at in opened.items() if quote < start}
+        opened.update((t.value_start, t.start) for t in tokens if t.shape == "bare" and t.raw.startswith(_QUOTE))
         pieces = [text[:start]]
         position = first = start
         for token in tokens:
@@ -169,8 +174,7 @@ def _take_out(text: str, pattern: re.Pattern[str], live: bool) -> tuple[str, Sea
         if position == start:
             return text, SearchFilters(**collector.fields()), removed
         removed = True
-        quote = text.rfind(_QUOTE, start, first)
-        start = next((t.start for t in tokens if t.value_start == quote and t.shape == "bare"), first)
+        start = opened.get(text.rfind(_QUOTE, 0, first), first)
         pieces.append(text[position:])
         # Collapsed now, not only at the end: a value a later pass closes is made of words.
         text = "".join(pieces)

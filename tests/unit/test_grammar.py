@@ -135,6 +135,12 @@ def test_all_names_every_public_class_and_function_of_the_module(module: Any) ->
             'in:"a in:"x y" z"', "", F(room_names=("x y", "a z")), id="quotes-closed-by-taking-out-nest"
         ),
         pytest.param(
+            'FROM:" in:"a from:"R" " :"',
+            "",
+            F(room_names=("a",), from_usernames=("R", ":")),
+            id="an-earlier-open-quote-closes-once-a-later-one-is-taken-out",  # found by atheris (A2)
+        ),
+        pytest.param(
             'in:"a after:2026-13-01 from:b,c"d e" x',
             "x",
             F(room_names=("a after:2026-13-01 e",), from_usernames=("b",)),
