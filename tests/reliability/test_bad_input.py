@@ -238,7 +238,8 @@ def test_fuzzed_parsers_never_crash_nor_stall(
     clean_exit = done.returncode == 0 or (budget_exits == len(artifacts) > 0)
     found = _DONE_LINE.findall(output) or _STATUS_LINE.findall(output)
     execs = int(found[-1][0]) if found else int(stats.get("execs", 0))
-    failed = len(crashes) + (not clean_exit) + int(stats.get("slow", 0))
+    violations = int(stats.get("violations", 0))
+    failed = len(crashes) + (not clean_exit) + int(stats.get("slow", 0)) + violations
     figure(
         tried=execs,
         failed=failed,
@@ -248,7 +249,7 @@ def test_fuzzed_parsers_never_crash_nor_stall(
         timeouts_over_100ms=int(stats.get("slow", 0)),
         slowest_input_ms=stats.get("slowest_ms"),
         peak_rss_mib=int(found[-1][1]) if found else None,
-        canonical_form_violations=int(stats.get("violations", 0)),
+        canonical_form_violations=violations,
         violation_examples=stats.get("violation_examples", [])[:2],
         exit_code=done.returncode,
         exits_at_the_time_budget=budget_exits,
@@ -256,6 +257,8 @@ def test_fuzzed_parsers_never_crash_nor_stall(
     assert execs > 0, output[-3000:]
     assert (crashes, clean_exit) == ([], True), output[-3000:]
     assert stats.get("slow", 0) == 0, stats
+    # The A1 property under coverage guidance: the full texts are in the figure's examples.
+    assert violations == 0, stats.get("violation_examples")
 
 
 # -- A3: schemathesis over the OpenAPI document ---------------------------------------------------
