@@ -112,8 +112,13 @@ export async function loadPyodide(options = {}) {
       await caches.delete(SNAPSHOT_CACHE);
     }
   } else {
+    const bytes = shippedSnapshot();
+    // Pyodide awaits the bytes only once the interpreter is on its way, and a 404 can come first: a
+    // rejection with no handler yet is reported as an uncaught error, so one is attached here (the
+    // await below still sees the rejection).
+    bytes.catch(() => {});
     try {
-      pyodide = await restore(base, shippedSnapshot(), "server");
+      pyodide = await restore(base, bytes, "server");
     } catch (error) {
       if (!(error instanceof NoShippedSnapshot)) {
         console.warn("ai-search: the server's Pyodide snapshot was refused; starting fresh.", error);
