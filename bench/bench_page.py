@@ -37,19 +37,12 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _browser import CHROMIUM, CHROMIUM_ARGS, WAIT_MS, ByteCounter
 from _figures import Baseline, Figure, Report, Target, percentile
 from _harness import demo_app_server
 
 ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
-]  # fmt: skip
 SESSION_KEY = "ai-search.session"
-# Milliseconds any one wait may take before the run counts as broken.
-WAIT_MS = 120_000
 # What the keystroke run types, as bob: finished filters (chips), tokens with suggestions, words.
 TYPED = "deploy in:engin from:car after:2026-09-01 before:2026-11-30 postgres failover in:ops "
 CLIENT_CALLS = 20
@@ -130,24 +123,6 @@ def _login(url: str, username: str) -> dict[str, str]:
         "data"
     ]
     return {"userId": data["userId"], "authToken": data["authToken"], "username": username, "name": ""}
-
-
-class ByteCounter:
-    """Bytes on the wire for the page's own requests (CDP Network.loadingFinished)."""
-
-    def __init__(self, context: Any, page: Any) -> None:
-        self.total = 0
-        self.requests = 0
-        session = context.new_cdp_session(page)
-        session.send("Network.enable")
-        session.on("Network.loadingFinished", self._finished)
-
-    def _finished(self, event: dict[str, Any]) -> None:
-        self.total += int(event.get("encodedDataLength", 0))
-        self.requests += 1
-
-    def reset(self) -> None:
-        self.total = self.requests = 0
 
 
 def _marks(page: Any) -> dict[str, float]:

@@ -34,18 +34,11 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _browser import CHROMIUM, CHROMIUM_ARGS, WAIT_MS, ByteCounter
 from _figures import Figure, Report
 from _harness import demo_app_server, free_port
 
 ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
-]  # fmt: skip
-# Milliseconds any one wait may take before the run counts as broken.
-WAIT_MS = 120_000
 # Milliseconds of network silence after load before the "before opening" bytes are read.
 SETTLE_MS = 1500
 # The host page's script: timestamps (ms since navigation start) of the widget's events.
@@ -110,31 +103,6 @@ def serve(embedder_origin: str) -> Iterator[str]:
     """The real app with the demo workspace; ``embedder_origin`` is on its embed allow-list."""
     with demo_app_server({"embed_allowed_origins": [embedder_origin]}) as url:
         yield url
-
-
-class ByteCounter:
-    """Bytes on the wire of requests to one origin (CDP), the host page's frames included."""
-
-    def __init__(self, context: Any, page: Any, origin: str) -> None:
-        self.origin = origin
-        self.urls: dict[str, str] = {}
-        self.total = 0
-        self.requests = 0
-        session = context.new_cdp_session(page)
-        session.send("Network.enable")
-        session.on("Network.requestWillBeSent", self._sent)
-        session.on("Network.loadingFinished", self._finished)
-
-    def _sent(self, event: dict[str, Any]) -> None:
-        self.urls[event["requestId"]] = event["request"]["url"]
-
-    def _finished(self, event: dict[str, Any]) -> None:
-        if self.urls.get(event["requestId"], "").startswith(self.origin + "/"):
-            self.total += int(event.get("encodedDataLength", 0))
-            self.requests += 1
-
-    def read(self) -> dict[str, int]:
-        return {"bytes": self.total, "requests": self.requests}
 
 
 def _visit(context: Any, server: str, host: str, preload: str) -> dict[str, Any]:
