@@ -4,28 +4,24 @@
   (shared with the browser tests of the rendering promises).
 - ``@pytest.mark.soak`` tests (the long counts) are skipped unless ``AI_SEARCH_SOAK=1`` (what
   ``scripts/test-reliability`` sets) or ``-m`` selects ``soak``; the default run keeps reduced counts.
-- The workspace fixtures come from ``tests/server/conftest.py`` (alice, bob, carol and four rooms);
+- The workspace, ``app`` and ``client`` fixtures come from ``tests/server/conftest.py`` (alice, bob,
+  carol and four rooms);
   ``settings`` here turns the local embedding model off, so search is keyword-only and starts at once.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
-from starlette.applications import Starlette
 
-from ai_search_server.app import create_app
-from ai_search_server.ratelimit import RateLimiter
 from ai_search_server.settings import Settings, load_settings
 from tests._figures import Figure
-from tests.server.conftest import BASE_URL, data_dir, store, workspace
+from tests.server.conftest import BASE_URL, app, client, data_dir, store, workspace
 
-__all__ = ["BASE_URL", "SOAK_ENV", "Figure", "data_dir", "store", "workspace"]
+__all__ = ["BASE_URL", "SOAK_ENV", "Figure", "app", "client", "data_dir", "store", "workspace"]
 
 SOAK_ENV = "AI_SEARCH_SOAK"
 HERE = Path(__file__).resolve().parent
@@ -57,14 +53,3 @@ def reliability_settings(**overrides: Any) -> Settings:
 def settings() -> Settings:
     return reliability_settings()
 
-
-@pytest.fixture
-def app(settings: Settings, store: Any) -> Starlette:
-    return create_app(settings, store, limiter=RateLimiter("memory://"))
-
-
-@pytest.fixture
-async def client(app: Starlette) -> AsyncIterator[httpx.AsyncClient]:
-    transport = httpx.ASGITransport(app=app, client=("203.0.113.7", 50000))
-    async with httpx.AsyncClient(transport=transport, base_url=BASE_URL) as c:
-        yield c
