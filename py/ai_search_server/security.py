@@ -24,7 +24,6 @@ paths (the MCP endpoint), which get upstream's envelope ``{"jsonrpc": "2.0", "er
 
 from __future__ import annotations
 
-import contextlib
 import ipaddress
 import math
 import re
@@ -54,9 +53,11 @@ __all__ = [
     "SecurityHeadersMiddleware",
     "build_csp",
     "default_allowed_hosts",
+    "host_name",
     "normalize_origin",
     "origin_allowed",
     "parse_origin_list",
+    "same_origin_as_host",
 ]
 
 # Bytes of one request body. 5 MiB is the cap the upstream MCP endpoint puts on a batch's tool results
@@ -140,15 +141,32 @@ def parse_origin_list(text: str) -> tuple[str, ...]:
     return tuple(entry.strip() for entry in text.split(",") if entry.strip())
 
 
-def default_allowed_hosts(
-    site_url: str, *, bind_host: str | None = None, bind_port: int | None = None
-) -> tuple[str, ...]:
-    """The ``Host`` values a server at ``site_url`` (bound to ``bind_host:bind_port``) should accept.
+def host_name(value: str) -> str | None:
+    """The name in a ``Host`` value (``name``, ``name:port``, ``[v6]``, ``[v6]:port``), lower-cased.
 
-    The site URL's host (with and without a default port); ``localhost``, ``127.0.0.1`` and ``[::1]``
-    on the site's port when the site host is loopback, and on the bind port when the bind address is;
-    and the bind address itself when it is one specific address. A wildcard bind (``0.0.0.0``, ``::``)
-    adds nothing: behind a proxy the Host is the public name, which the site URL must then say.
+    The port is checked for shape and dropped: the Host check compares names, because a name is what a
+    DNS-rebinding page controls, while the port changes with every ``ssh -L``, container mapping or
+    dev proxy in front of the server. None for a value no browser sends (empty, bad port, stray
+    brackets).
+    """
+    value = value.strip().lower()
+    # An IPv6 name is bracketed, so the port is whatever follows the closing bracket.
+    split_at = value.find("]") + 1 if value.startswith("[") else 0
+    name, colon, port = value[split_at:].partition(":")
+    name = value[:split_at] + name
+    if name in ("", "[", "[]") or (name.startswith("[") and not name.endswith("]")):
+        return None
+    if colon and not (port.isdigit() and 0 < int(port) < 65536):
+        return None
+    return name
+
+
+def default_allowed_hosts(site_url: str) -> tuple[str, ...]:
+    """The ``Host`` names a server at ``site_url`` accepts: the site URL's host and the loopback names.
+
+    Loopback names are always accepted, on any port: a browser sends ``Host: localhost`` only when
+    its user asked for the machine itself, never because a page rebound a name. A public name must be
+    the site URL's (or listed in ``allowed_hosts``), since behind a proxy the Host is that name.
 
     Raises:
         ValueError: ``site_url`` is not an http(s) URL.
@@ -156,49 +174,36 @@ def default_allowed_hosts(
     site_origin = normalize_origin(site_url)
     if site_origin is None:
         raise ValueError(f"site_url {site_url!r} is not an http or https URL")
-    scheme, _, hostport = site_origin.partition("://")
-    # An IPv6 host is bracketed, so the port is whatever follows the closing bracket.
-    bracket = hostport.find("]") + 1
-    site_host, _, site_port = hostport[bracket:].partition(":")
-    site_host = hostport[:bracket] + site_host
-    port = int(site_port) if site_port else _DEFAULT_PORTS[scheme]
-    pairs = [(site_host, port)]
-    if _is_loopback(site_host):
-        pairs += [(name, port) for name in _LOOPBACK_HOSTS]
-    if bind_host is not None and bind_port is not None:
-        if _is_loopback(bind_host):
-            pairs += [(name, bind_port) for name in _LOOPBACK_HOSTS]
-        with contextlib.suppress(ValueError):
-            address = ipaddress.ip_address(bind_host.strip("[]"))
-            if not address.is_unspecified:
-                name = f"[{address.compressed}]" if address.version == 6 else address.compressed
-                pairs.append((name, bind_port))
-    hosts: list[str] = []
-    for name, name_port in pairs:
-        # A browser leaves the scheme's default port out of Host.
-        hosts += [name] if name_port == _DEFAULT_PORTS[scheme] else []
-        hosts.append(f"{name}:{name_port}")
-    return tuple(dict.fromkeys(host.lower() for host in hosts))
+    name = host_name(site_origin.partition("://")[2])
+    assert name is not None  # a normalised origin always has a host
+    return tuple(dict.fromkeys((name, *_LOOPBACK_HOSTS)))
 
 
-def _is_loopback(host: str) -> bool:
+def _is_loopback(name: str) -> bool:
     try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
+        return ipaddress.ip_address(name.strip("[]")).is_loopback
     except ValueError:
-        return host.lower().rstrip(".") == "localhost"
+        return name == "localhost"
 
 
 @dataclass(frozen=True)
 class OriginPolicy:
     """Who may call the API from a browser, and under which ``Host`` names the server answers.
 
-    ``site_url`` is the product's own URL; its origin is always allowed. ``cors_allowed_origins`` are
-    other browser origins allowed to call the API; ``embed_allowed_origins`` host the widget and are
-    allowed API origins too (and the CSP frame ancestors). A ``*`` or any entry that is not an http(s)
-    origin never matches (upstream §8.4); :attr:`ignored_entries` lists them so start-up can say so.
-    ``allowed_hosts`` None (the default) is derived from the site URL by :func:`default_allowed_hosts`,
-    because a server without a Host check is open to DNS rebinding; an explicit empty tuple turns the
-    Host check off (a proxy in front already pins Host).
+    ``site_url`` is the product's own URL; its origin is always allowed, and so is the origin a request
+    names in its own (accepted) ``Host``: the page reached through ``ssh -L 9000:127.0.0.1:8000`` or a
+    container's ``-p 9000:8000`` is same-origin with itself. ``cors_allowed_origins`` are other browser
+    origins allowed to call the API; ``embed_allowed_origins`` host the widget and are allowed API
+    origins too (and the CSP frame ancestors). A ``*`` or any entry that is not an http(s) origin never
+    matches (upstream §8.4); :attr:`ignored_entries` lists them so start-up can say so.
+
+    ``allowed_hosts`` are Host *names* accepted besides the site URL's and the loopback names (a port
+    given with one is ignored; :func:`default_allowed_hosts`); None (the default) adds none. The check
+    is on by default because a server without it is open to DNS rebinding; an explicit empty tuple
+    turns it off (a proxy in front already pins Host).
+
+    Raises:
+        ValueError: ``site_url`` is not an http(s) URL, or an ``allowed_hosts`` entry is not a host.
     """
 
     site_url: str
@@ -210,27 +215,11 @@ class OriginPolicy:
         # Accept any sequence from settings code but keep the frozen record immutable.
         object.__setattr__(self, "cors_allowed_origins", tuple(self.cors_allowed_origins))
         object.__setattr__(self, "embed_allowed_origins", tuple(self.embed_allowed_origins))
-        hosts = default_allowed_hosts(self.site_url) if self.allowed_hosts is None else self.allowed_hosts
-        object.__setattr__(self, "allowed_hosts", tuple(host.lower() for host in hosts))
-
-    @classmethod
-    def for_server(
-        cls,
-        site_url: str,
-        *,
-        bind_host: str,
-        bind_port: int,
-        cors_allowed_origins: Sequence[str] = (),
-        embed_allowed_origins: Sequence[str] = (),
-        allowed_hosts: Sequence[str] | None = None,
-    ) -> OriginPolicy:
-        """A policy whose Host allow-list defaults to :func:`default_allowed_hosts`."""
-        hosts = (
-            default_allowed_hosts(site_url, bind_host=bind_host, bind_port=bind_port)
-            if allowed_hosts is None
-            else tuple(allowed_hosts)
-        )
-        return cls(site_url, tuple(cors_allowed_origins), tuple(embed_allowed_origins), hosts)
+        names = default_allowed_hosts(self.site_url)
+        if self.allowed_hosts is not None:
+            listed = tuple(_configured_host(entry) for entry in self.allowed_hosts)
+            names = (*names, *listed) if listed else ()
+        object.__setattr__(self, "allowed_hosts", tuple(dict.fromkeys(names)))
 
     @cached_property
     def site_origin(self) -> str:
@@ -249,24 +238,55 @@ class OriginPolicy:
         entries = (*self.cors_allowed_origins, *self.embed_allowed_origins)
         return tuple(entry for entry in entries if normalize_origin(entry) is None)
 
+    def host_allowed(self, value: str) -> bool:
+        """Whether a ``Host`` header value names this server (any port): a listed or loopback name."""
+        if not self.allowed_hosts:
+            return True
+        name = host_name(value)
+        return name is not None and (name in self.allowed_hosts or _is_loopback(name))
 
-def origin_allowed(origin: str | None, policy: OriginPolicy) -> bool:
+
+def _configured_host(entry: str) -> str:
+    name = host_name(entry)
+    if name is None or "/" in entry:
+        raise ValueError(f"allowed_hosts entry {entry!r} is not a host name (name or name:port)")
+    return name
+
+
+def same_origin_as_host(origin: str, host: str, scheme: str = "http") -> bool:
+    """Whether ``origin`` is the origin of a page loaded from ``Host: host`` over ``scheme``.
+
+    Both sides are compared as a browser serialises them (lower case, the scheme's default port left
+    out), so ``http://localhost:9000`` matches ``Host: localhost:9000`` and ``https://x.io`` matches
+    ``Host: x.io:443`` over https; an https origin never matches a request that came over http.
+    """
+    normalized = normalize_origin(origin)
+    own = normalize_origin(f"{scheme}://{host.strip()}") if host_name(host) is not None else None
+    return normalized is not None and normalized == own
+
+
+def origin_allowed(
+    origin: str | None, policy: OriginPolicy, host: str | None = None, scheme: str = "http"
+) -> bool:
     """Whether a request carrying this ``Origin`` header value may use the API (upstream §8.4).
 
     No header (native clients, curl, MCP SDK) is allowed; ``null`` and unparsable values are refused;
-    otherwise the normalised origin must be the site's own or in one of the allow-lists.
+    otherwise the normalised origin must be the site's own, the one of the request's ``host`` and
+    ``scheme`` (a Host the Host check has already accepted), or in one of the allow-lists.
     """
     if origin is None:
         return True
     normalized = normalize_origin(origin)
     if normalized is None:
         return False
+    if host is not None and same_origin_as_host(normalized, host, scheme):
+        return True
     return normalized == policy.site_origin or normalized in policy.allowed_cross_origins
 
 
-def _host_allowed(headers: Headers, allowed_hosts: Collection[str]) -> bool:
+def _single_host(headers: Headers) -> str | None:
     values = headers.getlist("host")
-    return len(values) == 1 and values[0].lower() in allowed_hosts
+    return values[0] if len(values) == 1 else None
 
 
 @dataclass(frozen=True)
@@ -319,7 +339,11 @@ class OriginMiddleware:
             return
         headers = Headers(scope=scope)
         path: str = scope["path"]
-        if self.policy.allowed_hosts and not _host_allowed(headers, self.policy.allowed_hosts):
+        # The request's own Host counts as a same-origin name only once the Host check accepted it:
+        # with the check off, any page could name itself in Host.
+        host = _single_host(headers) if self.policy.allowed_hosts else None
+        scheme: str = scope.get("scheme", "http")
+        if self.policy.allowed_hosts and (host is None or not self.policy.host_allowed(host)):
             await _refusal_response(_HOST_REFUSED, path, self.jsonrpc_paths)(scope, receive, send)
             return
         if not path.startswith(self.protected_prefixes):
@@ -329,7 +353,7 @@ class OriginMiddleware:
         if not origins:
             refused = headers.get("sec-fetch-site") in _FOREIGN_FETCH_SITES
         else:
-            refused = len(origins) > 1 or not origin_allowed(origins[0], self.policy)
+            refused = len(origins) > 1 or not origin_allowed(origins[0], self.policy, host, scheme)
         if refused:
             refusal = _refusal_response(_ORIGIN_REFUSED, path, self.jsonrpc_paths)
             await refusal(scope, receive, _with_cors_headers(send, None))
@@ -338,7 +362,10 @@ class OriginMiddleware:
             await self.app(scope, receive, _with_cors_headers(send, None))
             return
         origin = origins[0]
-        cross_origin = origin if normalize_origin(origin) != self.policy.site_origin else None
+        same_origin = normalize_origin(origin) == self.policy.site_origin or (
+            host is not None and same_origin_as_host(origin, host, scheme)
+        )
+        cross_origin = None if same_origin else origin
         if scope["method"] == "OPTIONS" and "access-control-request-method" in headers:
             await self._preflight(headers, cross_origin)(scope, receive, send)
             return

@@ -18,7 +18,7 @@ import os
 import tomllib
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,6 +28,7 @@ __all__ = [
     "SECRET_SETTINGS",
     "Settings",
     "SettingsError",
+    "check_complete",
     "load_settings",
     "settings_markdown",
     "settings_table",
@@ -71,8 +72,8 @@ class Settings:
     )
     allowed_hosts: list[str] = _s(
         [],
-        "Host header values accepted (DNS-rebinding guard). Empty: the site "
-        "URL's host plus localhost and 127.0.0.1.",
+        "Host names accepted besides the site URL's and the loopback names, on any port "
+        "(DNS-rebinding guard; a port given is ignored).",
     )
     trusted_proxy_hops: int = _s(
         0,
@@ -282,6 +283,7 @@ def load_settings(
         values[name] = _convert(name, "command line", hints[name], raw, fields[name].metadata)
 
     settings = Settings(**values)
+    check_complete(settings)
     if settings.embedder not in ("local", "openai", "none"):
         raise SettingsError(f"setting 'embedder': expected local, openai or none, got {settings.embedder!r}")
     if settings.log_level not in ("debug", "info", "warning", "error"):
@@ -289,6 +291,50 @@ def load_settings(
             f"setting 'log_level': expected debug, info, warning or error, got {settings.log_level!r}"
         )
     return settings
+
+
+@dataclass(frozen=True)
+class _Together:
+    """Settings that only work together: what they turn on, when it is asked for, how to turn it off."""
+
+    feature: str
+    names: tuple[str, ...]
+    wanted: Callable[[Settings], bool]
+    instead: str
+
+
+# Half of such a group set is a mistake that would only show when a user hits it (answers offered by
+# the page that can only fail), so start-up refuses it and names what is missing.
+_REQUIRED_TOGETHER = (
+    _Together(
+        "answers from an LLM",
+        ("llm_base_url", "llm_model"),
+        lambda s: bool(s.llm_base_url),
+        "clear llm_base_url for extractive answers",
+    ),
+    _Together(
+        "the remote pipeline",
+        ("pipeline_base_url", "pipeline_id"),
+        lambda s: bool(s.pipeline_base_url),
+        "clear pipeline_base_url for the embedded pipeline",
+    ),
+    _Together(
+        "embedder = openai",
+        ("embedding_base_url", "embedding_model"),
+        lambda s: s.embedder == "openai",
+        "choose embedder local or none",
+    ),
+)
+
+
+def check_complete(settings: Settings) -> None:
+    """Raises SettingsError naming the missing part of a group of settings that only work together."""
+    for group in _REQUIRED_TOGETHER:
+        missing = [name for name in group.names if not getattr(settings, name)]
+        if missing and group.wanted(settings):
+            needed = " and ".join(f"{name} (env {ENV_PREFIX}{name.upper()})" for name in missing)
+            them = "them" if len(missing) > 1 else "it"
+            raise SettingsError(f"{group.feature} needs {needed}: set {them}, or {group.instead}")
 
 
 def settings_markdown() -> str:

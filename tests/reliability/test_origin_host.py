@@ -1,8 +1,9 @@
 """E. Origin and Host: every rule, on every state-changing route and on MCP, over real TCP.
 
-The matrix crosses Host values (allowed, case variant, other name, other port, no port, trailing dot)
-with Origin values (absent, the site's own in three spellings, other port, trailing dot, other scheme,
-another site, ``null``) and ``Sec-Fetch-Site: cross-site`` with a cookie and no Origin. Expected:
+The matrix crosses Host values (the site's name on its own port, another port and none, a case
+variant, loopback names, other names, a trailing dot, a bad port) with Origin values (absent, the
+site's own in three spellings, the Host's own, other port, trailing dot, other scheme, another site,
+``null``) and ``Sec-Fetch-Site: cross-site`` with a cookie and no Origin. Expected:
 a bad Host is 421 whatever else; otherwise a bad Origin is 403; otherwise the route answers as it
 would anyway (never 403 nor 421). Refusals on ``/api/v1/mcp`` are JSON-RPC envelopes.
 """
@@ -26,14 +27,19 @@ from ._servers import ServedApp
 from .conftest import Figure, reliability_settings
 
 SITE = "http://ai.test:8000"
+# Host names are compared without ports: the site's name and loopback names pass on any port (a
+# forwarded port, a container mapping); another name, or a trailing dot, is refused (DNS rebinding).
 HOSTS = {
     "ai.test:8000": True,
     "AI.TEST:8000": True,
+    "ai.test:9000": True,
+    "ai.test": True,
+    "127.0.0.1:9000": True,
+    "localhost": True,
     "evil.example": False,
-    "ai.test:9000": False,
-    "ai.test": False,
+    "evil.example:8000": False,
     "ai.test.:8000": False,
-    "127.0.0.1:8000": False,  # loopback names are added only for a loopback site (DNS rebinding)
+    "ai.test:0": False,
 }
 ORIGINS: dict[str, bool] = {
     "": True,  # no Origin: a native client (curl, an MCP SDK)
@@ -41,10 +47,18 @@ ORIGINS: dict[str, bool] = {
     "HTTP://AI.TEST:8000": True,
     "http://ai.test:8000/some/path": True,
     "http://ai.test:9000": False,
+    "http://ai.test": False,
+    "http://127.0.0.1:9000": False,
     "http://ai.test.:8000": False,
     "https://ai.test:8000": False,
     "https://evil.example": False,
     "null": False,
+}
+# Origins that are same-origin with one Host only: the page loaded under that Host calls its own API.
+SAME_ORIGIN_AS_HOST = {
+    "ai.test:9000": "http://ai.test:9000",
+    "ai.test": "http://ai.test",
+    "127.0.0.1:9000": "http://127.0.0.1:9000",
 }
 FETCH_SITES = {"cross-site": False, "same-site": False, "same-origin": True, "none": True}
 # Every state-changing route, one data route, and the MCP endpoint.
@@ -69,7 +83,11 @@ def _cells() -> list[tuple[str, str, str, dict[str, str], int | None]]:
     for method, path in PATHS:
         for host, host_ok in HOSTS.items():
             variants: list[tuple[str, dict[str, str], bool]] = [
-                (f"origin={origin or 'absent'}", {"Origin": origin} if origin else {}, ok)
+                (
+                    f"origin={origin or 'absent'}",
+                    {"Origin": origin} if origin else {},
+                    ok or SAME_ORIGIN_AS_HOST.get(host) == origin,
+                )
                 for origin, ok in ORIGINS.items()
             ]
             variants += [

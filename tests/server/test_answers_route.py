@@ -227,7 +227,6 @@ async def test_service_built_from_settings_reaches_the_provider(
     [
         pytest.param({"search_enabled": False}, "error-ai-not-enabled", id="search-off"),
         pytest.param({"answer_enabled": False}, "error-ai-not-enabled", id="answers-off"),
-        pytest.param({"llm_model": ""}, "error-ai-provider-not-configured", id="base-url-without-model"),
     ],
 )
 async def test_answers_off_or_half_configured_are_refused_before_any_call(
@@ -265,7 +264,8 @@ async def test_an_answer_service_without_an_outbound_client_says_the_provider_is
 
 async def test_the_app_installs_an_answer_service_on_its_outbound_client(store: Store) -> None:
     settings = load_settings(
-        environ={}, overrides={"site_url": BASE_URL, "llm_base_url": "https://llm.example/v1"}
+        environ={},
+        overrides={"site_url": BASE_URL, "llm_base_url": "https://llm.example/v1", "llm_model": "m"},
     )
     app = create_app(settings, store)
     extras = app.state.services.extras

@@ -93,3 +93,31 @@ def test_import_reports_bad_lines_by_number_and_is_idempotent(
         assert store.count_messages() == 2
     finally:
         store.close()
+
+
+@pytest.mark.parametrize(
+    ("env", "fragment"),
+    [
+        pytest.param(
+            {"AI_SEARCH_LLM_BASE_URL": "https://llm.example/v1"},
+            "answers from an LLM needs llm_model (env AI_SEARCH_LLM_MODEL)",
+            id="llm-base-url-without-a-model",
+        ),
+        pytest.param(
+            {"AI_SEARCH_SEARCH_SEMANTIC_WEIGHT": "lots"}, "'search_semantic_weight'", id="a-bad-value"
+        ),
+    ],
+)
+def test_serve_stops_before_serving_on_a_setting_that_cannot_work(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    env: dict[str, str],
+    fragment: str,
+) -> None:
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    status, _, err = run(capsys, "serve", "--data", str(tmp_path / "data"), "--port", "0")
+    assert status == 2
+    assert fragment in err
+    assert "serving" not in err

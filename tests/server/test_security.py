@@ -28,9 +28,11 @@ from ai_search_server.security import (
     SecurityHeadersMiddleware,
     build_csp,
     default_allowed_hosts,
+    host_name,
     normalize_origin,
     origin_allowed,
     parse_origin_list,
+    same_origin_as_host,
 )
 
 SITE = "http://127.0.0.1:8000"
@@ -153,49 +155,69 @@ def test_policy_refuses_a_site_url_that_is_not_http() -> None:
 
 
 @pytest.mark.parametrize(
-    ("site_url", "bind", "expected"),
+    ("site_url", "expected"),
     [
+        pytest.param(SITE, ("127.0.0.1", "localhost", "[::1]"), id="loopback-site"),
         pytest.param(
-            SITE,
-            None,
-            ("127.0.0.1:8000", "localhost:8000", "[::1]:8000"),
-            id="loopback-site-adds-loopback-names",
+            "https://Chat.Example.com/ai/", ("chat.example.com", "localhost", "127.0.0.1", "[::1]"), id="public-site"
         ),
-        pytest.param(
-            "https://Chat.Example.com/ai/",
-            ("127.0.0.1", 8000),
-            ("chat.example.com", "chat.example.com:443", "localhost:8000", "127.0.0.1:8000", "[::1]:8000"),
-            id="public-site-behind-a-proxy-on-loopback",
-        ),
-        pytest.param(
-            "https://chat.example.com",
-            ("0.0.0.0", 8000),
-            ("chat.example.com", "chat.example.com:443"),
-            id="wildcard-bind-adds-nothing",
-        ),
-        pytest.param(
-            "http://chat.example.com:8080",
-            ("192.168.1.5", 8080),
-            ("chat.example.com:8080", "192.168.1.5:8080"),
-            id="specific-bind-address-is-added",
-        ),
+        pytest.param("http://[::1]:8000", ("[::1]", "localhost", "127.0.0.1"), id="ipv6-site"),
     ],
 )
-def test_default_allowed_hosts(
-    site_url: str, bind: tuple[str, int] | None, expected: tuple[str, ...]
-) -> None:
-    if bind is None:
-        assert default_allowed_hosts(site_url) == expected
-    else:
-        assert default_allowed_hosts(site_url, bind_host=bind[0], bind_port=bind[1]) == expected
+def test_default_allowed_hosts_are_names_without_ports(site_url: str, expected: tuple[str, ...]) -> None:
+    assert default_allowed_hosts(site_url) == expected
 
 
-def test_policy_derives_allowed_hosts_unless_given() -> None:
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        pytest.param("localhost:9000", "localhost", id="name-and-port"),
+        pytest.param("Chat.Example.COM", "chat.example.com", id="name-lower-cased"),
+        pytest.param("[::1]:9000", "[::1]", id="ipv6-and-port"),
+        pytest.param("[::1]", "[::1]", id="ipv6"),
+        pytest.param("127.0.0.1.:8000", "127.0.0.1.", id="trailing-dot-kept-so-it-does-not-match"),
+        pytest.param("", None, id="empty"),
+        pytest.param("[::1", None, id="unclosed-bracket"),
+        pytest.param("::1", None, id="unbracketed-ipv6"),
+        pytest.param("a.example:", None, id="colon-without-port"),
+        pytest.param("a.example:0", None, id="port-zero"),
+        pytest.param("a.example:70000", None, id="port-too-large"),
+        pytest.param("a.example:80x", None, id="port-not-a-number"),
+        pytest.param("[::1]x", None, id="junk-after-bracket"),
+    ],
+)
+def test_host_name_keeps_the_name_and_checks_the_port(value: str, expected: str | None) -> None:
+    assert host_name(value) == expected
+
+
+def test_policy_accepts_configured_names_besides_the_site_and_loopback() -> None:
     assert OriginPolicy(SITE).allowed_hosts == default_allowed_hosts(SITE)
-    assert OriginPolicy(SITE, allowed_hosts=("Chat.Example.com",)).allowed_hosts == ("chat.example.com",)
+    listed = OriginPolicy("https://chat.example.com", allowed_hosts=("Search.Example.org:8443",))
+    assert listed.allowed_hosts == ("chat.example.com", "localhost", "127.0.0.1", "[::1]", "search.example.org")
     assert OriginPolicy(SITE, allowed_hosts=()).allowed_hosts == ()
-    bound = OriginPolicy.for_server("https://chat.example.com", bind_host="10.1.2.3", bind_port=9000)
-    assert bound.allowed_hosts == ("chat.example.com", "chat.example.com:443", "10.1.2.3:9000")
+    with pytest.raises(ValueError, match="allowed_hosts entry"):
+        OriginPolicy(SITE, allowed_hosts=("http://chat.example.com/",))
+
+
+@pytest.mark.parametrize(
+    ("origin", "host", "expected"),
+    [
+        pytest.param("http://localhost:9000", "localhost:9000", True, id="ssh-forwarded-port"),
+        pytest.param("HTTP://LOCALHOST:9000/path", "localhost:9000", True, id="spelling-of-origin"),
+        pytest.param("http://chat.example.com", "chat.example.com:80", True, id="default-port-in-host"),
+        pytest.param("https://localhost:9000", "localhost:9000", False, id="other-scheme"),
+        pytest.param("http://localhost:9001", "localhost:9000", False, id="other-port"),
+        pytest.param("http://127.0.0.1:9000", "localhost:9000", False, id="other-name"),
+        pytest.param("null", "localhost:9000", False, id="null-origin"),
+    ],
+)
+def test_same_origin_as_host(origin: str, host: str, expected: bool) -> None:
+    assert same_origin_as_host(origin, host) is expected
+
+
+def test_same_origin_as_host_over_https() -> None:
+    assert same_origin_as_host("https://chat.example.com", "chat.example.com:443", "https")
+    assert not same_origin_as_host("http://chat.example.com", "chat.example.com", "https")
 
 
 # -- the middleware stack ---------------------------------------------------------------------------
@@ -277,6 +299,30 @@ def client(app: ASGIApp) -> httpx.AsyncClient:
             id="same-origin-browser-load-without-origin-passes",
         ),
         pytest.param("GET", "/", {"Origin": EVIL}, 200, None, id="page-outside-api-is-not-origin-checked"),
+        pytest.param(
+            "POST",
+            "/api/v1/echo",
+            {"Host": "localhost:9000", "Origin": "http://localhost:9000"},
+            200,
+            None,
+            id="page-through-a-forwarded-port-is-same-origin",
+        ),
+        pytest.param(
+            "POST",
+            "/api/v1/echo",
+            {"Host": "localhost:9000", "Origin": "http://localhost:9001"},
+            403,
+            None,
+            id="origin-on-another-port-than-host-refused",
+        ),
+        pytest.param(
+            "POST",
+            "/api/v1/echo",
+            {"Host": "localhost:9000", "Origin": SITE},
+            200,
+            None,
+            id="site-origin-passes-under-any-accepted-host",
+        ),
     ],
 )
 async def test_origin_checks_on_api_paths(
@@ -367,7 +413,11 @@ async def test_star_in_the_list_never_produces_a_star_cors_header() -> None:
         pytest.param("[::1]:8000", "/api/v1/echo", 200, id="ipv6-loopback-passes"),
         pytest.param("evil.example:8000", "/api/v1/echo", 421, id="rebound-name-refused-on-api"),
         pytest.param("evil.example:8000", "/", 421, id="rebound-name-refused-on-the-page-too"),
-        pytest.param("127.0.0.1:8001", "/api/v1/echo", 421, id="other-port-refused"),
+        pytest.param("127.0.0.1:9000", "/api/v1/echo", 200, id="forwarded-port-passes"),
+        pytest.param("localhost", "/api/v1/echo", 200, id="loopback-name-without-a-port-passes"),
+        pytest.param("127.0.0.2:8000", "/api/v1/echo", 200, id="any-ipv4-loopback-passes"),
+        pytest.param("localhost.:8000", "/api/v1/echo", 421, id="localhost-trailing-dot-refused"),
+        pytest.param("evil.example", "/api/v1/echo", 421, id="rebound-name-without-a-port-refused"),
         pytest.param("127.0.0.1.:8000", "/api/v1/echo", 421, id="trailing-dot-refused"),
     ],
 )
@@ -386,7 +436,12 @@ async def test_empty_allowed_hosts_turns_the_host_check_off() -> None:
     policy = OriginPolicy(SITE, allowed_hosts=())
     async with client(make_app(Calls(), policy)) as http:
         response = await http.get("/api/v1/echo", headers={"Host": "evil.example"})
+        # Without a Host check the request's Host proves nothing: a rebound page may not call as itself.
+        rebound = await http.get(
+            "/api/v1/echo", headers={"Host": "evil.example", "Origin": "http://evil.example"}
+        )
     assert response.status_code == 200
+    assert rebound.status_code == 403
 
 
 @pytest.mark.anyio

@@ -57,6 +57,26 @@ def test_environment_values_are_converted(env: dict[str, str], name: str, expect
         pytest.param({"AI_SEARCH_MCP_ENABLED": "maybe"}, "true or false", id="not-a-bool"),
         pytest.param({"AI_SEARCH_EMBEDDER": "gpu"}, "'embedder'", id="unknown-choice"),
         pytest.param({"AI_SEARCH_LOG_LEVEL": "loud"}, "'log_level'", id="unknown-log-level"),
+        pytest.param(
+            {"AI_SEARCH_LLM_BASE_URL": "https://llm.example/v1"},
+            r"answers from an LLM needs llm_model \(env AI_SEARCH_LLM_MODEL\)",
+            id="llm-without-a-model",
+        ),
+        pytest.param(
+            {"AI_SEARCH_PIPELINE_BASE_URL": "https://pipeline.example"},
+            r"remote pipeline needs pipeline_id \(env AI_SEARCH_PIPELINE_ID\)",
+            id="remote-pipeline-without-an-id",
+        ),
+        pytest.param(
+            {"AI_SEARCH_EMBEDDER": "openai", "AI_SEARCH_EMBEDDING_MODEL": "text-embedding-3-small"},
+            r"embedder = openai needs embedding_base_url \(env AI_SEARCH_EMBEDDING_BASE_URL\): set it",
+            id="openai-embedder-without-a-url",
+        ),
+        pytest.param(
+            {"AI_SEARCH_EMBEDDER": "openai"},
+            "needs embedding_base_url .* and embedding_model .*: set them",
+            id="openai-embedder-with-nothing",
+        ),
     ],
 )
 def test_bad_values_fail_naming_the_setting(env: dict[str, str], fragment: str) -> None:
