@@ -1,7 +1,7 @@
 """tools/call throughput of our MCP endpoint beside the official SDK reference server, in one run.
 
 Starts our server (the real app under uvicorn, a fresh workspace with one user, one room, one message
-and a personal access token) in a child process, then runs the shared load tool ``mcp_load.py`` with
+and a personal access token) in a child process, then runs the load tool ``bench/mcp_load.py`` with
 ``--reference`` (and ``--wrk`` when wrk is installed) ``--runs`` times; each time it starts the SDK's
 reference server and measures it and ours with the same client, on the same machine, back to back.
 Prints requests/s and p50/p99 of a read tool (``get_chat_getMessage``) and the ratio to the reference,
@@ -29,8 +29,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-# The team's shared tools sit beside the project root (../shared).
-LOAD_SCRIPT = Path(__file__).resolve().parents[2] / "shared" / "tools" / "mcp_load.py"
+# The tools/call load generator (with the SDK reference server) beside this script.
+LOAD_SCRIPT = Path(__file__).resolve().parent / "mcp_load.py"
 READ_TOOL = "get_chat_getMessage"
 # Runs of every phase (the report shows their median).
 RUNS = 5
@@ -109,7 +109,7 @@ def build_report(runs: list[dict[str, Any]], args: argparse.Namespace, use_wrk: 
             f"limits off, a personal access token) answering the read tool `{READ_TOOL}` (authentication, "
             "permission check, the in-process REST call, one message from SQLite), beside the official "
             f"MCP Python SDK {sdk} reference server (MCPServer, stateless, JSON responses, its trivial "
-            "`noop` tool), measured by the shared load tool mcp_load.py with the same clients, on the "
+            "`noop` tool), measured by the load tool bench/mcp_load.py with the same clients, on the "
             "same machine, back to back. Each run starts a fresh reference server and measures, for both "
             f"servers, one request in flight and {c} in flight, with an httpx client ({args.requests} "
             "requests after 50 warm-up)"
@@ -168,7 +168,7 @@ def main() -> int:
     parser.add_argument("--wrk-seconds", type=int, default=WRK_SECONDS, help="duration of each wrk phase")
     parser.add_argument("--no-wrk", action="store_true", help="skip the wrk phases")
     parser.add_argument(
-        "--load-script", type=Path, default=LOAD_SCRIPT, help="path of the shared mcp_load.py"
+        "--load-script", type=Path, default=LOAD_SCRIPT, help="path of mcp_load.py"
     )
     parser.add_argument("--json", type=Path, help="also write the figures here (bench/_figures.py Report)")
     parser.add_argument("--raw", type=Path, help="write every run's raw mcp_load results here")

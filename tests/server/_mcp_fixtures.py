@@ -32,9 +32,9 @@ from ai_search_server.serving import server_options
 from ai_search_server.settings import Settings, load_settings
 from ai_search_server.store.base import Store
 
-# The team's shared folder sits beside the project root (../shared), in every checkout and in CI.
-SHARED = Path(__file__).resolve().parents[3] / "shared"
-SCHEMA_ROOT = SHARED / "spec" / "mcp-schema"
+# The MCP specification's JSON Schemas, vendored with their source and licence (tests/vendor/README.md).
+TESTS_ROOT = Path(__file__).resolve().parents[1]
+SCHEMA_ROOT = TESTS_ROOT / "vendor" / "mcp-schema"
 REVISIONS = ("2025-03-26", "2025-06-18", "2025-11-25")
 ACCEPT = "application/json, text/event-stream"
 INIT_PARAMS = {"capabilities": {}, "clientInfo": {"name": "tests", "version": "1"}}

@@ -1,8 +1,8 @@
 """The official MCP Python SDK client against the real server on loopback (Streamable HTTP, PAT headers).
 
 Two people with different rooms connect as themselves: each initializes, lists the tools and calls
-them, and sees only their own rooms. The shared conformance probe (``mcp_probe.py --wire``) runs
-against the same kind of server when the shared tools are present.
+them, and sees only their own rooms. The conformance probe (``tests/tools/mcp_probe.py --wire``) runs
+against the same kind of server.
 """
 
 from __future__ import annotations
@@ -23,12 +23,12 @@ from mcp.shared.exceptions import MCPError
 from ai_search_server.mcp.protocol import SUPPORTED_PROTOCOL_VERSIONS
 from ai_search_server.store.base import Store
 
-from ._mcp_fixtures import SCHEMA_ROOT, SHARED, LiveServer, live_server
+from ._mcp_fixtures import SCHEMA_ROOT, TESTS_ROOT, LiveServer, live_server
 from .conftest import Person, Workspace
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
-PROBE = SHARED / "tools" / "mcp_probe.py"
+PROBE = TESTS_ROOT / "tools" / "mcp_probe.py"
 # Seconds the SDK waits for one answer; far above what a loopback call takes, so never the cause.
 SDK_TIMEOUT_SECONDS = 20.0
 
@@ -92,7 +92,6 @@ async def test_sdk_client_unknown_tool_is_a_protocol_error(server: LiveServer, w
     assert info.value.code == -32602
 
 
-@pytest.mark.skipif(not PROBE.is_file(), reason=f"the shared conformance probe is not at {PROBE}")
 def test_conformance_probe_reports_no_failure(store: Store, workspace: Workspace) -> None:
     alice = workspace["alice"]
     with live_server(store) as live:
