@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -194,23 +197,139 @@ def test_common_words_are_not_searched_in_a_large_index(
     assert len(only_common) > 20
 
 
-def test_writes_from_another_process_are_caught_up(
-    workspace: Workspace, index: EmbeddedIndex, data_dir: Path
+# What another process does to the workspace (it shares the files, not this process's listeners).
+def _post(other: Store, ws: Workspace) -> tuple[str, str, bool]:
+    added = other.post_message(ws.rooms["ops"].id, ws["alice"].user.id, "zookeeper quorum lost")
+    return added.id, "zookeeper", True
+
+
+def _edit(other: Store, ws: Workspace) -> tuple[str, str, bool]:
+    edited = other.edit_message(ws.messages["ops-3"].id, "zookeeper quorum lost")
+    return edited.id, "zookeeper", True
+
+
+def _delete(other: Store, ws: Workspace) -> tuple[str, str, bool]:
+    doomed = ws.messages["ops-3"]
+    other.delete_message(doomed.id)
+    return doomed.id, "billing", False
+
+
+def _import(other: Store, ws: Workspace) -> tuple[str, str, bool]:
+    row = ImportRow("ops", "c", "alice", datetime(2026, 11, 5, tzinfo=UTC), "zookeeper quorum lost", "imp-1")
+    other.import_messages([row])
+    return "imp-1", "zookeeper", True
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        pytest.param(_post, id="posted"),
+        pytest.param(_edit, id="edited"),
+        pytest.param(_delete, id="deleted"),
+        pytest.param(_import, id="imported"),
+    ],
+)
+def test_writes_by_another_process_reach_both_indexes(
+    workspace: Workspace, index: EmbeddedIndex, data_dir: Path, write: Any
 ) -> None:
     other = open_store(data_dir)  # another process's store: its writes reach no listener here
     try:
-        added = other.post_message(
-            workspace.rooms["ops"].id, workspace["alice"].user.id, "zookeeper quorum lost"
-        )
+        msg_id, word, present = write(other, workspace)
     finally:
         other.close()
     ops = workspace.rooms["ops"].id
-    assert keyword_ids(index, "zookeeper", [ops]) == set()
-    refresh = index.refresh_if_stale(force=True)
-    assert refresh is not None
-    refresh.join(EMBED_WAIT_SECONDS)
-    assert keyword_ids(index, "zookeeper", [ops]) == {added.id}
-    assert index.refresh_if_stale(force=True) is None  # level again: nothing to do
+    assert (msg_id in keyword_ids(index, word, [ops])) is not present  # not heard yet
+    assert index.follow_once() is False  # one batch held every change
+    assert index.applied_change == workspace.store.latest_message_change()
+    assert (msg_id in keyword_ids(index, word, [ops])) is present
+    assert index.wait_until_embedded(EMBED_WAIT_SECONDS)
+    assert (msg_id in semantic_ids(index, "zookeeper quorum lost", [ops], minimum=0.9)) is present
+    assert index.follow_once() is False  # level: nothing more to apply
+
+
+def test_the_follower_thread_applies_another_process_s_writes_by_itself(
+    workspace: Workspace, index: EmbeddedIndex, data_dir: Path
+) -> None:
+    other = open_store(data_dir)
+    try:
+        _import(other, workspace)
+    finally:
+        other.close()
+    ops = workspace.rooms["ops"].id
+    deadline = time.monotonic() + EMBED_WAIT_SECONDS
+    while "imp-1" not in semantic_ids(index, "zookeeper quorum lost", [ops], minimum=0.9):
+        assert time.monotonic() < deadline, "the follower did not pick the import up"
+        time.sleep(0.05)
+
+
+def test_a_vector_stored_by_another_process_is_read_not_embedded_again(
+    workspace: Workspace, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ai_search_server.retrieval.index as index_module
+
+    # Followed by hand below, once the other process has stored its vector.
+    monkeypatch.setattr(index_module, "FOLLOW_INTERVAL_SECONDS", 3600.0)
+    ours_embedder, theirs_embedder = HashingEmbedder(), HashingEmbedder()
+    ours = open_test_index(workspace.store, data_dir, ours_embedder)
+    try:
+        assert ours.wait_until_embedded(EMBED_WAIT_SECONDS)
+        before = ours_embedder.texts_embedded
+        other = open_store(data_dir)
+        theirs = open_test_index(other, data_dir, theirs_embedder)  # e.g. `ai-search import`'s index
+        try:
+            other.import_messages(
+                [ImportRow("ops", "c", "alice", datetime(2026, 11, 5, tzinfo=UTC), "zookeeper quorum lost", "imp-1")]
+            )
+            assert theirs.wait_until_embedded(EMBED_WAIT_SECONDS)
+        finally:
+            theirs.close()
+            other.close()
+        ours.follow_once()
+        assert ours.pending_embeddings == 0
+        assert ours_embedder.texts_embedded == before  # the other process's vector, read from disk
+        assert theirs_embedder.texts_embedded >= 1
+        ops = workspace.rooms["ops"].id
+        assert "imp-1" in semantic_ids(ours, "zookeeper quorum lost", [ops], minimum=0.9)
+    finally:
+        ours.close()
+
+
+def test_a_restart_reads_only_what_changed_since_the_last_change_applied(
+    workspace: Workspace, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = open_test_index(workspace.store, data_dir)
+    first.close()
+    added = workspace.store.post_message(workspace.rooms["ops"].id, workspace["alice"].user.id, "zookeeper")
+    scans: list[int] = []
+    iter_messages = workspace.store.iter_messages
+    monkeypatch.setattr(
+        workspace.store, "iter_messages", lambda **kw: scans.append(1) or iter_messages(**kw)
+    )
+    again = open_test_index(workspace.store, data_dir)
+    try:
+        assert scans == []  # no full scan of the store
+        assert keyword_ids(again, "zookeeper", [workspace.rooms["ops"].id]) == {added.id}
+    finally:
+        again.close()
+
+
+def test_an_index_behind_a_pruned_change_log_rescans_the_store(
+    workspace: Workspace, index: EmbeddedIndex, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    other = open_store(data_dir)
+    try:
+        msg_id, _, _ = _post(other, workspace)
+    finally:
+        other.close()
+    real = workspace.store.message_changes_since
+    monkeypatch.setattr(
+        workspace.store,
+        "message_changes_since",
+        lambda change, *, limit: replace(real(change, limit=limit), complete=False),
+    )
+    assert index.follow_once() is False
+    assert keyword_ids(index, "zookeeper", [workspace.rooms["ops"].id]) == {msg_id}
+    assert index.applied_change == workspace.store.latest_message_change()
 
 
 def test_identical_texts_are_embedded_once_and_share_one_vector(workspace: Workspace, data_dir: Path) -> None:

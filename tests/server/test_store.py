@@ -16,6 +16,7 @@ import pytest
 
 from ai_search_server.store import (
     Conflict,
+    ImportRow,
     InvalidValue,
     MessageEvent,
     NotFound,
@@ -26,11 +27,13 @@ from ai_search_server.store import (
     schema,
 )
 from ai_search_server.store import sqlite as sqlite_module
+from ai_search_server.store.records import MessageChanges
 from ai_search_server.store.schema import (
     ALL_PERMISSIONS,
     MAX_MESSAGE_TEXT_LENGTH,
     MIGRATIONS,
     SCHEMA_VERSION,
+    message_change_log_sql,
     migrate,
 )
 from ai_search_server.store.sqlite import BUSY_TIMEOUT_MS, TOKEN_LAST_USED_RESOLUTION_MS
@@ -723,6 +726,74 @@ def test_a_listener_may_write_to_the_store_while_other_threads_write(
     assert store.count_messages() == 3 * 20 * 2
     for text in [t for t in heard if t.startswith("ping")]:
         assert heard.index(text.replace("ping", "pong")) > heard.index(text)
+
+
+# -- the message change log -----------------------------------------------------------------------
+
+
+def test_every_write_of_a_message_is_logged_in_commit_order(
+    store: SQLiteStore, room_and_author: tuple[str, str]
+) -> None:
+    room, author = room_and_author
+    assert store.latest_message_change() == 0
+    first = store.post_message(room, author, "one")
+    second = store.post_message(room, author, "two")
+    store.edit_message(first.id, "one, edited")
+    store.delete_message(second.id)
+    imported = store.import_messages(
+        [ImportRow("ops", "c", "alice", datetime(2026, 11, 5, tzinfo=UTC), "three", "imp-1")]
+    )
+    assert imported.imported == 1
+    changes = store.message_changes_since(0, limit=100)
+    # Each message once, at its last change: first (edited after second was posted), second, imp-1.
+    assert changes.message_ids == (first.id, second.id, "imp-1")
+    assert changes.last == store.latest_message_change() == 5
+    assert changes.complete
+    assert store.message_changes_since(changes.last, limit=100) == MessageChanges((), 5, True)
+
+
+def test_change_log_pages_by_limit(store: SQLiteStore, room_and_author: tuple[str, str]) -> None:
+    room, author = room_and_author
+    posted = [store.post_message(room, author, f"message {n}").id for n in range(5)]
+    page = store.message_changes_since(0, limit=2)
+    assert page.message_ids == tuple(posted[:2]) and page.last == 2
+    rest = store.message_changes_since(page.last, limit=10)
+    assert rest.message_ids == tuple(posted[2:]) and rest.last == 5
+
+
+def test_a_deleted_room_logs_its_messages(store: SQLiteStore, room_and_author: tuple[str, str], data_dir: Path) -> None:
+    room, author = room_and_author
+    posted = store.post_message(room, author, "gone with the room")
+    before = store.latest_message_change()
+    with raw(data_dir) as conn:  # a cascade (no store method deletes rooms yet)
+        conn.execute("PRAGMA foreign_keys = ON")
+        conn.execute("DELETE FROM rooms WHERE id = ?", (room,))
+    assert store.message_changes_since(before, limit=10).message_ids == (posted.id,)
+
+
+def test_a_reader_behind_pruned_changes_is_told_so(
+    store: SQLiteStore, room_and_author: tuple[str, str], data_dir: Path
+) -> None:
+    room, author = room_and_author
+    for n in range(4):
+        store.post_message(room, author, f"message {n}")
+    with raw(data_dir) as conn:
+        conn.execute("DELETE FROM message_changes WHERE change <= 2")
+    assert not store.message_changes_since(0, limit=10).complete
+    assert not store.message_changes_since(1, limit=10).complete
+    assert store.message_changes_since(2, limit=10).complete  # change 3 is still there
+
+
+def test_the_change_log_prunes_itself_keeping_the_newest() -> None:
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE TABLE messages (id TEXT PRIMARY KEY)")
+    for statement in message_change_log_sql(kept=10, every=5):
+        conn.execute(statement)
+    for n in range(23):
+        conn.execute("INSERT INTO messages (id) VALUES (?)", (f"m{n}",))
+    kept = [row[0] for row in conn.execute("SELECT change FROM message_changes ORDER BY change")]
+    # Pruned at change 20 down to changes after 10; numbers are never reused.
+    assert kept == list(range(11, 24))
 
 
 # -- the file -------------------------------------------------------------------------------------

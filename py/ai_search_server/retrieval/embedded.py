@@ -194,7 +194,6 @@ class EmbeddedPipeline:
             PipelineError: the semantic branch cannot run (no embedder, or the embedder failed).
         """
         query = parse_pipeline_request(body)
-        self.index.refresh_if_stale()
         if query.mode == "keyword":
             return {"results": self._keyword(query)}
         return {"results": self._semantic(query)}

@@ -6,10 +6,16 @@
   forward pass or an HTTP call), so the listener only queues the document and a background thread
   embeds the queue in batches. An edited message leaves the vector matrix at once (its old meaning
   must not match) and comes back once re-embedded.
-- **Catch-up** at start: the store is compared with the index by digest (new, edited and deleted
-  messages, including those written while the server was down or by another process), then every
-  document without a vector from the current embedder is queued. With ``progress=True`` both steps
-  show a progress bar on stderr.
+- **Following the store across processes**: the store's listener hears this process's writes only, so
+  a thread also reads the store's message change log (``Store.message_changes_since``) every
+  `FOLLOW_INTERVAL_SECONDS`: a message imported, posted, edited or deleted by another process that
+  shares the data dir (``ai-search import`` beside a live server, another proxy) is applied to the
+  keyword index and embedded, or its vector, when that process already stored one, is read from disk.
+  The last change applied is kept in the index file, so a start reads only what changed since.
+- **Catch-up** at start: what changed since the change number the index file remembers; with no such
+  number, or when the store's log no longer reaches back to it, the store is compared with the index
+  by digest (new, edited and deleted messages). Then every document without a vector from the current
+  embedder is queued. With ``progress=True`` both steps show a progress bar on stderr.
 
 Without an embedder the index is keyword-only; ``semantic_available`` says so.
 
@@ -51,9 +57,10 @@ __all__ = [
     "COMMON_TERM_SHARE",
     "EMBED_BATCH_TEXTS",
     "EMBED_RETRY_MAX_SECONDS",
+    "FOLLOW_BATCH_MESSAGES",
+    "FOLLOW_INTERVAL_SECONDS",
     "INDEX_FILENAME",
     "KEYWORD_POOL_SIZE",
-    "STALE_CHECK_SECONDS",
     "EmbeddedIndex",
 ]
 
@@ -74,11 +81,16 @@ COMMON_TERM_MIN_DOCUMENTS = 1000
 DOCUMENT_COUNT_SECONDS = 5.0
 # Longest wait between retries after the embedder failed (seconds); waits double from 1 s up to it.
 EMBED_RETRY_MAX_SECONDS = 60.0
-# Least time between two checks that another process changed the store (seconds).
-STALE_CHECK_SECONDS = 10.0
+# Time between two reads of the store's change log (seconds): what another process wrote is
+# searchable about this long after its commit; one indexed read of the log's last number each time.
+FOLLOW_INTERVAL_SECONDS = 1.0
+# Changed messages read from the store's log per step (messages).
+FOLLOW_BATCH_MESSAGES = 2000
 # Messages read from the store per step while catching up (messages).
 CATCH_UP_BATCH_MESSAGES = 2000
 _MODEL_META_KEY = "vector_model"
+# The store change number the index file is level with (kept so that a start reads only what changed).
+_CHANGE_META_KEY = "store_change"
 
 
 class EmbeddedIndex:
@@ -96,16 +108,18 @@ class EmbeddedIndex:
         self._closed = False
         self._matrix: VectorMatrix | None = None
         self._pending: dict[int, None] = {}  # rowids waiting for a vector, in arrival order
-        self._in_flight = 0
         self._wake = threading.Condition()
         self._worker: threading.Thread | None = None
         self.embed_failures = 0
         # Texts sent to the embedder since opening: fewer than the messages embedded when texts repeat.
         self.embedded_texts = 0
         self.last_embed_error: str | None = None
-        self._last_stale_check = time.monotonic()
         self._document_count: tuple[int, float] | None = None  # (count, when counted)
-        self._refresh: threading.Thread | None = None
+        self._embedding: set[int] = set()  # rowids of the batch being embedded
+        self._applied_change = 0  # the store change number the index has applied through
+        self._vectors_loaded = False
+        self._follower: threading.Thread | None = None
+        self._stop_following = threading.Event()
 
     # -- lifecycle --------------------------------------------------------------------------------
 
@@ -118,7 +132,7 @@ class EmbeddedIndex:
         # Subscribed before catching up: events that arrive meanwhile wait on the index's write
         # lock and are applied after it, in commit order, so the newest state always wins.
         store.add_message_listener(index._on_events)
-        index.catch_up()
+        index._catch_up_at_start()
         if embedder is not None:
             index._load_vectors()
             index._queue(index.db.unembedded(embedder.model_id))
@@ -126,6 +140,10 @@ class EmbeddedIndex:
                 target=index._embed_loop, name="search-index-embedder", daemon=True
             )
             index._worker.start()
+        index._follower = threading.Thread(
+            target=index._follow_loop, name="search-index-follower", daemon=True
+        )
+        index._follower.start()
         return index
 
     def close(self) -> None:
@@ -135,10 +153,11 @@ class EmbeddedIndex:
                 return
             self._closed = True
             self._wake.notify_all()
+        self._stop_following.set()
         if self._worker is not None:
             self._worker.join()
-        if self._refresh is not None:
-            self._refresh.join()
+        if self._follower is not None:
+            self._follower.join()
         self.db.close()
 
     @property
@@ -148,7 +167,12 @@ class EmbeddedIndex:
     @property
     def pending_embeddings(self) -> int:
         with self._wake:
-            return len(self._pending) + self._in_flight
+            return len(self._pending) + len(self._embedding)
+
+    @property
+    def applied_change(self) -> int:
+        """The store change number the index has applied through (``Store.latest_message_change``)."""
+        return self._applied_change
 
     @property
     def vector_count(self) -> int:
@@ -192,34 +216,87 @@ class EmbeddedIndex:
             log.info("search index: %d document(s) added, updated or removed to match the store", changed)
         return changed
 
-    def refresh_if_stale(self, *, force: bool = False) -> threading.Thread | None:
-        """Catch up in the background when the store's message count differs from the index's.
+    def _catch_up_at_start(self) -> None:
+        """Apply what changed since the change number the file remembers, or rescan the store."""
+        latest = self.store.latest_message_change()
+        saved = self.db.get_meta(_CHANGE_META_KEY)
+        if saved is not None and saved.isdigit() and int(saved) <= latest:
+            self._applied_change = int(saved)
+            if self.store.message_changes_since(self._applied_change, limit=1).complete:
+                while self.follow_once():
+                    pass
+                return
+        self.catch_up()
+        self._note_applied(latest)
 
-        The store's listener only hears writes made in this process; `ai-search import` run beside
-        a live server writes from another. Checked at most every `STALE_CHECK_SECONDS` (two counts);
-        returns the catch-up thread when one was started. An edit made by another process keeps
-        the count and is picked up at the next start.
+    def follow_once(self) -> bool:
+        """Apply one batch of the store's changes since the last one applied; True if there may be more.
+
+        Any process's writes are in the store's change log; what this process wrote was applied by
+        the listener already, so those changes cost a digest comparison. A log that no longer
+        reaches back to the last change applied (pruned) or that went backwards (the store file was
+        replaced, a restore) makes a full rescan.
         """
-        now = time.monotonic()
-        if self._closed or (not force and now - self._last_stale_check < STALE_CHECK_SECONDS):
-            return None
-        self._last_stale_check = now
-        if self._refresh is not None and self._refresh.is_alive():
-            return None
-        if self.store.count_messages() == self.db.count():
-            return None
-        log.info("search index: the store changed outside this process; catching up")
-        self._refresh = threading.Thread(
-            target=self._refresh_quietly, name="search-index-refresh", daemon=True
+        latest = self.store.latest_message_change()
+        if latest == self._applied_change:
+            return False
+        changes = (
+            self.store.message_changes_since(self._applied_change, limit=FOLLOW_BATCH_MESSAGES)
+            if latest > self._applied_change
+            else None
         )
-        self._refresh.start()
-        return self._refresh
-
-    def _refresh_quietly(self) -> None:
-        try:
+        if changes is None or not changes.complete:
+            log.warning("search index: the store's change log does not reach back; rescanning the store")
             self.catch_up()
-        except Exception:  # a background refresh must not take the server down; the next check retries
-            log.exception("search index: catching up with the store failed")
+            self._note_applied(latest)
+            return False
+        self._apply_changes(changes.message_ids)
+        self._note_applied(changes.last)
+        return changes.last < latest
+
+    def _note_applied(self, change: int) -> None:
+        self._applied_change = change
+        self.db.set_meta(_CHANGE_META_KEY, str(change))
+
+    def _follow_loop(self) -> None:
+        while not self._stop_following.wait(FOLLOW_INTERVAL_SECONDS):
+            try:
+                while self.follow_once() and not self._stop_following.is_set():
+                    pass
+            except Exception:  # the thread must not die: the index would silently stop following
+                log.exception("search index: following the store failed; retrying")
+
+    def _apply_changes(self, message_ids: Sequence[str]) -> None:
+        """Bring the given messages' documents level with the store: upsert, delete, find vectors."""
+        messages = self.store.get_messages(message_ids)
+        present = [messages[msg_id] for msg_id in message_ids if msg_id in messages]
+        gone = [msg_id for msg_id in message_ids if msg_id not in messages]
+        with self.db.transaction() as conn:
+            docs = self.db.upsert(conn, present) if present else []
+            removed = self.db.delete(conn, gone) if gone else []
+        self._forget_vectors([*removed, *(d.rowid for d in docs if d.needs_vector)])
+        self._queue(d.rowid for d in docs if d.needs_vector)
+        if present:
+            self._adopt_vectors([m.id for m in present])
+
+    def _adopt_vectors(self, msg_ids: Sequence[str]) -> None:
+        """Give the matrix the vectors of documents another process indexed; queue those it did not embed."""
+        if self.embedder is None or not self._vectors_loaded:
+            return  # the start-up load reads every stored vector anyway
+        states = self.db.vector_states(msg_ids, self.embedder.model_id)
+        with self._wake:
+            missing = [
+                rowid
+                for rowid in states
+                if rowid not in (self._matrix or ()) and rowid not in self._pending and rowid not in self._embedding
+            ]
+        stored = [rowid for rowid in missing if states[rowid]]
+        for batch in self.db.load_vectors(
+            self.embedder.model_id, self.embedder.dimensions or None, known=self._holds_key, rowids=stored
+        ):
+            for row in batch:
+                self._upsert_vector(row.rowid, row.vector, row.rid, row.username, row.ts_ms, row.key)
+        self._queue(rowid for rowid in missing if not states[rowid])
 
     def _on_events(self, events: Sequence[MessageEvent]) -> None:
         if self._closed:
@@ -264,6 +341,7 @@ class EmbeddedIndex:
                 self._upsert_vector(
                     stored.rowid, stored.vector, stored.rid, stored.username, stored.ts_ms, stored.key
                 )
+        self._vectors_loaded = True
 
     def _holds_key(self, key: bytes) -> bool:
         return self._matrix is not None and self._matrix.holds(key)
@@ -291,7 +369,7 @@ class EmbeddedIndex:
             batch = list(self._pending)[:EMBED_BATCH_TEXTS]
             for rowid in batch:
                 del self._pending[rowid]
-            self._in_flight = len(batch)
+            self._embedding = set(batch)
             return batch
 
     def _embed_loop(self) -> None:
@@ -316,7 +394,7 @@ class EmbeddedIndex:
                 retry_seconds = min(retry_seconds * 2, EMBED_RETRY_MAX_SECONDS)
             finally:
                 with self._wake:
-                    self._in_flight = 0
+                    self._embedding = set()
                     self._wake.notify_all()
             if bar is not None:
                 done += len(batch)
@@ -338,7 +416,7 @@ class EmbeddedIndex:
         with self._wake:
             for rowid in batch:  # back in the queue: retried on the next round
                 self._pending.setdefault(rowid, None)
-            self._in_flight = 0
+            self._embedding = set()
 
     def _embed(self, batch: list[int]) -> None:
         """Embed a batch of documents, each distinct text once.
@@ -386,7 +464,7 @@ class EmbeddedIndex:
         """Block until nothing waits for a vector; False if `timeout_seconds` passed first."""
         deadline = time.monotonic() + timeout_seconds
         with self._wake:
-            while self._pending or self._in_flight:
+            while self._pending or self._embedding:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0 or self._closed:
                     return False

@@ -305,6 +305,14 @@ class IndexDatabase:
         )
         return {int(r[0]): (r[1], bytes(r[2])) for r in rows}
 
+    def vector_states(self, msg_ids: Sequence[str], model_id: str) -> dict[int, bool]:
+        """rowid -> whether ``model_id`` made its stored vector, for the given messages still there."""
+        rows = self._connection().execute(
+            "SELECT rowid, vector_model IS ? FROM docs WHERE msg_id IN (SELECT value FROM json_each(?))",
+            (model_id, json.dumps(list(msg_ids))),
+        )
+        return {int(r[0]): bool(r[1]) for r in rows}
+
     def unembedded(self, model_id: str) -> list[int]:
         """Rowids with no vector, or one made by another embedder, oldest first."""
         rows = self._connection().execute(
@@ -340,19 +348,24 @@ class IndexDatabase:
         dimensions: int | None,
         known: Callable[[bytes], bool] = lambda key: False,
         batch_rows: int = 10_000,
+        rowids: Sequence[int] | None = None,
     ) -> Iterator[list[StoredVector]]:
-        """Every stored vector made by `model_id`, in batches (to fill the in-memory matrix).
+        """Every stored vector made by `model_id` (of `rowids` only, when given), in batches.
 
         A row whose content key `known` says is held already, or that an earlier row of this load
         carried, comes without its vector (not decoded: at a million messages with repeated texts,
         that is most of the load time); add the rows to the matrix in the order given.
         """
         decoded: set[bytes] = set()
-        cursor = self._connection().execute(
+        sql = (
             "SELECT d.rowid, d.rid, d.username, d.ts_ms, d.text, v.vector"
-            " FROM docs d JOIN doc_vectors v ON v.rowid = d.rowid WHERE d.vector_model = ?",
-            (model_id,),
+            " FROM docs d JOIN doc_vectors v ON v.rowid = d.rowid WHERE d.vector_model = ?"
         )
+        params: list[object] = [model_id]
+        if rowids is not None:
+            sql += " AND d.rowid IN (SELECT value FROM json_each(?))"
+            params.append(json.dumps([int(r) for r in rowids]))
+        cursor = self._connection().execute(sql, params)
         while rows := cursor.fetchmany(batch_rows):
             batch = []
             for rowid, rid, username, ts_ms, text, blob in rows:

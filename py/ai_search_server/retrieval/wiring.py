@@ -245,7 +245,8 @@ def index_now(settings: Settings, store: Store, data_dir: Path, *, progress: boo
 
     For `ai-search import` (and any batch job): keyword catch-up and embedding each show a
     progress bar on stderr. Returns the messages indexed. Does nothing with a remote pipeline.
-    A running server notices the new messages by itself too (`EmbeddedIndex.refresh_if_stale`).
+    A running server follows the store's change log and finds the new messages by itself too, within
+    about a second (`EmbeddedIndex.follow_once`), reading the vectors this job stored.
     """
     if PipelineConfig(
         settings.pipeline_base_url,

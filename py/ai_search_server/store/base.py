@@ -22,7 +22,17 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
-from .records import Message, MessageEvent, Room, RoomType, Subscription, Token, TokenKind, User
+from .records import (
+    Message,
+    MessageChanges,
+    MessageEvent,
+    Room,
+    RoomType,
+    Subscription,
+    Token,
+    TokenKind,
+    User,
+)
 
 if TYPE_CHECKING:
     from .sqlite import ImportResult, ImportRow
@@ -192,7 +202,19 @@ class Store(Protocol):
         ...
 
     def add_message_listener(self, listener: MessageListener) -> None:
-        """``listener`` is called with the events of each committed write, in commit order."""
+        """``listener`` is called with the events of each committed write, in commit order.
+
+        It hears this process's writes only; readers that must see every process's writes (the
+        search index beside an ``ai-search import``) follow the change log below.
+        """
+        ...
+
+    def latest_message_change(self) -> int:
+        """The number of the latest committed message change by any process (0: none yet)."""
+        ...
+
+    def message_changes_since(self, change: int, *, limit: int) -> MessageChanges:
+        """Up to ``limit`` messages changed after change number ``change``, by any process."""
         ...
 
     # -- bulk import -----------------------------------------------------------------------------

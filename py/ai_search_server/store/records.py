@@ -76,3 +76,18 @@ class MessageEvent:
 
     kind: Literal["posted", "edited", "deleted"]
     message: Message
+
+
+@dataclass(frozen=True, slots=True)
+class MessageChanges:
+    """Messages changed after a change number, for readers that follow the store from any process.
+
+    ``message_ids`` were posted, edited or deleted (each once, in the order of their last change);
+    read them back to know which. ``last`` is the change number to ask after next time. ``complete`` is
+    False when changes after the asked number were already pruned from the log: the reader missed
+    some and must rescan the store.
+    """
+
+    message_ids: tuple[str, ...]
+    last: int
+    complete: bool

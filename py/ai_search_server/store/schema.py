@@ -39,6 +39,8 @@ __all__ = [
     "MAX_TOKEN_LABEL_LENGTH",
     "MAX_TOPIC_LENGTH",
     "MAX_USERNAME_LENGTH",
+    "MESSAGE_CHANGES_KEPT",
+    "MESSAGE_CHANGES_PRUNE_EVERY",
     "MIGRATIONS",
     "ROOM_TYPES",
     "SCHEMA_VERSION",
@@ -55,6 +57,7 @@ __all__ = [
     "connect",
     "fold",
     "from_ms",
+    "message_change_log_sql",
     "migrate",
     "now_ms",
     "roles_from_column",
@@ -370,10 +373,50 @@ def _seed_role_permissions(conn: sqlite3.Connection) -> None:
     )
 
 
+# Change numbers a message change log keeps (changes): far more than one catch-up step reads, so a
+# reader that falls further behind (an index closed for a week of imports) rescans the store instead.
+MESSAGE_CHANGES_KEPT = 200_000
+# The log is pruned once every this many changes (changes), so pruning costs one indexed range delete
+# per thousand writes instead of one per write.
+MESSAGE_CHANGES_PRUNE_EVERY = 1000
+
+# Every insert, update and delete of a message, in whatever process, appends the message's id under a
+# new, ever larger change number (AUTOINCREMENT: never reused, even after pruning). SQLite commits one
+# writer at a time, so change numbers are in commit order and a reader that remembers the last number
+# it applied asks only for what came after, without rescanning the store.
+def message_change_log_sql(kept: int = MESSAGE_CHANGES_KEPT, every: int = MESSAGE_CHANGES_PRUNE_EVERY) -> list[str]:
+    """The change log's table and triggers (``kept``/``every`` are parameters for the tests)."""
+    return [
+        """CREATE TABLE message_changes (
+            change INTEGER PRIMARY KEY AUTOINCREMENT,
+            message_id TEXT NOT NULL
+        )""",
+        """CREATE TRIGGER messages_change_insert AFTER INSERT ON messages BEGIN
+            INSERT INTO message_changes (message_id) VALUES (new.id);
+        END""",
+        """CREATE TRIGGER messages_change_update AFTER UPDATE ON messages BEGIN
+            INSERT INTO message_changes (message_id) VALUES (new.id);
+        END""",
+        """CREATE TRIGGER messages_change_delete AFTER DELETE ON messages BEGIN
+            INSERT INTO message_changes (message_id) VALUES (old.id);
+        END""",
+        f"""CREATE TRIGGER message_changes_prune AFTER INSERT ON message_changes
+            WHEN new.change % {int(every)} = 0 BEGIN
+            DELETE FROM message_changes WHERE change <= new.change - {int(kept)};
+        END""",
+    ]
+
+
+def _log_message_changes(conn: sqlite3.Connection) -> None:
+    for statement in message_change_log_sql():
+        conn.execute(statement)
+
+
 # Append only: a released step never changes, because files in the field have already run it.
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "users, role_permissions, rooms, subscriptions, messages, tokens", _create_tables),
     Migration(2, "default permissions of the user and bot roles", _seed_role_permissions),
+    Migration(3, "message change log (message_changes) for readers in other processes", _log_message_changes),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
 

@@ -45,7 +45,17 @@ from ai_search._constants import MAX_ROOM_SEARCH_PATTERN_LENGTH
 
 from . import passwords, schema
 from .base import Conflict, InvalidValue, MessageListener, NotFound, StorageFailure
-from .records import Message, MessageEvent, Room, RoomType, Subscription, Token, TokenKind, User
+from .records import (
+    Message,
+    MessageChanges,
+    MessageEvent,
+    Room,
+    RoomType,
+    Subscription,
+    Token,
+    TokenKind,
+    User,
+)
 from .schema import check_display_name, check_room_name, check_text, fold, from_ms, now_ms, to_ms
 
 __all__ = [
@@ -766,6 +776,25 @@ class SQLiteStore:
                 return
             yield [_message(row) for row in rows]
             after = (rows[-1][5], rows[-1][0])
+
+    def latest_message_change(self) -> int:
+        row = self._one("SELECT coalesce(max(change), 0) FROM message_changes")
+        return 0 if row is None else int(row[0])
+
+    def message_changes_since(self, change: int, *, limit: int) -> MessageChanges:
+        if limit <= 0:
+            raise InvalidValue("limit must be positive")
+        rows = self._all(
+            "SELECT change, message_id FROM message_changes WHERE change > ? ORDER BY change LIMIT ?",
+            (change, limit),
+        )
+        oldest = self._one("SELECT min(change) FROM message_changes")
+        # A gap between the asked number and the oldest change kept means some were pruned unread.
+        complete = oldest is None or oldest[0] is None or oldest[0] <= change + 1
+        ids = dict.fromkeys(row[1] for row in reversed(rows))  # each id once, at its last change
+        return MessageChanges(
+            message_ids=tuple(reversed(ids)), last=int(rows[-1][0]) if rows else change, complete=complete
+        )
 
     def add_message_listener(self, listener: MessageListener) -> None:
         """Takes effect from the next write on; writes already running report to the listeners they saw."""
