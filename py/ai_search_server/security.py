@@ -57,6 +57,8 @@ __all__ = [
     "normalize_origin",
     "origin_allowed",
     "parse_origin_list",
+    "request_host",
+    "request_origin_allowed",
     "same_origin_as_host",
 ]
 
@@ -289,6 +291,21 @@ def _single_host(headers: Headers) -> str | None:
     return values[0] if len(values) == 1 else None
 
 
+def request_host(headers: Headers, policy: OriginPolicy) -> str | None:
+    """The request's ``Host`` when it may vouch for a same-origin ``Origin``: one Host header that the
+    policy's Host check accepts. With the check off, none: any page could name itself in Host."""
+    host = _single_host(headers)
+    return host if policy.allowed_hosts and host is not None and policy.host_allowed(host) else None
+
+
+def request_origin_allowed(headers: Headers, policy: OriginPolicy, scheme: str = "http") -> bool:
+    """The Origin rule for one request: at most one ``Origin``, and :func:`origin_allowed` for it."""
+    origins = headers.getlist("origin")
+    if len(origins) > 1:
+        return False
+    return origin_allowed(origins[0] if origins else None, policy, request_host(headers, policy), scheme)
+
+
 @dataclass(frozen=True)
 class _Refusal:
     status: int
@@ -339,11 +356,9 @@ class OriginMiddleware:
             return
         headers = Headers(scope=scope)
         path: str = scope["path"]
-        # The request's own Host counts as a same-origin name only once the Host check accepted it:
-        # with the check off, any page could name itself in Host.
-        host = _single_host(headers) if self.policy.allowed_hosts else None
         scheme: str = scope.get("scheme", "http")
-        if self.policy.allowed_hosts and (host is None or not self.policy.host_allowed(host)):
+        host = request_host(headers, self.policy)
+        if self.policy.allowed_hosts and host is None:
             await _refusal_response(_HOST_REFUSED, path, self.jsonrpc_paths)(scope, receive, send)
             return
         if not path.startswith(self.protected_prefixes):
@@ -353,7 +368,7 @@ class OriginMiddleware:
         if not origins:
             refused = headers.get("sec-fetch-site") in _FOREIGN_FETCH_SITES
         else:
-            refused = len(origins) > 1 or not origin_allowed(origins[0], self.policy, host, scheme)
+            refused = not request_origin_allowed(headers, self.policy, scheme)
         if refused:
             refusal = _refusal_response(_ORIGIN_REFUSED, path, self.jsonrpc_paths)
             await refusal(scope, receive, _with_cors_headers(send, None))

@@ -132,9 +132,9 @@ def test_every_origin_and_host_rule_holds_on_rest_and_mcp(
             )
             statuses[response.status_code] += 1
             if expected is None:
-                if (
-                    response.status_code in (403, 421) and "not-allowed" in response.text
-                ) or response.status_code == 421:
+                if response.status_code == 421 or (
+                    response.status_code == 403 and any(r in response.text for r in EDGE_REFUSALS)
+                ):
                     mismatches.append(f"{method} {path} {label}: refused {response.status_code}")
             elif response.status_code != expected or not _refusal_shape_ok(path, response):
                 mismatches.append(f"{method} {path} {label}: {response.status_code} {response.text[:100]}")

@@ -49,7 +49,7 @@ from starlette.types import Receive, Scope, Send
 from .. import errors as api_errors
 from ..api import ApiRoute, Caller, RateLimitRule
 from ..ratelimit import MCP_RATE_LIMIT_COUNT, MCP_RATE_LIMIT_PERIOD_SECONDS
-from ..security import OriginPolicy, origin_allowed
+from ..security import OriginPolicy, request_origin_allowed
 from ..services import Services
 from ..store.base import StorageFailure
 from . import errors
@@ -162,8 +162,7 @@ class McpEndpoint:
             raise errors.PatRequired()
         if not self.enabled:
             raise errors.EndpointDisabled()
-        origins = headers.getlist("origin")
-        if len(origins) > 1 or not origin_allowed(origins[0] if origins else None, self.policy):
+        if not request_origin_allowed(headers, self.policy, request.url.scheme):
             raise errors.OriginRefused()
         version = headers.get("mcp-protocol-version")
         if version is not None and version not in SUPPORTED_PROTOCOL_VERSIONS:

