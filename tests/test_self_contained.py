@@ -66,7 +66,8 @@ def _outside_references(relative: Path, text: str) -> list[str]:
 def test_no_file_refers_to_a_path_outside_the_repository() -> None:
     found = []
     for path in _tracked_files():
-        text = _text(path)
+        # This file's own cases below spell what it refuses.
+        text = None if path == Path(__file__).resolve() else _text(path)
         if text is not None:
             found += _outside_references(path.relative_to(ROOT), text)
     assert found == []

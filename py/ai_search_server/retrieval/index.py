@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from ..store.base import Store
+from ..store.base import StorageFailure, Store
 from ..store.records import MessageEvent
 from .embedder import Embedder, EmbedderError, EmbedderUnavailable
 from .index_db import DocRow, IndexDatabase, KeywordHit, KeywordScope, content_key, message_digest
@@ -259,10 +259,16 @@ class EmbeddedIndex:
         self.db.set_meta(_CHANGE_META_KEY, str(change))
 
     def _follow_loop(self) -> None:
-        while not self._stop_following.wait(FOLLOW_INTERVAL_SECONDS):
+        failing = False
+        while not self._stop_following.wait(FOLLOW_INTERVAL_SECONDS) and not self.store.closed:
             try:
                 while self.follow_once() and not self._stop_following.is_set():
                     pass
+                failing = False
+            except StorageFailure as exc:  # the disk or a lock: said once per outage, retried
+                if not failing and not self.store.closed:
+                    log.warning("search index: reading the store's changes failed (%s); retrying", exc)
+                failing = True
             except Exception:  # the thread must not die: the index would silently stop following
                 log.exception("search index: following the store failed; retrying")
 

@@ -74,6 +74,10 @@ MessageListener = Callable[[Sequence[MessageEvent]], None]
 class Store(Protocol):
     # -- lifecycle -------------------------------------------------------------------------------
     def close(self) -> None: ...
+    @property
+    def closed(self) -> bool:
+        """True once ``close`` ran: readers that follow the store (the search index) stop."""
+        ...
 
     # -- users -----------------------------------------------------------------------------------
     def create_user(

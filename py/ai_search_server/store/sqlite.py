@@ -299,6 +299,10 @@ class SQLiteStore:
 
     # -- lifecycle -------------------------------------------------------------------------------
 
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
     def close(self) -> None:
         """Closes every thread's connection. Idempotent; the store is unusable afterwards."""
         if self._closed:
