@@ -46,7 +46,8 @@ CHROMIUM_ARGS = [
     "--disable-background-networking",
     "--disable-component-update",
     "--disable-sync",
-    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+    # Nothing resolves but loopback: a request that would leave the machine fails at once.
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost",
 ]
 # Seconds the server may take to load the demo workspace and answer its first request.
 SERVER_START_SECONDS = 90.0
