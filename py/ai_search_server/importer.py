@@ -52,6 +52,7 @@ from rich.progress import (
 )
 
 from .store.base import InvalidValue, Store
+from .store.records import ImportRow
 from .store.schema import (
     check_display_name,
     check_message_id,
@@ -62,7 +63,7 @@ from .store.schema import (
     fold,
     to_ms,
 )
-from .store.sqlite import ID_LENGTH, ImportRow
+from .store.sqlite import ID_LENGTH
 
 __all__ = [
     "DEFAULT_IMPORT_BATCH_SIZE",

@@ -40,7 +40,7 @@ from ai_search_server.store.sqlite import BUSY_TIMEOUT_MS, TOKEN_LAST_USED_RESOL
 
 T0 = datetime(2026, 11, 1, 9, 0, tzinfo=UTC)
 MEMBER_PERMISSIONS = frozenset(
-    {"access-mcp", "create-c", "create-d", "create-p", "create-personal-access-tokens"}
+    {"access-mcp", "create-c", "create-d", "create-p", "create-personal-access-tokens", "delete-own-message", "pin-message"}
 )
 BASE62_ID = re.compile(r"[0-9A-Za-z]{17}")
 

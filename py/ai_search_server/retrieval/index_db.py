@@ -7,6 +7,7 @@ such file at all. All SQL of the embedded pipeline lives here (DESIGN decision 8
 Schema::
 
     docs(rowid, msg_id UNIQUE, rid, username (folded), ts_ms, text, digest, vector_model)
+         text: the message's searchable text (its text, then its attachments' names, titles, descriptions)
     doc_vectors(rowid = docs.rowid, vector)
     docs_fts  FTS5 external-content table over docs.text
               tokenize 'unicode61 remove_diacritics 2', prefix indexes for 2- and 3-character prefixes
@@ -110,7 +111,7 @@ RETURNING rowid, vector_model IS NULL
 
 def message_digest(message: Message) -> bytes:
     """A hash of everything the index keeps of a message (room, author, time, text)."""
-    parts = (message.room_id, message.username.lower(), str(_ts_ms(message)), message.text)
+    parts = (message.room_id, message.username.lower(), str(_ts_ms(message)), message.searchable_text)
     return hashlib.blake2b("\x00".join(parts).encode(), digest_size=_DIGEST_BYTES).digest()
 
 
@@ -269,7 +270,7 @@ class IndexDatabase:
                     message.room_id,
                     message.username.lower(),
                     _ts_ms(message),
-                    message.text,
+                    message.searchable_text,
                     message_digest(message),
                 ),
             ).fetchone()

@@ -10,11 +10,27 @@ from __future__ import annotations
 from pathlib import Path
 
 from .base import Conflict, InvalidValue, MessageListener, NotFound, StorageFailure, Store, StoreError
-from .records import Message, MessageEvent, Role, Room, RoomType, Subscription, Token, TokenKind, User
-from .sqlite import ImportResult, ImportRow, SQLiteStore
+from .records import (
+    Attachment,
+    ImportResult,
+    ImportRow,
+    Message,
+    MessageEvent,
+    Reaction,
+    Role,
+    Room,
+    RoomType,
+    Subscription,
+    ThreadSummary,
+    Token,
+    TokenKind,
+    User,
+)
+from .sqlite import SQLiteStore
 
 __all__ = [
     "DATABASE_FILENAME",
+    "Attachment",
     "Conflict",
     "ImportResult",
     "ImportRow",
@@ -23,6 +39,7 @@ __all__ = [
     "MessageEvent",
     "MessageListener",
     "NotFound",
+    "Reaction",
     "Role",
     "Room",
     "RoomType",
@@ -31,6 +48,7 @@ __all__ = [
     "Store",
     "StoreError",
     "Subscription",
+    "ThreadSummary",
     "Token",
     "TokenKind",
     "User",

@@ -20,22 +20,23 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from .records import (
+    Attachment,
+    ImportResult,
+    ImportRow,
     Message,
     MessageChanges,
     MessageEvent,
     Room,
     RoomType,
     Subscription,
+    ThreadSummary,
     Token,
     TokenKind,
     User,
 )
-
-if TYPE_CHECKING:
-    from .sqlite import ImportResult, ImportRow
 
 __all__ = [
     "Conflict",
@@ -191,15 +192,58 @@ class Store(Protocol):
         *,
         ts: datetime | None = None,
         message_id: str | None = None,
+        tmid: str | None = None,
+        attachments: Sequence[Attachment] = (),
     ) -> Message:
-        """Stores the message and notifies listeners. Does NOT check permissions (callers do)."""
+        """Stores the message and notifies listeners. Does NOT check permissions (callers do).
+        ``tmid`` makes it a reply in that message's thread (NotFound unless it is in this room);
+        ``@name``s in the text become mentions of the people who exist."""
         ...
 
-    def edit_message(self, message_id: str, text: str, *, edited_at: datetime | None = None) -> Message: ...
+    def edit_message(
+        self, message_id: str, text: str, *, edited_at: datetime | None = None, edited_by: str | None = None
+    ) -> Message: ...
     def delete_message(self, message_id: str) -> None: ...
+    def set_pinned(self, message_id: str, pinned_by: str | None) -> Message:
+        """Pin the message (``pinned_by`` is who) or unpin it (None)."""
+        ...
+
+    def set_reaction(self, message_id: str, user_id: str, emoji: str, react: bool) -> Message:
+        """Add or take back one person's emoji; InvalidValue for a malformed emoji name."""
+        ...
+
     def get_message(self, message_id: str) -> Message | None: ...
     def get_messages(self, message_ids: Iterable[str]) -> dict[str, Message]: ...
-    def room_messages(self, room_id: str, *, before: datetime | None = None, limit: int) -> list[Message]: ...
+    def room_messages(
+        self,
+        room_id: str,
+        *,
+        before: datetime | None = None,
+        after: datetime | None = None,
+        inclusive: bool = False,
+        offset: int = 0,
+        limit: int,
+    ) -> list[Message]:
+        """A room's messages between two times, newest first (Rocket.Chat's ``channels.history``)."""
+        ...
+
+    def messages_around(self, message: Message, *, before: int, after: int) -> list[Message]:
+        """The message amid its room's neighbours, oldest first: the context of a hit outside a thread."""
+        ...
+
+    def thread_messages(self, tmid: str, *, offset: int = 0, limit: int) -> tuple[list[Message], int]:
+        """A thread's replies, oldest first, and how many it has in all."""
+        ...
+
+    def thread_summaries(self, tmids: Iterable[str]) -> dict[str, ThreadSummary]: ...
+    def room_threads(self, room_id: str, *, offset: int = 0, limit: int) -> tuple[list[Message], int]:
+        """The first messages of a room's threads, latest reply first, and the number of threads."""
+        ...
+
+    def pinned_messages(self, room_id: str, *, offset: int = 0, limit: int) -> tuple[list[Message], int]: ...
+    def find_room_messages(self, room_id: str, text: str, *, offset: int = 0, limit: int) -> list[Message]:
+        """Case-insensitive literal substring search in one room (Rocket.Chat's ``chat.search``)."""
+        ...
     def count_messages(self) -> int: ...
     def iter_messages(self, *, batch_size: int = 1000) -> Iterable[list[Message]]:
         """Every message, in batches, oldest first (for rebuilding indexes)."""

@@ -46,7 +46,38 @@ class Subscription:
 
 
 @dataclass(frozen=True, slots=True)
+class Attachment:
+    """A file or link attached to a message: what is known of it, never its bytes.
+
+    ``name`` is the file name (``pgbouncer.ini``), ``title`` and ``description`` what the poster wrote,
+    ``type`` a MIME type (``image/png``) and ``size`` bytes (0 when unknown). Names, titles and
+    descriptions are searchable with the message.
+    """
+
+    name: str
+    title: str = ""
+    description: str = ""
+    type: str = ""
+    size: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Reaction:
+    """One emoji on a message and who reacted with it (usernames, in the order they reacted)."""
+
+    emoji: str  # ":+1:" as Rocket.Chat names it
+    usernames: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Message:
+    """A message as the store keeps it; Rocket.Chat's model where it has one.
+
+    A reply in a thread carries ``tmid``, the id of the thread's first message (which is in the same
+    room and is itself no reply). ``mentions`` are the usernames an ``@name`` in the text named, of
+    people who exist. ``pinned_at``/``pinned_by`` say who pinned it and when.
+    """
+
     id: str
     room_id: str
     user_id: str
@@ -55,6 +86,31 @@ class Message:
     ts: datetime  # aware, UTC
     text: str
     edited_at: datetime | None = None
+    tmid: str | None = None
+    attachments: tuple[Attachment, ...] = ()
+    reactions: tuple[Reaction, ...] = ()
+    mentions: tuple[str, ...] = ()
+    pinned_at: datetime | None = None
+    pinned_by: str | None = None  # user id
+    edited_by: str | None = None  # user id; None when the author edited or nobody did
+
+    @property
+    def searchable_text(self) -> str:
+        """The text and each attachment's name, title and description, one per line: what search reads."""
+        parts = [self.text]
+        for attachment in self.attachments:
+            parts += [p for p in (attachment.name, attachment.title, attachment.description) if p]
+        return "\n".join(parts)
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadSummary:
+    """What a thread's first message shows of its replies (Rocket.Chat's ``tcount``, ``tlm``, ``replies``)."""
+
+    tmid: str
+    count: int  # replies
+    last_reply_at: datetime
+    participants: tuple[str, ...]  # user ids of the repliers, first reply first
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,3 +147,36 @@ class MessageChanges:
     message_ids: tuple[str, ...]
     last: int
     complete: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ImportRow:
+    """One message to import, by names rather than ids. ``ts`` is aware; ``message_id`` is required
+    (the importer derives a deterministic one when the file has none).
+
+    ``tmid`` makes it a reply in the thread of that message id, which must be in the same room, in the
+    store already or in the same batch; ``reactions`` map an emoji to the usernames who reacted.
+    """
+
+    room: str
+    room_type: RoomType
+    username: str
+    ts: datetime
+    text: str
+    message_id: str
+    user_name: str | None = None  # display name, used only when the user is created
+    members: tuple[str, ...] = ()  # usernames subscribed to the room
+    tmid: str | None = None
+    attachments: tuple[Attachment, ...] = ()
+    reactions: tuple[Reaction, ...] = ()
+    edited_at: datetime | None = None
+    pinned: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ImportResult:
+    imported: int
+    unchanged: int
+    users_created: int
+    rooms_created: int
+    rejected: tuple[tuple[int, str], ...] = ()  # (index in the batch, reason)

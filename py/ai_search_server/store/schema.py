@@ -95,8 +95,12 @@ ALL_PERMISSIONS = frozenset(
         "create-d",
         "create-p",
         "create-personal-access-tokens",
+        "delete-message",
+        "delete-own-message",
+        "edit-message",
         "edit-privileged-setting",
         "manage-selected-settings",
+        "pin-message",
         "view-privileged-setting",
         "view-room-administration",
     }
@@ -104,7 +108,18 @@ ALL_PERMISSIONS = frozenset(
 # Upstream grants access-mcp to admins only; we grant it to users and bots too, because the MCP endpoint
 # acts *as* the user with the user's own permissions (it can read nothing the user cannot), and a
 # workspace that wants it admin-only revokes it from the role.
-_MEMBER_PERMISSIONS = ("access-mcp", "create-c", "create-d", "create-p", "create-personal-access-tokens")
+# Members may delete their own messages and pin messages in rooms they read (Rocket.Chat grants
+# pin-message to room owners and moderators; rooms here have no moderators, so members pin, as in Slack);
+# editing or deleting someone else's message (edit-message, delete-message) stays with admins.
+_MEMBER_PERMISSIONS = (
+    "access-mcp",
+    "create-c",
+    "create-d",
+    "create-p",
+    "create-personal-access-tokens",
+    "delete-own-message",
+    "pin-message",
+)
 DEFAULT_ROLE_PERMISSIONS: dict[str, tuple[str, ...]] = {
     "user": _MEMBER_PERMISSIONS,
     "bot": _MEMBER_PERMISSIONS,
@@ -412,11 +427,67 @@ def _log_message_changes(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
+# Threads, files, reactions, mentions and pins, as Rocket.Chat models them. A reply's `tmid` names its
+# thread's first message; reply counts and last-reply times are read from the replies themselves
+# (an index on (tmid, ts)), so they can never drift from what is stored. Attachments and reactions
+# log a change of their message, so readers of the change log (the search index) see them too.
+_V4_CONVERSATIONS = (
+    "ALTER TABLE messages ADD COLUMN tmid TEXT",
+    "ALTER TABLE messages ADD COLUMN pinned_at INTEGER",
+    "ALTER TABLE messages ADD COLUMN pinned_by TEXT",
+    "ALTER TABLE messages ADD COLUMN edited_by TEXT",
+    "CREATE INDEX messages_thread ON messages (tmid, ts) WHERE tmid IS NOT NULL",
+    "CREATE INDEX messages_room_threads ON messages (room_id, tmid) WHERE tmid IS NOT NULL",
+    "CREATE INDEX messages_pinned ON messages (room_id, pinned_at) WHERE pinned_at IS NOT NULL",
+    """CREATE TABLE attachments (
+        message_id TEXT NOT NULL REFERENCES messages (id) ON DELETE CASCADE,
+        position INTEGER NOT NULL,
+        name TEXT NOT NULL,
+        title TEXT NOT NULL DEFAULT '',
+        description TEXT NOT NULL DEFAULT '',
+        type TEXT NOT NULL DEFAULT '',
+        size INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (message_id, position)
+    ) WITHOUT ROWID""",
+    """CREATE TABLE reactions (
+        message_id TEXT NOT NULL REFERENCES messages (id) ON DELETE CASCADE,
+        emoji TEXT NOT NULL,
+        user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+        ts INTEGER NOT NULL,
+        PRIMARY KEY (message_id, emoji, user_id)
+    ) WITHOUT ROWID""",
+    """CREATE TABLE mentions (
+        message_id TEXT NOT NULL REFERENCES messages (id) ON DELETE CASCADE,
+        user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+        PRIMARY KEY (message_id, user_id)
+    ) WITHOUT ROWID""",
+    "CREATE INDEX mentions_user ON mentions (user_id)",
+    *(
+        f"""CREATE TRIGGER {table}_change_{event.lower()} AFTER {event} ON {table} BEGIN
+            INSERT INTO message_changes (message_id) VALUES ({row}.message_id);
+        END"""
+        for table in ("attachments", "reactions")
+        for event, row in (("INSERT", "new"), ("DELETE", "old"))
+    ),
+)
+
+
+def _add_conversations(conn: sqlite3.Connection) -> None:
+    for statement in _V4_CONVERSATIONS:
+        conn.execute(statement)
+    # The permissions these bring, for the roles that had the defaults before (migration 2).
+    conn.executemany(
+        "INSERT OR IGNORE INTO role_permissions (role, permission) VALUES (?, ?)",
+        [(role, permission) for role in ("user", "bot") for permission in ("delete-own-message", "pin-message")],
+    )
+
+
 # Append only: a released step never changes, because files in the field have already run it.
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "users, role_permissions, rooms, subscriptions, messages, tokens", _create_tables),
     Migration(2, "default permissions of the user and bot roles", _seed_role_permissions),
     Migration(3, "message change log (message_changes) for readers in other processes", _log_message_changes),
+    Migration(4, "threads (tmid), attachments, reactions, mentions, pins", _add_conversations),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
 

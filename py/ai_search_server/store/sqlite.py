@@ -35,7 +35,6 @@ import threading
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
@@ -43,28 +42,31 @@ from typing import Any, cast
 
 from ai_search._constants import MAX_ROOM_SEARCH_PATTERN_LENGTH
 
-from . import passwords, schema
+from . import message_rows, passwords, schema
 from .base import Conflict, InvalidValue, MessageListener, NotFound, StorageFailure
+from .import_batch import ImportBatch, check_import_row
 from .records import (
+    Attachment,
+    ImportResult,
+    ImportRow,
     Message,
     MessageChanges,
     MessageEvent,
     Room,
     RoomType,
     Subscription,
+    ThreadSummary,
     Token,
     TokenKind,
     User,
 )
-from .schema import check_display_name, check_room_name, check_text, fold, from_ms, now_ms, to_ms
+from .schema import check_display_name, check_room_name, check_text, from_ms, now_ms, to_ms
 
 __all__ = [
     "BUSY_TIMEOUT_MS",
     "ID_LENGTH",
     "MAX_TOKEN_LENGTH",
     "TOKEN_LAST_USED_RESOLUTION_MS",
-    "ImportResult",
-    "ImportRow",
     "SQLiteStore",
     "new_id",
 ]
@@ -85,10 +87,6 @@ _USER_COLUMNS = "id, username, name, roles, created_at, password_hash IS NOT NUL
 _ROOM_COLUMNS = "id, t, name, fname, created_at, creator_id, topic"
 _TOKEN_COLUMNS = "id, user_id, kind, label, created_at, last_used_at"
 _SUBSCRIPTION_COLUMNS = "user_id, room_id, banned, created_at"
-_MESSAGE_SELECT = (
-    "SELECT m.id, m.room_id, m.user_id, u.username, u.name, m.ts, m.text, m.edited_at"
-    " FROM messages m JOIN users u ON u.id = m.user_id"
-)
 _TOKEN_KINDS = ("session", "pat")
 # Subscribing twice is a no-op that keeps the first subscription, ban included.
 _SUBSCRIBE = "INSERT OR IGNORE INTO subscriptions (user_id, room_id, banned, created_at) VALUES (?, ?, 0, ?)"
@@ -153,17 +151,16 @@ def _subscription(row: Row) -> Subscription:
     return Subscription(user_id=row[0], room_id=row[1], banned=bool(row[2]), created_at=from_ms(row[3]))
 
 
-def _message(row: Row) -> Message:
-    return Message(
-        id=row[0],
-        room_id=row[1],
-        user_id=row[2],
-        username=row[3],
-        user_name=row[4],
-        ts=from_ms(row[5]),
-        text=row[6],
-        edited_at=None if row[7] is None else from_ms(row[7]),
-    )
+def _thread_of(conn: sqlite3.Connection, room_id: str, tmid: str) -> str:
+    """The thread a reply to ``tmid`` joins: ``tmid`` itself, or its own thread when it is a reply.
+
+    Raises NotFound when no message of ``room_id`` has that id: a message of another room answers the
+    same as none, so a reply never reveals what other rooms hold.
+    """
+    row = conn.execute("SELECT tmid FROM messages WHERE id = ? AND room_id = ?", (tmid, room_id)).fetchone()
+    if row is None:
+        raise NotFound(f"no message {tmid!r} in this room to reply to")
+    return str(row[0] or tmid)
 
 
 def _check_token_kind(kind: str) -> TokenKind:
@@ -699,68 +696,205 @@ class SQLiteStore:
         *,
         ts: datetime | None = None,
         message_id: str | None = None,
+        tmid: str | None = None,
+        attachments: Sequence[Attachment] = (),
     ) -> Message:
-        """``ts`` is kept to the millisecond. Raises Conflict when ``message_id`` is taken."""
+        """``ts`` is kept to the millisecond. Raises Conflict when ``message_id`` is taken, NotFound when
+        ``tmid`` names no message of this room (a reply to a reply joins the first message's thread)."""
         check_text(text)
+        attachments = message_rows.check_attachments(attachments)
         ts_ms = now_ms() if ts is None else to_ms(ts)
         message_id = new_id() if message_id is None else schema.check_message_id(message_id)
         with self._transaction("post a message") as write:
             self._require_user_and_room(write.conn, user_id, room_id)
             if write.conn.execute("SELECT 1 FROM messages WHERE id = ?", (message_id,)).fetchone():
                 raise Conflict(f"message {message_id!r} already exists")
+            thread = None if tmid is None else _thread_of(write.conn, room_id, tmid)
             write.conn.execute(
-                "INSERT INTO messages (id, room_id, user_id, ts, text) VALUES (?, ?, ?, ?, ?)",
-                (message_id, room_id, user_id, ts_ms, text),
+                "INSERT INTO messages (id, room_id, user_id, ts, text, tmid) VALUES (?, ?, ?, ?, ?, ?)",
+                (message_id, room_id, user_id, ts_ms, text, thread),
             )
-            message = _message(
-                write.conn.execute(f"{_MESSAGE_SELECT} WHERE m.id = ?", (message_id,)).fetchone()
-            )
+            message_rows.write_attachments(write.conn, message_id, attachments)
+            message_rows.write_mentions(write.conn, message_id, text)
+            message = self._read_one(write.conn, message_id)
             write.events.append(MessageEvent("posted", message))
         return message
 
-    def edit_message(self, message_id: str, text: str, *, edited_at: datetime | None = None) -> Message:
+    def edit_message(
+        self,
+        message_id: str,
+        text: str,
+        *,
+        edited_at: datetime | None = None,
+        edited_by: str | None = None,
+    ) -> Message:
+        """``edited_by`` is who edited, when that is not the author."""
         check_text(text)
         edited_ms = now_ms() if edited_at is None else to_ms(edited_at)
         with self._transaction("edit a message") as write:
-            sql = "UPDATE messages SET text = ?, edited_at = ? WHERE id = ?"
-            if not write.conn.execute(sql, (text, edited_ms, message_id)).rowcount:
+            sql = "UPDATE messages SET text = ?, edited_at = ?, edited_by = ? WHERE id = ?"
+            if not write.conn.execute(sql, (text, edited_ms, edited_by, message_id)).rowcount:
                 raise NotFound(f"message {message_id!r} does not exist")
-            message = _message(
-                write.conn.execute(f"{_MESSAGE_SELECT} WHERE m.id = ?", (message_id,)).fetchone()
-            )
+            message_rows.write_mentions(write.conn, message_id, text)
+            message = self._read_one(write.conn, message_id)
             write.events.append(MessageEvent("edited", message))
         return message
 
     def delete_message(self, message_id: str) -> None:
-        """Raises NotFound for an unknown id; listeners get the message as it was."""
+        """Raises NotFound for an unknown id; listeners get the message as it was. The replies of a
+        thread's first message stay (they are other people's words); their thread shows them alone."""
         with self._transaction("delete a message") as write:
-            row = write.conn.execute(f"{_MESSAGE_SELECT} WHERE m.id = ?", (message_id,)).fetchone()
-            if row is None:
+            found = message_rows.read_messages(write.conn, "WHERE m.id = ?", (message_id,))
+            if not found:
                 raise NotFound(f"message {message_id!r} does not exist")
             write.conn.execute("DELETE FROM messages WHERE id = ?", (message_id,))
-            write.events.append(MessageEvent("deleted", _message(row)))
+            write.events.append(MessageEvent("deleted", found[0]))
+
+    def set_pinned(self, message_id: str, pinned_by: str | None) -> Message:
+        """Pin (``pinned_by`` is who) or unpin (None). Raises NotFound for an unknown message or user."""
+        with self._transaction("pin a message") as write:
+            if pinned_by is not None and not write.conn.execute(
+                "SELECT 1 FROM users WHERE id = ?", (pinned_by,)
+            ).fetchone():
+                raise NotFound(f"user {pinned_by!r} does not exist")
+            pinned_at = None if pinned_by is None else now_ms()
+            sql = "UPDATE messages SET pinned_at = ?, pinned_by = ? WHERE id = ?"
+            if not write.conn.execute(sql, (pinned_at, pinned_by, message_id)).rowcount:
+                raise NotFound(f"message {message_id!r} does not exist")
+            message = self._read_one(write.conn, message_id)
+            write.events.append(MessageEvent("edited", message))
+        return message
+
+    def set_reaction(self, message_id: str, user_id: str, emoji: str, react: bool) -> Message:
+        """Add (``react``) or take back the user's ``emoji`` on a message; idempotent either way."""
+        emoji = message_rows.check_emoji(emoji)
+        with self._transaction("react to a message") as write:
+            if not write.conn.execute("SELECT 1 FROM messages WHERE id = ?", (message_id,)).fetchone():
+                raise NotFound(f"message {message_id!r} does not exist")
+            if not write.conn.execute("SELECT 1 FROM users WHERE id = ?", (user_id,)).fetchone():
+                raise NotFound(f"user {user_id!r} does not exist")
+            if react:
+                write.conn.execute(
+                    "INSERT OR IGNORE INTO reactions (message_id, emoji, user_id, ts) VALUES (?, ?, ?, ?)",
+                    (message_id, emoji, user_id, now_ms()),
+                )
+            else:
+                write.conn.execute(
+                    "DELETE FROM reactions WHERE message_id = ? AND emoji = ? AND user_id = ?",
+                    (message_id, emoji, user_id),
+                )
+            message = self._read_one(write.conn, message_id)
+        return message
+
+    @staticmethod
+    def _read_one(conn: sqlite3.Connection, message_id: str) -> Message:
+        return message_rows.read_messages(conn, "WHERE m.id = ?", (message_id,))[0]
+
+    def _messages(self, where: str, params: Sequence[Any] = ()) -> list[Message]:
+        with self._errors("read the workspace"):
+            return message_rows.read_messages(self._connection(), where, params)
 
     def get_message(self, message_id: str) -> Message | None:
-        row = self._one(f"{_MESSAGE_SELECT} WHERE m.id = ?", (message_id,))
-        return None if row is None else _message(row)
+        found = self._messages("WHERE m.id = ?", (message_id,))
+        return found[0] if found else None
 
     def get_messages(self, message_ids: Iterable[str]) -> dict[str, Message]:
-        rows = self._all(
-            f"{_MESSAGE_SELECT} WHERE m.id IN (SELECT value FROM json_each(?))", (_json_list(message_ids),)
-        )
-        return {row[0]: _message(row) for row in rows}
+        found = self._messages("WHERE m.id IN (SELECT value FROM json_each(?))", (_json_list(message_ids),))
+        return {message.id: message for message in found}
 
-    def room_messages(self, room_id: str, *, before: datetime | None = None, limit: int) -> list[Message]:
-        """The newest ``limit`` messages older than ``before``, newest first."""
+    def room_messages(
+        self,
+        room_id: str,
+        *,
+        before: datetime | None = None,
+        after: datetime | None = None,
+        inclusive: bool = False,
+        offset: int = 0,
+        limit: int,
+    ) -> list[Message]:
+        """Up to ``limit`` messages between ``after`` and ``before`` (exclusive unless ``inclusive``),
+        newest first, skipping the ``offset`` newest; thread replies included."""
         if limit <= 0:
             return []
-        before_ms = None if before is None else to_ms(before)
-        rows = self._all(
-            f"{_MESSAGE_SELECT} WHERE m.room_id = ? AND (?2 IS NULL OR m.ts < ?2)"
-            " ORDER BY m.ts DESC, m.id DESC LIMIT ?3",
-            (room_id, before_ms, limit),
+        low = "m.ts >= ?3" if inclusive else "m.ts > ?3"
+        high = "m.ts <= ?2" if inclusive else "m.ts < ?2"
+        return self._messages(
+            f"WHERE m.room_id = ?1 AND (?2 IS NULL OR {high}) AND (?3 IS NULL OR {low})"
+            " ORDER BY m.ts DESC, m.id DESC LIMIT ?4 OFFSET ?5",
+            (
+                room_id,
+                None if before is None else to_ms(before),
+                None if after is None else to_ms(after),
+                limit,
+                max(0, offset),
+            ),
         )
-        return [_message(row) for row in rows]
+
+    def messages_around(self, message: Message, *, before: int, after: int) -> list[Message]:
+        """The message with up to ``before`` older and ``after`` newer ones of its room, oldest first."""
+        key = (to_ms(message.ts), message.id)
+        older = self._messages(
+            "WHERE m.room_id = ? AND (m.ts, m.id) < (?, ?) ORDER BY m.ts DESC, m.id DESC LIMIT ?",
+            (message.room_id, *key, max(0, before)),
+        )
+        newer = self._messages(
+            "WHERE m.room_id = ? AND (m.ts, m.id) > (?, ?) ORDER BY m.ts, m.id LIMIT ?",
+            (message.room_id, *key, max(0, after)),
+        )
+        return [*reversed(older), message, *newer]
+
+    def thread_messages(self, tmid: str, *, offset: int = 0, limit: int) -> tuple[list[Message], int]:
+        """A thread's replies, oldest first (the first message itself not included), and their total."""
+        total = self._one("SELECT count(*) FROM messages WHERE tmid = ?", (tmid,))
+        replies = self._messages(
+            "WHERE m.tmid = ? ORDER BY m.ts, m.id LIMIT ? OFFSET ?", (tmid, max(0, limit), max(0, offset))
+        )
+        return replies, 0 if total is None else int(total[0])
+
+    def thread_summaries(self, tmids: Iterable[str]) -> dict[str, ThreadSummary]:
+        """Reply count, last reply time and repliers of each thread that has replies."""
+        rows = self._all(
+            "SELECT tmid, count(*), max(ts), json_group_array(user_id) FROM"
+            " (SELECT tmid, ts, user_id FROM messages WHERE tmid IN (SELECT value FROM json_each(?))"
+            " ORDER BY ts, id) GROUP BY tmid",
+            (_json_list(tmids),),
+        )
+        return {
+            tmid: ThreadSummary(tmid, int(count), from_ms(last), tuple(dict.fromkeys(json.loads(users))))
+            for tmid, count, last, users in rows
+        }
+
+    def room_threads(self, room_id: str, *, offset: int = 0, limit: int) -> tuple[list[Message], int]:
+        """The first messages of a room's threads, the latest reply first, and how many threads it has."""
+        total = self._one(
+            "SELECT count(DISTINCT tmid) FROM messages WHERE room_id = ? AND tmid IS NOT NULL", (room_id,)
+        )
+        order = self._all(
+            "SELECT tmid FROM messages WHERE room_id = ? AND tmid IS NOT NULL GROUP BY tmid"
+            " ORDER BY max(ts) DESC, tmid LIMIT ? OFFSET ?",
+            (room_id, max(0, limit), max(0, offset)),
+        )
+        parents = self.get_messages(row[0] for row in order)
+        return [parents[row[0]] for row in order if row[0] in parents], 0 if total is None else int(total[0])
+
+    def pinned_messages(self, room_id: str, *, offset: int = 0, limit: int) -> tuple[list[Message], int]:
+        """A room's pinned messages, the latest pinned first, and their total."""
+        total = self._one(
+            "SELECT count(*) FROM messages WHERE room_id = ? AND pinned_at IS NOT NULL", (room_id,)
+        )
+        found = self._messages(
+            "WHERE m.room_id = ? AND m.pinned_at IS NOT NULL ORDER BY m.pinned_at DESC, m.id LIMIT ? OFFSET ?",
+            (room_id, max(0, limit), max(0, offset)),
+        )
+        return found, 0 if total is None else int(total[0])
+
+    def find_room_messages(self, room_id: str, text: str, *, offset: int = 0, limit: int) -> list[Message]:
+        """Messages of a room whose text contains ``text`` (case-insensitive, literal), newest first."""
+        contains, _ = _like_contains(text)
+        return self._messages(
+            "WHERE m.room_id = ? AND m.text LIKE ? ESCAPE '\\' ORDER BY m.ts DESC, m.id DESC LIMIT ? OFFSET ?",
+            (room_id, contains, max(0, limit), max(0, offset)),
+        )
 
     def count_messages(self) -> int:
         row = self._one("SELECT count(*) FROM messages")
@@ -772,14 +906,13 @@ class SQLiteStore:
             raise InvalidValue("batch_size must be positive")
         after: tuple[int, str] = (-(2**62), "")
         while True:
-            rows = self._all(
-                f"{_MESSAGE_SELECT} WHERE (m.ts, m.id) > (?, ?) ORDER BY m.ts, m.id LIMIT ?",
-                (*after, batch_size),
+            batch = self._messages(
+                "WHERE (m.ts, m.id) > (?, ?) ORDER BY m.ts, m.id LIMIT ?", (*after, batch_size)
             )
-            if not rows:
+            if not batch:
                 return
-            yield [_message(row) for row in rows]
-            after = (rows[-1][5], rows[-1][0])
+            yield batch
+            after = (to_ms(batch[-1].ts), batch[-1].id)
 
     def latest_message_change(self) -> int:
         row = self._one("SELECT coalesce(max(change), 0) FROM message_changes")
@@ -823,13 +956,18 @@ class SQLiteStore:
         valid: list[tuple[int, ImportRow, int]] = []
         for index, row in enumerate(rows):
             try:
-                valid.append((index, row, _check_import_row(row)))
+                valid.append((index, row, check_import_row(row)))
             except InvalidValue as error:
                 rejected.append((index, str(error)))
         if not valid:
             return ImportResult(0, 0, 0, 0, tuple(rejected))
         with self._transaction("import messages") as write:
-            batch = _ImportBatch(write, [row for _, row, _ in valid])
+            batch = ImportBatch(
+                write.conn,
+                [row for _, row, _ in valid],
+                new_id=new_id,
+                events=write.events if write.wants_events else None,
+            )
             for index, row, ts_ms in valid:
                 reason = batch.add(row, ts_ms)
                 if reason:
@@ -842,141 +980,4 @@ class SQLiteStore:
             users_created=batch.users_created,
             rooms_created=batch.rooms_created,
             rejected=tuple(rejected),
-        )
-
-
-# -- bulk import ----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class ImportRow:
-    """One message to import, by names rather than ids. ``ts`` is aware; ``message_id`` is required
-    (the importer derives a deterministic one when the file has none)."""
-
-    room: str
-    room_type: RoomType
-    username: str
-    ts: datetime
-    text: str
-    message_id: str
-    user_name: str | None = None  # display name, used only when the user is created
-    members: tuple[str, ...] = ()  # usernames subscribed to the room
-
-
-@dataclass(frozen=True, slots=True)
-class ImportResult:
-    imported: int
-    unchanged: int
-    users_created: int
-    rooms_created: int
-    rejected: tuple[tuple[int, str], ...] = ()  # (index in the batch, reason)
-
-
-_ROOM_TYPE_NAMES = {"c": "a public channel", "p": "a private group", "d": "a direct room"}
-
-
-def _check_import_row(row: ImportRow) -> int:
-    check_room_name(row.room)
-    schema.check_room_type(row.room_type)
-    schema.check_username(row.username)
-    for member in row.members:
-        schema.check_username(member)
-    if row.user_name is not None:
-        check_display_name(row.user_name)
-    check_text(row.text)
-    schema.check_message_id(row.message_id)
-    return to_ms(row.ts)
-
-
-class _ImportBatch:
-    """The state of one import transaction: users, rooms and message ids of the batch, read with one
-    query each up front, then rows added in order, then subscriptions and messages written with
-    executemany."""
-
-    def __init__(self, write: _Write, rows: Sequence[ImportRow]) -> None:
-        self.conn = write.conn
-        self.events = write.events if write.wants_events else None
-        self.now = now_ms()
-        self.imported = self.unchanged = self.users_created = self.rooms_created = 0
-        usernames = {name for row in rows for name in (row.username, *row.members)}
-        # key: folded username -> (id, username, name)
-        self.users: dict[str, tuple[str, str, str]] = {
-            fold(username): (user_id, username, name)
-            for user_id, username, name in self.conn.execute(
-                "SELECT id, username, name FROM users WHERE username IN (SELECT value FROM json_each(?))",
-                (_json_list(usernames),),
-            )
-        }
-        # key: (is direct, folded name) -> (id, type); the oldest direct room of a name wins.
-        self.rooms: dict[tuple[bool, str], tuple[str, str]] = {}
-        for room_id, room_type, name in self.conn.execute(
-            "SELECT id, t, name FROM rooms WHERE name IN (SELECT value FROM json_each(?))"
-            " ORDER BY created_at, id",
-            (_json_list({row.room for row in rows}),),
-        ):
-            self.rooms.setdefault((room_type == "d", fold(name)), (room_id, room_type))
-        self.seen: set[str] = {
-            message_id
-            for (message_id,) in self.conn.execute(
-                "SELECT id FROM messages WHERE id IN (SELECT value FROM json_each(?))",
-                (_json_list(row.message_id for row in rows),),
-            )
-        }
-        self.subscriptions: dict[tuple[str, str], None] = {}
-        self.messages: list[tuple[str, str, str, int, str]] = []
-
-    def add(self, row: ImportRow, ts_ms: int) -> str | None:
-        """Adds one row; returns why it is refused, or None."""
-        if row.message_id in self.seen:
-            self.unchanged += 1
-            return None
-        key = (row.room_type == "d", fold(row.room))
-        room = self.rooms.get(key)
-        if room is not None and room[1] != row.room_type:
-            return f"room {row.room!r} exists as {_ROOM_TYPE_NAMES[room[1]]} ({room[1]}), not {row.room_type}"
-        author_id, author_username, author_name = self._user(row.username, row.user_name)
-        if room is None:
-            room = (new_id(), row.room_type)
-            self.conn.execute(
-                "INSERT INTO rooms (id, t, name, fname, topic, creator_id, created_at)"
-                " VALUES (?, ?, ?, ?, '', ?, ?)",
-                (room[0], row.room_type, row.room, row.room, author_id, self.now),
-            )
-            self.rooms[key] = room
-            self.rooms_created += 1
-        self.subscriptions[(author_id, room[0])] = None
-        for member in row.members:
-            self.subscriptions[(self._user(member, None)[0], room[0])] = None
-        self.seen.add(row.message_id)
-        self.messages.append((row.message_id, room[0], author_id, ts_ms, row.text))
-        if self.events is not None:
-            message = Message(
-                row.message_id, room[0], author_id, author_username, author_name, from_ms(ts_ms), row.text
-            )
-            self.events.append(MessageEvent("posted", message))
-        self.imported += 1
-        return None
-
-    def _user(self, username: str, name: str | None) -> tuple[str, str, str]:
-        key = fold(username)
-        user = self.users.get(key)
-        if user is None:
-            display = name.strip() if name and name.strip() else username
-            user = (new_id(), username, display)
-            self.conn.execute(
-                "INSERT INTO users (id, username, name, password_hash, roles, created_at, active)"
-                " VALUES (?, ?, ?, NULL, ?, ?, 1)",
-                (*user, schema.roles_to_column(("user",)), self.now),
-            )
-            self.users[key] = user
-            self.users_created += 1
-        return user
-
-    def flush(self) -> None:
-        self.conn.executemany(
-            _SUBSCRIBE,
-            [(user_id, room_id, self.now) for user_id, room_id in self.subscriptions],
-        )
-        self.conn.executemany(
-            "INSERT INTO messages (id, room_id, user_id, ts, text) VALUES (?, ?, ?, ?, ?)", self.messages
         )
