@@ -15,11 +15,13 @@ from pathlib import Path
 import pytest
 
 from ai_search_server.store import (
+    Attachment,
     Conflict,
     ImportRow,
     InvalidValue,
     MessageEvent,
     NotFound,
+    Reaction,
     SQLiteStore,
     StorageFailure,
     open_store,
@@ -879,3 +881,188 @@ def test_a_closed_store_refuses_work(data_dir: Path) -> None:
     store.close()  # idempotent
     with pytest.raises(StorageFailure, match="closed"):
         store.get_user("x")
+
+
+# -- threads, files, reactions, mentions, pins ----------------------------------------------------
+
+
+@pytest.fixture
+def thread_room(store: SQLiteStore) -> tuple[str, str, str]:
+    alice = store.create_user("alice", name="Alice")
+    bob = store.create_user("bob", name="Bob")
+    room = store.create_room("c", "ops", creator_id=alice.id, members=[bob.id])
+    return room.id, alice.id, bob.id
+
+
+def test_replies_join_the_thread_of_their_first_message(
+    store: SQLiteStore, thread_room: tuple[str, str, str]
+) -> None:
+    room, alice, bob = thread_room
+    parent = store.post_message(room, alice, "deploy of 2.14 failed", ts=T0)
+    first = store.post_message(room, bob, "looking", ts=T0 + timedelta(minutes=1), tmid=parent.id)
+    # A reply to a reply joins the first message's thread, as in Rocket.Chat.
+    second = store.post_message(room, alice, "thanks", ts=T0 + timedelta(minutes=2), tmid=first.id)
+    assert (first.tmid, second.tmid, parent.tmid) == (parent.id, parent.id, None)
+    replies, total = store.thread_messages(parent.id, limit=10)
+    assert [m.id for m in replies] == [first.id, second.id] and total == 2
+    page, _ = store.thread_messages(parent.id, offset=1, limit=10)
+    assert [m.id for m in page] == [second.id]
+    summary = store.thread_summaries([parent.id, first.id])
+    assert list(summary) == [parent.id]
+    assert summary[parent.id].count == 2
+    assert summary[parent.id].last_reply_at == T0 + timedelta(minutes=2)
+    assert summary[parent.id].participants == (bob, alice)
+
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        pytest.param("missing", id="no-such-message"),
+        pytest.param("other-room", id="a-message-of-another-room"),
+    ],
+)
+def test_a_reply_needs_a_first_message_in_its_own_room(
+    store: SQLiteStore, thread_room: tuple[str, str, str], where: str
+) -> None:
+    room, alice, _ = thread_room
+    other = store.create_room("p", "secret", creator_id=alice)
+    elsewhere = store.post_message(other.id, alice, "private plans")
+    tmid = "nope" if where == "missing" else elsewhere.id
+    with pytest.raises(NotFound, match="no message"):
+        store.post_message(room, alice, "reply", tmid=tmid)
+
+
+def test_room_threads_are_listed_latest_reply_first(store: SQLiteStore, thread_room: tuple[str, str, str]) -> None:
+    room, alice, bob = thread_room
+    old = store.post_message(room, alice, "old thread", ts=T0)
+    new = store.post_message(room, alice, "new thread", ts=T0 + timedelta(hours=1))
+    store.post_message(room, bob, "reply to new", ts=T0 + timedelta(hours=2), tmid=new.id)
+    store.post_message(room, bob, "late reply to old", ts=T0 + timedelta(hours=3), tmid=old.id)
+    store.post_message(room, bob, "not a thread", ts=T0 + timedelta(hours=4))
+    threads, total = store.room_threads(room, limit=10)
+    assert [m.id for m in threads] == [old.id, new.id] and total == 2
+
+
+def test_attachments_are_kept_and_searchable_with_the_text(
+    store: SQLiteStore, thread_room: tuple[str, str, str]
+) -> None:
+    room, alice, _ = thread_room
+    files = (
+        Attachment("pgbouncer.ini", title="pool config", description="max_client_conn raised", type="text/plain", size=812),
+        Attachment("graph.png", type="image/png", size=20480),
+    )
+    posted = store.post_message(room, alice, "the config we run now", attachments=files)
+    assert store.get_message(posted.id) == posted
+    assert posted.attachments == files
+    assert posted.searchable_text.splitlines() == [
+        "the config we run now",
+        "pgbouncer.ini",
+        "pool config",
+        "max_client_conn raised",
+        "graph.png",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("attachments", "fragment"),
+    [
+        pytest.param((Attachment(" "),), "needs a name", id="no-name"),
+        pytest.param((Attachment("a", title="x" * 1001),), "at most 1000", id="title-too-long"),
+        pytest.param((Attachment("a", size=-1),), "not negative", id="negative-size"),
+        pytest.param(tuple(Attachment(f"f{n}") for n in range(21)), "at most 20 attachments", id="too-many"),
+    ],
+)
+def test_malformed_attachments_are_refused(
+    store: SQLiteStore, thread_room: tuple[str, str, str], attachments: tuple[Attachment, ...], fragment: str
+) -> None:
+    room, alice, _ = thread_room
+    with pytest.raises(InvalidValue, match=fragment):
+        store.post_message(room, alice, "files", attachments=attachments)
+    assert store.count_messages() == 0
+
+
+def test_reactions_toggle_per_person_and_emoji(store: SQLiteStore, thread_room: tuple[str, str, str]) -> None:
+    room, alice, bob = thread_room
+    posted = store.post_message(room, alice, "shipped")
+    store.set_reaction(posted.id, bob, ":tada:", True)
+    store.set_reaction(posted.id, bob, ":tada:", True)  # idempotent
+    reacted = store.set_reaction(posted.id, alice, "tada", True)  # colons added
+    # In the order they reacted; within one millisecond, by username.
+    assert [(r.emoji, sorted(r.usernames)) for r in reacted.reactions] == [(":tada:", ["alice", "bob"])]
+    taken_back = store.set_reaction(posted.id, bob, ":tada:", False)
+    assert taken_back.reactions == (Reaction(":tada:", ("alice",)),)
+    with pytest.raises(InvalidValue, match="emoji"):
+        store.set_reaction(posted.id, bob, ":no spaces:", True)
+
+
+def test_mentions_name_people_who_exist_and_follow_edits(
+    store: SQLiteStore, thread_room: tuple[str, str, str]
+) -> None:
+    room, alice, _ = thread_room
+    posted = store.post_message(room, alice, "@bob can you look? cc @nobody, mail ops@example.com")
+    assert posted.mentions == ("bob",)
+    edited = store.edit_message(posted.id, "@alice never mind")
+    assert edited.mentions == ("alice",)
+
+
+def test_pins_are_listed_latest_first_and_unpinned(store: SQLiteStore, thread_room: tuple[str, str, str]) -> None:
+    room, alice, bob = thread_room
+    first = store.post_message(room, alice, "runbook link")
+    second = store.post_message(room, alice, "on-call rota")
+    pinned = store.set_pinned(first.id, bob)
+    store.set_pinned(second.id, alice)
+    assert pinned.pinned_by == bob and pinned.pinned_at is not None
+    listed, total = store.pinned_messages(room, limit=10)
+    assert {m.id for m in listed} == {first.id, second.id} and total == 2
+    assert store.set_pinned(first.id, None).pinned_at is None
+    assert [m.id for m in store.pinned_messages(room, limit=10)[0]] == [second.id]
+
+
+def test_history_between_two_times_newest_first(store: SQLiteStore, thread_room: tuple[str, str, str]) -> None:
+    room, alice, _ = thread_room
+    posted = [store.post_message(room, alice, f"m{n}", ts=T0 + timedelta(minutes=n)) for n in range(5)]
+    between = store.room_messages(room, after=posted[1].ts, before=posted[4].ts, limit=10)
+    assert [m.text for m in between] == ["m3", "m2"]
+    inclusive = store.room_messages(room, after=posted[1].ts, before=posted[4].ts, inclusive=True, limit=10)
+    assert [m.text for m in inclusive] == ["m4", "m3", "m2", "m1"]
+    around = store.messages_around(posted[2], before=1, after=2)
+    assert [m.text for m in around] == ["m1", "m2", "m3", "m4"]
+
+
+def test_find_room_messages_matches_literally_newest_first(
+    store: SQLiteStore, thread_room: tuple[str, str, str]
+) -> None:
+    room, alice, _ = thread_room
+    store.post_message(room, alice, "Deploy 100% done", ts=T0)
+    store.post_message(room, alice, "deploy failed", ts=T0 + timedelta(minutes=1))
+    store.post_message(room, alice, "unrelated", ts=T0 + timedelta(minutes=2))
+    assert [m.text for m in store.find_room_messages(room, "DEPLOY", limit=10)] == ["deploy failed", "Deploy 100% done"]
+    assert [m.text for m in store.find_room_messages(room, "100%", limit=10)] == ["Deploy 100% done"]
+    assert store.find_room_messages(room, "_", limit=10) == []
+
+
+def test_imported_threads_files_reactions_edits_and_pins(store: SQLiteStore) -> None:
+    row = ImportRow("ops", "c", "alice", T0, "deploy failed @bob", "p1", members=("bob",))
+    reply = ImportRow(
+        "ops",
+        "c",
+        "bob",
+        T0 + timedelta(minutes=1),
+        "the config",
+        "r1",
+        tmid="p1",
+        attachments=(Attachment("pgbouncer.ini"),),
+        reactions=(Reaction(":+1:", ("alice", "carol")),),
+        edited_at=T0 + timedelta(minutes=5),
+        pinned=True,
+    )
+    orphan = ImportRow("ops", "c", "bob", T0, "reply to nothing", "r2", tmid="missing")
+    result = store.import_messages([row, reply, orphan])
+    assert result.imported == 2
+    assert result.rejected == ((2, "the thread's first message 'missing' is not in room 'ops' (import it first)"),)
+    got = store.get_messages(["p1", "r1"])
+    assert got["p1"].mentions == ("bob",)
+    assert got["r1"].tmid == "p1" and got["r1"].attachments == (Attachment("pgbouncer.ini"),)
+    assert got["r1"].reactions == (Reaction(":+1:", ("alice", "carol")),)
+    assert got["r1"].edited_at == T0 + timedelta(minutes=5) and got["r1"].pinned_at is not None
+    assert store.import_messages([row, reply]).unchanged == 2  # idempotent
