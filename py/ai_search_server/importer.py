@@ -12,6 +12,11 @@ Each line is one JSON object::
   id), among direct rooms only, so ``alice__bob`` the DM and a channel of that name never mix.
 - ``members`` (on any line) are usernames subscribed to that room; the author always is.
 - ``name`` is the author's display name, used only when the import creates that user.
+- Optional, as Rocket.Chat models them: ``tmid`` (this line is a reply in the thread of the message
+  with that ``id``, which must come earlier in the file, in the same room), ``attachments`` (a list
+  of ``{"name", "title", "description", "type", "size"}``; only ``name`` is required, no file bytes),
+  ``reactions`` (``{":+1:": ["bob", "carol"]}``), ``edited_at`` (ISO 8601: the text is the edited
+  one) and ``pinned`` (true or false).
 - Other fields are ignored, so richer exports load as they are.
 
 Users that do not exist are created without a password (they cannot log in until an admin sets one);
@@ -52,7 +57,8 @@ from rich.progress import (
 )
 
 from .store.base import InvalidValue, Store
-from .store.records import ImportRow
+from .store.message_rows import check_attachments, check_emoji
+from .store.records import Attachment, ImportRow, Reaction
 from .store.schema import (
     check_display_name,
     check_message_id,
@@ -176,6 +182,53 @@ def _members(value: object) -> tuple[str, ...]:
     return tuple(dict.fromkeys(check_username(member.removeprefix("@")) for member in value))
 
 
+def _parse_time(value: str, name: str) -> datetime:
+    try:
+        return _parse_ts(value)
+    except _BadLine as error:
+        raise _BadLine(str(error).replace("field 'ts'", f"field {name!r}")) from None
+
+
+def _optional_string(record: Mapping[str, Any], name: str) -> str | None:
+    value = record.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise _BadLine(f"field {name!r} must be a string, not {type(value).__name__}")
+    return value.strip() or None
+
+
+def _attachments(value: object) -> tuple[Attachment, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(item, Mapping) for item in value):
+        raise _BadLine("field 'attachments' must be a list of objects with a 'name'")
+    found = []
+    for item in value:
+        texts = {key: item.get(key, "") for key in ("name", "title", "description", "type")}
+        if not all(isinstance(text, str) for text in texts.values()):
+            raise _BadLine("an attachment's name, title, description and type must be strings")
+        size = item.get("size", 0)
+        if isinstance(size, bool) or not isinstance(size, int):
+            raise _BadLine("an attachment's size must be a whole number of bytes")
+        found.append(Attachment(texts["name"], texts["title"], texts["description"], texts["type"], size))
+    return check_attachments(found)
+
+
+def _reactions(value: object) -> tuple[Reaction, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, Mapping) or not all(
+        isinstance(users, list) and all(isinstance(u, str) for u in users) for users in value.values()
+    ):
+        raise _BadLine("field 'reactions' must map an emoji to a list of usernames")
+    return tuple(
+        Reaction(check_emoji(emoji), tuple(dict.fromkeys(check_username(u.removeprefix("@")) for u in users)))
+        for emoji, users in value.items()
+        if users
+    )
+
+
 def row_from_record(record: object) -> ImportRow:
     """The store row of one parsed line.
 
@@ -202,6 +255,11 @@ def row_from_record(record: object) -> ImportRow:
         name = record.get("name")
         if name is not None and not isinstance(name, str):
             raise _BadLine(f"field 'name' must be a string, not {type(name).__name__}")
+        tmid = _optional_string(record, "tmid")
+        edited = _optional_string(record, "edited_at")
+        pinned = record.get("pinned", False)
+        if not isinstance(pinned, bool):
+            raise _BadLine("field 'pinned' must be true or false")
         return ImportRow(
             room=room,
             room_type=room_type,
@@ -211,6 +269,11 @@ def row_from_record(record: object) -> ImportRow:
             message_id=message_id,
             user_name=check_display_name(name.strip()) if name and name.strip() else None,
             members=_members(record.get("members")),
+            tmid=None if tmid is None else check_message_id(tmid),
+            attachments=_attachments(record.get("attachments")),
+            reactions=_reactions(record.get("reactions")),
+            edited_at=None if edited is None else _parse_time(edited, "edited_at"),
+            pinned=pinned,
         )
     except (_BadLine, InvalidValue) as error:
         raise ValueError(str(error)) from None

@@ -214,6 +214,15 @@ TOO_LONG = "x" * (MAX_MESSAGE_TEXT_LENGTH + 1)
         pytest.param(
             line(room="ops", room_type="p"), "exists as a public channel (c), not p", id="room-type-clash"
         ),
+        pytest.param(line(tmid=5), "field 'tmid' must be a string", id="numeric-tmid"),
+        pytest.param(line(tmid="nope"), "thread's first message 'nope' is not in room", id="unknown-tmid"),
+        pytest.param(line(attachments="a.png"), "'attachments' must be a list", id="attachments-not-a-list"),
+        pytest.param(line(attachments=[{"title": "x"}]), "an attachment needs a name", id="attachment-no-name"),
+        pytest.param(line(attachments=[{"name": "a", "size": "big"}]), "size must be a whole", id="bad-size"),
+        pytest.param(line(reactions=[":+1:"]), "'reactions' must map an emoji", id="reactions-not-a-map"),
+        pytest.param(line(reactions={"bad emoji": ["bob"]}), "an emoji is a name", id="bad-emoji"),
+        pytest.param(line(edited_at="soon"), "field 'edited_at' is not an ISO 8601 time", id="bad-edited-at"),
+        pytest.param(line(pinned="yes"), "'pinned' must be true or false", id="pinned-not-a-bool"),
     ],
 )
 def test_a_bad_line_is_reported_by_number_and_its_neighbours_kept(
@@ -332,3 +341,32 @@ def test_any_records_are_imported_or_reported_never_crash(store: SQLiteStore, re
     assert report.lines_read == len(records)
     assert report.imported + report.unchanged + report.skipped_count == len(records)
     assert all(reason for _, reason in report.skipped)
+
+
+def test_threads_files_reactions_edits_and_pins_import_from_jsonl(store: SQLiteStore, tmp_path: Path) -> None:
+    lines = [
+        line(id="p1", text="deploy of 2.14 failed", members=["bob"]),
+        line(
+            id="r1",
+            user="bob",
+            ts="2026-11-02T09:16:00Z",
+            text="here is the pool config",
+            tmid="p1",
+            attachments=[{"name": "pgbouncer.ini", "title": "pool", "type": "text/plain", "size": 812}],
+            reactions={":+1:": ["alice"], "eyes": ["@carol"]},
+            edited_at="2026-11-02T09:20:00+01:00",
+            pinned=True,
+        ),
+        line(id="r2", user="alice", ts="2026-11-02T09:17:00Z", text="reply to the reply", tmid="r1"),
+    ]
+    report = import_jsonl(store, write_jsonl(tmp_path / "h.jsonl", lines), progress=False)
+    assert (report.imported, report.skipped_count) == (3, 0)
+    got = store.get_messages(["p1", "r1", "r2"])
+    assert (got["r1"].tmid, got["r2"].tmid) == ("p1", "p1")  # a reply to a reply joins the thread
+    assert [a.name for a in got["r1"].attachments] == ["pgbouncer.ini"]
+    assert {r.emoji: r.usernames for r in got["r1"].reactions} == {":+1:": ("alice",), ":eyes:": ("carol",)}
+    assert got["r1"].edited_at == datetime(2026, 11, 2, 8, 20, tzinfo=UTC)
+    assert got["r1"].pinned_at is not None and got["p1"].pinned_at is None
+    assert store.thread_summaries(["p1"])["p1"].count == 2
+    again = import_jsonl(store, write_jsonl(tmp_path / "h.jsonl", lines), progress=False)
+    assert (again.imported, again.unchanged) == (0, 3)
