@@ -87,6 +87,11 @@ class ApiRequest(Generic[P]):
         assert self.caller is not None, "route declared auth=False reads the user"
         return self.caller.user
 
+    @property
+    def caller_permissions(self) -> frozenset[str]:
+        """What the authenticated caller may do: the permissions of their roles."""
+        return frozenset() if self.caller is None else self.caller.permissions
+
 
 Handler = Callable[[ApiRequest[Any]], Awaitable[Mapping[str, Any] | Response]]
 

@@ -4,7 +4,7 @@ document and the MCP catalog read."""
 from __future__ import annotations
 
 from ..api import ApiRoute
-from . import answers, auth, chat, rooms, search, users
+from . import answers, auth, chat, history, marks, rooms, search, threads, users
 
 __all__ = ["all_routes"]
 
@@ -13,6 +13,9 @@ def all_routes() -> list[ApiRoute]:
     return [
         *auth.router.routes,
         *chat.router.routes,
+        *threads.router.routes,
+        *marks.router.routes,
+        *history.router.routes,
         *rooms.router.routes,
         *users.router.routes,
         *answers.router.routes,

@@ -13,8 +13,10 @@ from .. import errors
 from ..api import ApiRequest, RateLimitRule, Refusal, Router
 from ..limits import MAX_CREATE_MEMBERS
 from ..store import base as store_base
-from .params import DEFAULT_COUNT, Count, Name, Offset, Params, RoomName, Selector, parse_selector
-from .shapes import room_json, subscription_json
+from ..store.records import Room
+from .access import ROOM_REFUSAL, readable_room, room_by_reference
+from .params import DEFAULT_COUNT, Count, Id, Name, Offset, Params, RoomName, Selector, parse_selector
+from .shapes import room_json, subscription_json, user_json
 
 router = Router(tags=("Rooms",))
 
@@ -153,6 +155,65 @@ async def autocomplete_rooms(req: ApiRequest[AutocompleteRoomsParams]) -> dict[s
         limit=AI_SEARCH_ROOM_LOOKUP_LIMIT,
     )
     return {"items": [{"_id": r.id, "name": r.name, "fname": r.fname, "t": r.type} for r in rooms]}
+
+
+class RoomInfoById(Params):
+    roomId: Id = Field(description="Id of the room.")
+
+
+class RoomInfoByName(Params):
+    roomName: Name = Field(description="Name of the room (a channel or private group).")
+
+
+def _room_of(req: ApiRequest[Any]) -> Room:
+    params, store = req.params, req.services.store
+    if hasattr(params, "roomId"):
+        return readable_room(store, req.user, params.roomId)
+    return room_by_reference(store, req.user, "#" + params.roomName.lstrip("#"))
+
+
+@router.get(
+    "rooms.info",
+    RoomInfoById,
+    RoomInfoByName,
+    description="A room you are in, by id or by name.",
+    variant_descriptions=("A room you are in, given its id.", "A room you are in, given its name."),
+    rate_limit=LIST_RATE_LIMIT,
+    refuses=(ROOM_REFUSAL,),
+)
+async def room_info(req: ApiRequest[RoomInfoById | RoomInfoByName]) -> dict[str, Any]:
+    room = _room_of(req)
+    usernames = _usernames(req.services.store, room.id) if room.type == "d" else None
+    return {"room": room_json(room, usernames=usernames)}
+
+
+class MembersById(RoomInfoById):
+    offset: Offset = 0
+    count: Count = DEFAULT_COUNT
+
+
+class MembersByName(RoomInfoByName):
+    offset: Offset = 0
+    count: Count = DEFAULT_COUNT
+
+
+@router.get(
+    "channels.members",
+    MembersById,
+    MembersByName,
+    description="The members of a room you are in, in the order they joined.",
+    variant_descriptions=("Members of a room, given its id.", "Members of a room, given its name."),
+    rate_limit=LIST_RATE_LIMIT,
+    refuses=(ROOM_REFUSAL,),
+)
+async def members(req: ApiRequest[MembersById | MembersByName]) -> dict[str, Any]:
+    store, params = req.services.store, req.params
+    room = _room_of(req)
+    member_ids = store.members_of(room.id)
+    page_ids = member_ids[params.offset : params.offset + params.count]
+    users = store.get_users(page_ids)
+    page = [user_json(users[i]) for i in page_ids if i in users]
+    return {"members": page, "count": len(page), "offset": params.offset, "total": len(member_ids)}
 
 
 def _usernames(store: store_base.Store, room_id: str) -> list[str]:

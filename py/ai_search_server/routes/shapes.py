@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from ..store.records import Message, Room, Subscription, User
+from ..store.records import Message, Room, Subscription, ThreadSummary, User
 
 __all__ = ["iso", "message_json", "room_json", "subscription_json", "user_json"]
 
@@ -44,7 +44,9 @@ def room_json(room: Room, *, usernames: list[str] | None = None) -> dict[str, An
     return out
 
 
-def message_json(message: Message) -> dict[str, Any]:
+def message_json(message: Message, thread: ThreadSummary | None = None) -> dict[str, Any]:
+    """Rocket.Chat's message shape: a reply has ``tmid``; a thread's first message, given its
+    ``thread`` summary, has ``tcount``, ``tlm`` and ``replies`` (the repliers' ids)."""
     out: dict[str, Any] = {
         "_id": message.id,
         "rid": message.room_id,
@@ -55,6 +57,24 @@ def message_json(message: Message) -> dict[str, Any]:
     }
     if message.edited_at is not None:
         out["editedAt"] = iso(message.edited_at)
+        if message.edited_by is not None:
+            out["editedBy"] = {"_id": message.edited_by}
+    if message.tmid is not None:
+        out["tmid"] = message.tmid
+    if thread is not None:
+        out.update({"tcount": thread.count, "tlm": iso(thread.last_reply_at), "replies": list(thread.participants)})
+    if message.attachments:
+        out["files"] = [{"name": a.name, "type": a.type, "size": a.size} for a in message.attachments]
+        out["attachments"] = [
+            {"type": "file", "title": a.title or a.name, "description": a.description, "size": a.size}
+            for a in message.attachments
+        ]
+    if message.reactions:
+        out["reactions"] = {r.emoji: {"usernames": list(r.usernames)} for r in message.reactions}
+    if message.mentions:
+        out["mentions"] = [{"username": username, "type": "user"} for username in message.mentions]
+    if message.pinned_at is not None:
+        out.update({"pinned": True, "pinnedAt": iso(message.pinned_at), "pinnedBy": {"_id": message.pinned_by}})
     return out
 
 

@@ -235,6 +235,10 @@ class Store(Protocol):
         """A thread's replies, oldest first, and how many it has in all."""
         ...
 
+    def reply_position(self, reply: Message) -> int:
+        """How many replies of its thread come before ``reply``: where a long thread is opened."""
+        ...
+
     def thread_summaries(self, tmids: Iterable[str]) -> dict[str, ThreadSummary]: ...
     def room_threads(self, room_id: str, *, offset: int = 0, limit: int) -> tuple[list[Message], int]:
         """The first messages of a room's threads, latest reply first, and the number of threads."""

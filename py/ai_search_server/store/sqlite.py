@@ -851,6 +851,16 @@ class SQLiteStore:
         )
         return replies, 0 if total is None else int(total[0])
 
+    def reply_position(self, reply: Message) -> int:
+        """How many replies of its thread come before ``reply`` (0 for the first, or for a non-reply)."""
+        if reply.tmid is None:
+            return 0
+        row = self._one(
+            "SELECT count(*) FROM messages WHERE tmid = ? AND (ts, id) < (?, ?)",
+            (reply.tmid, to_ms(reply.ts), reply.id),
+        )
+        return 0 if row is None else int(row[0])
+
     def thread_summaries(self, tmids: Iterable[str]) -> dict[str, ThreadSummary]:
         """Reply count, last reply time and repliers of each thread that has replies."""
         rows = self._all(
