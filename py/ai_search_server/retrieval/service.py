@@ -54,12 +54,14 @@ from .terms import Term, highlight_ranges, query_terms
 
 __all__ = [
     "KEYWORD_FUSION_MIN_COVERAGE",
+    "THREAD_TITLE_CHARS",
     "BranchState",
     "SearchOptions",
     "SearchOutcome",
     "SearchRequest",
     "SearchService",
     "SearchType",
+    "thread_title",
 ]
 
 log = logging.getLogger(__name__)
@@ -71,6 +73,8 @@ _TYPE_WEIGHTS: dict[str, int] = {"keyword": 0, "semantic": 100}
 # Share of the query's term weight (0..1) a keyword hit must match to enter fusion with semantic
 # hits; chosen on the demo judgments (docs/retrieval.md). Keyword-only searches keep every hit.
 KEYWORD_FUSION_MIN_COVERAGE = 0.5
+# Characters of a thread's title in a result (its first message's first line, cut at a word).
+THREAD_TITLE_CHARS = 120
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,7 +197,29 @@ class SearchService:
             results.append(_result(message, room, candidate, terms))
             if len(results) >= request.limit:
                 break
+        self._add_threads(results, messages)
         return results
+
+    def _add_threads(self, results: list[dict[str, Any]], messages: dict[str, Message]) -> None:
+        """Say which conversation each result belongs to: its thread's id, title and reply count."""
+        found = [messages[r["msgId"]] for r in results]
+        thread_ids = {m.tmid or m.id for m in found}
+        summaries = self.store.thread_summaries(thread_ids)
+        parents = self.store.get_messages({m.tmid for m in found if m.tmid} - messages.keys())
+        parents.update(messages)
+        for result, message in zip(results, found, strict=True):
+            thread_id = message.tmid or message.id
+            summary = summaries.get(thread_id)
+            if summary is None:
+                continue  # neither a reply nor a thread's first message
+            parent = parents.get(thread_id)
+            result["thread"] = {
+                "_id": thread_id,
+                "title": thread_title(parent.text) if parent is not None else "",
+                "replies": summary.count,
+            }
+            if message.tmid is not None:
+                result["tmid"] = message.tmid
 
     # -- retrieval ---------------------------------------------------------------------------------
 
@@ -350,4 +376,15 @@ def _result(
     }
     if candidate.score is not None and math.isfinite(candidate.score):
         result["score"] = candidate.score
+    if message.attachments:
+        result["files"] = [{"name": a.name, "title": a.title, "type": a.type} for a in message.attachments]
     return result
+
+
+def thread_title(text: str) -> str:
+    """A thread's name as a list shows it: the first line of its first message, cut at a word."""
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    if len(line) <= THREAD_TITLE_CHARS:
+        return line
+    cut = line[:THREAD_TITLE_CHARS].rsplit(" ", 1)[0] or line[:THREAD_TITLE_CHARS]
+    return cut.rstrip(" ,.;:") + "…"
