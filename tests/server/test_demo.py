@@ -358,3 +358,26 @@ def test_the_demo_imports_cleanly_and_subscriptions_follow_memberships(
         assert readable == rooms_of(user.username)
     again = import_rows(store, rows)
     assert (again.imported, again.unchanged) == (0, len(rows))
+
+
+def test_the_demo_has_threads_files_edits_reactions_and_pins(rows: list[Row], tmp_path: Path) -> None:
+    with open_store(tmp_path / "data") as store:
+        for user in DEMO_USERS:
+            store.create_user(user.username, name=user.name, password=user.password)
+        report = import_rows(store, rows)
+        assert report.skipped_count == 0
+        by_id = store.get_messages(row["id"] for row in rows)
+    replies = [m for m in by_id.values() if m.tmid]
+    threads = {m.tmid for m in replies}
+    assert len(replies) >= 150 and len(threads) >= 25
+    # Every reply sits in the room of its thread's first message, which is no reply itself.
+    assert all(by_id[m.tmid].room_id == m.room_id and by_id[m.tmid].tmid is None for m in replies if m.tmid)
+    assert sum(bool(m.attachments) for m in by_id.values()) >= 10
+    assert sum(m.edited_at is not None for m in by_id.values()) >= 5
+    assert sum(bool(m.reactions) for m in by_id.values()) >= 5
+    assert sum(m.pinned_at is not None for m in by_id.values()) >= 5
+    rooms_of_people = {u.username: set(rooms_of(u.username)) for u in DEMO_USERS}
+    for message in by_id.values():  # people react only where they read
+        room_name = next(r["room"] for r in rows if r["id"] == message.id)
+        for reaction in message.reactions:
+            assert all(room_name in rooms_of_people[u] for u in reaction.usernames), (message.id, reaction)

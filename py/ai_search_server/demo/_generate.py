@@ -13,6 +13,7 @@ from datetime import UTC, date, datetime, time, timedelta
 
 from ._ambient import Draft, ambient_drafts
 from ._business import BUSINESS_THREADS
+from ._conversations import DEMO_EDITED_MINUTES, DEMO_FILES, DEMO_PINNED, DEMO_REACTIONS, is_threaded
 from ._design import DESIGN_THREADS
 from ._followups import FOLLOWUP_THREADS
 from ._incidents import INCIDENT_THREADS
@@ -82,6 +83,25 @@ def _scripted(thread: Thread, rng: random.Random, now: datetime) -> list[tuple[s
     return drafts
 
 
+def _conversation_fields(thread: Thread) -> dict[str, dict[str, object]]:
+    """Per scripted id, what the row adds: ``tmid`` for a thread's replies, files, edits, reactions, pins."""
+    first = f"demo-{thread.key}-01"
+    out: dict[str, dict[str, object]] = {}
+    for number in range(1, len(thread.turns) + 1):
+        message_id = f"demo-{thread.key}-{number:02d}"
+        fields: dict[str, object] = {}
+        if number > 1 and is_threaded(thread.key, thread.room):
+            fields["tmid"] = first
+        if message_id in DEMO_FILES:
+            fields["attachments"] = DEMO_FILES[message_id]
+        if message_id in DEMO_REACTIONS:
+            fields["reactions"] = DEMO_REACTIONS[message_id]
+        if message_id in DEMO_PINNED:
+            fields["pinned"] = True
+        out[message_id] = fields
+    return out
+
+
 def _iso(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -94,7 +114,9 @@ def generate_demo_messages(
     Each row: ``id`` (``demo-<thread>-<NN>`` for scripted messages, ``demo-<room>-<NNNN>`` for the
     background), ``room``, ``room_type`` (``c``/``p``/``d``), ``user``, ``ts`` (ISO 8601 UTC, ``Z``),
     ``text``; the first row of each room also has ``members`` (sorted usernames). The same ``seed``
-    and ``now`` always give the same rows. Users are not rows: create ``DEMO_USERS`` first so they get
+    and ``now`` always give the same rows. Scripted conversations in threads carry ``tmid`` on their
+    replies; some messages carry ``attachments``, ``reactions``, ``edited_at`` or ``pinned``
+    (``_conversations.py``). Users are not rows: create ``DEMO_USERS`` first so they get
     their names and passwords (the importer creates unknown users without either).
 
     Raises:
@@ -107,8 +129,10 @@ def generate_demo_messages(
     now = now.astimezone(UTC)
     rng = random.Random(seed)
     identified: list[tuple[str | None, Draft]] = []
+    extras: dict[str, dict[str, object]] = {}
     for thread in SCRIPTED_THREADS:
         identified.extend(_scripted(thread, rng, now))
+        extras.update(_conversation_fields(thread))
     identified.extend((None, draft) for draft in ambient_drafts(rng, now, DEMO_SPAN_DAYS))
     identified.sort(key=lambda item: (item[1].ts, item[0] or "", item[1].room, item[1].text))
 
@@ -125,7 +149,10 @@ def generate_demo_messages(
             "user": draft.user,
             "ts": _iso(draft.ts),
             "text": draft.text,
+            **extras.get(message_id, {}),
         }
+        if message_id in DEMO_EDITED_MINUTES:
+            row["edited_at"] = _iso(draft.ts + timedelta(minutes=DEMO_EDITED_MINUTES[message_id]))
         rows.append(row)
     seen: set[str] = set()
     for row in rows:
