@@ -252,6 +252,21 @@ def test_extended_set_adds_only_allow_listed_documented_routes() -> None:
     assert {"get_me", "get_subscriptions_get", "get_users_autocomplete"} <= set(names)
     assert {"post_login", "post_logout", "post_users_generatePersonalAccessToken"}.isdisjoint(names)
     assert len(names) > len(curated.tools)
+    # The conversation routes upstream allow-lists, under upstream's tool names; deletes never.
+    conversations = {
+        "get_chat_getThreadMessages",
+        "get_chat_getThreadsList",
+        "get_chat_getPinnedMessages",
+        "get_chat_search",
+        "get_rooms_info_by_roomId",
+        "get_rooms_info_by_roomName",
+        "post_chat_update",
+        "post_chat_react",
+        "post_chat_pinMessage",
+        "post_chat_unPinMessage",
+    }
+    assert conversations <= set(names)
+    assert "post_chat_delete" not in names
 
 
 def test_allowed_tool_names_are_upstreams_93_without_deletes() -> None:
