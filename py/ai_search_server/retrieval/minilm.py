@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .batching import length_batches, padded
 from .embedder import EmbedderUnavailable
 from .wordpiece import WordPieceTokenizer
 
@@ -222,28 +223,15 @@ class MiniLMEmbedder:
         if not texts:
             return out
         encoded = [self._tokenizer.encode(text) for text in texts]
-        # Similar lengths together, and batches cut by padded size: one long message must not make
-        # 63 short ones pay for its length (attention is quadratic in it).
-        order = sorted(range(len(texts)), key=lambda i: len(encoded[i]))
-        batch: list[int] = []
-        for index in order:
-            longest = len(encoded[index])
-            if batch and (
-                len(batch) >= MINILM_BATCH_TEXTS or (len(batch) + 1) * longest > MINILM_BATCH_TOKENS
-            ):
-                out[batch] = self._forward([encoded[i] for i in batch])
-                batch = []
-            batch.append(index)
-        out[batch] = self._forward([encoded[i] for i in batch])
+        lengths = [len(ids) for ids in encoded]
+        for batch in length_batches(lengths, max_texts=MINILM_BATCH_TEXTS, max_tokens=MINILM_BATCH_TOKENS):
+            out[batch] = self._forward([encoded[i] for i in batch])
         return out
 
     def _forward(self, batch: list[list[int]]) -> Array:
-        length = max(len(ids) for ids in batch)
-        ids = np.zeros((len(batch), length), dtype=np.int64)
-        mask = np.zeros((len(batch), length), dtype=np.float32)
-        for row, token_ids in enumerate(batch):
-            ids[row, : len(token_ids)] = token_ids
-            mask[row, : len(token_ids)] = 1.0
+        ids, int_mask = padded(batch)
+        mask = int_mask.astype(np.float32)
+        length = ids.shape[1]
         n, width = len(batch), self.dimensions
         head = width // _HEADS
         scale = np.float32(1 / math.sqrt(head))
