@@ -5,7 +5,7 @@ the embedded index with the local model (all-MiniLM-L6-v2; the first run embeds 
 runs reuse the durable index), then runs every judged query as its user, through the real search
 service (scoping, filters, fusion), once per search type, and prints the means per query kind.
 
-    .venv/bin/python bench/bench_relevance.py [--data bench/out/relevance] [--embedder local|none]
+    .venv/bin/python bench/bench_relevance.py [--data bench/out/relevance] [--embedder local|onnx-int8|onnx|numpy|none]
         [--per-query] [--min-similarity 0] [--semantic-weight 50] [--json PATH]
 
 Metrics (graded judgments: 2 answers the query, 1 is related):
@@ -37,6 +37,7 @@ from ai_search_server.demo import DEMO_USERS, generate_demo_messages
 from ai_search_server.importer import import_rows
 from ai_search_server.retrieval.embedded import EmbeddedPipeline
 from ai_search_server.retrieval.index import INDEX_FILENAME, EmbeddedIndex
+from ai_search_server.retrieval.local_embedder import LOCAL_RUNTIMES
 from ai_search_server.retrieval.service import (
     KEYWORD_FUSION_MIN_COVERAGE,
     SearchOptions,
@@ -96,10 +97,10 @@ def prepare(data_dir: Path, embedder_name: str) -> tuple[Any, EmbeddedIndex]:
             store.create_user(user.username, name=user.name, roles=(user.role,))
         import_rows(store, generate_demo_messages())
     embedder = None
-    if embedder_name == "local":
-        from ai_search_server.retrieval.minilm import MiniLMEmbedder
+    if embedder_name != "none":
+        from ai_search_server.retrieval.local_embedder import load_local_embedder
 
-        embedder = MiniLMEmbedder.load()
+        embedder = load_local_embedder("auto" if embedder_name == "local" else embedder_name)
     started = time.perf_counter()
     index = EmbeddedIndex.open(data_dir / INDEX_FILENAME, store, embedder, progress=True)
     if not index.wait_until_embedded(EMBED_WAIT_SECONDS):
@@ -192,7 +193,12 @@ def build_report(scores: dict[str, Any], args: argparse.Namespace, messages: int
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
-    parser.add_argument("--embedder", choices=("local", "none"), default="local")
+    parser.add_argument(
+        "--embedder",
+        choices=("local", *LOCAL_RUNTIMES, "none"),
+        default="local",
+        help="local: the fastest local runtime available; or one runtime by name",
+    )
     parser.add_argument("--per-query", action="store_true")
     parser.add_argument("--min-similarity", type=int, default=0)
     parser.add_argument("--semantic-weight", type=int, default=50)

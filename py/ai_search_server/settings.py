@@ -133,6 +133,14 @@ class Settings:
         "Embeddings for the semantic branch: local (packaged all-MiniLM-L6-v2, "
         "offline), openai (an OpenAI-compatible /embeddings endpoint), or none (keyword only).",
     )
+    embedder_runtime: str = _s(
+        "auto",
+        "How the local model runs: auto (the fastest available, said in the log at start-up), "
+        "onnx-int8 (ONNX Runtime, int8), onnx (ONNX Runtime, float32) or numpy (no extra dependency).",
+    )
+    embedder_threads: int = _s(
+        0, "Threads the local ONNX embedder spreads a batch over; 0: one per core.", low=0, high=16
+    )
     embedding_base_url: str = _s("", "Base URL of an OpenAI-compatible embeddings endpoint.")
     embedding_api_key: str = _s("", "API key of the embeddings endpoint (secret).")
     embedding_model: str = _s("", "Embedding model name at that endpoint.")
@@ -286,6 +294,11 @@ def load_settings(
     check_complete(settings)
     if settings.embedder not in ("local", "openai", "none"):
         raise SettingsError(f"setting 'embedder': expected local, openai or none, got {settings.embedder!r}")
+    runtimes = ("auto", "onnx-int8", "onnx", "numpy")
+    if settings.embedder_runtime not in runtimes:
+        raise SettingsError(
+            f"setting 'embedder_runtime': expected {', '.join(runtimes)}, got {settings.embedder_runtime!r}"
+        )
     if settings.log_level not in ("debug", "info", "warning", "error"):
         raise SettingsError(
             f"setting 'log_level': expected debug, info, warning or error, got {settings.log_level!r}"

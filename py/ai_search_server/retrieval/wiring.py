@@ -9,7 +9,8 @@ Which pipeline:
 
 - ``pipeline_base_url`` set: the remote pipeline, through the guarded outbound client;
 - otherwise the embedded one on ``<data_dir>/index.db``, with the embedder the ``embedder`` setting
-  names (``local``: the packaged MiniLM; ``openai``: an OpenAI-compatible endpoint; ``none``). An
+  names (``local``: the packaged MiniLM on the fastest runtime available, or the one
+  ``embedder_runtime`` names; ``openai``: an OpenAI-compatible endpoint; ``none``). An
   embedder that cannot start leaves the search keyword-only, logged and said in every answer's meta.
 
 The embedded pipeline is also served over HTTP when ``embedded_pipeline_http`` is on and both
@@ -84,9 +85,9 @@ def build_embedder(settings: Settings) -> Embedder | None:
     """The configured embedder, or None (keyword only) when it is `none` or cannot start."""
     try:
         if settings.embedder == "local":
-            from .minilm import MiniLMEmbedder
+            from .local_embedder import load_local_embedder
 
-            return MiniLMEmbedder.load()
+            return load_local_embedder(settings.embedder_runtime, threads=settings.embedder_threads)
         if settings.embedder == "openai":
             return OpenAIEmbedder(
                 settings.embedding_base_url,
