@@ -1,134 +1,186 @@
-"""The local embedding model (all-MiniLM-L6-v2 in numpy): load time, throughput, one query, tokenizer share.
+"""The local embedding model on each runtime, side by side: texts/s per length band, agreement, load.
 
-Texts are the demo workspace's messages. Each of ``--rounds`` rounds loads the model (weights
-memory-mapped, transposed once), embeds the texts in batches of 64 and of 256 (what the indexing
-thread hands the model at once; the model sorts a call's texts by length), times one short query
-(the search path) 40 times, and times the pure-Python WordPiece tokenizer alone; the median over the
-rounds is printed.
+Runtimes: ``numpy`` (retrieval/minilm.py, one BLAS thread), ``onnx`` and ``onnx-int8``
+(retrieval/minilm_onnx.py) with one worker per core, and the ONNX runtimes again with one worker (a
+figure less sensitive to other work on a shared machine; with ``texts per CPU-second`` it shows what a
+core does). Texts are the demo workspace's distinct messages, cut into bands by words (1-5, 6-15,
+16-40); each band is embedded in calls of the indexing thread's size (``EMBED_BATCH_TEXTS``), as an
+index build does. Each of ``--rounds`` rounds loads every runtime, embeds every band, and times one
+short query alone (the search path); the median over the rounds is printed.
 
-    .venv/bin/python bench/bench_embedder.py [--texts 512] [--rounds 5] [--blas-threads 1] [--json PATH]
-
-``--blas-threads 0`` keeps OpenBLAS's default thread count (the product caps it at 1, see
-``minilm.limit_blas_threads``).
+    .venv/bin/python bench/bench_embedder.py [--rounds 3] [--runtimes numpy,onnx,onnx-int8] [--json PATH]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _figures import Figure, Report, percentile
+from _figures import Baseline, Figure, Report, Target, percentile
 from ai_search_server.demo import generate_demo_messages
 from ai_search_server.retrieval.index import EMBED_BATCH_TEXTS
-from ai_search_server.retrieval.minilm import MiniLMEmbedder, limit_blas_threads
+from ai_search_server.retrieval.local_embedder import LOCAL_RUNTIMES, load_local_embedder
+from ai_search_server.retrieval.minilm_onnx import default_threads
 
+# Rounds (the report shows their median).
+ROUNDS = 3
+# Word-count bands of chat messages (inclusive); longer texts count in "all" only.
+BANDS = {"1-5 words": (1, 5), "6-15 words": (6, 15), "16-40 words": (16, 40)}
+ALL = "all"
 QUERIES = ["postgres failover", "why did billing keep failing after the database switched to the replica",
            "v2.14.0", "who is leading the new platform team", "customer charged twice"]  # fmt: skip
-BATCH = 64
-# Rounds (the report shows their median), texts embedded per batch size in a round, and how often
-# each query is embedded alone in a round.
-ROUNDS = 5
-TEXTS = 512
+# Times each query is embedded alone per round.
 QUERY_REPEATS = 8
+# The index-build throughput the fast path is built for (distinct texts/s on a 2-core machine).
+TARGET_TEXTS_PER_SECOND = 1500
 
 
-def one_round(texts: list[str], blas_threads: int) -> dict[str, float]:
-    """Load the model and measure it once: seconds, sentences/s per batch size, one-query ms."""
+@dataclass(frozen=True)
+class Variant:
+    """One runtime at one worker count, as the report names it."""
+
+    runtime: str
+    threads: int
+
+    @property
+    def label(self) -> str:
+        if self.runtime == "numpy":
+            return "numpy"
+        return f"{self.runtime} x{self.threads}"
+
+
+def banded_texts() -> dict[str, list[str]]:
+    texts = sorted({row["text"] for row in generate_demo_messages()})
+    bands = {name: [t for t in texts if low <= len(t.split()) <= high] for name, (low, high) in BANDS.items()}
+    return {**bands, ALL: texts}
+
+
+def one_round(variant: Variant, bands: dict[str, list[str]]) -> dict[str, Any]:
+    """Load, embed every band in index-sized calls, one query alone: seconds, texts/s, vectors."""
     started = time.perf_counter()
-    model = MiniLMEmbedder.load(single_threaded_blas=False)
-    figures = {"load_s": time.perf_counter() - started}
-    if blas_threads:
-        limit_blas_threads(blas_threads)
-    model.embed(texts[:BATCH])  # first touch of the mapped weights
-    started = time.perf_counter()
-    for text in texts:
-        model.tokenize(text)
-    tokenize_seconds = time.perf_counter() - started
-    for batch in (BATCH, EMBED_BATCH_TEXTS):
-        started = time.perf_counter()
-        for start in range(0, len(texts), batch):
-            model.embed(texts[start : start + batch])
+    embedder = load_local_embedder(variant.runtime, threads=variant.threads)
+    figures: dict[str, Any] = {"load_s": time.perf_counter() - started}
+    embed: Callable[[list[str]], np.ndarray] = embedder.embed  # type: ignore[assignment]
+    embed(bands[ALL][:EMBED_BATCH_TEXTS])  # first touch of the weights
+    total_seconds = total_cpu = 0.0
+    for band, texts in bands.items():
+        if band == ALL:
+            continue
+        started, cpu = time.perf_counter(), time.process_time()
+        for start in range(0, len(texts), EMBED_BATCH_TEXTS):
+            embed(texts[start : start + EMBED_BATCH_TEXTS])
         seconds = time.perf_counter() - started
-        figures[f"batch_{batch}"] = len(texts) / seconds
-        if batch == BATCH:
-            figures["tokenizer_share"] = tokenize_seconds / seconds * 100
+        total_seconds += seconds
+        total_cpu += time.process_time() - cpu
+        figures[band] = len(texts) / seconds
+    banded = sum(len(texts) for band, texts in bands.items() if band != ALL)
+    figures[ALL] = banded / total_seconds
+    figures["per_cpu_second"] = banded / total_cpu
     single = []
     for query in QUERIES * QUERY_REPEATS:
         started = time.perf_counter()
-        model.embed([query])
+        embed([query])
         single.append((time.perf_counter() - started) * 1000)
     figures["query_p50_ms"] = percentile(single, 0.50)
-    figures["query_p95_ms"] = percentile(single, 0.95)
+    figures["vectors"] = embed(bands[ALL])
+    figures["model_id"] = embedder.model_id
+    close = getattr(embedder, "close", None)
+    if close is not None:
+        close()
     return figures
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--texts", type=int, default=TEXTS, help="texts embedded per batch size and round")
     parser.add_argument("--rounds", type=int, default=ROUNDS, help="rounds (median of these)")
-    parser.add_argument("--blas-threads", type=int, default=1)
+    parser.add_argument("--runtimes", default=",".join(reversed(LOCAL_RUNTIMES)), help="comma list")
     parser.add_argument("--json", type=Path, help="also write the figures here (bench/_figures.py Report)")
     args = parser.parse_args()
-    demo = [row["text"] for row in generate_demo_messages()]
-    texts = (demo * (args.texts // len(demo) + 1))[: args.texts]
-    rounds = []
+    runtimes = [r.strip() for r in args.runtimes.split(",") if r.strip()]
+    cores = default_threads()
+    variants = [Variant("numpy", 1)] if "numpy" in runtimes else []
+    for runtime in (r for r in runtimes if r != "numpy"):
+        variants += [Variant(runtime, cores)] + ([Variant(runtime, 1)] if cores > 1 else [])
+    bands = banded_texts()
+    rounds: dict[Variant, list[dict[str, Any]]] = {v: [] for v in variants}
     for n in range(args.rounds):
-        rounds.append(one_round(texts, args.blas_threads))
-        print(f"# round {n + 1}/{args.rounds}: {rounds[-1]}", file=sys.stderr)
-    tokens = statistics.fmean(len(MiniLMEmbedder.load().tokenize(text)) for text in texts)
+        for variant in variants:  # interleaved, so that a busy minute touches every runtime alike
+            rounds[variant].append(one_round(variant, bands))
+            shown = {k: round(v, 1) for k, v in rounds[variant][-1].items() if isinstance(v, float)}
+            print(f"# round {n + 1}/{args.rounds} {variant.label}: {shown}", file=sys.stderr)
+    load_average = os.getloadavg()
 
-    def median(key: str) -> float:
-        return statistics.median(r[key] for r in rounds)
+    reference = rounds[variants[0]][0]["vectors"]
+    agreement = {v: (rounds[v][0]["vectors"] * reference).sum(axis=1) for v in variants}
 
-    print(f"median of {args.rounds} rounds; {len(texts)} demo texts, {tokens:.1f} tokens on average")
-    print(f"load: {median('load_s'):.2f} s")
-    for batch in (BATCH, EMBED_BATCH_TEXTS):
-        print(f"batches of {batch}: {median(f'batch_{batch}'):.1f} sentences/s")
-    print(f"tokenizer share of batches of {BATCH}: {median('tokenizer_share'):.1f} %")
-    print(f"one query: p50 {median('query_p50_ms'):.1f} ms, p95 {median('query_p95_ms'):.1f} ms")
-    print(f"BLAS threads: {args.blas_threads or 'default'}")
+    def median(variant: Variant, key: str) -> float:
+        return statistics.median(r[key] for r in rounds[variant])
+
+    columns = [*BANDS, ALL]
+    print(f"median of {args.rounds} rounds; {len(bands[ALL])} distinct demo texts; texts/s per band")
+    print("| runtime | " + " | ".join(f"{c} ({len(bands[c])})" for c in columns)
+          + " | texts per CPU-second | one query p50 ms | load s | cosine to numpy (min / mean) |")  # fmt: skip
+    print("|---" * (len(columns) + 5) + "|")
+    for v in variants:
+        cells = [f"{median(v, c):.0f}" for c in columns]
+        cells += [f"{median(v, 'per_cpu_second'):.0f}", f"{median(v, 'query_p50_ms'):.1f}", f"{median(v, 'load_s'):.2f}"]
+        cells.append(f"{agreement[v].min():.4f} / {agreement[v].mean():.4f}")
+        print(f"| {v.label} | " + " | ".join(cells) + " |")
+    print(f"load average at the end: {' '.join(f'{x:.1f}' for x in load_average)}; {cores} cores")
 
     report = Report(
         "embedder",
-        "Embedding model: load, throughput, one query",
+        "Local embedding model: texts/s per runtime and length band",
         method=(
-            "The packaged all-MiniLM-L6-v2 run in numpy (retrieval/minilm.py), in-process. Each round "
-            "loads the model (weights memory-mapped; after the first round they are in the page cache), "
-            f"embeds {len(texts)} demo-workspace messages ({tokens:.1f} WordPiece tokens on average) in "
-            f"batches of {BATCH} and of {EMBED_BATCH_TEXTS} (what the indexing thread hands the model), "
-            f"then embeds each of {len(QUERIES)} search queries alone {QUERY_REPEATS} times (the search "
-            "path; p50 and p95 of those), and times the pure-Python tokenizer over the texts. "
-            f"BLAS threads: {args.blas_threads or 'OpenBLAS default'}."
+            f"all-MiniLM-L6-v2 on each local runtime, in-process: numpy (one BLAS thread), ONNX Runtime "
+            f"float32 and int8 with {cores} workers and with 1. Texts: the {len(bands[ALL])} distinct demo "
+            "messages, in bands by words; each band embedded in calls of "
+            f"{EMBED_BATCH_TEXTS} texts (the indexing thread's call). 'all' is the banded texts' count over "
+            "the bands' total time; texts per CPU-second divides by the process's CPU time instead (less "
+            "sensitive to other work on the machine). One query: each of "
+            f"{len(QUERIES)} queries alone {QUERY_REPEATS} times, p50. Rounds interleave the runtimes. "
+            "Agreement: cosine of each text's vector to the numpy runtime's."
         ),
         parameters={
             "rounds": args.rounds,
-            "texts": len(texts),
-            "mean tokens": round(tokens, 1),
-            "BLAS threads": args.blas_threads or "default",
+            "texts": len(bands[ALL]),
+            "cores": cores,
+            "load average (1, 5, 15 min) at the end": [round(x, 1) for x in load_average],
+            **{f"model id {v.label}": rounds[v][0]["model_id"] for v in variants},
         },
     )
-    runs = {key: [r[key] for r in rounds] for key in rounds[0]}
-    report.add(Figure("model load", "s", runs["load_s"]))
-    report.add(
-        Figure(f"embedding, batches of {BATCH}", "sentences/s", runs[f"batch_{BATCH}"], better="higher")
-    )
-    report.add(
-        Figure(
-            f"embedding, batches of {EMBED_BATCH_TEXTS}",
-            "sentences/s",
-            runs[f"batch_{EMBED_BATCH_TEXTS}"],
-            better="higher",
-            note="the indexing thread's batch",
-        )
-    )
-    report.add(Figure("one query, p50", "ms", runs["query_p50_ms"]))
-    report.add(Figure("one query, p95", "ms", runs["query_p95_ms"]))
-    report.add(Figure(f"tokenizer share of batches of {BATCH}", "%", runs["tokenizer_share"]))
+    base = variants[0] if variants[0].runtime == "numpy" else None
+    fastest = max(variants, key=lambda v: median(v, ALL))
+    for v in variants:
+        for column in columns:
+            runs = [r[column] for r in rounds[v]]
+            report.add(
+                Figure(
+                    f"{v.label}, {column}",
+                    "texts/s",
+                    runs,
+                    baseline=Baseline("numpy", [r[column] for r in rounds[base]]) if base and v != base else None,
+                    target=Target(">=", TARGET_TEXTS_PER_SECOND) if v == fastest and column == ALL else None,
+                    better="higher",
+                )
+            )
+        report.add(Figure(f"{v.label}, texts per CPU-second", "texts/s", [r["per_cpu_second"] for r in rounds[v]], better="higher"))
+        report.add(Figure(f"{v.label}, one query p50", "ms", [r["query_p50_ms"] for r in rounds[v]]))
+        report.add(Figure(f"{v.label}, load", "s", [r["load_s"] for r in rounds[v]]))
+        if v != variants[0]:
+            report.add(Figure(f"{v.label}, cosine to numpy, min", "", [float(agreement[v].min())], better="higher"))
+            report.add(Figure(f"{v.label}, cosine to numpy, mean", "", [float(agreement[v].mean())], better="higher"))
     report.write(args.json)
 
 

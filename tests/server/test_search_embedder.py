@@ -1,8 +1,11 @@
-"""The OpenAI-compatible embedder against a loopback /embeddings server, and building from settings."""
+"""The OpenAI-compatible embedder against a loopback /embeddings server, building from settings, and the
+choice of local runtime (the fastest available, the fallbacks, a runtime named by the settings)."""
 
 from __future__ import annotations
 
 import dataclasses
+import logging
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,15 +20,25 @@ from starlette.testclient import TestClient
 
 from ai_search_server.app import create_app
 from ai_search_server.outbound import OutboundPolicy
+from ai_search_server.retrieval import minilm_int8
 from ai_search_server.retrieval.embedder import (
     MAX_EMBEDDING_BATCH_TEXTS,
     EmbedderUnavailable,
     EmbeddingFailed,
     OpenAIEmbedder,
 )
+from ai_search_server.retrieval.local_embedder import AUTO, LOCAL_RUNTIMES, load_local_embedder
+from ai_search_server.retrieval.minilm import (
+    MINILM_DIMENSIONS,
+    MINILM_MODEL_ID,
+    MiniLMEmbedder,
+    packaged_model_dir,
+)
+from ai_search_server.retrieval.minilm_int8 import MINILM_INT8_MODEL_ID
+from ai_search_server.retrieval.minilm_onnx import OnnxMiniLMEmbedder
 from ai_search_server.retrieval.pipeline_client import RemotePipeline
 from ai_search_server.retrieval.wiring import SEARCH_EXTRA, SearchHandle, build_embedder
-from ai_search_server.settings import Settings
+from ai_search_server.settings import Settings, SettingsError, load_settings, settings_table
 
 from ._search_support import UvicornThread
 from .conftest import Workspace
@@ -225,3 +238,78 @@ def test_index_now_indexes_the_data_dir_for_a_batch_job(
     )
     assert count == len(workspace.messages)
     assert (data_dir / "index.db").exists()
+
+
+def _block_onnxruntime(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As on a machine without the wheel: `import onnxruntime` raises ImportError."""
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)
+
+
+@pytest.fixture(scope="module")
+def local_model_installed() -> None:
+    try:
+        packaged_model_dir()
+    except EmbedderUnavailable as exc:
+        pytest.skip(str(exc))
+
+
+@pytest.mark.slow
+def test_auto_picks_int8_on_onnx_runtime_and_says_so(
+    local_model_installed: None, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.INFO, logger="ai_search_server.retrieval.local_embedder"):
+        embedder = load_local_embedder("auto", threads=1)
+    assert isinstance(embedder, OnnxMiniLMEmbedder)
+    assert embedder.precision == "int8"
+    assert embedder.model_id == MINILM_INT8_MODEL_ID
+    assert "all-MiniLM-L6-v2 on onnx-int8 with 1 threads" in caplog.text
+    assert "the fastest available" in caplog.text
+
+
+@pytest.mark.slow
+def test_auto_falls_back_to_numpy_without_onnx_runtime(
+    local_model_installed: None, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    _block_onnxruntime(monkeypatch)
+    with caplog.at_level(logging.INFO, logger="ai_search_server.retrieval.local_embedder"):
+        embedder = load_local_embedder("auto")
+    assert isinstance(embedder, MiniLMEmbedder)
+    assert embedder.model_id == MINILM_MODEL_ID
+    assert "onnx-int8 is not available here (onnxruntime is not installed" in caplog.text
+    assert "all-MiniLM-L6-v2 on numpy" in caplog.text
+    assert embedder.embed(["deploy failed"]).shape == (1, MINILM_DIMENSIONS)
+
+
+@pytest.mark.slow
+def test_auto_falls_back_to_float32_when_the_int8_ranges_do_not_fit_the_weights(
+    local_model_installed: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(minilm_int8, "weights_digest", lambda path: "0" * 64)
+    embedder = load_local_embedder("auto", threads=1)
+    assert isinstance(embedder, OnnxMiniLMEmbedder)
+    assert embedder.precision == "float32"
+    assert embedder.model_id == MINILM_MODEL_ID  # the numpy model's vectors: nothing to re-embed
+
+
+def test_a_named_runtime_that_cannot_load_is_unavailable_not_replaced(
+    monkeypatch: pytest.MonkeyPatch, settings: Settings
+) -> None:
+    _block_onnxruntime(monkeypatch)
+    with pytest.raises(EmbedderUnavailable, match="onnxruntime is not installed"):
+        load_local_embedder("onnx")
+    # From the settings the search goes keyword-only, as for any embedder that cannot start.
+    assert build_embedder(dataclasses.replace(settings, embedder="local", embedder_runtime="onnx")) is None
+
+
+def test_an_unknown_runtime_is_refused(settings: Settings) -> None:
+    with pytest.raises(ValueError, match="unknown local embedder runtime 'gpu'"):
+        load_local_embedder("gpu")
+    with pytest.raises(SettingsError, match="'embedder_runtime': expected auto, onnx-int8, onnx, numpy"):
+        load_settings(environ={"AI_SEARCH_EMBEDDER_RUNTIME": "gpu"})
+
+
+def test_the_settings_offer_every_runtime() -> None:
+    help_text = next(row[3] for row in settings_table() if row[0] == "embedder_runtime")
+    for runtime in (AUTO, *LOCAL_RUNTIMES):
+        assert load_settings(environ={"AI_SEARCH_EMBEDDER_RUNTIME": runtime}).embedder_runtime == runtime
+        assert runtime in help_text

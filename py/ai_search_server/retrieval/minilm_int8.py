@@ -83,8 +83,8 @@ def calibrate(session: object, encoded: Sequence[Sequence[int]]) -> dict[str, tu
     high: dict[str, Array] = {}
     for group in by_length.values():
         for start in range(0, len(group), _CALIBRATION_BATCH_TEXTS):
-            ids = np.asarray(group[start : start + _CALIBRATION_BATCH_TEXTS], dtype=np.int64)
-            outputs = run(None, {"input_ids": ids, "attention_mask": np.ones_like(ids)})[1:]
+            batch = np.asarray(group[start : start + _CALIBRATION_BATCH_TEXTS], dtype=np.int64)
+            outputs = run(None, {"input_ids": batch, "attention_mask": np.ones_like(batch)})[1:]
             for name, values in zip(names, outputs, strict=True):
                 rows = values.reshape(-1, values.shape[-1])
                 low[name] = np.minimum(low[name], rows.min(axis=0)) if name in low else rows.min(axis=0)
@@ -96,7 +96,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="Measure the int8 model's activation ranges.")
     parser.add_argument("--out", type=Path, default=RANGES_FILE)
     args = parser.parse_args()
-    import onnxruntime
+    import onnxruntime  # type: ignore[import-untyped]
 
     from ..demo import generate_demo_messages
     from .minilm import MINILM_MAX_TOKENS, packaged_model_dir, read_safetensors
@@ -106,7 +106,7 @@ def main() -> None:
     model_dir = packaged_model_dir()
     weights_path = model_dir / "model.safetensors"
     tokenizer = WordPieceTokenizer.from_tokenizer_json(model_dir / "tokenizer.json", max_tokens=MINILM_MAX_TOKENS)
-    texts = sorted({row["text"] for row in generate_demo_messages()})
+    texts = sorted({str(row["text"]) for row in generate_demo_messages()})
     graph = build_minilm_graph(read_safetensors(weights_path), expose_inputs=True)
     session = onnxruntime.InferenceSession(graph, providers=["CPUExecutionProvider"])
     ranges = calibrate(session, [tokenizer.encode(text) for text in texts])

@@ -30,13 +30,19 @@ import numpy.typing as npt
 
 from .batching import length_batches, padded
 from .embedder import EmbedderUnavailable, EmbeddingFailed
-from .minilm import MINILM_DIMENSIONS, MINILM_MAX_TOKENS, MINILM_MODEL_ID, packaged_model_dir, read_safetensors
+from .minilm import (
+    MINILM_DIMENSIONS,
+    MINILM_MAX_TOKENS,
+    MINILM_MODEL_ID,
+    packaged_model_dir,
+    read_safetensors,
+)
 from .wordpiece import WordPieceTokenizer
 
 __all__ = [
+    "MAX_EMBEDDER_THREADS",
     "ONNX_BATCH_TEXTS",
     "ONNX_BATCH_TOKENS",
-    "MAX_EMBEDDER_THREADS",
     "OnnxMiniLMEmbedder",
     "Precision",
     "default_threads",
@@ -103,7 +109,7 @@ class OnnxMiniLMEmbedder:
                 damaged, or (int8) its calibrated ranges do not belong to these weights.
         """
         try:
-            import onnxruntime
+            import onnxruntime  # type: ignore[import-untyped]
         except ImportError as exc:
             raise EmbedderUnavailable(f"onnxruntime is not installed ({exc})") from exc
         from .minilm_graph import build_minilm_graph
