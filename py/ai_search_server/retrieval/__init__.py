@@ -11,7 +11,12 @@ Modules, one noun each::
     vectors.py          VectorMatrix: in-memory brute-force cosine search with scope masks; one vector per distinct text
     terms.py            query words, the FTS5 match expression, highlight ranges
     embedder.py         Embedder protocol, OpenAIEmbedder
+    local_embedder.py   which local runtime embeds: the fastest available, or the one the settings name
     minilm.py           MiniLMEmbedder: all-MiniLM-L6-v2 in numpy (offline)
+    minilm_onnx.py      OnnxMiniLMEmbedder: the same model on ONNX Runtime, float32 or int8
+    minilm_graph.py     the model's ONNX graph, written from the packaged weights
+    minilm_int8.py      the int8 model's calibrated activation ranges
+    batching.py         batches by length (less padding), shared by the local runtimes
     wordpiece.py        BERT's WordPiece tokenizer
     progress.py         progress bars on stderr
     wiring.py           SearchHandle: build from settings, lifecycle in the app

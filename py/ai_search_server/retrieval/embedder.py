@@ -1,8 +1,10 @@
 """Embedders: text to unit-length vectors for the semantic branch of the embedded pipeline.
 
-Two product implementations:
+The product implementations:
 
-- ``MiniLMEmbedder`` (``minilm.py``): all-MiniLM-L6-v2 in numpy, offline, from a PyPI package;
+- ``OnnxMiniLMEmbedder`` (``minilm_onnx.py``) and ``MiniLMEmbedder`` (``minilm.py``):
+  all-MiniLM-L6-v2 on ONNX Runtime (float32 or int8) or in numpy, offline, from a PyPI package;
+  ``local_embedder.py`` picks the runtime;
 - ``OpenAIEmbedder`` (here): any OpenAI-compatible ``POST {base}/embeddings`` (OpenAI, Ollama, vLLM,
   llama.cpp server, LM Studio), called through the guarded outbound client.
 
