@@ -1,8 +1,9 @@
 """The int8 model's calibrated activation ranges: measured once, shipped, tied to the weights.
 
 Static quantisation needs, for every input channel of every linear layer, the range its values take.
-They are measured by running the float32 graph over a calibration set (the demo workspace's 2,110
-distinct messages: chat of every length, code names, numbers, emoji) and kept in
+They are measured by running the float32 graph over a calibration set (the demo workspace's distinct
+messages: chat of every length, code names, numbers, emoji; 2,110 when the shipped file was made) and
+kept in
 ``data/minilm_int8_ranges.npz`` with the SHA-256 of the weights they were measured on; other weights
 are refused (the int8 path is then unavailable and the float32 one is used). Remake the file after
 a change of weights, calibration set or ``minilm_graph.SMOOTHING_ALPHA`` (and then change
