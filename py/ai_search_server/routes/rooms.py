@@ -201,7 +201,7 @@ class MembersByName(RoomInfoByName):
     "channels.members",
     MembersById,
     MembersByName,
-    description="The members of a room you are in, in the order they joined.",
+    description="The members of a room you are in, by username (as upstream sorts them).",
     variant_descriptions=("Members of a room, given its id.", "Members of a room, given its name."),
     rate_limit=LIST_RATE_LIMIT,
     refuses=(ROOM_REFUSAL,),
@@ -209,11 +209,10 @@ class MembersByName(RoomInfoByName):
 async def members(req: ApiRequest[MembersById | MembersByName]) -> dict[str, Any]:
     store, params = req.services.store, req.params
     room = _room_of(req)
-    member_ids = store.members_of(room.id)
-    page_ids = member_ids[params.offset : params.offset + params.count]
-    users = store.get_users(page_ids)
-    page = [user_json(users[i]) for i in page_ids if i in users]
-    return {"members": page, "count": len(page), "offset": params.offset, "total": len(member_ids)}
+    users = store.get_users(store.members_of(room.id))
+    ordered = sorted(users.values(), key=lambda user: (user.username.lower(), user.id))
+    page = [user_json(user) for user in ordered[params.offset : params.offset + params.count]]
+    return {"members": page, "count": len(page), "offset": params.offset, "total": len(ordered)}
 
 
 def _usernames(store: store_base.Store, room_id: str) -> list[str]:
