@@ -1,19 +1,25 @@
-"""Relevance of ai.search on the demo workspace: nDCG@10 and recall@10, keyword vs semantic vs hybrid.
+"""Relevance of ai.search on two judged sets: nDCG@10, recall@10 and empty answers, per query kind.
 
-Loads the demo workspace (the dataset ``bench/relevance_judgments.json`` names) into a data dir, builds
-the embedded index with the local model (all-MiniLM-L6-v2; the first run embeds ~2k messages, later
-runs reuse the durable index), then runs every judged query as its user, through the real search
-service (scoping, filters, fusion), once per search type, and prints the means per query kind.
+The sets (``bench/_judged_sets.py``): the demo workspace with ``bench/relevance_judgments.json``, and
+the Halden workspace with ``bench/halden/judgments.json``. Each is loaded into its own data dir under
+``bench/out/`` with the embedded index and the local model (all-MiniLM-L6-v2; the first run embeds
+about 2k messages per set, later runs reuse the durable index), then every judged query runs as its
+user through the real search service (scoping, filters, fusion, the relevance floor), once per search
+type. The figures of ``bench/relevance_baseline.json`` (the code before the relevance floor) are
+printed beside today's.
 
-    .venv/bin/python bench/bench_relevance.py [--data bench/out/relevance] [--embedder local|onnx-int8|onnx|numpy|none]
-        [--per-query] [--min-similarity 0] [--semantic-weight 50] [--json PATH]
+    .venv/bin/python bench/bench_relevance.py [--sets demo halden] [--embedder local|onnx-int8|onnx|numpy|none]
+        [--per-query] [--semantic-weight 50] [--min-similarity P] [--fusion-coverage X]
+        [--json PATH] [--write-baseline]
 
-Metrics (graded judgments: 2 answers the query, 1 is related):
+Metrics (graded judgments: 2 answers the query, 1 is related), means over the queries of a kind:
 
 - nDCG@10: DCG = sum (2^grade - 1) / log2(rank + 1) over the first 10 results, divided by the DCG of
-  the ideal order of all judged messages;
-- recall@10: judged messages (grade 1 or 2) among the first 10 results / all judged messages, capped
-  by 10 (a query with 29 judged messages can reach 1.0 with ten of them).
+  the ideal order of all judged messages (answerable queries only);
+- recall@10: judged messages among the first 10 results / all judged messages, capped by 10;
+- empty: the share of answerable queries that returned nothing (wrongly);
+- no-answer precision: the share of no-answer queries (nothing in the workspace answers them) that
+  returned nothing, which is what they should do.
 """
 
 from __future__ import annotations
@@ -26,34 +32,34 @@ import statistics
 import sys
 import time
 from collections import defaultdict
+from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime
 from datetime import time as dtime
 from pathlib import Path
 from typing import Any
 
-from _figures import Baseline, Figure, Report
+from _figures import Figure, Report, Target
+from _judged_sets import JUDGED_SETS, JudgedSet
 from ai_search import parse_search_filter_text
-from ai_search_server.demo import DEMO_USERS, generate_demo_messages
-from ai_search_server.importer import import_rows
 from ai_search_server.retrieval.embedded import EmbeddedPipeline
 from ai_search_server.retrieval.index import INDEX_FILENAME, EmbeddedIndex
 from ai_search_server.retrieval.local_embedder import LOCAL_RUNTIMES
-from ai_search_server.retrieval.service import (
-    KEYWORD_FUSION_MIN_COVERAGE,
-    SearchOptions,
-    SearchRequest,
-    SearchService,
-)
+from ai_search_server.retrieval.service import SearchOptions, SearchRequest, SearchService
 from ai_search_server.store import open_store
+from ai_search_server.store.base import Store
 
 ROOT = Path(__file__).resolve().parent
-JUDGMENTS = ROOT / "relevance_judgments.json"
-DEFAULT_DATA = ROOT / "out" / "relevance"
+BASELINE = ROOT / "relevance_baseline.json"
 # Results scored per query (the metrics' cut-off).
 CUTOFF = 10
-# How long to wait for the index to embed the workspace (seconds).
+# How long to wait for the index to embed a workspace (seconds).
 EMBED_WAIT_SECONDS = 1800
 SEARCH_TYPES = ("keyword", "semantic", "hybrid")
+NO_ANSWER = "no-answer"
+# Targets on the judged sets: hybrid nDCG@10 overall and on paraphrases, no-answer precision.
+TARGET_NDCG = 0.75
+TARGET_PARAPHRASE_NDCG = 0.60
+TARGET_NO_ANSWER = 0.90
 
 
 def ndcg(ranked: list[str], grades: dict[str, int], k: int = CUTOFF) -> float:
@@ -68,6 +74,36 @@ def recall(ranked: list[str], grades: dict[str, int], k: int = CUTOFF) -> float:
     if not relevant:
         return 0.0
     return len(relevant & set(ranked[:k])) / min(len(relevant), k)
+
+
+@dataclass
+class KindScores:
+    """One search type's outcomes on the queries of one kind."""
+
+    ndcg: list[float] = field(default_factory=list)
+    recall: list[float] = field(default_factory=list)
+    empty: list[bool] = field(default_factory=list)
+
+    def add(self, ranked: list[str], grades: dict[str, int]) -> None:
+        self.empty.append(not ranked)
+        if grades:
+            self.ndcg.append(ndcg(ranked, grades))
+            self.recall.append(recall(ranked, grades))
+
+    def summary(self) -> dict[str, float | int]:
+        share_empty = statistics.fmean(self.empty) if self.empty else 0.0
+        if not self.ndcg:  # no-answer queries: only "returned nothing" means anything
+            return {"queries": len(self.empty), "no_answer_precision": share_empty}
+        return {
+            "queries": len(self.empty),
+            "ndcg": statistics.fmean(self.ndcg),
+            "recall": statistics.fmean(self.recall),
+            "empty": share_empty,
+        }
+
+
+# set -> search type -> kind ("all" = every answerable query) -> summary
+Summary = dict[str, dict[str, dict[str, dict[str, float | int]]]]
 
 
 def _day(value: str | None) -> datetime | None:
@@ -88,25 +124,23 @@ def request_for(line: str, search_type: str) -> SearchRequest:
     )
 
 
-def prepare(data_dir: Path, embedder_name: str) -> tuple[Any, EmbeddedIndex]:
-    store = open_store(data_dir)
+def prepare(judged: JudgedSet, embedder_name: str) -> tuple[Store, EmbeddedIndex]:
+    judged.data_dir.mkdir(parents=True, exist_ok=True)
+    store = open_store(judged.data_dir)
     if store.count_messages() == 0:
-        judgments = json.loads(JUDGMENTS.read_text(encoding="utf-8"))["dataset"]
-        print(f"loading the demo workspace (seed {judgments['seed']}) into {data_dir}", file=sys.stderr)
-        for user in DEMO_USERS:
-            store.create_user(user.username, name=user.name, roles=(user.role,))
-        import_rows(store, generate_demo_messages())
+        print(f"loading the {judged.name} workspace into {judged.data_dir}", file=sys.stderr)
+        judged.load(store)
     embedder = None
     if embedder_name != "none":
         from ai_search_server.retrieval.local_embedder import load_local_embedder
 
         embedder = load_local_embedder("auto" if embedder_name == "local" else embedder_name)
     started = time.perf_counter()
-    index = EmbeddedIndex.open(data_dir / INDEX_FILENAME, store, embedder, progress=True)
+    index = EmbeddedIndex.open(judged.data_dir / INDEX_FILENAME, store, embedder, progress=True)
     if not index.wait_until_embedded(EMBED_WAIT_SECONDS):
         raise SystemExit("the index did not finish embedding in time")
     print(
-        f"index ready in {time.perf_counter() - started:.1f} s: {index.db.count()} messages, "
+        f"{judged.name}: index ready in {time.perf_counter() - started:.1f} s: {index.db.count()} messages, "
         f"{index.vector_count} vectors",
         file=sys.stderr,
     )
@@ -114,85 +148,116 @@ def prepare(data_dir: Path, embedder_name: str) -> tuple[Any, EmbeddedIndex]:
 
 
 async def evaluate(
-    store: Any, index: EmbeddedIndex, options: SearchOptions, per_query: bool
-) -> dict[str, Any]:
-    judgments = json.loads(JUDGMENTS.read_text(encoding="utf-8"))["queries"]
+    judged: JudgedSet, store: Store, index: EmbeddedIndex, options: SearchOptions, per_query: bool
+) -> dict[str, dict[str, dict[str, float | int]]]:
+    """search type -> kind -> summary, for one set."""
     service = SearchService(store, EmbeddedPipeline(index), options)
-    scores: dict[str, dict[str, list[tuple[float, float]]]] = defaultdict(lambda: defaultdict(list))
-    for query in judgments:
+    scores: dict[str, dict[str, KindScores]] = defaultdict(lambda: defaultdict(KindScores))
+    for query in judged.queries():
         user = store.get_user_by_username(query["user"])
+        assert user is not None, query["user"]
         row = [query["id"], query["kind"]]
         for search_type in SEARCH_TYPES:
             outcome = await service.search(user, request_for(query["query"], search_type))
             ranked = [r["_id"] for r in outcome.results]
-            pair = (ndcg(ranked, query["relevant"]), recall(ranked, query["relevant"]))
-            scores[search_type][query["kind"]].append(pair)
-            scores[search_type]["all"].append(pair)
-            row.append(f"{pair[0]:.2f}/{pair[1]:.2f}")
+            scores[search_type][query["kind"]].add(ranked, query["relevant"])
+            if query["relevant"]:
+                scores[search_type]["all"].add(ranked, query["relevant"])
+                row.append(f"{ndcg(ranked, query['relevant']):.2f}/{len(ranked)}")
+            else:
+                row.append(f"{'empty' if not ranked else len(ranked)}")
         if per_query:
             print(" ".join(f"{cell:<12}" for cell in row), query["query"])
-    return scores
+    return {t: {kind: s.summary() for kind, s in kinds.items()} for t, kinds in scores.items()}
 
 
-def print_table(scores: dict[str, Any]) -> None:
-    kinds = ["all", *sorted(k for k in scores["hybrid"] if k != "all")]
-    print()
-    print("| query kind (count) | " + " | ".join(f"{t} nDCG@10 | {t} recall@10" for t in SEARCH_TYPES) + " |")
-    print("|---" * (1 + 2 * len(SEARCH_TYPES)) + "|")
+def _cell(now: dict[str, Any] | None, before: dict[str, Any] | None, metric: str) -> str:
+    if now is None or metric not in now:
+        return ""
+    text = f"{now[metric]:.3f}"
+    if before is not None and metric in before:
+        text += f" ({before[metric]:.3f})"
+    return text
+
+
+def print_table(name: str, summary: dict[str, Any], baseline: dict[str, Any] | None) -> None:
+    """Per kind: nDCG@10, recall@10 and empty share of each search type; baseline in parentheses."""
+    kinds = ["all", *sorted(k for k in summary["hybrid"] if k not in ("all", NO_ANSWER))]
+    print(f"\n### {name} (today, baseline in parentheses)\n")
+    header = " | ".join(f"{t} nDCG@10 | {t} recall@10 | {t} empty" for t in SEARCH_TYPES)
+    print(f"| query kind (count) | {header} |")
+    print("|---" * (1 + 3 * len(SEARCH_TYPES)) + "|")
     for kind in kinds:
         cells = []
         for search_type in SEARCH_TYPES:
-            pairs = scores[search_type][kind]
-            cells.append(f"{statistics.fmean(p[0] for p in pairs):.3f}")
-            cells.append(f"{statistics.fmean(p[1] for p in pairs):.3f}")
-        print(f"| {kind} ({len(scores['hybrid'][kind])}) | " + " | ".join(cells) + " |")
+            now = summary[search_type].get(kind)
+            before = (baseline or {}).get(search_type, {}).get(kind)
+            cells += [_cell(now, before, m) for m in ("ndcg", "recall", "empty")]
+        print(f"| {kind} ({summary['hybrid'][kind]['queries']}) | " + " | ".join(cells) + " |")
+    if NO_ANSWER in summary["hybrid"]:
+        cells = []
+        for search_type in SEARCH_TYPES:
+            before = (baseline or {}).get(search_type, {}).get(NO_ANSWER)
+            cells.append(_cell(summary[search_type][NO_ANSWER], before, "no_answer_precision"))
+        count = summary["hybrid"][NO_ANSWER]["queries"]
+        print(
+            f"\nno-answer precision ({count} queries; share returning nothing): "
+            + ", ".join(f"{t} {c}" for t, c in zip(SEARCH_TYPES, cells, strict=True))
+        )
 
 
-def build_report(scores: dict[str, Any], args: argparse.Namespace, messages: int) -> Report:
-    """nDCG@10 and recall@10 over all judged queries, each search type beside keyword only."""
-    queries = len(scores["hybrid"]["all"])
+def build_report(summary: Summary, args: argparse.Namespace, messages: dict[str, int]) -> Report:
+    """Hybrid figures per set, with the targets."""
     report = Report(
         "relevance",
-        "Search quality: nDCG@10 and recall@10",
+        "Search quality on the judged sets: nDCG@10, recall@10, no-answer precision",
         method=(
-            f"The {queries} judged natural queries of bench/relevance_judgments.json (graded: 2 answers the "
-            f"query, 1 is related) on the demo workspace ({messages:,} messages), each run as its user "
-            "through the real search service (scoping, filters, fusion) once per search type, 10 results. "
+            "The judged queries of bench/relevance_judgments.json (demo workspace, "
+            f"{messages.get('demo', 0):,} messages) and bench/halden/judgments.json (Halden workspace, "
+            f"{messages.get('halden', 0):,} messages), graded 2 (answers) and 1 (related), each run as its "
+            "user through the real search service (scoping, filters, fusion, relevance floor), 10 results. "
             "nDCG@10 divides the DCG of the first 10 results by that of the ideal order of every judged "
-            "message; recall@10 counts judged messages among the first 10, capped by 10. Means over the "
-            "queries. Deterministic (same index, same queries, same scores), so one evaluation is one run; "
-            "the baseline is the keyword-only branch (SQLite FTS5, BM25) on the same queries."
+            "message; recall@10 counts judged messages among the first 10, capped by 10; no-answer "
+            "precision is the share of queries with no answer in the workspace that return nothing. "
+            "Means over the queries; deterministic, so one evaluation is one run."
         ),
         parameters={
-            "queries": queries,
+            "sets": " ".join(summary),
             "embedder": args.embedder,
             "semantic weight": args.semantic_weight,
             "minimum similarity %": args.min_similarity,
-            "recency weight": args.recency_weight,
             "keyword fusion coverage": args.fusion_coverage,
         },
     )
-    for metric, position in (("nDCG@10", 0), ("recall@10", 1)):
-        mean = {t: statistics.fmean(pair[position] for pair in scores[t]["all"]) for t in SEARCH_TYPES}
-        for search_type in SEARCH_TYPES:
-            report.add(
-                Figure(
-                    f"{search_type} {metric}",
-                    "",
-                    [mean[search_type]],
-                    baseline=None
-                    if search_type == "keyword"
-                    else Baseline("keyword only", [mean["keyword"]]),
-                    better="higher",
-                    note="deterministic: one evaluation",
+    for name, by_type in summary.items():
+        hybrid = by_type["hybrid"]
+        paraphrase = JUDGED_SETS[name].paraphrase_kind
+        rows: list[tuple[str, float, Target | None]] = [
+            (f"{name}: hybrid nDCG@10", float(hybrid["all"]["ndcg"]), Target(">=", TARGET_NDCG)),
+            (f"{name}: hybrid recall@10", float(hybrid["all"]["recall"]), None),
+            (
+                f"{name}: hybrid nDCG@10 on {paraphrase}",
+                float(hybrid[paraphrase]["ndcg"]),
+                Target(">=", TARGET_PARAPHRASE_NDCG),
+            ),
+            (f"{name}: hybrid answerable queries returning nothing", float(hybrid["all"]["empty"]), None),
+        ]
+        if NO_ANSWER in hybrid:
+            rows.append(
+                (
+                    f"{name}: hybrid no-answer precision",
+                    float(hybrid[NO_ANSWER]["no_answer_precision"]),
+                    Target(">=", TARGET_NO_ANSWER),
                 )
             )
+        for label, value, target in rows:
+            report.add(Figure(label, "", [value], target=target, better="higher", note="deterministic"))
     return report
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--sets", nargs="+", choices=sorted(JUDGED_SETS), default=sorted(JUDGED_SETS))
     parser.add_argument(
         "--embedder",
         choices=("local", *LOCAL_RUNTIMES, "none"),
@@ -200,37 +265,51 @@ def main() -> None:
         help="local: the fastest local runtime available; or one runtime by name",
     )
     parser.add_argument("--per-query", action="store_true")
-    parser.add_argument("--min-similarity", type=int, default=0)
-    parser.add_argument("--semantic-weight", type=int, default=50)
-    parser.add_argument("--recency-weight", type=int, default=0)
+    defaults = SearchOptions()
+    parser.add_argument("--min-similarity", type=int, default=defaults.min_similarity_percent)
+    parser.add_argument("--semantic-weight", type=int, default=defaults.semantic_weight)
+    parser.add_argument("--recency-weight", type=int, default=defaults.recency_weight)
     parser.add_argument(
         "--fusion-coverage",
         type=float,
-        default=KEYWORD_FUSION_MIN_COVERAGE,
+        default=defaults.keyword_fusion_min_coverage,
         help="share of the query's weight a keyword hit needs to enter fusion (0..1)",
     )
     parser.add_argument("--json", type=Path, help="also write the figures here (bench/_figures.py Report)")
+    parser.add_argument(
+        "--write-baseline", action="store_true", help=f"store this run's figures as {BASELINE.name}"
+    )
     args = parser.parse_args()
-    store, index = prepare(args.data, args.embedder)
-    options = SearchOptions(
+    options = replace(
+        defaults,
         semantic_weight=args.semantic_weight,
         min_similarity_percent=args.min_similarity,
         recency_weight=args.recency_weight,
         keyword_fusion_min_coverage=args.fusion_coverage,
     )
-    try:
-        scores = asyncio.run(evaluate(store, index, options, args.per_query))
-        messages = store.count_messages()
-    finally:
-        index.close()
-        store.close()
-    print_table(scores)
+    baseline = json.loads(BASELINE.read_text(encoding="utf-8")) if BASELINE.exists() else {}
+    summary: Summary = {}
+    messages: dict[str, int] = {}
+    for name in args.sets:
+        judged = JUDGED_SETS[name]
+        store, index = prepare(judged, args.embedder)
+        try:
+            summary[name] = asyncio.run(evaluate(judged, store, index, options, args.per_query))
+            messages[name] = store.count_messages()
+        finally:
+            index.close()
+            store.close()
+        print_table(f"{name} workspace ({messages[name]:,} messages)", summary[name], baseline.get(name))
     print(
-        f"\nsemantic weight {args.semantic_weight}, minimum similarity {args.min_similarity}%, "
-        f"recency weight {args.recency_weight}, keyword fusion coverage {args.fusion_coverage}, "
-        f"embedder {args.embedder}"
+        f"\nsemantic weight {options.semantic_weight}, minimum similarity {options.min_similarity_percent}%, "
+        f"recency weight {options.recency_weight}, keyword fusion coverage "
+        f"{options.keyword_fusion_min_coverage}, embedder {args.embedder}"
     )
-    build_report(scores, args, messages).write(args.json)
+    if args.write_baseline:
+        rounded = json.loads(json.dumps({**baseline, **summary}), parse_float=lambda x: round(float(x), 4))
+        BASELINE.write_text(json.dumps(rounded, indent=1) + "\n", encoding="utf-8")
+        print(f"baseline written to {BASELINE}", file=sys.stderr)
+    build_report(summary, args, messages).write(args.json)
 
 
 if __name__ == "__main__":
