@@ -9,9 +9,15 @@ Schema::
     docs(rowid, msg_id UNIQUE, rid, username (folded), ts_ms, text, digest, vector_model)
          text: the message's searchable text (its text, then its attachments' names, titles, descriptions)
     doc_vectors(rowid = docs.rowid, vector)
-    docs_fts  FTS5 external-content table over docs.text
+    doc_terms(rowid = docs.rowid, words, parts)   the text cut by ``tokens.text_tokens``
+    docs_fts  FTS5 external-content table over doc_terms (words, parts)
               tokenize 'unicode61 remove_diacritics 2', prefix indexes for 2- and 3-character prefixes
     meta(key, value)
+
+FTS5 indexes the message's tokens as ``tokens`` cuts them, not the raw text: Chinese and Japanese
+runs become character pairs and identifiers give their parts (``InvalidProviderToken``), which
+unicode61 alone cannot find. The tokens sit in their own table, like the vectors, so the ``docs`` rows
+that the keyword search joins for the scope check stay slim.
 
 ``digest`` is a hash of what a search reads (room, author, time, text): catching up with the store
 compares digests, so edits made while nothing listened are noticed. ``vector_model`` names the
@@ -40,6 +46,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..store.records import Message
+from .tokens import text_tokens, token_column_text
 
 __all__ = [
     "INDEX_BUSY_TIMEOUT_MS",
@@ -58,7 +65,11 @@ __all__ = [
 INDEX_BUSY_TIMEOUT_MS = 5000
 # Bumped when the schema changes; an older file is dropped and rebuilt from the store.
 # 2: vectors moved out of `docs` into `doc_vectors`.
-INDEX_SCHEMA_VERSION = 2
+# 3: FTS5 indexes `doc_terms` (CJK character pairs, identifier parts), not `docs.text`.
+INDEX_SCHEMA_VERSION = 3
+# BM25 weights of the two FTS5 columns: a whole word counts more than an identifier part or a
+# single CJK character (they only break ties between messages of equal coverage).
+_BM25_WEIGHTS = (1.0, 0.5)
 # Bytes of the digest: 8 bytes (64 bits) make an accidental match between two versions negligible.
 _DIGEST_BYTES = 8
 # Bytes of a text's content key: 16 bytes (128 bits), so two different texts never share a vector
@@ -79,24 +90,34 @@ _SCHEMA = (
     )""",
     "CREATE TABLE IF NOT EXISTS doc_vectors (rowid INTEGER PRIMARY KEY, vector BLOB NOT NULL)",
     "CREATE INDEX IF NOT EXISTS docs_unembedded ON docs(rowid) WHERE vector_model IS NULL",
+    "CREATE TABLE IF NOT EXISTS doc_terms (rowid INTEGER PRIMARY KEY, words TEXT NOT NULL, parts TEXT NOT NULL)",
     """CREATE VIRTUAL TABLE IF NOT EXISTS docs_fts USING fts5(
-        text, content='docs', content_rowid='rowid',
+        words, parts, content='doc_terms', content_rowid='rowid',
         tokenize='unicode61 remove_diacritics 2', prefix='2 3'
     )""",
     # Per-term document counts, read to weigh query terms (fts5vocab reads the FTS index itself).
     "CREATE VIRTUAL TABLE IF NOT EXISTS docs_vocab USING fts5vocab(docs_fts, 'row')",
-    """CREATE TRIGGER IF NOT EXISTS docs_ai AFTER INSERT ON docs BEGIN
-        INSERT INTO docs_fts(rowid, text) VALUES (new.rowid, new.text);
+    """CREATE TRIGGER IF NOT EXISTS doc_terms_ai AFTER INSERT ON doc_terms BEGIN
+        INSERT INTO docs_fts(rowid, words, parts) VALUES (new.rowid, new.words, new.parts);
+    END""",
+    """CREATE TRIGGER IF NOT EXISTS doc_terms_ad AFTER DELETE ON doc_terms BEGIN
+        INSERT INTO docs_fts(docs_fts, rowid, words, parts) VALUES ('delete', old.rowid, old.words, old.parts);
+    END""",
+    """CREATE TRIGGER IF NOT EXISTS doc_terms_au AFTER UPDATE ON doc_terms BEGIN
+        INSERT INTO docs_fts(docs_fts, rowid, words, parts) VALUES ('delete', old.rowid, old.words, old.parts);
+        INSERT INTO docs_fts(rowid, words, parts) VALUES (new.rowid, new.words, new.parts);
     END""",
     """CREATE TRIGGER IF NOT EXISTS docs_ad AFTER DELETE ON docs BEGIN
-        INSERT INTO docs_fts(docs_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
+        DELETE FROM doc_terms WHERE rowid = old.rowid;
         DELETE FROM doc_vectors WHERE rowid = old.rowid;
     END""",
-    """CREATE TRIGGER IF NOT EXISTS docs_au AFTER UPDATE OF text ON docs BEGIN
-        INSERT INTO docs_fts(docs_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
-        INSERT INTO docs_fts(rowid, text) VALUES (new.rowid, new.text);
-    END""",
 )
+# An upsert that fires the UPDATE trigger (INSERT OR REPLACE would delete without firing it).
+_UPSERT_TERMS = """
+INSERT INTO doc_terms (rowid, words, parts) VALUES (?, ?, ?)
+ON CONFLICT (rowid) DO UPDATE SET words = excluded.words, parts = excluded.parts
+WHERE doc_terms.words != excluded.words OR doc_terms.parts != excluded.parts
+"""
 # A changed digest resets the vector only when the text changed: a vector depends on nothing else.
 _UPSERT = """
 INSERT INTO docs (msg_id, rid, username, ts_ms, text, digest) VALUES (?, ?, ?, ?, ?, ?)
@@ -189,7 +210,7 @@ class IndexDatabase:
             # An index is a cache of the store: an unknown layout is rebuilt, never migrated.
             conn.executescript(
                 "DROP TABLE IF EXISTS docs_vocab; DROP TABLE IF EXISTS docs_fts; DROP TABLE IF EXISTS docs;"
-                " DROP TABLE IF EXISTS doc_vectors; DROP TABLE IF EXISTS meta;"
+                " DROP TABLE IF EXISTS doc_vectors; DROP TABLE IF EXISTS doc_terms; DROP TABLE IF EXISTS meta;"
             )
         with self.transaction() as write:
             for statement in _SCHEMA:
@@ -275,6 +296,11 @@ class IndexDatabase:
                 ),
             ).fetchone()
             if row is not None:
+                tokens = text_tokens(message.text)
+                conn.execute(
+                    _UPSERT_TERMS,
+                    (int(row[0]), token_column_text(tokens.words), token_column_text(tokens.parts)),
+                )
                 changed.append(IndexedDoc(rowid=int(row[0]), needs_vector=bool(row[1])))
         return changed
 
@@ -411,7 +437,8 @@ class IndexDatabase:
             params.append(scope.ts_max_ms)
         params.append(k)
         sql = (
-            "SELECT d.rowid, d.msg_id, d.rid, d.username, d.ts_ms, bm25(docs_fts) AS rank, d.text"
+            f"SELECT d.rowid, d.msg_id, d.rid, d.username, d.ts_ms, bm25(docs_fts, {_BM25_WEIGHTS[0]},"
+            f" {_BM25_WEIGHTS[1]}) AS rank, d.text"
             " FROM docs_fts JOIN docs d ON d.rowid = docs_fts.rowid"
             f" WHERE {' AND '.join(where)} ORDER BY rank LIMIT ?"
         )

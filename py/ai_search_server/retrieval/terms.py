@@ -1,15 +1,20 @@
 """Query terms: the FTS5 match expression of the keyword branch, and highlight ranges in a message.
 
-Both read words the way the index's tokenizer does (`unicode61 remove_diacritics 2`): a word is a run
-of letters, digits and private-use characters; everything else separates words; case and diacritics
-are ignored. So a highlight marks exactly what the keyword branch could have matched.
+Both read text the way the index does (``tokens.text_tokens``): a word is a run of letters and digits
+folded to lower case without diacritics, Chinese, Japanese and Korean runs are cut into overlapping
+character pairs, and the parts of an identifier (``InvalidProviderToken``: ``invalid provider
+token``) are findable too. So a highlight marks exactly what the keyword branch could have matched.
 
 A query is cut on whitespace into pieces; a piece holding one word is a **term** (a word of
 `PREFIX_MATCH_MIN_CHARS` or more also matches longer words: "deploy" finds "deployment"); a piece
 holding several words is a **phrase** whose words must follow each other: identifiers such as
-`ERR_CONN_RESET`, `v2.14.0` or `SRE-14` match themselves, not every message with "err" or "14".
+`ERR_CONN_RESET`, `v2.14.0` or `SRE-14` match themselves, not every message with "err" or "14". A
+CJK run is the phrase of its pairs (``老化测试``); a piece mixing CJK with other letters gives one
+term per script (``DHCPの不具合``: ``dhcp`` and the pairs of ``の不具合``). **Stopwords never decide a
+match**: a term made only of English stopwords ("the", "was", "can't") is dropped, so it neither
+finds a message nor highlights one.
 
-    >>> terms = query_terms("Déploy ERR_CONN_RESET?")
+    >>> terms = query_terms("Déploy the ERR_CONN_RESET?")
     >>> terms
     (('deploy',), ('err', 'conn', 'reset'))
     >>> fts_match_expression(terms)
@@ -24,9 +29,10 @@ same Python string (Pyodide) and renders each range as a text node, never as HTM
 from __future__ import annotations
 
 import math
-import re
-import unicodedata
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+
+from .stopwords import is_stopword
+from .tokens import TextTokens, Token, fold_word, is_cjk, text_tokens
 
 __all__ = [
     "MAX_QUERY_TERMS",
@@ -45,47 +51,48 @@ __all__ = [
 ]
 
 # A single-word term this long or longer also matches longer words ("deploy" finds "deployment");
-# shorter ones match whole words only, or "the" would match "then", "there" and "theme" (characters).
+# shorter ones match whole words only, or "api" would match "apis", "apiary" and "apico" (characters).
 PREFIX_MATCH_MIN_CHARS = 4
 # Distinct terms one keyword query uses; a pasted paragraph must not become a 500-way OR (terms).
 MAX_QUERY_TERMS = 32
-# A word as unicode61's default `categories 'L* N* Co'` sees it: letters and digits of any script
-# (`[^\W_]` is exactly what str.isalnum() accepts) and the private-use planes.
-_WORD = re.compile(r"(?:[^\W_]|[\ue000-\uf8ff\U000f0000-\U000ffffd\U00100000-\U0010fffd])+")
 
 # One word, or the words of a phrase in order; folded.
 Term = tuple[str, ...]
 
 
-def fold_word(word: str) -> str:
-    """Lower case without diacritics: `Déploy` and `deploy` are the same word."""
-    if word.isascii():
-        return word.lower()
-    decomposed = unicodedata.normalize("NFKD", word.lower())
-    return "".join(char for char in decomposed if not unicodedata.combining(char))
-
-
 def words_with_offsets(text: str) -> Iterator[tuple[int, int, str]]:
-    """(start, end, folded word) for each word of `text`, in order."""
-    for match in _WORD.finditer(text):
-        yield match.start(), match.end(), fold_word(match.group())
+    """(start, end, folded word) for each word token of `text`, in order (CJK runs as pairs)."""
+    for token in text_tokens(text).words:
+        yield token.start, token.end, token.text
+
+
+def _piece_terms(piece: str) -> Iterator[Term]:
+    """The terms of one whitespace-separated piece: its words, cut where CJK meets another script."""
+    run: list[str] = []
+    for token in text_tokens(piece).words:
+        if run and is_cjk(run[-1]) != is_cjk(token.text):
+            yield tuple(run)
+            run = []
+        run.append(token.text)
+    if run:
+        yield tuple(run)
 
 
 def query_terms(query: str) -> tuple[Term, ...]:
-    """The distinct terms of a query, first-seen order, at most `MAX_QUERY_TERMS`."""
+    """The distinct terms of a query, first-seen order, stopword-only terms left out; at most `MAX_QUERY_TERMS`."""
     terms: dict[Term, None] = {}
     for piece in query.split():
-        words = tuple(word for _start, _end, word in words_with_offsets(piece) if word)
-        if words:
-            terms.setdefault(words, None)
-        if len(terms) >= MAX_QUERY_TERMS:
-            break
+        for term in _piece_terms(piece):
+            if not all(is_stopword(word) for word in term):
+                terms.setdefault(term, None)
+            if len(terms) >= MAX_QUERY_TERMS:
+                return tuple(terms)
     return tuple(terms)
 
 
 def is_prefix_term(term: Term) -> bool:
-    """True for a single word long enough to match longer words too."""
-    return len(term) == 1 and len(term[0]) >= PREFIX_MATCH_MIN_CHARS
+    """True for a single word long enough to match longer words too (never a CJK pair)."""
+    return len(term) == 1 and len(term[0]) >= PREFIX_MATCH_MIN_CHARS and not is_cjk(term[0])
 
 
 def _quote(word: str) -> str:
@@ -96,9 +103,9 @@ def fts_match_expression(terms: Sequence[Term]) -> str:
     """An FTS5 MATCH string: every word quoted (no FTS syntax gets through), terms OR-ed.
 
     OR rather than AND: a natural question ("why did the deploy fail") holds words no message
-    has, and BM25 already ranks messages holding more (and rarer) terms first. A phrase's words
-    are joined with FTS5's `+` (adjacent, in order). Returns "" for no terms, which the caller
-    must not send to MATCH.
+    has, and the ranking (coverage, then BM25) puts messages holding more (and rarer) terms first.
+    A phrase's words are joined with FTS5's `+` (adjacent, in order). Returns "" for no terms,
+    which the caller must not send to MATCH.
     """
     parts = []
     for term in terms:
@@ -140,14 +147,15 @@ def highlight_ranges(text: str, terms: Sequence[Term]) -> list[tuple[int, int]]:
     if not terms:
         return []
     index = _TermIndex(terms)
-    spans = list(words_with_offsets(text))
-    words = [word for _start, _end, word in spans]
+    tokens = text_tokens(text)
+    words = [token.text for token in tokens.words]
     found: list[tuple[int, int]] = []
-    for position, (start, end, word) in enumerate(spans):
-        if index.singles(word):
-            found.append((start, end))
+    for position, token in enumerate(tokens.words):
+        if index.singles(token.text):
+            found.append((token.start, token.end))
         for phrase in index.phrases_at(words, position):
-            found.append((start, spans[position + len(phrase) - 1][1]))
+            found.append((token.start, tokens.words[position + len(phrase) - 1].end))
+    found.extend((part.start, part.end) for part in tokens.parts if index.singles(part.text))
     merged: list[tuple[int, int]] = []
     for start, end in sorted(found):
         if merged and start <= merged[-1][1]:
@@ -165,16 +173,19 @@ def matched_terms(text: str, terms: Sequence[Term]) -> set[Term]:
 class TermMatcher:
     """`matched_terms` for many texts against one query: the keyword branch checks ~200 per search.
 
-    The text is folded whole and split once; single words are set lookups, prefixes one scan of
-    the distinct words, phrases a look at the positions of their first word.
+    The text is cut once; single words are set lookups (words and parts), prefixes one scan of the
+    distinct tokens, phrases a look at the positions of their first word.
     """
 
     def __init__(self, terms: Sequence[Term]) -> None:
         self._index = _TermIndex(terms)
 
     def matched(self, text: str) -> set[Term]:
-        words = _WORD.findall(fold_word(text))
-        present = set(words)
+        return self.matched_tokens(text_tokens(text))
+
+    def matched_tokens(self, tokens: TextTokens) -> set[Term]:
+        words = [token.text for token in tokens.words]
+        present = set(words).union(_texts(tokens.parts))
         index = self._index
         found: set[Term] = {term for word, term in index.exact.items() if word in present}
         for prefix in index.prefixes:
@@ -186,6 +197,10 @@ class TermMatcher:
                     if word == first:
                         found.update(index.phrases_at(words, position))
         return found
+
+
+def _texts(tokens: Iterable[Token]) -> Iterator[str]:
+    return (token.text for token in tokens)
 
 
 def term_weights(document_counts: Mapping[Term, int], total_documents: int) -> dict[Term, float]:
