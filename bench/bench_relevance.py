@@ -9,8 +9,11 @@ type. The figures of ``bench/relevance_baseline.json`` (the code before the rele
 printed beside today's.
 
     .venv/bin/python bench/bench_relevance.py [--sets demo halden] [--embedder local|onnx-int8|onnx|numpy|none]
-        [--per-query] [--semantic-weight 50] [--min-similarity P] [--fusion-coverage X]
-        [--json PATH] [--write-baseline]
+        [--per-query] [--semantic-weight 50] [--min-similarity P] [--semantic-floor S]
+        [--query-floor S] [--cjk-floor S] [--keyword-coverage X] [--json PATH] [--write-baseline]
+
+The relevance floor defaults to the one calibrated for the embedder (``retrieval/floor.py``);
+``--semantic-floor 0 --query-floor 0 --cjk-floor 0 --keyword-coverage 0`` turns it off.
 
 Metrics (graded judgments: 2 answers the query, 1 is related), means over the queries of a kind:
 
@@ -42,8 +45,10 @@ from _figures import Figure, Report, Target
 from _judged_sets import JUDGED_SETS, JudgedSet
 from ai_search import parse_search_filter_text
 from ai_search_server.retrieval.embedded import EmbeddedPipeline
+from ai_search_server.retrieval.floor import RelevanceFloor, floor_for
 from ai_search_server.retrieval.index import INDEX_FILENAME, EmbeddedIndex
 from ai_search_server.retrieval.local_embedder import LOCAL_RUNTIMES
+from ai_search_server.retrieval.minilm import MINILM_MODEL_ID
 from ai_search_server.retrieval.service import SearchOptions, SearchRequest, SearchService
 from ai_search_server.store import open_store
 from ai_search_server.store.base import Store
@@ -226,7 +231,10 @@ def build_report(summary: Summary, args: argparse.Namespace, messages: dict[str,
             "embedder": args.embedder,
             "semantic weight": args.semantic_weight,
             "minimum similarity %": args.min_similarity,
-            "keyword fusion coverage": args.fusion_coverage,
+            "semantic floor": args.semantic_floor,
+            "query floor": args.query_floor,
+            "CJK floor": args.cjk_floor,
+            "keyword coverage": args.keyword_coverage,
         },
     )
     for name, by_type in summary.items():
@@ -255,6 +263,19 @@ def build_report(summary: Summary, args: argparse.Namespace, messages: dict[str,
     return report
 
 
+def chosen_floor(args: argparse.Namespace) -> RelevanceFloor:
+    """The floor calibrated for the embedder, with the command line's values in its place."""
+    calibrated = floor_for(MINILM_MODEL_ID if args.embedder == "local" else None)
+    return RelevanceFloor(
+        semantic=calibrated.semantic if args.semantic_floor is None else args.semantic_floor,
+        semantic_query=calibrated.semantic_query if args.query_floor is None else args.query_floor,
+        semantic_cjk=calibrated.semantic_cjk if args.cjk_floor is None else args.cjk_floor,
+        keyword_coverage=calibrated.keyword_coverage
+        if args.keyword_coverage is None
+        else args.keyword_coverage,
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sets", nargs="+", choices=sorted(JUDGED_SETS), default=sorted(JUDGED_SETS))
@@ -269,11 +290,13 @@ def main() -> None:
     parser.add_argument("--min-similarity", type=int, default=defaults.min_similarity_percent)
     parser.add_argument("--semantic-weight", type=int, default=defaults.semantic_weight)
     parser.add_argument("--recency-weight", type=int, default=defaults.recency_weight)
+    parser.add_argument("--semantic-floor", type=float, help="similarity a semantic-only hit needs (0..1)")
     parser.add_argument(
-        "--fusion-coverage",
-        type=float,
-        default=defaults.keyword_fusion_min_coverage,
-        help="share of the query's weight a keyword hit needs to enter fusion (0..1)",
+        "--query-floor", type=float, help="similarity the query's best match needs for any semantic-only hit"
+    )
+    parser.add_argument("--cjk-floor", type=float, help="the same for a query written mostly in CJK (0..1)")
+    parser.add_argument(
+        "--keyword-coverage", type=float, help="share of the query's term weight a keyword hit needs (0..1)"
     )
     parser.add_argument("--json", type=Path, help="also write the figures here (bench/_figures.py Report)")
     parser.add_argument(
@@ -285,7 +308,7 @@ def main() -> None:
         semantic_weight=args.semantic_weight,
         min_similarity_percent=args.min_similarity,
         recency_weight=args.recency_weight,
-        keyword_fusion_min_coverage=args.fusion_coverage,
+        floor=chosen_floor(args),
     )
     baseline = json.loads(BASELINE.read_text(encoding="utf-8")) if BASELINE.exists() else {}
     summary: Summary = {}
@@ -300,10 +323,12 @@ def main() -> None:
             index.close()
             store.close()
         print_table(f"{name} workspace ({messages[name]:,} messages)", summary[name], baseline.get(name))
+    floor = options.floor
     print(
         f"\nsemantic weight {options.semantic_weight}, minimum similarity {options.min_similarity_percent}%, "
-        f"recency weight {options.recency_weight}, keyword fusion coverage "
-        f"{options.keyword_fusion_min_coverage}, embedder {args.embedder}"
+        f"recency weight {options.recency_weight}, floor: semantic {floor.semantic}, query "
+        f"{floor.semantic_query}, CJK {floor.semantic_cjk}, "
+        f"keyword coverage {floor.keyword_coverage}; embedder {args.embedder}"
     )
     if args.write_baseline:
         rounded = json.loads(json.dumps({**baseline, **summary}), parse_float=lambda x: round(float(x), 4))

@@ -12,7 +12,7 @@ Modules (private; everything public is re-exported here and listed in ``__all__`
 - ``_suggestions``: suggestions for the token under the caret, chips, tooltips.
 - ``_room_lookup``: the backend-neutral room lookup the store turns into SQL.
 - ``_pipeline``: Intelligent-Search pipeline filters, request, candidate normalisation.
-- ``_fusion``: minimum similarity, weighted reciprocal rank fusion, recency rerank.
+- ``_fusion``: minimum similarity, the relevance floor, weighted reciprocal rank fusion, recency rerank.
 - ``_answers``: validation of answer requests (message ids and scores, never texts).
 - ``_prompt``: the answer prompt, with the question and sources marked untrusted.
 - ``_citations``: citation normalisation, batch and streamed, and citation extraction.

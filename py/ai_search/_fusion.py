@@ -1,7 +1,8 @@
 """Hybrid ranking: weighted reciprocal rank fusion of the keyword and semantic branches, and recency.
 
 The server fetches candidates from each branch (see `_pipeline`), drops semantic ones below the
-minimum similarity, fuses the two ranked lists, and may then nudge recent messages up:
+minimum similarity and, unless the keyword branch found them too, below the relevance floor, fuses
+the two ranked lists, and may then nudge recent messages up:
 
     >>> from ai_search._pipeline import IntelligentSearchCandidate as C
     >>> semantic = [C("m1", "r", "m1", "", "semantic"), C("m2", "r", "m2", "", "semantic")]
@@ -16,7 +17,7 @@ live on different scales. Every function returns new candidate records (`datacla
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Literal
@@ -28,6 +29,7 @@ __all__ = [
     "MatchReason",
     "apply_temporal_rerank",
     "filter_semantic_candidates_by_minimum_similarity",
+    "filter_semantic_candidates_by_relevance_floor",
     "fuse_candidates_with_weighted_rrf",
     "get_match_reason",
     "get_recency_decay",
@@ -67,6 +69,42 @@ def filter_semantic_candidates_by_minimum_similarity(candidates: _Candidates, pe
         return candidates
     minimum = floor_percent / 100
     return [c for c in candidates if c.semantic_similarity is None or c.semantic_similarity >= minimum]
+
+
+def filter_semantic_candidates_by_relevance_floor(
+    candidates: _Candidates, floor: float, corroborated: Collection[str] = (), *, query_floor: float = 0.0
+) -> _Candidates:
+    """Keep the semantic candidates that are results: similar enough, or found by keyword too.
+
+    A message the keyword branch also found (its key, `msg_id` else `id`, is in `corroborated`) stands
+    on its words. One found only by meaning must be at least `floor` similar (a cosine, 0..1), and
+    the query's best match must reach `query_floor`: a similarity search always returns the nearest
+    messages, related or not, and a query about nothing the workspace discussed has only weak
+    nearest ones, while a query with an answer usually has one strong match even when the answer
+    itself is less similar than that. A candidate without a similarity is kept (nothing to judge it
+    by). With both floors <= 0, `candidates` itself is returned.
+
+        >>> from ai_search._pipeline import IntelligentSearchCandidate as C
+        >>> near = C("m1", "r", "m1", "", "semantic", semantic_similarity=0.6)
+        >>> far = C("m2", "r", "m2", "", "semantic", semantic_similarity=0.2)
+        >>> [c.id for c in filter_semantic_candidates_by_relevance_floor([near, far], 0.4)]
+        ['m1']
+        >>> [c.id for c in filter_semantic_candidates_by_relevance_floor([near, far], 0.4, {"m2"})]
+        ['m1', 'm2']
+        >>> [c.id for c in filter_semantic_candidates_by_relevance_floor([near, far], 0.1, query_floor=0.7)]
+        []
+    """
+    if not floor > 0 and not query_floor > 0:
+        return candidates
+    known = [c.semantic_similarity for c in candidates if c.semantic_similarity is not None]
+    strong_enough = not known or max(known) >= query_floor
+    return [
+        c
+        for c in candidates
+        if (c.msg_id or c.id) in corroborated
+        or c.semantic_similarity is None
+        or (strong_enough and c.semantic_similarity >= floor)
+    ]
 
 
 def fuse_candidates_with_weighted_rrf(

@@ -158,7 +158,9 @@ def _take_out(text: str, pattern: re.Pattern[str], live: bool) -> tuple[str, Sea
         if live and tokens and tokens[-1].end == len(text):
             tokens.pop()
         opened = {quote: at for quote, at in opened.items() if quote < start}
-        opened.update((t.value_start, t.start) for t in tokens if t.shape == "bare" and t.raw.startswith(_QUOTE))
+        opened.update(
+            (t.value_start, t.start) for t in tokens if t.shape == "bare" and t.raw.startswith(_QUOTE)
+        )
         pieces = [text[:start]]
         position = first = start
         for token in tokens:

@@ -329,7 +329,12 @@ async def _result(
 
 class _Operation(Protocol):
     async def __call__(
-        self, strategy: _Strategy, item: RateLimitItemPerSecond, identifiers: tuple[str, ...], *, degraded: bool
+        self,
+        strategy: _Strategy,
+        item: RateLimitItemPerSecond,
+        identifiers: tuple[str, ...],
+        *,
+        degraded: bool,
     ) -> RateLimitResult | None: ...
 
 

@@ -109,6 +109,13 @@ class Settings:
     search_min_similarity_percent: int = _s(
         0, "Semantic hits below this similarity are dropped (percent).", low=0, high=100
     )
+    search_semantic_floor_percent: int = _s(
+        -1,
+        "Similarity a message found only by meaning needs to be a result (percent); -1: the floor "
+        "calibrated for the embedder (the local model's), none for an uncalibrated one.",
+        low=-1,
+        high=100,
+    )
     search_semantic_weight: int = _s(
         50,
         "Share of the semantic branch in fusion (percent; 0 = keyword only, 100 = semantic only).",

@@ -110,7 +110,9 @@ class PageFiles(StaticFiles):
         request_headers = Headers(scope=scope)
         path = str(full_path)
         rel = scope.get("path", "")
-        immutable = any(rel.startswith(p) for p in self.immutable_prefixes) and not _REBUILT_IN_PLACE.search(rel)
+        immutable = any(rel.startswith(p) for p in self.immutable_prefixes) and not _REBUILT_IN_PLACE.search(
+            rel
+        )
         if self.versioned and not immutable:
             wanted = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("v", [])
             immutable = wanted == [content_digest(path)]

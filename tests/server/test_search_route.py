@@ -10,6 +10,7 @@ import httpx
 import pytest
 from starlette.applications import Starlette
 
+from ai_search_server.retrieval.floor import NO_FLOOR
 from ai_search_server.retrieval.wiring import SEARCH_EXTRA, SearchHandle
 from ai_search_server.settings import Settings
 
@@ -25,7 +26,9 @@ URL = "/api/v1/ai.search"
 def search_app(
     app: Starlette, settings: Settings, workspace: Workspace, data_dir: Path
 ) -> Iterator[Starlette]:
-    service, index = search_stack(workspace.store, data_dir)
+    # These tests are about parameters, scoping and the result shape, not relevance: no floor, so
+    # every message holding a query word is a result (the floor has its own tests).
+    service, index = search_stack(workspace.store, data_dir, floor=NO_FLOOR)
     app.state.services.extras[SEARCH_EXTRA] = SearchHandle.ready(settings, workspace.store, service)
     yield app
     index.close()

@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from ai_search_server.retrieval.floor import RelevanceFloor
 from ai_search_server.retrieval.pipeline_client import PipelineError
 from ai_search_server.retrieval.service import SearchOptions, SearchRequest, SearchService
 
@@ -237,8 +238,9 @@ async def test_limit_cuts_the_results(workspace: Workspace) -> None:
     assert pipeline.calls[0].limit == 20  # candidates: max(limit, 5) x 3, at least 20
 
 
-async def test_weak_keyword_hits_stay_out_of_fusion_but_not_out_of_keyword_search(
-    workspace: Workspace,
+@pytest.mark.parametrize("search_type", [pytest.param(t, id=t) for t in ("hybrid", "keyword")])
+async def test_keyword_hits_below_the_coverage_floor_are_no_results(
+    workspace: Workspace, search_type: str
 ) -> None:
     m = workspace.messages
     keyword = {
@@ -249,7 +251,104 @@ async def test_weak_keyword_hits_stay_out_of_fusion_but_not_out_of_keyword_searc
     }
     semantic = {"results": [hit(m["ops-4"].id, similarity=0.6)]}
     pipeline = ScriptedPipeline({"keyword": keyword, "semantic": semantic})
-    hybrid = await run(service(workspace, pipeline), workspace, "alice")
-    assert sorted(keys(workspace, hybrid.results)) == ["ops-3", "ops-4"]
-    keyword_only = await run(service(workspace, pipeline), workspace, "alice", search_type="keyword")
-    assert keys(workspace, keyword_only.results) == ["general-1", "ops-3"]
+    outcome = await run(
+        service(workspace, pipeline, floor=RelevanceFloor(keyword_coverage=0.4)),
+        workspace,
+        "alice",
+        search_type=search_type,
+    )
+    expected = {"hybrid": ["ops-3", "ops-4"], "keyword": ["ops-3"]}[search_type]
+    assert sorted(keys(workspace, outcome.results)) == expected
+
+
+async def test_a_remote_pipelines_keyword_hits_carry_no_coverage_and_all_count(workspace: Workspace) -> None:
+    pipeline = ScriptedPipeline({"keyword": {"results": [hit(workspace.messages["ops-3"].id)]}})
+    svc = service(workspace, pipeline, floor=RelevanceFloor(keyword_coverage=0.9))
+    outcome = await run(svc, workspace, "alice", search_type="keyword")
+    assert keys(workspace, outcome.results) == ["ops-3"]
+
+
+def _semantic(workspace: Workspace, similarities: dict[str, float]) -> dict:
+    return {"results": [hit(workspace.messages[k].id, similarity=s) for k, s in similarities.items()]}
+
+
+@pytest.mark.parametrize(
+    ("floor", "similarities", "keyword_hits", "text", "expected"),
+    [
+        pytest.param(
+            RelevanceFloor(semantic=0.3),
+            {"ops-3": 0.5, "ops-4": 0.2},
+            [],
+            "deploy",
+            ["ops-3"],
+            id="a-semantic-only-hit-below-the-floor-is-no-result",
+        ),
+        pytest.param(
+            RelevanceFloor(semantic=0.3),
+            {"ops-3": 0.5, "ops-4": 0.2},
+            ["ops-4"],
+            "deploy",
+            ["ops-3", "ops-4"],
+            id="a-hit-the-keyword-branch-found-too-stands-on-its-words",
+        ),
+        pytest.param(
+            RelevanceFloor(semantic=0.1, semantic_query=0.6),
+            {"ops-3": 0.5, "ops-4": 0.4},
+            [],
+            "deploy",
+            [],
+            id="a-query-whose-best-match-is-weak-has-no-semantic-results",
+        ),
+        pytest.param(
+            RelevanceFloor(semantic=0.1, semantic_query=0.6),
+            {"ops-3": 0.5, "ops-4": 0.4},
+            ["general-1"],
+            "deploy",
+            ["general-1", "ops-3", "ops-4"],
+            id="a-keyword-result-waives-the-query-floor",
+        ),
+        pytest.param(
+            RelevanceFloor(semantic=0.1, semantic_query=0.6, keyword_opens_query_floor=False),
+            {"ops-3": 0.5, "ops-4": 0.4},
+            ["general-1"],
+            "deploy",
+            ["general-1"],
+            id="unless-told-not-to",
+        ),
+        pytest.param(
+            RelevanceFloor(semantic=0.1, semantic_cjk=0.95),
+            {"ops-3": 0.9, "ops-4": 0.4},
+            [],
+            "老化测试",
+            [],
+            id="a-cjk-query-has-the-cjk-floor",
+        ),
+        pytest.param(
+            RelevanceFloor(semantic=0.1, semantic_cjk=0.95),
+            {"ops-3": 0.9, "ops-4": 0.4},
+            [],
+            "burn-in test",
+            ["ops-3", "ops-4"],
+            id="a-latin-query-does-not",
+        ),
+    ],
+)
+async def test_the_relevance_floor(
+    workspace: Workspace,
+    floor: RelevanceFloor,
+    similarities: dict[str, float],
+    keyword_hits: list[str],
+    text: str,
+    expected: list[str],
+) -> None:
+    keyword = {"results": [hit(workspace.messages[k].id) for k in keyword_hits]}
+    pipeline = ScriptedPipeline({"keyword": keyword, "semantic": _semantic(workspace, similarities)})
+    outcome = await run(service(workspace, pipeline, floor=floor), workspace, "alice", text=text)
+    assert sorted(keys(workspace, outcome.results)) == expected
+
+
+async def test_the_semantic_only_search_has_the_floor_too(workspace: Workspace) -> None:
+    pipeline = ScriptedPipeline({"semantic": _semantic(workspace, {"ops-3": 0.5, "ops-4": 0.2})})
+    svc = service(workspace, pipeline, floor=RelevanceFloor(semantic=0.3))
+    outcome = await run(svc, workspace, "alice", search_type="semantic")
+    assert keys(workspace, outcome.results) == ["ops-3"]

@@ -224,7 +224,7 @@ def test_term_weights_follow_idf(counts: dict, total: int, rarer_first: list) ->
 @pytest.mark.parametrize(
     ("matched", "weights", "coverage"),
     [
-        pytest.param([("a",)], {("a",): 3.0, ("b",): 1.0}, 0.75, id="share-of-the-weight"),
+        pytest.param([("a",)], {("a",): 3.0, ("b",): 1.0}, 0.9, id="share-of-the-squared-weight"),
         pytest.param([("a",), ("a",)], {("a",): 1.0, ("b",): 1.0}, 0.5, id="a-term-counts-once"),
         pytest.param([], {("a",): 1.0}, 0.0, id="nothing-matched"),
         pytest.param([("a",)], {}, 0.0, id="weightless-query"),

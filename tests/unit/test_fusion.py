@@ -1,4 +1,5 @@
-"""Hybrid ranking: minimum similarity, weighted RRF, single-branch ranking, recency rerank, match reason."""
+"""Hybrid ranking: minimum similarity, the relevance floor, weighted RRF, single-branch ranking, recency
+rerank, match reason."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from ai_search import _fusion
 from ai_search._fusion import (
     apply_temporal_rerank,
     filter_semantic_candidates_by_minimum_similarity,
+    filter_semantic_candidates_by_relevance_floor,
     fuse_candidates_with_weighted_rrf,
     get_match_reason,
     get_recency_decay,
@@ -82,6 +84,40 @@ def test_minimum_similarity_filter(percent: object, kept: list[float | None]) ->
 def test_minimum_similarity_zero_returns_the_input_itself(percent: object) -> None:
     candidates = [cand("m", semantic_similarity=-0.5)]
     assert filter_semantic_candidates_by_minimum_similarity(candidates, percent) is candidates
+
+
+@pytest.mark.parametrize(
+    ("floor", "query_floor", "corroborated", "kept"),
+    [
+        pytest.param(0.7, 0.0, set(), [0.7, None, 0.9, 1.0], id="at-or-above-the-floor-or-unknown"),
+        pytest.param(
+            0.7, 0.0, {"m0", "m5"}, [0.69996, 0.7, None, 0.9, 1.0, -0.2], id="keyword-found-ones-stay"
+        ),
+        pytest.param(0.0, 1.01, set(), [None], id="a-weak-best-match-keeps-no-semantic-only-one"),
+        pytest.param(0.0, 1.01, {"m3"}, [None, 0.9], id="but-keyword-found-ones-still-stay"),
+        pytest.param(
+            0.5, 1.0, set(), [0.69996, 0.7, None, 0.9, 1.0], id="a-best-match-at-the-query-floor-is-enough"
+        ),
+    ],
+)
+def test_relevance_floor(
+    floor: float, query_floor: float, corroborated: set[str], kept: list[float | None]
+) -> None:
+    candidates = [cand(f"m{i}", semantic_similarity=s) for i, s in enumerate(SIMILARITIES)]
+    result = filter_semantic_candidates_by_relevance_floor(
+        candidates, floor, corroborated, query_floor=query_floor
+    )
+    assert [c.semantic_similarity for c in result] == kept
+
+
+def test_relevance_floor_off_returns_the_input_itself() -> None:
+    candidates = [cand("m", semantic_similarity=-0.5)]
+    assert filter_semantic_candidates_by_relevance_floor(candidates, 0.0) is candidates
+
+
+def test_relevance_floor_keys_candidates_by_message_id_first() -> None:
+    candidates = [cand("msg-1", id="intelligent-semantic-0", semantic_similarity=0.1)]
+    assert filter_semantic_candidates_by_relevance_floor(candidates, 0.5, {"msg-1"}) == candidates
 
 
 def _fused(

@@ -220,9 +220,12 @@ class GuardedClient:
         """
         parsed = checked_url(url)
         try:
-            async with self.gate.slot(), self._exchange_in_slot(
-                method, parsed, headers, payload, timeout_seconds, max_bytes, accept
-            ) as exchange:
+            async with (
+                self.gate.slot(),
+                self._exchange_in_slot(
+                    method, parsed, headers, payload, timeout_seconds, max_bytes, accept
+                ) as exchange,
+            ):
                 yield exchange
         except GateBusy:
             busy = OutboundBusy(

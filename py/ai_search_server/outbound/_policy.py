@@ -102,9 +102,13 @@ class OutboundPolicy:
         check_timeout(self.total_timeout_seconds)
         check_max_bytes(self.max_response_bytes)
         if isinstance(self.max_concurrent_calls, bool) or self.max_concurrent_calls < 1:
-            raise ValueError(f"max_concurrent_calls must be a positive integer, not {self.max_concurrent_calls!r}")
+            raise ValueError(
+                f"max_concurrent_calls must be a positive integer, not {self.max_concurrent_calls!r}"
+            )
         if not (math.isfinite(self.queue_wait_seconds) and self.queue_wait_seconds >= 0):
-            raise ValueError(f"queue_wait_seconds must be a finite number >= 0, not {self.queue_wait_seconds!r}")
+            raise ValueError(
+                f"queue_wait_seconds must be a finite number >= 0, not {self.queue_wait_seconds!r}"
+            )
 
     def host_allowed(self, host: str) -> bool:
         return normalise_host(host) in self.allowed_names

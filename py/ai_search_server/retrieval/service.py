@@ -14,8 +14,11 @@ The upstream service's steps (spec §6 `search`), with permission scoping enforc
    sits in a room outside the filter, or breaks the author or date filter, is dropped.
 
 Retrieval: the keyword and semantic branches run in parallel (the semantic weight decides which run:
-0 keyword only, 100 semantic only), semantic hits below the minimum similarity are dropped, the two
-lists are fused by weighted RRF and may be reranked by recency (all pure core). A branch that fails
+0 keyword only, 100 semantic only), semantic hits below the minimum similarity are dropped, both
+branches must clear the relevance floor (``floor``: keyword hits a share of the query's term weight,
+messages found only by meaning a similarity), the two lists are fused by weighted RRF and may be
+reranked by recency (all pure core). What clears no floor is not a result, so a query about nothing
+the workspace holds answers nothing, and the count is of results that passed. A branch that fails
 degrades the search to the other branch's results; ``SearchOutcome.retrieval`` says what happened
 so the page can show it.
 """
@@ -39,6 +42,7 @@ from ai_search import (
     apply_temporal_rerank,
     build_intelligent_search_pipeline_filters,
     filter_semantic_candidates_by_minimum_similarity,
+    filter_semantic_candidates_by_relevance_floor,
     fuse_candidates_with_weighted_rrf,
     get_intelligent_search_candidate_limit,
     get_match_reason,
@@ -49,11 +53,11 @@ from ai_search import (
 
 from ..store.base import Store
 from ..store.records import Message, Room, User
+from .floor import RelevanceFloor
 from .pipeline_client import Pipeline, PipelineError
 from .terms import Term, highlight_ranges, query_terms
 
 __all__ = [
-    "KEYWORD_FUSION_MIN_COVERAGE",
     "THREAD_TITLE_CHARS",
     "BranchState",
     "SearchOptions",
@@ -70,9 +74,6 @@ SearchType = Literal["keyword", "semantic", "hybrid"]
 # ok: ran; off: the weight left it out; unavailable: cannot run here (no embedder); failed: errored.
 BranchState = Literal["ok", "off", "unavailable", "failed"]
 _TYPE_WEIGHTS: dict[str, int] = {"keyword": 0, "semantic": 100}
-# Share of the query's term weight (0..1) a keyword hit must match to enter fusion with semantic
-# hits; chosen on the demo judgments (docs/retrieval.md). Keyword-only searches keep every hit.
-KEYWORD_FUSION_MIN_COVERAGE = 0.5
 # Characters of a thread's title in a result (its first message's first line, cut at a word).
 THREAD_TITLE_CHARS = 120
 
@@ -87,7 +88,8 @@ class SearchOptions:
     recency_half_life_days: int = 30
     min_similarity_percent: int = 0
     answer_enabled: bool = True
-    keyword_fusion_min_coverage: float = KEYWORD_FUSION_MIN_COVERAGE
+    # What a candidate must hold to be a result (floor.py); the wiring picks the embedder's.
+    floor: RelevanceFloor = field(default_factory=RelevanceFloor)
 
 
 @dataclass(frozen=True, slots=True)
@@ -278,7 +280,7 @@ class SearchService:
                 group.start_soon(run, "keyword")
             if weight > 0:
                 group.start_soon(run, "semantic")
-        ranked = self._rank(found, weight, limit, coverage)
+        ranked = self._rank(found, weight, limit, coverage, request.text)
         results = self._resolve(user, request, ranked, scope_rooms)
         return SearchOutcome(results, self._report(branches, request))
 
@@ -288,21 +290,32 @@ class SearchService:
         weight: int,
         limit: int,
         coverage: dict[str, float],
+        query: str,
     ) -> Sequence[IntelligentSearchCandidate]:
+        floor = self.options.floor
+        keyword = found.get("keyword")
+        if keyword is not None:
+            # A hit holding little of the query's weight (one common word of a long question, or a
+            # query whose weight is mostly in words the workspace never uses) is no result. Only the
+            # embedded pipeline reports coverage; a remote pipeline's hits all count.
+            keyword = [c for c in keyword if coverage.get(c.id, 1.0) >= floor.keyword_coverage]
         semantic = found.get("semantic")
         if semantic is not None:
+            semantic = filter_semantic_candidates_by_minimum_similarity(
+                semantic, self.options.min_similarity_percent
+            )
+            corroborated = {c.msg_id or c.id for c in keyword or ()}
+            candidate_floor, query_floor = floor.semantic_for(query)
+            if corroborated and floor.keyword_opens_query_floor:
+                # A keyword hit that cleared its floor says the workspace holds the topic: the
+                # query floor, there to tell unanswerable queries apart, has nothing left to decide.
+                query_floor = 0.0
             semantic = list(
-                filter_semantic_candidates_by_minimum_similarity(
-                    semantic, self.options.min_similarity_percent
+                filter_semantic_candidates_by_relevance_floor(
+                    semantic, candidate_floor, corroborated, query_floor=query_floor
                 )
             )
-        keyword = found.get("keyword")
         if semantic is not None and keyword is not None:
-            # A keyword hit holding little of the query's weight ("why was the") would take an RRF
-            # slot from a semantic hit at the same rank; only the embedded pipeline reports coverage.
-            keyword = [
-                c for c in keyword if coverage.get(c.id, 1.0) >= self.options.keyword_fusion_min_coverage
-            ]
             fused = fuse_candidates_with_weighted_rrf(semantic, keyword, weight, limit)
         else:
             fused = to_ranked_candidates(semantic if semantic is not None else keyword or [])

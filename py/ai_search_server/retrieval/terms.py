@@ -217,8 +217,15 @@ def term_weights(document_counts: Mapping[Term, int], total_documents: int) -> d
 
 
 def term_coverage(matched: Iterable[Term], weights: Mapping[Term, float]) -> float:
-    """The share of the query's weight a message matches, 0..1 (0 when the query weighs nothing)."""
-    total = sum(weights.values())
+    """The share of the query's squared weight a message matches, 0..1 (0 when the query weighs nothing).
+
+    Squared, so the query's rare words decide: for "parking near the new office" a message holding
+    only "parking" (in one message) covers more than one holding "new" and "office" (in dozens),
+    and a query whose weight lies mostly in words no message holds ("kubernetes node pool
+    autoscaling") leaves every message far below the relevance floor. Measured on both judged sets
+    (docs/retrieval.md): hybrid nDCG@10 and keyword-kind nDCG@10 rose on each, against plain weights.
+    """
+    total = sum(w * w for w in weights.values())
     if total <= 0:
         return 0.0
-    return min(1.0, sum(weights.get(term, 0.0) for term in set(matched)) / total)
+    return min(1.0, sum(weights.get(term, 0.0) ** 2 for term in set(matched)) / total)

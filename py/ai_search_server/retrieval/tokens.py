@@ -104,9 +104,7 @@ def _identifier_parts(word: str, start: int) -> list[Token]:
     if len(cuts) == 1:
         return []
     cuts.append(len(word))
-    return [
-        Token(start + a, start + b, fold_word(word[a:b])) for a, b in itertools.pairwise(cuts)
-    ]
+    return [Token(start + a, start + b, fold_word(word[a:b])) for a, b in itertools.pairwise(cuts)]
 
 
 def _segments(word: str, start: int) -> list[tuple[int, str, bool]]:
@@ -131,6 +129,7 @@ def _add_cjk(words: list[Token], parts: list[Token], folded: str, offset: int, l
     Folding keeps the length but for half-width katakana with a separate voicing mark (ｶﾞ is ガ);
     there every token spans the whole run, so a highlight marks the run.
     """
+
     def span(i: int, size: int) -> tuple[int, int]:
         if len(folded) != length:
             return offset, offset + length

@@ -36,6 +36,7 @@ from ..settings import Settings
 from ..store.base import Store
 from .embedded import EmbeddedPipeline
 from .embedder import Embedder, EmbedderError, OpenAIEmbedder
+from .floor import floor_for
 from .index import INDEX_FILENAME, EmbeddedIndex
 from .pipeline_client import Pipeline, RemotePipeline
 from .service import SearchOptions, SearchService
@@ -63,7 +64,9 @@ INDEX_NOW_MAX_SECONDS = 24 * 3600
 EMBEDDED_PIPELINE_ID = "embedded"
 
 
-def search_options(settings: Settings) -> SearchOptions:
+def search_options(settings: Settings, model_id: str | None = None) -> SearchOptions:
+    """The search settings; `model_id` (the embedded index's embedder) picks the calibrated floor."""
+    floor_percent = settings.search_semantic_floor_percent
     return SearchOptions(
         enabled=settings.search_enabled,
         semantic_weight=settings.search_semantic_weight,
@@ -71,6 +74,7 @@ def search_options(settings: Settings) -> SearchOptions:
         recency_half_life_days=settings.search_recency_half_life_days,
         min_similarity_percent=settings.search_min_similarity_percent,
         answer_enabled=settings.answer_enabled,
+        floor=floor_for(model_id, None if floor_percent < 0 else floor_percent),
     )
 
 
@@ -151,7 +155,10 @@ class SearchHandle:
                 return self._service
             if self._closed:
                 raise RuntimeError("the search service is closed")
-            self._service = SearchService(self._store, self._pipeline(), search_options(self._settings))
+            pipeline = self._pipeline()
+            embedder = getattr(getattr(pipeline, "index", None), "embedder", None)
+            model_id = None if embedder is None else embedder.model_id
+            self._service = SearchService(self._store, pipeline, search_options(self._settings, model_id))
             return self._service
 
     def _pipeline(self) -> Pipeline:
