@@ -301,7 +301,7 @@ class SearchService:
             keyword = [c for c in keyword if coverage.get(c.id, 1.0) >= floor.keyword_coverage]
         semantic = found.get("semantic")
         if semantic is not None:
-            semantic = filter_semantic_candidates_by_minimum_similarity(
+            similar_enough = filter_semantic_candidates_by_minimum_similarity(
                 semantic, self.options.min_similarity_percent
             )
             corroborated = {c.msg_id or c.id for c in keyword or ()}
@@ -312,7 +312,7 @@ class SearchService:
                 query_floor = 0.0
             semantic = list(
                 filter_semantic_candidates_by_relevance_floor(
-                    semantic, candidate_floor, corroborated, query_floor=query_floor
+                    similar_enough, candidate_floor, corroborated, query_floor=query_floor
                 )
             )
         if semantic is not None and keyword is not None:
