@@ -41,13 +41,14 @@ def _query_of(page: Any) -> str:
 
 
 def test_two_people_see_different_results_for_the_same_query(tabs: Tabs, server: Server) -> None:
-    """The same words: bob sees the hiring committee's debrief, frank (not a member) never does,
-    and every room either is shown in is one of their own subscriptions."""
+    """The same words: bob sees the hiring committee's offers, frank (not a member) never does but
+    finds the discount offered in a support escalation, and every room either is shown in is one of
+    their own subscriptions."""
     shown: dict[str, set[str]] = {}
     for username in ("bob", "frank"):
         page, _record = tabs.new()
         open_page(page, server, username=username)
-        _search(page, "SRE candidate offer")
+        _search(page, "candidate offer")
         while page.is_visible("#show-more"):
             page.click("#show-more")
         shown[username] = _rooms_shown(page)
