@@ -278,3 +278,19 @@ async def test_highlights_point_into_the_stored_text(
     body = (await search(client, workspace, "alice", query="deploiement", searchType="keyword")).json()
     result = body["intelligent"][0]
     assert [result["text"][start:end] for start, end in result["highlights"]] == ["déploiement"]
+
+
+async def test_a_reply_says_which_thread_it_belongs_to(
+    search_app: Starlette, client: httpx.AsyncClient, workspace: Workspace
+) -> None:
+    root = workspace.messages["ops-3"]  # "deploy failed on billing-api with ERR_CONN_RESET"
+    reply = workspace.store.post_message(
+        root.room_id, workspace["carol"].user.id, "the quokka canary rollback finished", tmid=root.id
+    )
+    body = (await search(client, workspace, "alice", q="quokka canary", searchType="keyword")).json()
+    (found,) = body["intelligent"]
+    assert (found["_id"], found["tmid"]) == (reply.id, root.id)
+    outside = (await search(client, workspace, "alice", q="ERR_CONN_RESET", searchType="keyword")).json()[
+        "intelligent"
+    ]
+    assert [r["_id"] for r in outside] == [root.id] and "tmid" not in outside[0]

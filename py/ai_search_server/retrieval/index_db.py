@@ -296,7 +296,7 @@ class IndexDatabase:
                 ),
             ).fetchone()
             if row is not None:
-                tokens = text_tokens(message.text)
+                tokens = text_tokens(message.searchable_text)
                 conn.execute(
                     _UPSERT_TERMS,
                     (int(row[0]), token_column_text(tokens.words), token_column_text(tokens.parts)),
