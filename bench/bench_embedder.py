@@ -134,7 +134,11 @@ def main() -> None:
     print("|---" * (len(columns) + 5) + "|")
     for v in variants:
         cells = [f"{median(v, c):.0f}" for c in columns]
-        cells += [f"{median(v, 'per_cpu_second'):.0f}", f"{median(v, 'query_p50_ms'):.1f}", f"{median(v, 'load_s'):.2f}"]
+        cells += [
+            f"{median(v, 'per_cpu_second'):.0f}",
+            f"{median(v, 'query_p50_ms'):.1f}",
+            f"{median(v, 'load_s'):.2f}",
+        ]
         cells.append(f"{agreement[v].min():.4f} / {agreement[v].mean():.4f}")
         print(f"| {v.label} | " + " | ".join(cells) + " |")
     print(f"load average at the end: {' '.join(f'{x:.1f}' for x in load_average)}; {cores} cores")
@@ -170,17 +174,30 @@ def main() -> None:
                     f"{v.label}, {column}",
                     "texts/s",
                     runs,
-                    baseline=Baseline("numpy", [r[column] for r in rounds[base]]) if base and v != base else None,
+                    baseline=Baseline("numpy", [r[column] for r in rounds[base]])
+                    if base and v != base
+                    else None,
                     target=Target(">=", TARGET_TEXTS_PER_SECOND) if v == fastest and column == ALL else None,
                     better="higher",
                 )
             )
-        report.add(Figure(f"{v.label}, texts per CPU-second", "texts/s", [r["per_cpu_second"] for r in rounds[v]], better="higher"))
+        report.add(
+            Figure(
+                f"{v.label}, texts per CPU-second",
+                "texts/s",
+                [r["per_cpu_second"] for r in rounds[v]],
+                better="higher",
+            )
+        )
         report.add(Figure(f"{v.label}, one query p50", "ms", [r["query_p50_ms"] for r in rounds[v]]))
         report.add(Figure(f"{v.label}, load", "s", [r["load_s"] for r in rounds[v]]))
         if v != variants[0]:
-            report.add(Figure(f"{v.label}, cosine to numpy, min", "", [float(agreement[v].min())], better="higher"))
-            report.add(Figure(f"{v.label}, cosine to numpy, mean", "", [float(agreement[v].mean())], better="higher"))
+            report.add(
+                Figure(f"{v.label}, cosine to numpy, min", "", [float(agreement[v].min())], better="higher")
+            )
+            report.add(
+                Figure(f"{v.label}, cosine to numpy, mean", "", [float(agreement[v].mean())], better="higher")
+            )
     report.write(args.json)
 
 

@@ -167,9 +167,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=RUNS, help="runs of every phase (median of these)")
     parser.add_argument("--wrk-seconds", type=int, default=WRK_SECONDS, help="duration of each wrk phase")
     parser.add_argument("--no-wrk", action="store_true", help="skip the wrk phases")
-    parser.add_argument(
-        "--load-script", type=Path, default=LOAD_SCRIPT, help="path of mcp_load.py"
-    )
+    parser.add_argument("--load-script", type=Path, default=LOAD_SCRIPT, help="path of mcp_load.py")
     parser.add_argument("--json", type=Path, help="also write the figures here (bench/_figures.py Report)")
     parser.add_argument("--raw", type=Path, help="write every run's raw mcp_load results here")
     args = parser.parse_args()

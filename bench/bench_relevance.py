@@ -48,7 +48,6 @@ from ai_search_server.retrieval.embedded import EmbeddedPipeline
 from ai_search_server.retrieval.floor import RelevanceFloor, floor_for
 from ai_search_server.retrieval.index import INDEX_FILENAME, EmbeddedIndex
 from ai_search_server.retrieval.local_embedder import LOCAL_RUNTIMES
-from ai_search_server.retrieval.minilm import MINILM_MODEL_ID
 from ai_search_server.retrieval.service import SearchOptions, SearchRequest, SearchService
 from ai_search_server.store import open_store
 from ai_search_server.store.base import Store
@@ -263,9 +262,9 @@ def build_report(summary: Summary, args: argparse.Namespace, messages: dict[str,
     return report
 
 
-def chosen_floor(args: argparse.Namespace) -> RelevanceFloor:
+def chosen_floor(args: argparse.Namespace, model_id: str | None) -> RelevanceFloor:
     """The floor calibrated for the embedder, with the command line's values in its place."""
-    calibrated = floor_for(MINILM_MODEL_ID if args.embedder == "local" else None)
+    calibrated = floor_for(model_id)
     return RelevanceFloor(
         semantic=calibrated.semantic if args.semantic_floor is None else args.semantic_floor,
         semantic_query=calibrated.semantic_query if args.query_floor is None else args.query_floor,
@@ -308,7 +307,6 @@ def main() -> None:
         semantic_weight=args.semantic_weight,
         min_similarity_percent=args.min_similarity,
         recency_weight=args.recency_weight,
-        floor=chosen_floor(args),
     )
     baseline = json.loads(BASELINE.read_text(encoding="utf-8")) if BASELINE.exists() else {}
     summary: Summary = {}
@@ -316,6 +314,8 @@ def main() -> None:
     for name in args.sets:
         judged = JUDGED_SETS[name]
         store, index = prepare(judged, args.embedder)
+        model_id = None if index.embedder is None else index.embedder.model_id
+        options = replace(options, floor=chosen_floor(args, model_id))
         try:
             summary[name] = asyncio.run(evaluate(judged, store, index, options, args.per_query))
             messages[name] = store.count_messages()
@@ -328,7 +328,7 @@ def main() -> None:
         f"\nsemantic weight {options.semantic_weight}, minimum similarity {options.min_similarity_percent}%, "
         f"recency weight {options.recency_weight}, floor: semantic {floor.semantic}, query "
         f"{floor.semantic_query}, CJK {floor.semantic_cjk}, "
-        f"keyword coverage {floor.keyword_coverage}; embedder {args.embedder}"
+        f"keyword coverage {floor.keyword_coverage}; embedder {args.embedder} ({model_id})"
     )
     if args.write_baseline:
         rounded = json.loads(json.dumps({**baseline, **summary}), parse_float=lambda x: round(float(x), 4))

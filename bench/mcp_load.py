@@ -84,15 +84,25 @@ def serve_reference(port: int, token: str | None = None) -> None:
     def boom() -> str:
         raise ValueError("boom on purpose")
 
-    sdk_app = mcp.streamable_http_app(streamable_http_path=REF_PATH, stateless_http=True, json_response=True, host="127.0.0.1")
+    sdk_app = mcp.streamable_http_app(
+        streamable_http_path=REF_PATH, stateless_http=True, json_response=True, host="127.0.0.1"
+    )
 
     async def app(scope: Any, receive: Any, send: Any) -> None:
         if token is not None and scope["type"] == "http":
             h = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
             if not h.get("x-user-id") or h.get("x-auth-token") != token:
                 body = b'{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Unauthorized"}}'
-                await send({"type": "http.response.start", "status": 401,
-                            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 401,
+                        "headers": [
+                            (b"content-type", b"application/json"),
+                            (b"content-length", str(len(body)).encode()),
+                        ],
+                    }
+                )
                 await send({"type": "http.response.body", "body": body})
                 return
         await sdk_app(scope, receive, send)
@@ -132,16 +142,36 @@ class Target:
         self.version = "2025-11-25"
 
     def body(self, rid: int) -> bytes:
-        return json.dumps({"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": {"name": self.tool, "arguments": self.args}}).encode()
+        return json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": rid,
+                "method": "tools/call",
+                "params": {"name": self.tool, "arguments": self.args},
+            }
+        ).encode()
 
     def http_headers(self) -> dict[str, str]:
-        return {**self.headers, "Content-Type": "application/json", "Accept": "application/json, text/event-stream", "MCP-Protocol-Version": self.version}
+        return {
+            **self.headers,
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+            "MCP-Protocol-Version": self.version,
+        }
 
 
 async def handshake(client: Any, t: Target) -> str:
     """Stateless servers need no session, but a real client initializes first; also learns the version."""
-    init = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
-            "params": {"protocolVersion": t.version, "capabilities": {}, "clientInfo": {"name": "mcp-load", "version": "1"}}}
+    init = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": t.version,
+            "capabilities": {},
+            "clientInfo": {"name": "mcp-load", "version": "1"},
+        },
+    }
     h = {k: v for k, v in t.http_headers().items() if k != "MCP-Protocol-Version"}
     r = await client.post(t.url, headers=h, content=json.dumps(init).encode())
     r.raise_for_status()
@@ -151,7 +181,9 @@ async def handshake(client: Any, t: Target) -> str:
     t.version = body["result"]["protocolVersion"]
     if r.headers.get("mcp-session-id"):
         t.headers = {**t.headers, "Mcp-Session-Id": r.headers["mcp-session-id"]}
-    await client.post(t.url, headers=t.http_headers(), content=b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+    await client.post(
+        t.url, headers=t.http_headers(), content=b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
+    )
     return t.version
 
 
@@ -201,11 +233,18 @@ async def run_phase(t: Target, n: int, conc: int, max_seconds: float, warmup: in
         wall = time.perf_counter() - t_start
     s = sorted(lat)
     return {
-        "requests": len(lat), "concurrency": conc, "wall_s": round(wall, 3),
+        "requests": len(lat),
+        "concurrency": conc,
+        "wall_s": round(wall, 3),
         "rps": round(len(lat) / wall, 1) if wall else 0.0,
-        "p50_ms": round(pct(s, 50), 2), "p90_ms": round(pct(s, 90), 2), "p99_ms": round(pct(s, 99), 2),
-        "mean_ms": round(statistics.fmean(s), 2) if s else None, "max_ms": round(s[-1], 2) if s else None,
-        "errors": errors, "truncated": len(lat) < n, "protocol_version": t.version,
+        "p50_ms": round(pct(s, 50), 2),
+        "p90_ms": round(pct(s, 90), 2),
+        "p99_ms": round(pct(s, 99), 2),
+        "mean_ms": round(statistics.fmean(s), 2) if s else None,
+        "max_ms": round(s[-1], 2) if s else None,
+        "errors": errors,
+        "truncated": len(lat) < n,
+        "protocol_version": t.version,
     }
 
 
@@ -250,7 +289,14 @@ def run_wrk(t: Target, conc: int, seconds: int) -> dict[str, Any] | None:
     if not shutil.which("wrk"):
         return None
     threads = 1 if conc == 1 else min(2, conc)
-    body = json.dumps({"jsonrpc": "2.0", "id": 999999937, "method": "tools/call", "params": {"name": t.tool, "arguments": t.args}})
+    body = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 999999937,
+            "method": "tools/call",
+            "params": {"name": t.tool, "arguments": t.args},
+        }
+    )
     head, tail = body.split("999999937")
     hdrs = "\n".join(f"wrk.headers[{lua_str(k)}] = {lua_str(v)}" for k, v in t.http_headers().items())
     script = WRK_LUA % {"head": lua_str(head), "tail": lua_str(tail), "headers": hdrs}
@@ -258,7 +304,20 @@ def run_wrk(t: Target, conc: int, seconds: int) -> dict[str, Any] | None:
         path = os.path.join(d, "mcp_call.lua")
         with open(path, "w") as f:
             f.write(script)
-        cmd = ["wrk", "-t", str(threads), "-c", str(conc), "-d", f"{seconds}s", "--timeout", "10s", "-s", path, t.url]
+        cmd = [
+            "wrk",
+            "-t",
+            str(threads),
+            "-c",
+            str(conc),
+            "-d",
+            f"{seconds}s",
+            "--timeout",
+            "10s",
+            "-s",
+            path,
+            t.url,
+        ]
         try:
             out = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + 30).stdout
         except subprocess.TimeoutExpired:
@@ -269,8 +328,13 @@ def run_wrk(t: Target, conc: int, seconds: int) -> dict[str, Any] | None:
     kv = {k: int(v) for k, v in (p.split("=") for p in m.group(1).split())}
     dur = kv["duration_us"] / 1e6
     return {
-        "requests": kv["requests"], "concurrency": conc, "wall_s": round(dur, 3), "rps": round(kv["requests"] / dur, 1) if dur else 0.0,
-        "p50_ms": kv["p50_us"] / 1000, "p90_ms": kv["p90_us"] / 1000, "p99_ms": kv["p99_us"] / 1000,
+        "requests": kv["requests"],
+        "concurrency": conc,
+        "wall_s": round(dur, 3),
+        "rps": round(kv["requests"] / dur, 1) if dur else 0.0,
+        "p50_ms": kv["p50_us"] / 1000,
+        "p90_ms": kv["p90_us"] / 1000,
+        "p99_ms": kv["p99_us"] / 1000,
         "errors": {k: kv[k] for k in ("non2xx", "socket_errors", "bad_bodies") if kv[k]},
     }
 
@@ -282,9 +346,12 @@ def fmt(label: str, phase: str, r: dict[str, Any]) -> str:
     if "error" in r:
         return f"{label:10} {phase:14} ERROR {r['error']}"
     err = sum(r["errors"].values())
-    return (f"{label:10} {phase:14} n={r['requests']:5d} c={r['concurrency']:2d} {r['rps']:8.1f} req/s  "
-            f"p50={r['p50_ms']:7.2f} ms  p90={r['p90_ms']:7.2f} ms  p99={r['p99_ms']:7.2f} ms  errors={err}"
-            + (f" {r['errors']}" if err else "") + (" TRUNCATED(time limit)" if r.get("truncated") else ""))
+    return (
+        f"{label:10} {phase:14} n={r['requests']:5d} c={r['concurrency']:2d} {r['rps']:8.1f} req/s  "
+        f"p50={r['p50_ms']:7.2f} ms  p90={r['p90_ms']:7.2f} ms  p99={r['p99_ms']:7.2f} ms  errors={err}"
+        + (f" {r['errors']}" if err else "")
+        + (" TRUNCATED(time limit)" if r.get("truncated") else "")
+    )
 
 
 def measure(label: str, t: Target, a: argparse.Namespace, results: dict[str, Any]) -> None:
@@ -316,11 +383,18 @@ def main() -> int:
     p.add_argument("-c", "--concurrency", type=int, default=8)
     p.add_argument("--warmup", type=int, default=50)
     p.add_argument("--max-seconds", type=float, default=120.0, help="time cap per phase")
-    p.add_argument("--reference", action="store_true", help="also measure an SDK reference server started here")
+    p.add_argument(
+        "--reference", action="store_true", help="also measure an SDK reference server started here"
+    )
     p.add_argument("--wrk", action="store_true", help="repeat each phase with wrk + Lua (fixed duration)")
     p.add_argument("--wrk-seconds", type=int, default=10, help="duration of each wrk phase")
     p.add_argument("--json", help="write all results to this file")
-    p.add_argument("--serve-reference", type=int, metavar="PORT", help="only run the SDK reference server on 127.0.0.1:PORT (path /api/v1/mcp)")
+    p.add_argument(
+        "--serve-reference",
+        type=int,
+        metavar="PORT",
+        help="only run the SDK reference server on 127.0.0.1:PORT (path /api/v1/mcp)",
+    )
     p.add_argument("--ref-token", help="with --serve-reference: require X-User-Id + X-Auth-Token=REF_TOKEN")
     a = p.parse_args()
 
@@ -341,20 +415,32 @@ def main() -> int:
         k, _, v = h.partition(":")
         headers[k.strip()] = v.strip()
 
-    results: dict[str, Any] = {"meta": {"n": a.requests, "concurrency": a.concurrency, "python": sys.version.split()[0], "cpus": os.cpu_count()}}
+    results: dict[str, Any] = {
+        "meta": {
+            "n": a.requests,
+            "concurrency": a.concurrency,
+            "python": sys.version.split()[0],
+            "cpus": os.cpu_count(),
+        }
+    }
     ref_proc = None
     try:
         if a.reference:
             import mcp
 
             port = free_port()
-            ref_proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--serve-reference", str(port)],
-                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            ref_proc = subprocess.Popen(
+                [sys.executable, os.path.abspath(__file__), "--serve-reference", str(port)],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
             if not wait_port(port):
                 print("reference server did not start", file=sys.stderr)
                 return 1
             results["meta"]["mcp_sdk"] = getattr(mcp, "__version__", None) or _dist_version("mcp")
-            print(f"# reference: official Python SDK {results['meta']['mcp_sdk']} MCPServer, stateless+JSON, pid {ref_proc.pid}, port {port}")
+            print(
+                f"# reference: official Python SDK {results['meta']['mcp_sdk']} MCPServer, stateless+JSON, pid {ref_proc.pid}, port {port}"
+            )
             measure("reference", Target(f"http://127.0.0.1:{port}{REF_PATH}", {}, "noop", {}), a, results)
         if a.url:
             measure("target", Target(a.url, headers, a.tool, json.loads(a.args)), a, results)
@@ -369,7 +455,9 @@ def main() -> int:
         for phase in ("sequential", f"concurrent({a.concurrency})"):
             ref, tgt = results[f"reference/{phase}/httpx"], results[f"target/{phase}/httpx"]
             if ref.get("rps") and tgt.get("rps"):
-                print(f"# {phase}: target/reference throughput = {tgt['rps'] / ref['rps']:.2f}x, p99 {tgt['p99_ms']:.2f} vs {ref['p99_ms']:.2f} ms")
+                print(
+                    f"# {phase}: target/reference throughput = {tgt['rps'] / ref['rps']:.2f}x, p99 {tgt['p99_ms']:.2f} vs {ref['p99_ms']:.2f} ms"
+                )
     if a.json:
         with open(a.json, "w") as f:
             json.dump(results, f, indent=1)

@@ -6,6 +6,7 @@ import pytest
 
 from ai_search_server.retrieval.floor import CALIBRATED_FLOORS, KEYWORD_MIN_COVERAGE, floor_for, is_cjk_query
 from ai_search_server.retrieval.minilm import MINILM_MODEL_ID
+from ai_search_server.retrieval.minilm_int8 import MINILM_INT8_MODEL_ID
 from ai_search_server.retrieval.wiring import search_options
 from ai_search_server.settings import load_settings
 
@@ -64,3 +65,12 @@ def test_search_options_take_the_floor_of_the_embedder(percent: int, expected: o
 )
 def test_a_query_is_cjk_when_most_of_its_letters_are(query: str, cjk: bool) -> None:
     assert is_cjk_query(query) is cjk
+
+
+@pytest.mark.parametrize(
+    "model_id",
+    [pytest.param(MINILM_MODEL_ID, id="numpy-and-onnx"), pytest.param(MINILM_INT8_MODEL_ID, id="onnx-int8")],
+)
+def test_every_local_runtime_has_a_calibrated_floor(model_id: str) -> None:
+    """A local runtime whose vectors get a new model id must be calibrated (bench/calibrate_floor.py)."""
+    assert floor_for(model_id).semantic_query > 0
