@@ -15,15 +15,14 @@ measures, on the judged queries, what each choice does to hybrid search through 
 
 Only earlier messages are context, so a message's context is fixed when it is posted (an index can
 compute it once). Each variant's floors are re-calibrated on Halden (the similarities move with
-context), with the demo held out, as ``calibrate_floor.py`` does. Context vectors are cached in
-``bench/out/context-cache/``.
+context), with the demo held out, as ``calibrate_floor.py`` does. Vectors are cached in
+``bench/out/context-cache/``, per workspace and model.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import statistics
 import sys
 from collections import defaultdict
@@ -44,6 +43,7 @@ from ai_search_server.retrieval.service import SearchOptions, SearchService
 from ai_search_server.store.base import Store
 from ai_search_server.store.records import Message
 from bench_relevance import NO_ANSWER, TARGET_NO_ANSWER, ndcg, prepare, request_for
+from calibrate_floor import ReplayPipeline
 
 CACHE = Path(__file__).resolve().parent / "out" / "context-cache"
 # Characters of context kept before the message (the model reads 256 tokens; the message must fit).
@@ -87,6 +87,12 @@ def context_texts(messages: Sequence[Message], context: list[list[int]]) -> list
     return texts
 
 
+def _model(index: EmbeddedIndex) -> str:
+    """The embedder's model id as a file name part (cached vectors are per vector space)."""
+    assert index.embedder is not None
+    return "".join(c if c.isalnum() else "_" for c in index.embedder.model_id)
+
+
 def _normalise(rows: Vectors) -> Vectors:
     norms = np.linalg.norm(rows, axis=1, keepdims=True)
     return rows / np.maximum(norms, 1e-12)
@@ -105,7 +111,7 @@ class VariantPipeline:
         messages: Sequence[Message],
         vectors: list[Vectors],
     ) -> None:
-        self._real = real
+        self._keyword = ReplayPipeline(real)
         self._index = index
         self._messages = messages
         self._vectors = vectors  # one matrix, or two to max-pool
@@ -113,7 +119,6 @@ class VariantPipeline:
         self._users = np.array([m.username.lower() for m in messages])
         self._ts = np.array([int(m.ts.timestamp() * 1000) for m in messages])
         self._query_vectors: dict[str, Vectors] = {}
-        self._keyword: dict[str, object] = {}
 
     async def search(
         self,
@@ -125,16 +130,13 @@ class VariantPipeline:
         limit: int,
     ) -> object:
         if mode == "keyword":
-            key = json.dumps([query, pipeline_filters, limit], sort_keys=True)
-            if key not in self._keyword:
-                self._keyword[key] = await self._real.search(
-                    query,
-                    mode=mode,
-                    classifications=classifications,
-                    pipeline_filters=pipeline_filters,
-                    limit=limit,
-                )
-            return self._keyword[key]
+            return await self._keyword.search(
+                query,
+                mode=mode,
+                classifications=classifications,
+                pipeline_filters=pipeline_filters,
+                limit=limit,
+            )
         body = build_intelligent_search_request(
             query,
             _CONFIG,
@@ -188,7 +190,7 @@ def variant_vectors(
                 mixed[i] = alone[i] + variant.weight * alone[earlier].mean(axis=0)
         return [_normalise(mixed)]
     CACHE.mkdir(parents=True, exist_ok=True)
-    path = CACHE / f"{name}-k{variant.k}-w{variant.window_minutes}.npy"
+    path = CACHE / f"{name}-{_model(index)}-k{variant.k}-w{variant.window_minutes}.npy"
     if path.exists():
         with_context = np.load(path)
     else:
@@ -244,7 +246,7 @@ async def main_async(args: argparse.Namespace) -> None:
         messages = [m for batch in store.iter_messages(batch_size=2000) for m in batch]
         messages.sort(key=lambda m: (m.ts, m.id))
         assert index.embedder is not None
-        path = CACHE / f"{name}-alone.npy"
+        path = CACHE / f"{name}-{_model(index)}-alone.npy"
         CACHE.mkdir(parents=True, exist_ok=True)
         if path.exists():
             alone = np.load(path)
