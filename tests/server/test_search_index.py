@@ -158,7 +158,10 @@ def test_a_new_embedder_re_embeds_everything(workspace: Workspace, data_dir: Pat
     index = open_test_index(workspace.store, data_dir, other)
     try:
         assert index.wait_until_embedded(EMBED_WAIT_SECONDS)
-        assert other.texts_embedded == len(workspace.messages)
+        # Each message once, and with its conversation those that follow one within the window:
+        # general-2, ops-4 and dm-7 come a minute after another message of their room.
+        assert index.embedded_contexts == 3
+        assert other.texts_embedded == len(workspace.messages) + 3
     finally:
         index.close()
 
@@ -375,7 +378,9 @@ def test_identical_texts_are_embedded_once_and_share_one_vector(workspace: Works
             store.post_message(ops, alice, "nightly backup finished"),
         ]
         assert index.wait_until_embedded(EMBED_WAIT_SECONDS)
-        assert embedder.texts_embedded == before + 1
+        # The text once; the second ops post follows the first, so it also has its context embedded.
+        assert index.embedded_contexts == 3 + 1
+        assert embedder.texts_embedded == before + 1 + 1
         assert index.vector_count == len(workspace.messages) + 3
         assert index.distinct_vectors == len(workspace.messages) + 1
         # Each message is still its own hit, in its own room, with the same similarity.
@@ -398,7 +403,9 @@ def test_identical_texts_are_embedded_once_and_share_one_vector(workspace: Works
     reopened = open_test_index(store, data_dir, embedder)
     try:
         assert reopened.wait_until_embedded(EMBED_WAIT_SECONDS)
-        assert embedder.texts_embedded == 0
+        # The known text is not embedded again; only its context (the edited post before it) is.
+        assert reopened.embedded_texts == 0 and reopened.embedded_contexts == 1
+        assert embedder.texts_embedded == 1
         assert reopened.vector_count == len(workspace.messages) + 4
         assert reopened.distinct_vectors == len(workspace.messages) + 2
     finally:
@@ -448,3 +455,21 @@ def test_an_index_file_of_an_older_layout_is_rebuilt_from_the_store(
         assert conn.execute("SELECT count(*) FROM doc_vectors").fetchone() == (len(workspace.messages),)
         assert conn.execute("SELECT count(*) FROM doc_terms").fetchone() == (len(workspace.messages),)
     conn.close()
+
+
+def test_a_short_reply_is_found_by_the_meaning_of_its_conversation(workspace: Workspace, data_dir: Path) -> None:
+    store, ops = workspace.store, workspace.rooms["ops"].id
+    alice, carol = workspace["alice"].user.id, workspace["carol"].user.id
+    parent = store.post_message(ops, alice, "invoice emails stopped arriving for customers")
+    reply = store.post_message(ops, carol, "ok rolling it back now", tmid=parent.id)
+    other_thread = store.post_message(ops, alice, "zookeeper quorum flapped")
+    other_reply = store.post_message(ops, carol, "ok rolling it back now", tmid=other_thread.id)
+    index = open_test_index(store, data_dir)
+    try:
+        assert index.wait_until_embedded(EMBED_WAIT_SECONDS)
+        found = semantic_ids(index, "invoice emails", [ops], minimum=0.3)
+        # The reply shares no word with the question; its thread does.
+        assert reply.id in found and other_reply.id not in found
+        assert parent.id in found
+    finally:
+        index.close()

@@ -1066,3 +1066,29 @@ def test_imported_threads_files_reactions_edits_and_pins(store: SQLiteStore) -> 
     assert got["r1"].reactions == (Reaction(":+1:", ("alice", "carol")),)
     assert got["r1"].edited_at == T0 + timedelta(minutes=5) and got["r1"].pinned_at is not None
     assert store.import_messages([row, reply]).unchanged == 2  # idempotent
+
+
+def test_what_a_message_follows_in_its_conversation(store: SQLiteStore, thread_room: tuple[str, str, str]) -> None:
+    room, alice, bob = thread_room
+    old = store.post_message(room, alice, "long ago", ts=T0)
+    near = [store.post_message(room, alice, f"room {n}", ts=T0 + timedelta(hours=2, minutes=n)) for n in range(3)]
+    parent = near[0]
+    replies = [
+        store.post_message(room, bob, f"reply {n}", ts=T0 + timedelta(hours=2, minutes=10 + n), tmid=parent.id)
+        for n in range(3)
+    ]
+    last = store.post_message(room, alice, "room after", ts=T0 + timedelta(hours=2, minutes=20))
+    window = timedelta(minutes=30)
+    # A reply: its thread's first message, then the replies before it.
+    assert [m.text for m in store.earlier_in_conversation(replies[2], limit=2, within=window)] == ["room 0", "reply 1"]
+    assert [m.text for m in store.earlier_in_conversation(replies[2], limit=3, within=window)] == [
+        "room 0",
+        "reply 0",
+        "reply 1",
+    ]
+    assert [m.text for m in store.earlier_in_conversation(replies[0], limit=2, within=window)] == ["room 0"]
+    # In the room: the messages just before, thread replies left out, none older than the window.
+    assert [m.text for m in store.earlier_in_conversation(last, limit=2, within=window)] == ["room 1", "room 2"]
+    # The first of the run: "long ago" is two hours earlier, outside the window.
+    assert [m.text for m in store.earlier_in_conversation(near[0], limit=2, within=window)] == []
+    assert store.earlier_in_conversation(old, limit=2, within=window) == []

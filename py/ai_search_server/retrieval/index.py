@@ -39,6 +39,7 @@ import numpy.typing as npt
 
 from ..store.base import StorageFailure, Store
 from ..store.records import MessageEvent
+from .context import CONTEXT_MESSAGES, CONTEXT_RULE, CONTEXT_WINDOW, context_text
 from .embedder import Embedder, EmbedderError, EmbedderUnavailable
 from .index_db import DocRow, IndexDatabase, KeywordHit, KeywordScope, content_key, message_digest
 from .progress import ProgressReporter
@@ -107,12 +108,16 @@ class EmbeddedIndex:
         self._progress = progress
         self._closed = False
         self._matrix: VectorMatrix | None = None
+        # The messages with their conversation (retrieval/context.py), by rowid; unshared.
+        self._context: VectorMatrix | None = None
         self._pending: dict[int, None] = {}  # rowids waiting for a vector, in arrival order
         self._wake = threading.Condition()
         self._worker: threading.Thread | None = None
         self.embed_failures = 0
         # Texts sent to the embedder since opening: fewer than the messages embedded when texts repeat.
         self.embedded_texts = 0
+        # Messages-with-their-conversation sent to the embedder since opening (retrieval/context.py).
+        self.embedded_contexts = 0
         self.last_embed_error: str | None = None
         self._document_count: tuple[int, float] | None = None  # (count, when counted)
         self._embedding: set[int] = set()  # rowids of the batch being embedded
@@ -135,7 +140,7 @@ class EmbeddedIndex:
         index._catch_up_at_start()
         if embedder is not None:
             index._load_vectors()
-            index._queue(index.db.unembedded(embedder.model_id))
+            index._queue(index.db.unembedded(index.vector_model))
             index._worker = threading.Thread(
                 target=index._embed_loop, name="search-index-embedder", daemon=True
             )
@@ -289,7 +294,7 @@ class EmbeddedIndex:
         """Give the matrix the vectors of documents another process indexed; queue those it did not embed."""
         if self.embedder is None or not self._vectors_loaded:
             return  # the start-up load reads every stored vector anyway
-        states = self.db.vector_states(msg_ids, self.embedder.model_id)
+        states = self.db.vector_states(msg_ids, self.vector_model)
         with self._wake:
             missing = [
                 rowid
@@ -298,10 +303,10 @@ class EmbeddedIndex:
             ]
         stored = [rowid for rowid in missing if states[rowid]]
         for batch in self.db.load_vectors(
-            self.embedder.model_id, self.embedder.dimensions or None, known=self._holds_key, rowids=stored
+            self.vector_model, self.embedder.dimensions or None, known=self._holds_key, rowids=stored
         ):
             for row in batch:
-                self._upsert_vector(row.rowid, row.vector, row.rid, row.username, row.ts_ms, row.key)
+                self._upsert_vector(row.rowid, row.vector, row.rid, row.username, row.ts_ms, row.key, row.context)
         self._queue(rowid for rowid in missing if not states[rowid])
 
     def _on_events(self, events: Sequence[MessageEvent]) -> None:
@@ -318,10 +323,10 @@ class EmbeddedIndex:
     # -- vectors ------------------------------------------------------------------------------------
 
     def _forget_vectors(self, rowids: Iterable[int]) -> None:
-        if self._matrix is None:
-            return
         for rowid in rowids:
-            self._matrix.remove(rowid)
+            for matrix in (self._matrix, self._context):
+                if matrix is not None:
+                    matrix.remove(rowid)
 
     def _queue(self, rowids: Iterable[int]) -> None:
         if self.embedder is None:
@@ -332,20 +337,27 @@ class EmbeddedIndex:
             if self._pending:
                 self._wake.notify_all()
 
+    @property
+    def vector_model(self) -> str:
+        """What made the stored vectors: the embedder's model and the conversation-context rule."""
+        assert self.embedder is not None
+        return f"{self.embedder.model_id}+{CONTEXT_RULE}"
+
     def _load_vectors(self) -> None:
         assert self.embedder is not None
-        model_id = self.embedder.model_id
+        model_id = self.vector_model
         if self.db.get_meta(_MODEL_META_KEY) != model_id:
-            log.info("search index: embedder is now %s; every message will be embedded again", model_id)
+            log.info("search index: vectors are now %s; every message will be embedded again", model_id)
             self.db.set_meta(_MODEL_META_KEY, model_id)
         dimensions = self.embedder.dimensions or None
         if dimensions:
             self._matrix = VectorMatrix(dimensions)
             self._matrix.reserve(self.db.count())
+            self._context = VectorMatrix(dimensions)
         for batch in self.db.load_vectors(model_id, dimensions, known=self._holds_key):
             for stored in batch:
                 self._upsert_vector(
-                    stored.rowid, stored.vector, stored.rid, stored.username, stored.ts_ms, stored.key
+                    stored.rowid, stored.vector, stored.rid, stored.username, stored.ts_ms, stored.key, stored.context
                 )
         self._vectors_loaded = True
 
@@ -360,11 +372,21 @@ class EmbeddedIndex:
         user: str,
         ts: int,
         key: bytes,
+        context: npt.NDArray[np.float32] | None = None,
     ) -> None:
         if self._matrix is None:
             assert vector is not None  # the first row of a matrix always brings its vector
             self._matrix = VectorMatrix(int(vector.shape[0]))
         self._matrix.upsert(rowid, vector, room=rid, user=user, ts_ms=ts, key=key)
+        if self._context is None:
+            self._context = VectorMatrix(self._matrix.dimensions)
+        if context is None:
+            self._context.remove(rowid)
+        else:
+            # Contexts are per message: the rowid keys it, so no two messages share one.
+            self._context.upsert(
+                rowid, context, room=rid, user=user, ts_ms=ts, key=b"context:" + rowid.to_bytes(8, "big")
+            )
 
     def _take_batch(self) -> list[int] | None:
         with self._wake:
@@ -454,17 +476,40 @@ class EmbeddedIndex:
             for i, key in enumerate(new_texts):
                 vectors[key] = embedded[i].astype(np.float16).astype(np.float32)
         self.embedded_texts += len(new_texts)
+        contexts = self._embed_contexts(rowids, {rowid: docs[rowid][0] for rowid in rowids})
         saved = self.db.store_vectors(
-            [(r, docs[r][1], vectors[keys[r]]) for r in rowids], self.embedder.model_id
+            [(r, docs[r][1], vectors[keys[r]], contexts.get(r)) for r in rowids], self.vector_model
         )
         rows = self.db.rows(saved)
         for rowid in rowids:
             row = rows.get(rowid)
             if row is not None:
                 self._upsert_vector(
-                    rowid, vectors[keys[rowid]], row.rid, row.username, row.ts_ms, keys[rowid]
+                    rowid, vectors[keys[rowid]], row.rid, row.username, row.ts_ms, keys[rowid], contexts.get(rowid)
                 )
         self.last_embed_error = None
+
+    def _embed_contexts(self, rowids: Sequence[int], texts: dict[int, str]) -> dict[int, npt.NDArray[np.float32]]:
+        """The vector of each document's text after its earlier conversation, for those that have one."""
+        assert self.embedder is not None
+        rows = self.db.rows(rowids)
+        messages = self.store.get_messages(row.msg_id for row in rows.values())
+        context_texts: dict[int, str] = {}
+        for rowid, row in rows.items():
+            message = messages.get(row.msg_id)
+            if message is None:
+                continue
+            earlier = self.store.earlier_in_conversation(message, limit=CONTEXT_MESSAGES, within=CONTEXT_WINDOW)
+            text = context_text(texts[rowid], [m.searchable_text for m in earlier])
+            if text is not None:
+                context_texts[rowid] = text
+        if not context_texts:
+            return {}
+        embedded = self.embedder.embed(list(context_texts.values()))
+        self.embedded_contexts += len(context_texts)
+        return {
+            rowid: embedded[i].astype(np.float16).astype(np.float32) for i, rowid in enumerate(context_texts)
+        }
 
     def wait_until_embedded(self, timeout_seconds: float) -> bool:
         """Block until nothing waits for a vector; False if `timeout_seconds` passed first."""
@@ -537,6 +582,20 @@ class EmbeddedIndex:
     def semantic_search(
         self, vector: npt.NDArray[np.float32], scope: VectorScope, k: int, min_similarity: float
     ) -> list[tuple[int, float]]:
+        """The `k` messages most similar to `vector` in scope, best first: each scores the better of its
+        two similarities, alone and with its conversation (retrieval/context.py).
+
+        Exact: a message in the top `k` by the better score is in the top `k` of the matrix that gave
+        it that score, so merging the two top-`k` lists loses nothing.
+        """
         if self._matrix is None or vector.shape[0] != self._matrix.dimensions:
             return []
-        return self._matrix.search(vector, scope, k=k, min_similarity=min_similarity)
+        best: dict[int, float] = {}
+        for matrix in (self._matrix, self._context):
+            if matrix is None:
+                continue
+            for rowid, score in matrix.search(vector, scope, k=k, min_similarity=min_similarity):
+                if score > best.get(rowid, -np.inf):
+                    best[rowid] = score
+        ranked = sorted(best.items(), key=lambda item: (-item[1], item[0]))
+        return ranked[:k]

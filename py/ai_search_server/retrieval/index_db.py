@@ -8,7 +8,8 @@ Schema::
 
     docs(rowid, msg_id UNIQUE, rid, username (folded), ts_ms, text, digest, vector_model)
          text: the message's searchable text (its text, then its attachments' names, titles, descriptions)
-    doc_vectors(rowid = docs.rowid, vector)
+    doc_vectors(rowid = docs.rowid, vector, context)   context: the message with its conversation
+                                                        (retrieval/context.py), NULL without one
     doc_terms(rowid = docs.rowid, words, parts)   the text cut by ``tokens.text_tokens``
     docs_fts  FTS5 external-content table over doc_terms (words, parts)
               tokenize 'unicode61 remove_diacritics 2', prefix indexes for 2- and 3-character prefixes
@@ -66,7 +67,8 @@ INDEX_BUSY_TIMEOUT_MS = 5000
 # Bumped when the schema changes; an older file is dropped and rebuilt from the store.
 # 2: vectors moved out of `docs` into `doc_vectors`.
 # 3: FTS5 indexes `doc_terms` (CJK character pairs, identifier parts), not `docs.text`.
-INDEX_SCHEMA_VERSION = 3
+# 4: each vector row also holds the message's conversation-context vector.
+INDEX_SCHEMA_VERSION = 4
 # BM25 weights of the two FTS5 columns: a whole word counts more than an identifier part or a
 # single CJK character (they only break ties between messages of equal coverage).
 _BM25_WEIGHTS = (1.0, 0.5)
@@ -88,7 +90,7 @@ _SCHEMA = (
         digest BLOB NOT NULL,
         vector_model TEXT
     )""",
-    "CREATE TABLE IF NOT EXISTS doc_vectors (rowid INTEGER PRIMARY KEY, vector BLOB NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS doc_vectors (rowid INTEGER PRIMARY KEY, vector BLOB NOT NULL, context BLOB)",
     "CREATE INDEX IF NOT EXISTS docs_unembedded ON docs(rowid) WHERE vector_model IS NULL",
     "CREATE TABLE IF NOT EXISTS doc_terms (rowid INTEGER PRIMARY KEY, words TEXT NOT NULL, parts TEXT NOT NULL)",
     """CREATE VIRTUAL TABLE IF NOT EXISTS docs_fts USING fts5(
@@ -192,6 +194,7 @@ class StoredVector:
     ts_ms: int
     key: bytes  # content_key(text): rows with the same text share one vector in memory
     vector: npt.NDArray[np.float32] | None  # None when `load_vectors` was told the key is known
+    context: npt.NDArray[np.float32] | None = None  # the message with its conversation, if it has one
 
 
 class IndexDatabase:
@@ -348,23 +351,26 @@ class IndexDatabase:
         return [int(r[0]) for r in rows]
 
     def store_vectors(
-        self, items: Sequence[tuple[int, bytes, npt.NDArray[np.float32]]], model_id: str
+        self,
+        items: Sequence[tuple[int, bytes, npt.NDArray[np.float32], npt.NDArray[np.float32] | None]],
+        model_id: str,
     ) -> list[int]:
-        """Save (rowid, digest it was made from, vector); a document edited since keeps no vector.
-
-        Returns the rowids saved.
+        """Save (rowid, digest they were made from, vector, context vector or None); a document
+        edited since keeps no vector. Returns the rowids saved.
         """
         saved = []
         with self.transaction() as conn:
-            for rowid, digest, vector in items:
+            for rowid, digest, vector, context in items:
                 blob = np.asarray(vector, dtype="<f2").tobytes()
+                context_blob = None if context is None else np.asarray(context, dtype="<f2").tobytes()
                 cursor = conn.execute(
                     "UPDATE docs SET vector_model = ? WHERE rowid = ? AND digest = ?",
                     (model_id, rowid, digest),
                 )
                 if cursor.rowcount:
                     conn.execute(
-                        "INSERT OR REPLACE INTO doc_vectors (rowid, vector) VALUES (?, ?)", (rowid, blob)
+                        "INSERT OR REPLACE INTO doc_vectors (rowid, vector, context) VALUES (?, ?, ?)",
+                        (rowid, blob, context_blob),
                     )
                     saved.append(rowid)
         return saved
@@ -385,7 +391,7 @@ class IndexDatabase:
         """
         decoded: set[bytes] = set()
         sql = (
-            "SELECT d.rowid, d.rid, d.username, d.ts_ms, d.text, v.vector"
+            "SELECT d.rowid, d.rid, d.username, d.ts_ms, d.text, v.vector, v.context"
             " FROM docs d JOIN doc_vectors v ON v.rowid = d.rowid WHERE d.vector_model = ?"
         )
         params: list[object] = [model_id]
@@ -395,7 +401,7 @@ class IndexDatabase:
         cursor = self._connection().execute(sql, params)
         while rows := cursor.fetchmany(batch_rows):
             batch = []
-            for rowid, rid, username, ts_ms, text, blob in rows:
+            for rowid, rid, username, ts_ms, text, blob, context_blob in rows:
                 if dimensions is not None and len(blob) != 2 * dimensions:
                     continue
                 key = content_key(text)
@@ -403,7 +409,10 @@ class IndexDatabase:
                 if key not in decoded and not known(key):
                     vector = np.frombuffer(blob, dtype="<f2").astype(np.float32)
                     decoded.add(key)
-                batch.append(StoredVector(int(rowid), rid, username, int(ts_ms), key, vector))
+                context = None
+                if context_blob is not None and len(context_blob) == len(blob):
+                    context = np.frombuffer(context_blob, dtype="<f2").astype(np.float32)
+                batch.append(StoredVector(int(rowid), rid, username, int(ts_ms), key, vector, context))
             yield batch
 
     def document_counts(self, words: Iterable[str], prefixes: Iterable[str]) -> dict[str, int]:

@@ -19,7 +19,7 @@ directly. Times are aware UTC datetimes.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Protocol
 
 from .records import (
@@ -229,6 +229,12 @@ class Store(Protocol):
 
     def messages_around(self, message: Message, *, before: int, after: int) -> list[Message]:
         """The message amid its room's neighbours, oldest first: the context of a hit outside a thread."""
+        ...
+
+    def earlier_in_conversation(self, message: Message, *, limit: int, within: timedelta) -> list[Message]:
+        """What the message follows in its conversation, oldest first: its thread's first message and
+        earlier replies, or the room's messages just before it (within ``within``). The search index
+        embeds a message with these, so a short reply carries its conversation's meaning."""
         ...
 
     def thread_messages(self, tmid: str, *, offset: int = 0, limit: int) -> tuple[list[Message], int]:

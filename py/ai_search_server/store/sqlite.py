@@ -35,7 +35,7 @@ import threading
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from types import TracebackType
 from typing import Any, cast
@@ -842,6 +842,28 @@ class SQLiteStore:
             (message.room_id, *key, max(0, after)),
         )
         return [*reversed(older), message, *newer]
+
+    def earlier_in_conversation(self, message: Message, *, limit: int, within: timedelta) -> list[Message]:
+        """Up to ``limit`` messages the message follows in its conversation, oldest first: for a reply,
+        its thread's first message and the replies before it; otherwise the messages before it in its
+        room (thread replies left out) posted at most ``within`` before it."""
+        if limit <= 0:
+            return []
+        key = (to_ms(message.ts), message.id)
+        if message.tmid is not None:
+            replies = self._messages(
+                "WHERE m.tmid = ? AND (m.ts, m.id) < (?, ?) ORDER BY m.ts DESC, m.id DESC LIMIT ?",
+                (message.tmid, *key, limit - 1),
+            ) if limit > 1 else []
+            parent = self._messages("WHERE m.id = ?", (message.tmid,))
+            return [*parent, *reversed(replies)][-limit:]
+        earliest = to_ms(message.ts - within)
+        before = self._messages(
+            "WHERE m.room_id = ? AND m.tmid IS NULL AND (m.ts, m.id) < (?, ?) AND m.ts >= ?"
+            " ORDER BY m.ts DESC, m.id DESC LIMIT ?",
+            (message.room_id, *key, earliest, limit),
+        )
+        return list(reversed(before))
 
     def thread_messages(self, tmid: str, *, offset: int = 0, limit: int) -> tuple[list[Message], int]:
         """A thread's replies, oldest first (the first message itself not included), and their total."""
