@@ -145,6 +145,13 @@ REQUIREMENTS: dict[str, Requirement] = {
             "tests/server/test_outbound.py::test_rebinding_cannot_switch_the_checked_address",
         ),
     ),
+    "D4": Requirement(
+        "SSRF",
+        "A setting that can never work (an origin without a scheme or with a wildcard, a base URL whose "
+        "host is no valid domain name) stops start-up with a message naming the setting: never a raw "
+        "exception, never a server that answers every request 500.",
+        "security review 2026-12 (embed_allowed_origins '*', xn--localhost-.com); settings.py",
+    ),
     "E1": Requirement(
         "Origin and Host",
         "Every Origin/Host rule holds on REST and MCP: 403 for a bad Origin, 421 for a bad Host; the "
