@@ -66,6 +66,13 @@ REQUIREMENTS: dict[str, Requirement] = {
         f"{_SPEC} A4; MCP transports.mdx",
         ("tests/server/test_mcp_endpoint.py::test_invalid_single_messages_get_400",),
     ),
+    "A5": Requirement(
+        "Bad input",
+        "A string that is not Unicode text (a lone surrogate, undecodable query bytes) in any parameter "
+        "of any route, REST or MCP, nested or as a key, is a 400 error-invalid-params (an isError tool "
+        "result over MCP), never a 5xx or a -32603.",
+        "security review 2026-12 (selector {\"name\": \"\\ud800\"}); RFC 8259 §8.2",
+    ),
     "B1": Requirement(
         "Rendering",
         "The highlighter emits spans, never markup: the server's ranges and the page's runs stay in "
