@@ -195,8 +195,9 @@ REQUIREMENTS: dict[str, Requirement] = {
     "F5": Requirement(
         "Limits",
         "60 requests a minute per key, answered 429 with Retry-After; spoofed X-Forwarded-For and "
-        "bogus tokens mint no new budgets, and failed authentications spend the address's own (10 a "
-        "minute, then 429 before any token is checked).",
+        "bogus tokens mint no new budgets, and failed authentications (API tokens and the served "
+        "pipeline's X-API-KEY pair alike) spend the address's own (10 a minute, then 429 before any "
+        "credential is checked).",
         f"{_SPEC} F5; upstream-mcp.md §8.1",
         ("tests/server/test_ratelimit.py",),
     ),
