@@ -130,6 +130,14 @@ REQUIREMENTS: dict[str, Requirement] = {
         f"{_SPEC} C4; MCP security best practices (token passthrough)",
         ("tests/server/test_rest_routes.py::test_a_token_only_works_with_its_own_user_id",),
     ),
+    "C7": Requirement(
+        "Scoping",
+        "People: users.info and users.autocomplete follow one rule (a caller sees themself and the "
+        "people who share a room they read), over REST and MCP, and a hidden person answers exactly as "
+        "a name nobody has.",
+        "security review 2026-12 (users.info as an enumeration oracle); OWASP authentication cheat sheet",
+        ("tests/server/test_rest_routes.py::test_users_info_by_id_and_by_username",),
+    ),
     "D1": Requirement(
         "SSRF",
         "Only configured upstreams are ever contacted, whatever URL-ish text a request, message or "
