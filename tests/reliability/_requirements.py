@@ -138,6 +138,14 @@ REQUIREMENTS: dict[str, Requirement] = {
         "security review 2026-12 (users.info as an enumeration oracle); OWASP authentication cheat sheet",
         ("tests/server/test_rest_routes.py::test_users_info_by_id_and_by_username",),
     ),
+    "C8": Requirement(
+        "Scoping",
+        "Tokens end when they should: only a login session mints personal access tokens (so removing a "
+        "leaked one is enough), logout refuses a personal access token instead of claiming to end it, "
+        "and a session ends after 14 idle days or 90 days from the login (settings).",
+        "security review 2026-12; OWASP session management cheat sheet; Rocket.Chat "
+        "Accounts_LoginExpiration (90 days)",
+    ),
     "D1": Requirement(
         "SSRF",
         "Only configured upstreams are ever contacted, whatever URL-ish text a request, message or "

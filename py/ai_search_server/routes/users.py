@@ -21,6 +21,10 @@ TOKEN_RATE_LIMIT = RateLimitRule(count=10, period_seconds=60)
 USER_NOT_FOUND = "User not found"
 TOKEN_EXISTS = "A token with this name already exists"
 NO_SUCH_TOKEN = "No token with this name"
+TOKEN_NEEDS_SESSION = (
+    "Creating a personal access token needs a login session (the token from /api/v1/login), "
+    "not a personal access token"
+)
 
 
 class InfoByUserId(Params):
@@ -87,12 +91,21 @@ class GenerateTokenParams(Params):
 @router.post(
     "users.generatePersonalAccessToken",
     GenerateTokenParams,
-    description="Create a personal access token for the authenticated user (shown once).",
+    description="Create a personal access token for the authenticated user (shown once). Needs a login "
+    "session: a personal access token cannot create more.",
     permissions=("create-personal-access-tokens",),
     rate_limit=TOKEN_RATE_LIMIT,
-    refuses=(Refusal(errors.Conflict.status, TOKEN_EXISTS),),
+    refuses=(
+        Refusal(errors.Conflict.status, TOKEN_EXISTS),
+        Refusal(errors.Forbidden.status, TOKEN_NEEDS_SESSION),
+    ),
 )
 async def generate_token(req: ApiRequest[GenerateTokenParams]) -> dict[str, Any]:
+    # A PAT that could mint PATs would outlive its own revocation: whoever leaked it mints another
+    # first. Minting needs what only the person has: their password, through a login session.
+    assert req.caller is not None
+    if req.caller.is_pat:
+        raise errors.Forbidden(TOKEN_NEEDS_SESSION, error_type="error-login-session-required")
     try:
         _token, plain = req.services.store.create_token(req.user.id, "pat", label=req.params.tokenName)
     except store_base.Conflict:

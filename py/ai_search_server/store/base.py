@@ -31,6 +31,7 @@ from .records import (
     MessageEvent,
     Room,
     RoomType,
+    SessionLifetime,
     Subscription,
     ThreadSummary,
     Token,
@@ -131,8 +132,15 @@ class Store(Protocol):
         Raises Conflict when a PAT with that label exists for the user."""
         ...
 
-    def resolve_token(self, user_id: str, plain: str) -> Token | None:
-        """The token when ``plain`` belongs to ``user_id``; updates last_used_at."""
+    def resolve_token(
+        self, user_id: str, plain: str, *, session_lifetime: SessionLifetime | None = None
+    ) -> Token | None:
+        """The token when ``plain`` belongs to ``user_id``; updates last_used_at. A session token past
+        ``session_lifetime`` (idle or absolute) is deleted and answers None."""
+        ...
+
+    def delete_expired_sessions(self, user_id: str, lifetime: SessionLifetime) -> int:
+        """Deletes the user's session tokens past ``lifetime``; returns how many."""
         ...
 
     def list_tokens(self, user_id: str, kind: TokenKind) -> list[Token]: ...

@@ -54,6 +54,7 @@ from .records import (
     MessageEvent,
     Room,
     RoomType,
+    SessionLifetime,
     Subscription,
     ThreadSummary,
     Token,
@@ -161,6 +162,13 @@ def _thread_of(conn: sqlite3.Connection, room_id: str, tmid: str) -> str:
     if row is None:
         raise NotFound(f"no message {tmid!r} in this room to reply to")
     return str(row[0] or tmid)
+
+
+def _expired(row: Row, lifetime: SessionLifetime, now: int) -> bool:
+    """Whether a token row (created_at at 4, last_used_at at 5) is past the lifetime at ``now``."""
+    created: int = row[4]
+    last_used: int = row[5] if row[5] is not None else created
+    return now - created >= lifetime.max_age_ms or now - last_used >= lifetime.idle_ms
 
 
 def _check_token_kind(kind: str) -> TokenKind:
@@ -493,8 +501,12 @@ class SQLiteStore:
             )
         return token, plain
 
-    def resolve_token(self, user_id: str, plain: str) -> Token | None:
-        """The token when ``plain`` belongs to ``user_id`` and the user is active."""
+    def resolve_token(
+        self, user_id: str, plain: str, *, session_lifetime: SessionLifetime | None = None
+    ) -> Token | None:
+        """The token when ``plain`` belongs to ``user_id`` and the user is active; a session token
+        past ``session_lifetime`` is deleted instead. The idle time counts from ``last_used_at``, which
+        is kept to TOKEN_LAST_USED_RESOLUTION_MS (a minute), far finer than any lifetime in days."""
         if not plain or len(plain) > MAX_TOKEN_LENGTH:
             return None
         row = self._one(
@@ -505,11 +517,24 @@ class SQLiteStore:
         if row is None:
             return None
         now = now_ms()
+        if row[2] == "session" and session_lifetime is not None and _expired(row, session_lifetime, now):
+            with self._transaction("end an expired session") as write:
+                write.conn.execute("DELETE FROM tokens WHERE id = ?", (row[0],))
+            return None
         if row[5] is None or now - row[5] >= TOKEN_LAST_USED_RESOLUTION_MS:
             with self._transaction("record a token's use") as write:
                 write.conn.execute("UPDATE tokens SET last_used_at = ? WHERE id = ?", (now, row[0]))
             row = (*row[:5], now)
         return _token(row)
+
+    def delete_expired_sessions(self, user_id: str, lifetime: SessionLifetime) -> int:
+        now = now_ms()
+        with self._transaction("delete expired sessions") as write:
+            return write.conn.execute(
+                "DELETE FROM tokens WHERE user_id = ? AND kind = 'session'"
+                " AND (created_at <= ? OR coalesce(last_used_at, created_at) <= ?)",
+                (user_id, now - lifetime.max_age_ms, now - lifetime.idle_ms),
+            ).rowcount
 
     def list_tokens(self, user_id: str, kind: TokenKind) -> list[Token]:
         rows = self._all(
