@@ -105,6 +105,14 @@ REQUIREMENTS: dict[str, Requirement] = {
             "tests/server/test_answers_route.py::test_model_output_reaches_the_client_as_inert_text",
         ),
     ),
+    "B5": Requirement(
+        "Rendering",
+        "The server's configured secrets (LLM, pipeline, embeddings and served-pipeline keys) never "
+        "reach a client nor the log, whatever an upstream hands back: answer text (JSON, streamed, a "
+        "key split across chunks), model ids, MCP results and error bodies are redacted.",
+        "security review 2026-12 (an LLM echoing its Authorization header); OWASP LLM02",
+        ("tests/server/test_redaction.py",),
+    ),
     "C1": Requirement(
         "Scoping",
         "No result, snippet, highlight, suggestion or count from a room the caller may not read, also "

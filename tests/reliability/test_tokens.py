@@ -10,7 +10,7 @@ Time is moved by rewriting the token rows' timestamps in the database file, as i
 from __future__ import annotations
 
 import sqlite3
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 import httpx
 import pytest
