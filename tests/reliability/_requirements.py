@@ -138,6 +138,23 @@ REQUIREMENTS: dict[str, Requirement] = {
         f"{_SPEC} C4; MCP security best practices (token passthrough)",
         ("tests/server/test_rest_routes.py::test_a_token_only_works_with_its_own_user_id",),
     ),
+    "C5": Requirement(
+        "Scoping",
+        "A DM's name cannot be taken over: no channel or group may share a name with any room (direct "
+        "rooms included), nobody subscribes another person without the add-user-to-any-c-room "
+        "permission, and a room name resolves only among the caller's rooms, a DM first, by every "
+        "route that takes one (REST and MCP).",
+        "security review 2026-12 (channels.create alice__grace); Rocket.Chat getValidRoomName",
+        ("tests/server/test_store.py::test_a_name_resolves_only_among_the_callers_rooms_and_a_dm_first",),
+    ),
+    "C6": Requirement(
+        "Scoping",
+        "No room name may pass for another: names with invisible, format or bidi-control characters "
+        "are refused, names are stored NFKC, and a name whose TR39 confusable skeleton meets an "
+        "existing room's is refused without naming that room.",
+        "security review 2026-12 (incidents\\u200b, ıncidents); Unicode TR39 §4, TR36",
+        ("tests/server/test_store.py::test_room_names_are_unique_and_unconfusable_across_all_rooms",),
+    ),
     "C7": Requirement(
         "Scoping",
         "People: users.info and users.autocomplete follow one rule (a caller sees themself and the "

@@ -53,7 +53,8 @@ def readable_message(store: Store, user: User, message_id: str) -> tuple[Message
 
 
 def room_by_reference(store: Store, user: User, reference: str) -> Room:
-    """``#name`` or a bare name: a channel or group; ``@username``: the direct room with that user.
+    """``#name`` or a bare name: the room of that name the user reads (a direct room first, see
+    ``Store.readable_room_by_name``); ``@username``: the direct room with that user.
 
     Raises:
         errors.NotFound: no such room, or not readable by the user.
@@ -71,10 +72,11 @@ def room_by_reference(store: Store, user: User, reference: str) -> Room:
             ):
                 return room
         raise errors.NotFound(ROOM_NOT_FOUND, error_type="error-room-not-found")
-    room = store.get_room_by_name(reference)
+    # Resolved among the caller's own rooms only: a room they cannot read never shadows one they can.
+    room = store.readable_room_by_name(user.id, reference)
     if room is None:
         raise errors.NotFound(ROOM_NOT_FOUND, error_type="error-room-not-found")
-    return readable_room(store, user, room.id)
+    return room
 
 
 def visible_user_ids(store: Store, user: User) -> set[str]:

@@ -566,7 +566,7 @@ class SQLiteStore:
         topic: str = "",
     ) -> Room:
         schema.check_room_type(type)
-        check_room_name(name)
+        name = check_room_name(name)
         display = check_display_name(fname) if fname and fname.strip() else name
         schema.check_topic(topic)
         member_ids = list(dict.fromkeys([*([creator_id] if creator_id else []), *members]))
@@ -579,16 +579,15 @@ class SQLiteStore:
             ).fetchall()
             if found:
                 raise NotFound(f"user {found[0][0]!r} does not exist")
-            if (
-                type != "d"
-                and write.conn.execute("SELECT 1 FROM rooms WHERE name = ? AND t != 'd'", (name,)).fetchone()
-            ):
-                raise Conflict(f"a room named {name!r} already exists")
+            clash = schema.room_name_clash(write.conn, type, name)
+            if clash is not None:
+                raise Conflict(clash)
             write.conn.execute(
                 "INSERT INTO rooms (id, t, name, fname, topic, creator_id, created_at)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (room.id, type, name, display, topic, creator_id, created),
             )
+            schema.insert_room_name_keys(write.conn, room.id, name)
             write.conn.executemany(
                 "INSERT INTO subscriptions (user_id, room_id, banned, created_at) VALUES (?, ?, 0, ?)",
                 [(member, room.id, created) for member in member_ids],
@@ -606,6 +605,20 @@ class SQLiteStore:
             f"SELECT {_ROOM_COLUMNS} FROM rooms WHERE name = ?1 OR fname = ?1"
             " ORDER BY name = ?1 DESC, t = 'd', created_at, id LIMIT 1",
             (name,),
+        )
+        return None if row is None else _room(row)
+
+    def readable_room_by_name(self, user_id: str, name: str) -> Room | None:
+        """Among the rooms the user reads (subscribed, not banned) only: an exact name beats an fname;
+        a direct room beats a channel or group of the same name, so a name that meant a DM never
+        comes to mean another room; then the oldest. One leading '#' is ignored."""
+        name = name.removeprefix("#")
+        row = self._one(
+            f"SELECT {', '.join('r.' + c for c in _ROOM_COLUMNS.split(', '))} FROM rooms r"
+            " JOIN subscriptions s ON s.room_id = r.id AND s.user_id = ?2 AND s.banned = 0"
+            " WHERE r.name = ?1 OR r.fname = ?1"
+            " ORDER BY r.name = ?1 DESC, r.t = 'd' DESC, r.created_at, r.id LIMIT 1",
+            (name, user_id),
         )
         return None if row is None else _room(row)
 
@@ -991,7 +1004,7 @@ class SQLiteStore:
         valid: list[tuple[int, ImportRow, int]] = []
         for index, row in enumerate(rows):
             try:
-                valid.append((index, row, check_import_row(row)))
+                valid.append((index, *check_import_row(row)))
             except InvalidValue as error:
                 rejected.append((index, str(error)))
         if not valid:
