@@ -99,9 +99,9 @@ async def test_a_dm_name_cannot_be_taken_over_and_keeps_meaning_the_dm(
     attempts = {
         "channel with the DM's name and its members": await client.post("/api/v1/channels.create", json={"name": DM, "members": ["alice", "bob"]}, headers=mallory.headers),
         "channel with the DM's name": await client.post("/api/v1/channels.create", json={"name": DM}, headers=mallory.headers),
-        "the same by MCP": await client.post(MCP_PATH, json=_tool("post_channels_create", name=DM), headers={**mallory.pat_headers, **MCP_HEADERS}),
+        "the DM's name by MCP": await client.post(MCP_PATH, json=_tool("post_channels_create", name=DM), headers={**mallory.pat_headers, **MCP_HEADERS}),
         "a channel planting text in alice's search": await client.post("/api/v1/channels.create", json={"name": "plant", "members": ["alice"]}, headers=mallory.headers),
-        "the same by MCP": await client.post(MCP_PATH, json=_tool("post_channels_create", name="plant-2", members=["alice", "bob"]), headers={**mallory.pat_headers, **MCP_HEADERS}),
+        "planting text by MCP": await client.post(MCP_PATH, json=_tool("post_channels_create", name="plant-2", members=["alice", "bob"]), headers={**mallory.pat_headers, **MCP_HEADERS}),
         "an admin cannot take the DM's name either": await client.post("/api/v1/channels.create", json={"name": DM.upper()}, headers=workspace["carol"].headers),
     }  # fmt: skip
     accepted = []
