@@ -96,6 +96,13 @@ class Settings:
         low=1,
         high=600,
     )
+    max_connections: int = _s(
+        0,
+        "Client connections open at once (connections); past it the longest-idle one is closed, or "
+        "the newcomer answered 503 when all are busy. 0: 1000, or what the descriptor limit allows.",
+        low=0,
+        high=100_000,
+    )
     session_idle_days: int = _s(
         14,
         "A login session ends after this many days without a request (days); personal access tokens "

@@ -242,6 +242,14 @@ REQUIREMENTS: dict[str, Requirement] = {
         f"{_SPEC} F5; upstream-mcp.md §8.1",
         ("tests/server/test_ratelimit.py",),
     ),
+    "F6": Requirement(
+        "Limits",
+        "Idle connections cannot hold the server: the head deadline runs from a connection's opening "
+        "(a silent one is closed at it), and past the connection cap (max_connections, else what the "
+        "descriptor limit leaves) the longest-idle connection makes room, so 300 idle sockets under a "
+        "256-descriptor limit leave every real request served.",
+        "security review 2026-12 (300 idle sockets, ECONNRESET); CWE-400 (slowloris)",
+    ),
     "G1": Requirement(
         "Load and soak",
         "Sustained load on search and MCP over loopback: no errors; requests/s and p99 reported.",
