@@ -113,6 +113,14 @@ REQUIREMENTS: dict[str, Requirement] = {
         "security review 2026-12 (an LLM echoing its Authorization header); OWASP LLM02",
         ("tests/server/test_redaction.py",),
     ),
+    "B6": Requirement(
+        "Rendering",
+        "Untrusted text cannot reorder the page: a bidi override, embedding or isolate left open in an "
+        "answer reverses nothing after it (each control is isolated on its own), and the text keeps "
+        "every character.",
+        "security review 2026-12 (U+202E in an answer); Unicode TR9 X5a-X6a; CVE-2021-42574",
+        ("tests/browser/test_web_pure.py::test_bidi_runs_isolate_every_formatting_character",),
+    ),
     "C1": Requirement(
         "Scoping",
         "No result, snippet, highlight, suggestion or count from a room the caller may not read, also "
