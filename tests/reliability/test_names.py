@@ -15,7 +15,6 @@ refused with a clear 400, and the refusal never names the look-alike (it may be 
 from __future__ import annotations
 
 import json
-import sqlite3
 import unicodedata
 from typing import Any
 
@@ -24,6 +23,7 @@ import pytest
 
 from ai_search_server.mcp import MCP_PATH
 from ai_search_server.store.base import Store
+from tests.server._legacy import write_legacy_room
 from tests.server.conftest import Person, Workspace
 
 from .conftest import Figure
@@ -47,22 +47,6 @@ def _mallory(store: Store) -> Person:
     _t, session = store.create_token(user.id, "session", label="login")
     _t, pat = store.create_token(user.id, "pat", label="tests")
     return Person(user=user, password="pw-mallory-123", session=session, pat=pat)
-
-
-def _plant_legacy_channel(store: Store, name: str, members: list[str]) -> str:
-    """A channel of ``name`` subscribed to ``members``, written straight into the file as a store
-    without the name rule would have: the rooms a workspace may already hold."""
-    with sqlite3.connect(store.path) as db:  # type: ignore[attr-defined]
-        db.execute(
-            "INSERT INTO rooms (id, t, name, fname, topic, creator_id, created_at)"
-            " VALUES ('legacyChannel0001', 'c', ?, ?, '', ?, 0)",
-            (name, name, members[0]),
-        )
-        db.executemany(
-            "INSERT INTO subscriptions (user_id, room_id, banned, created_at) VALUES (?, 'legacyChannel0001', 0, 0)",
-            [(member,) for member in members],
-        )
-    return "legacyChannel0001"
 
 
 async def _name_lookups(http: httpx.AsyncClient, workspace: Workspace, text: str) -> dict[str, tuple[str, str]]:
@@ -114,7 +98,7 @@ async def test_a_dm_name_cannot_be_taken_over_and_keeps_meaning_the_dm(
     after = {p: store.readable_room_ids(workspace[p].user.id) for p in ("alice", "bob", "carol")}
     subscribed_by_others = sum(len(after[p] - before[p]) for p in after)
     if legacy:
-        _plant_legacy_channel(store, DM, [mallory.user.id, alice.user.id, bob.user.id])
+        write_legacy_room(store, "legacyChannel0001", "c", DM, [mallory.user.id, alice.user.id, bob.user.id])
     lookups = await _name_lookups(client, workspace, "lunchplans")
     wrong = {k: v for k, v in lookups.items() if v[1] != dm}
     seen_by_mallory = await client.get("/api/v1/ai.search", params={"query": "lunchplans"}, headers=mallory.headers)

@@ -14,7 +14,6 @@ import itertools
 import json
 import math
 import secrets
-import sqlite3
 import string
 import tempfile
 from collections.abc import AsyncIterator, Iterator
@@ -42,6 +41,7 @@ from ai_search_server.retrieval.wiring import SEARCH_EXTRA, SearchHandle
 from ai_search_server.store import open_store
 from ai_search_server.store.base import Conflict, StorageFailure, Store
 from tests.server._fake_openai import FakeOpenAI
+from tests.server._legacy import write_legacy_room
 from tests.server._search_fakes import ScriptedPipeline, hit
 from tests.server.conftest import BASE_URL, Workspace
 
@@ -184,20 +184,6 @@ def _message_text(n: int) -> str:
     return f"message msg-{n}-zq about deploy"
 
 
-def _write_legacy_twin(store: Store, t: int, kind: str, name: str, member_ids: list[str]) -> Any:
-    room_id = f"legacyTwinRoom{t:03d}"
-    with sqlite3.connect(store.path) as db:  # type: ignore[attr-defined]
-        db.execute(
-            "INSERT INTO rooms (id, t, name, fname, topic, creator_id, created_at) VALUES (?, ?, ?, ?, '', NULL, ?)",
-            (room_id, kind, name, name, 10**13 + t),
-        )
-        db.executemany(
-            "INSERT INTO subscriptions (user_id, room_id, banned, created_at) VALUES (?, ?, 0, 0)",
-            [(member, room_id) for member in member_ids],
-        )
-    return store.get_room(room_id)
-
-
 async def _try_takeover(app: Starlette, token: str, person: Any, name: str, members: list[str], via: str) -> int:
     """channels.create with a DM's name and its people, as ``person``; the HTTP status, or 200 for an
     MCP result that is not an error."""
@@ -229,7 +215,7 @@ async def _make_twins(case: dict[str, Any], store: Store, app: Starlette, people
                 accepted = False
         else:
             member_ids = [people[u].id for u in range(case["users"]) if case["twin_members"][(u, t)]]
-            twins.append(_write_legacy_twin(store, t, kind, dm.name, member_ids))
+            twins.append(write_legacy_room(store, f"legacyTwinRoom{t:03d}", kind, dm.name, member_ids, created_at_ms=10**13 + t))
             continue
         leaks.checks += 1
         if accepted:

@@ -13,7 +13,6 @@ name they read, a direct room first; never one they cannot read.
 
 from __future__ import annotations
 
-import sqlite3
 import tempfile
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -28,6 +27,7 @@ from ai_search_server.store import open_store
 from ai_search_server.store.base import Conflict, Store
 from ai_search_server.store.records import Room
 
+from ._legacy import write_legacy_room
 from ._search_fakes import ScriptedPipeline, hit
 
 # Trials per run: each builds a fresh SQLite workspace (about 10 ms).
@@ -68,23 +68,6 @@ def _room_name(r: int, kind: str, users: int) -> str:
     return f"user{r % users}__user{(r + 1) % users}" if kind == "d" else f"room{r}"
 
 
-def _write_legacy_twin(store: Store, n: int, kind: str, name: str, member_ids: list[str]) -> Room:
-    """A room of ``name`` written into the file directly, as a store without the name rule would."""
-    room_id = f"legacyTwinRoom{n:03d}"
-    with sqlite3.connect(store.path) as db:  # type: ignore[attr-defined]
-        db.execute(
-            "INSERT INTO rooms (id, t, name, fname, topic, creator_id, created_at) VALUES (?, ?, ?, ?, '', NULL, ?)",
-            (room_id, kind, name, name, 10**13 + n),
-        )
-        db.executemany(
-            "INSERT INTO subscriptions (user_id, room_id, banned, created_at) VALUES (?, ?, 0, 0)",
-            [(member, room_id) for member in member_ids],
-        )
-    room = store.get_room(room_id)
-    assert room is not None
-    return room
-
-
 def resolve(store: Store, rooms: list[Room], readable: frozenset[str], name: str) -> Room | None:
     """What a name must mean to a caller: a room they read with that exact name, a DM first, then
     the oldest (the model the store's readable_room_by_name must agree with)."""
@@ -113,7 +96,7 @@ def check(case: dict) -> None:
                 if any(twin.name == rooms[r].name for twin in twin_of.values()):
                     continue  # two DMs may share a name; channels and groups never did
                 members = [users[u].id for u in range(case["users"]) if case["twin_members"][(u, t)]]
-                twin_of[t] = _write_legacy_twin(store, t, kind, rooms[r].name, members)
+                twin_of[t] = write_legacy_room(store, f"legacyTwinRoom{t:03d}", kind, rooms[r].name, members, created_at_ms=10**13 + t)
             twins = list(twin_of.values())
             stored = [
                 store.post_message(rooms[r].id, users[u].id, f"message {n}", ts=T0 + timedelta(minutes=n))

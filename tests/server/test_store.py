@@ -40,6 +40,8 @@ from ai_search_server.store.schema import (
 )
 from ai_search_server.store.sqlite import BUSY_TIMEOUT_MS, TOKEN_LAST_USED_RESOLUTION_MS
 
+from ._legacy import write_legacy_room
+
 T0 = datetime(2026, 11, 1, 9, 0, tzinfo=UTC)
 MEMBER_PERMISSIONS = frozenset(
     {"access-mcp", "create-c", "create-d", "create-p", "create-personal-access-tokens", "delete-own-message", "pin-message"}
@@ -474,18 +476,7 @@ def test_a_name_resolves_only_among_the_callers_rooms_and_a_dm_first(store: SQLi
     alice, bob, grace = (store.create_user(n) for n in ("alice", "bob", "grace"))
     dm = store.create_room("d", "alice__grace", members=[alice.id, grace.id])
     # A channel of the same name from before the rule (written as an older ai-search would have).
-    conn = sqlite3.connect(store.path)
-    with conn:
-        conn.execute(
-            "INSERT INTO rooms (id, t, name, fname, topic, creator_id, created_at) VALUES"
-            " ('legacy', 'c', 'alice__grace', 'alice__grace', '', ?, 0)",
-            (bob.id,),
-        )
-        conn.executemany(
-            "INSERT INTO subscriptions (user_id, room_id, banned, created_at) VALUES (?, 'legacy', 0, 0)",
-            [(bob.id,), (alice.id,)],
-        )
-    conn.close()
+    write_legacy_room(store, "legacy", "c", "alice__grace", [bob.id, alice.id])
     assert store.readable_room_by_name(alice.id, "#alice__grace") == dm
     assert store.readable_room_by_name(grace.id, "alice__grace") == dm
     assert store.readable_room_by_name(bob.id, "alice__grace").id == "legacy"  # type: ignore[union-attr]
