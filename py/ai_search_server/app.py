@@ -32,6 +32,7 @@ from .mcp import MCP_PATH, McpEndpoint
 from .openapi import build_openapi
 from .outbound import GuardedClient, OutboundPolicy, OutboundRefused, check_configured_url
 from .ratelimit import FailedAuthMiddleware
+from .redaction import SecretRedactor
 from .retrieval import wiring
 from .retrieval.wiring import install_search
 from .routes import all_routes
@@ -138,6 +139,7 @@ def create_app(
     except ValueError as exc:
         raise SettingsError(f"setting 'outbound_allow_hosts': {exc}") from None
     check_upstream_urls(settings, outbound_policy)
+    SecretRedactor.warn_about_short_secrets(settings)
     services = Services(settings=settings, store=store, limiter=limiter)
     # The one outbound client (LLM, remote pipeline, embeddings); closed when the app shuts down.
     outbound = GuardedClient(outbound_policy)

@@ -45,16 +45,18 @@ class SecretRedactor:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> SecretRedactor:
-        values = [str(getattr(settings, name)) for name in sorted(SECRET_SETTINGS)]
+        return cls(str(getattr(settings, name)) for name in sorted(SECRET_SETTINGS))
+
+    @staticmethod
+    def warn_about_short_secrets(settings: Settings) -> None:
+        """Logs, once at start-up, each secret setting too short to be redacted."""
         for name in sorted(SECRET_SETTINGS):
-            value = str(getattr(settings, name))
-            if 0 < len(value) < MIN_SECRET_CHARS:
+            if 0 < len(str(getattr(settings, name))) < MIN_SECRET_CHARS:
                 log.warning(
                     "setting %r is shorter than %d characters: too short to be redacted from answers",
                     name,
                     MIN_SECRET_CHARS,
                 )
-        return cls(values)
 
     def redact(self, text: str) -> str:
         for secret in self.secrets:

@@ -562,7 +562,7 @@ class BrokenLookups:
     def _fail(self, *args: Any, **kwargs: Any) -> Any:
         raise self._failure
 
-    readable_room_ids = get_subscription = subscriptions_of = _fail
+    readable_room_ids = get_subscription = subscriptions_of = readable_room_by_name = _fail
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._store, name)

@@ -460,7 +460,7 @@ def test_room_names_are_unique_and_unconfusable_across_all_rooms(
         pytest.param("ops\u3164", id="hangul-filler"),
         pytest.param("ops\ufe0f", id="variation-selector"),
         pytest.param("ops\u2028x", id="line-separator"),
-        pytest.param("ops\ue000", id="private-use"),
+        pytest.param("ops\u00a0team", id="no-break-space"),
     ],
 )
 def test_room_names_with_invisible_or_reordering_characters_are_refused(store: SQLiteStore, name: str) -> None:

@@ -5,9 +5,11 @@ Two rooms whose names look the same on screen (``incidents`` and ``ıncidents`` 
 ``aIice__grace``) let one pose as the other in suggestions, chips and results. So a room name is:
 
 1. free of characters that show nothing or reorder text: controls, format characters (zero-width
-   spaces and joiners, bidi embeddings, overrides and isolates, the BOM), line and paragraph
-   separators, surrogates, private-use and unassigned code points, and Unicode's other
-   Default_Ignorable_Code_Points (fillers, variation selectors, tags): :func:`invisible_character`;
+   spaces and joiners, bidi embeddings, overrides and isolates, the BOM, tags), line and paragraph
+   separators, surrogates, spaces other than the plain one (they pass for it), and Unicode's other
+   Default_Ignorable_Code_Points (fillers, variation selectors): :func:`invisible_character`.
+   Private-use and unassigned code points stay allowed: they show (as a glyph or a box), and
+   Python's Unicode tables lag behind the newest emoji, which would read as unassigned;
 2. stored in NFKC form (``ｏｐｓ`` is ``ops``; ``ﬁle`` is ``file``): :func:`normal_room_name`;
 3. kept apart from every other room by its confusable keys, the Unicode TR39 skeleton of the name and
    of its case fold (``disarm.skeleton_key``, from Unicode's confusables.txt): :func:`confusable_keys`.
@@ -30,8 +32,8 @@ __all__ = ["KEY_VERSION", "confusable_keys", "invisible_character", "normal_room
 KEY_VERSION = "disarm-0.17.2-skeleton_key"
 
 # General categories no room name may hold: Cc control, Cf format (ZWSP, ZWJ, LRM/RLM, LRE..RLO,
-# LRI..PDI, BOM, soft hyphen, tags), Cs surrogate, Co private use, Cn unassigned, Zl/Zp separators.
-_REFUSED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+# LRI..PDI, BOM, soft hyphen, tags), Cs surrogate, Zl/Zp line and paragraph separators.
+_REFUSED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
 # Default_Ignorable_Code_Point (DerivedCoreProperties.txt, Unicode 15) outside the categories above:
 # letters and marks that render as nothing (Hangul fillers, Khmer inherent vowels, Mongolian free
 # variation selectors, the combining grapheme joiner, variation selectors).
@@ -47,8 +49,8 @@ _INVISIBLE_RANGES = (
     (0x1D173, 0x1D17A),  # MUSICAL SYMBOL BEGIN BEAM .. END PHRASE
     (0xE0100, 0xE01EF),  # VARIATION SELECTORS 17-256
 )
-# Spaces other than U+0020 that NFKC leaves as they are (it maps U+00A0, U+2000..U+200A, U+3000 to a
-# plain space already): none today; a room name keeps only the plain space.
+# The one space a room name may hold. The others (no-break, em, ideographic...) look like it, so a
+# name holding one would pass for the name with a plain space: refused rather than silently folded.
 _SPACE = " "
 
 
