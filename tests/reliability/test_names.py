@@ -22,14 +22,21 @@ import httpx
 import pytest
 
 from ai_search_server.mcp import MCP_PATH
+from ai_search_server.settings import Settings
 from ai_search_server.store.base import Store
 from tests.server._legacy import write_legacy_room
 from tests.server.conftest import Person, Workspace
 
-from .conftest import Figure
+from .conftest import Figure, reliability_settings
 
 MCP_HEADERS = {"Accept": "application/json", "Content-Type": "application/json"}
 DM = "alice__bob"
+
+
+@pytest.fixture
+def settings() -> Settings:
+    """The app of these tests exposes the extended MCP set: rooms.info by name is in it."""
+    return reliability_settings(mcp_expose_extended_api=True)
 
 
 def _tool(tool: str, /, **arguments: Any) -> dict[str, Any]:
@@ -57,6 +64,10 @@ async def _name_lookups(http: httpx.AsyncClient, workspace: Workspace, text: str
     out["chat.postMessage #name"] = ("post", rest.json()["message"]["rid"] if rest.status_code == 200 else f"{rest.status_code}")
     error, body = _mcp_result(await http.post(MCP_PATH, json=_tool("post_chat_postMessage_by_channel", channel=f"#{DM}", text=f"{text} mcp"), headers={**alice.pat_headers, **MCP_HEADERS}))
     out["mcp post_chat_postMessage_by_channel"] = ("post", "error" if error else body["message"]["rid"])
+    info = await http.get("/api/v1/rooms.info", params={"roomName": DM}, headers=bob.headers)
+    out["rooms.info roomName"] = ("info", info.json()["room"]["_id"] if info.status_code == 200 else f"{info.status_code}")
+    error, body = _mcp_result(await http.post(MCP_PATH, json=_tool("get_rooms_info_by_roomName", roomName=DM), headers={**bob.pat_headers, **MCP_HEADERS}))
+    out["mcp get_rooms_info_by_roomName"] = ("info", "error" if error else body["room"]["_id"])
     searches = {
         "ai.search q=in:#name": http.get("/api/v1/ai.search", params={"q": f"in:#{DM} {text}"}, headers=bob.headers),
         "ai.search roomNames": http.get("/api/v1/ai.search", params={"query": text, "roomNames": DM}, headers=bob.headers),

@@ -236,7 +236,7 @@ async def _build(case: dict[str, Any], data_dir: Path, leaks: Leaks) -> Built:
             store.subscribe(people[u].id, rooms[r].id)
         if state == "banned":
             store.set_banned(people[u].id, rooms[r].id, True)
-    settings = reliability_settings()
+    settings = reliability_settings(mcp_expose_extended_api=True)  # rooms.info by name is extended
     app = create_app(settings, store, limiter=None)
     twins = await _make_twins(case, store, app, people, tokens, rooms, leaks)
     messages = [
@@ -294,7 +294,8 @@ async def _look_names_up(
     http: httpx.AsyncClient, built: Built, readable: set[str], leaks: Leaks, answers: dict[str, httpx.Response]
 ) -> None:
     """Every route that takes a room name, REST and MCP, for every name of the workspace: a post lands
-    in the room the name means to the caller (or nowhere), a search by name searches only that room."""
+    in the room the name means to the caller (or nowhere), rooms.info and channels.members show that
+    room, and a search by name searches only that room."""
     mcp = {**built.headers, **MCP_HEADERS}
     for n, name in enumerate(sorted({room.name for room in built.rooms})):
         meant = _meant(built, readable, name)
@@ -314,6 +315,29 @@ async def _look_names_up(
             if landed != want:
                 leaks.note("misresolved_names", f"{route} #{name} went to {landed}, not {want}")
             answers[f"{route} #{name}"] = response
+        infos = {
+            "rooms.info": await http.get("/api/v1/rooms.info", params={"roomName": name}, headers=built.headers),
+            "mcp rooms.info": await http.post(MCP_PATH, json=tool("get_rooms_info_by_roomName", roomName=name), headers=mcp),
+        }  # fmt: skip
+        for route, response in infos.items():
+            body = response.json()
+            if route.startswith("mcp"):
+                result = body["result"]
+                body = {} if result["isError"] else json.loads(result["content"][0]["text"])
+            shown = body.get("room", {}).get("_id")
+            leaks.name_lookups += 1
+            if shown != want:
+                leaks.note("misresolved_names", f"{route} {name} showed {shown}, not {want}")
+            answers[f"{route} {name}"] = response
+        members = await http.get("/api/v1/channels.members", params={"roomName": name}, headers=built.headers)
+        leaks.name_lookups += 1
+        member_names = sorted(m["username"] for m in members.json().get("members", []))
+        meant_members = sorted(
+            u.username for u in built.store.get_users(built.store.members_of(want)).values()
+        ) if want else None
+        if (member_names if members.status_code == 200 else None) != meant_members:
+            leaks.note("misresolved_names", f"channels.members {name} listed {member_names}, not {meant_members}")
+        answers[f"channels.members {name}"] = members
         searches = {
             "ai.search in:": await http.get("/api/v1/ai.search", params={"q": f"in:#{name} deploy"}, headers=built.headers),
             "ai.search roomNames": await http.get("/api/v1/ai.search", params={"query": "deploy", "roomNames": name}, headers=built.headers),
