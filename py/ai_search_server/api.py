@@ -22,6 +22,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
+from urllib.parse import unquote_to_bytes
 
 from pydantic import BaseModel, ValidationError
 from starlette.requests import Request
@@ -45,6 +46,8 @@ __all__ = [
     "Refusal",
     "Router",
     "json_response",
+    "lone_surrogate_at",
+    "refuse_lone_surrogates",
 ]
 
 log = logging.getLogger(__name__)
@@ -334,13 +337,90 @@ def error_response(exc: errors.ApiError, extra_headers: Mapping[str, str] | None
     return json_response(exc.body(), exc.status, headers)
 
 
+def lone_surrogate_at(value: Any, path: str = "") -> str | None:
+    """The path (``selector.name``, ``messages.0._id``) of the first string in ``value``, key or item,
+    that holds a lone surrogate, or None.
+
+    JSON may spell one (``"\\ud800"``) and Python's parser lets it through, but it is no Unicode
+    text: it has no UTF-8 form, so SQLite, the pipeline and every encoder refuse it mid-request. Every
+    parameter is checked here, at the parsing boundary, so no route ever sees one.
+    """
+    pending: list[tuple[str, Any]] = [(path, value)]
+    while pending:
+        where, item = pending.pop()
+        if isinstance(item, str):
+            if not item.isascii() and _has_lone_surrogate(item):
+                return where or "body"
+        elif isinstance(item, dict):
+            for key, inner in item.items():
+                inner_path = f"{where}.{key}" if where else str(key)
+                if isinstance(key, str) and not key.isascii() and _has_lone_surrogate(key):
+                    return inner_path
+                pending.append((inner_path, inner))
+        elif isinstance(item, list):
+            pending.extend((f"{where}.{index}" if where else str(index), inner) for index, inner in enumerate(item))
+    return None
+
+
+def _has_lone_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def refuse_lone_surrogates(value: Any, path: str = "") -> None:
+    """Raises errors.InvalidParams naming the parameter when ``value`` holds a lone surrogate."""
+    where = lone_surrogate_at(value, path)
+    if where is not None:
+        # A key may itself hold the surrogate: shown escaped (\\ud800), so the answer can be encoded.
+        shown = where.encode("utf-8", "backslashreplace").decode("utf-8")
+        raise errors.InvalidParams(
+            f"Invalid parameters: parameter '{shown}' is not valid Unicode (it holds a lone surrogate)"
+        )
+
+
+def _query_params(raw: bytes) -> dict[str, str]:
+    """The query string's parameters, each decoded as strict UTF-8 (Starlette's own parsing replaces
+    undecodable bytes with U+FFFD, so a mangled value would be searched for instead of refused).
+
+    Raises:
+        errors.InvalidParams: a parameter given twice, or one that is not valid UTF-8.
+    """
+    params: dict[str, str] = {}
+    for pair in raw.split(b"&"):
+        if not pair:
+            continue
+        raw_name, _, raw_value = pair.partition(b"=")
+        name_bytes = _unquote(raw_name)
+        try:
+            name = name_bytes.decode("utf-8")
+            value = _unquote(raw_value).decode("utf-8")
+        except UnicodeDecodeError:
+            shown = name_bytes.decode("utf-8", "replace")
+            raise errors.InvalidParams(
+                f"Invalid parameters: parameter '{shown}' is not valid UTF-8 text"
+            ) from None
+        if name in params:
+            raise errors.InvalidParams(f"Invalid parameters: '{name}' given more than once")
+        params[name] = value
+    return params
+
+
+def _unquote(part: bytes) -> bytes:
+    return unquote_to_bytes(part.replace(b"+", b" "))
+
+
 async def read_raw_params(route: ApiRoute, request: Request) -> dict[str, Any]:
+    """The call's parameters as sent: the query string (GET, DELETE) or the JSON body (POST, PUT).
+
+    Raises:
+        errors.InvalidParams: repeated or undecodable query parameters, a body that is not a JSON
+            object, or any string (key or value, at any depth) that is no Unicode text.
+    """
     if not route.reads_body:
-        query = request.query_params
-        repeated = sorted({k for k, _ in query.multi_items() if len(query.getlist(k)) > 1})
-        if repeated:
-            raise errors.InvalidParams(f"Invalid parameters: '{repeated[0]}' given more than once")
-        return dict(query)
+        return _query_params(request.scope.get("query_string", b""))
     body = await request.body()
     if not body.strip():
         return {}
@@ -352,6 +432,7 @@ async def read_raw_params(route: ApiRoute, request: Request) -> dict[str, Any]:
         ) from None
     if not isinstance(data, dict):
         raise errors.InvalidParams("Request body must be a JSON object")
+    refuse_lone_surrogates(data)
     return data
 
 

@@ -32,6 +32,7 @@ from .mcp import MCP_PATH, McpEndpoint
 from .openapi import build_openapi
 from .outbound import GuardedClient, OutboundPolicy, OutboundRefused, check_configured_url
 from .ratelimit import FailedAuthMiddleware
+from .redaction import SecretRedactor
 from .retrieval import wiring
 from .retrieval.wiring import install_search
 from .routes import all_routes
@@ -94,6 +95,35 @@ def check_upstream_urls(settings: Settings, policy: OutboundPolicy) -> None:
             raise SettingsError(f"setting {name!r}: {exc}") from None
 
 
+# Settings that list browser origins: every entry must be an http(s) origin a browser could send, so a
+# typo stops the server at start-up (naming the setting) instead of failing every request or silently
+# authorising nothing. A '*' in cors_allowed_origins is the documented exception: it never authorises
+# a browser origin, and is ignored with a warning. The widget's frame-ancestors have no such
+# wildcard: each embedding site is named.
+ORIGIN_LIST_SETTINGS = ("cors_allowed_origins", "embed_allowed_origins")
+_IGNORED_WILDCARD_SETTINGS = frozenset({"cors_allowed_origins"})
+
+
+def check_origin_settings(settings: Settings) -> None:
+    """Raises SettingsError naming the first origin setting whose value no browser could ever send."""
+    if settings.site_url and normalize_origin(settings.site_url) is None:
+        raise SettingsError(
+            f"setting 'site_url': {settings.site_url!r} is not an http or https URL (scheme://host[:port])"
+        )
+    for name in ORIGIN_LIST_SETTINGS:
+        for entry in getattr(settings, name):
+            if entry == "*" and name in _IGNORED_WILDCARD_SETTINGS:
+                log.warning("setting %r: '*' never authorises a browser origin; it is ignored", name)
+                continue
+            if normalize_origin(entry) is None:
+                hint = (
+                    "a wildcard is not allowed: name each site as scheme://host[:port]"
+                    if "*" in entry
+                    else "expected an origin such as https://docs.example.com (scheme://host[:port])"
+                )
+                raise SettingsError(f"setting {name!r}: {entry!r} is not an http or https origin; {hint}")
+
+
 def create_app(
     settings: Settings,
     store: Store,
@@ -103,8 +133,13 @@ def create_app(
     root: Path = PROJECT_ROOT,
 ) -> Starlette:
     """Build the app around an open store. ``limiter`` is a ``ratelimit.RateLimiter`` (None: no limits)."""
-    outbound_policy = wiring.outbound_policy(settings)
+    check_origin_settings(settings)
+    try:
+        outbound_policy = wiring.outbound_policy(settings)
+    except ValueError as exc:
+        raise SettingsError(f"setting 'outbound_allow_hosts': {exc}") from None
     check_upstream_urls(settings, outbound_policy)
+    SecretRedactor.warn_about_short_secrets(settings)
     services = Services(settings=settings, store=store, limiter=limiter)
     # The one outbound client (LLM, remote pipeline, embeddings); closed when the app shuts down.
     outbound = GuardedClient(outbound_policy)

@@ -82,7 +82,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     limiter = RateLimiter(settings.rate_limit_storage)
     app = create_app(settings, store, limiter=limiter)
     print(f"ai-search: serving {settings.site_url}/", file=sys.stderr)
-    uvicorn.run(app, host=args.host, port=args.port, log_level=settings.log_level, **server_options())
+    options = server_options(max_connections=settings.max_connections)
+    uvicorn.run(app, host=args.host, port=args.port, log_level=settings.log_level, **options)
     store.close()
     return 0
 

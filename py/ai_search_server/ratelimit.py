@@ -24,9 +24,10 @@ Answers given without the shared store are marked ``degraded``. The first failur
 logged as a warning, the recovery as info; Redis is retried every ``redis_retry_interval_seconds``.
 
 Failed authentication has a budget of its own (:class:`FailedAuthMiddleware`): every 401 answered to a
-request that carried credentials spends one of the client address's :data:`AUTH_FAILURE_RATE_LIMIT`
-(10 a minute), and once it is spent, requests from that address that carry credentials are answered
-429 before the credentials are checked, so a correct guess is not told apart from a wrong one.
+request that carried credentials (an API token, or the served pipeline's X-API-KEY pair) spends one of
+the client address's :data:`AUTH_FAILURE_RATE_LIMIT` (10 a minute), and once it is spent, requests
+from that address that carry credentials are answered 429 before the credentials are checked, so a
+correct guess is not told apart from a wrong one.
 """
 
 from __future__ import annotations
@@ -338,13 +339,16 @@ class _Operation(Protocol):
     ) -> RateLimitResult | None: ...
 
 
-_CREDENTIAL_HEADERS = frozenset({b"x-user-id", b"x-auth-token"})
+# Headers that carry a credential: the API's user id and token, and the served embedded pipeline's key
+# pair, so guessing pipeline keys spends the same per-address budget as guessing tokens.
+_CREDENTIAL_HEADERS = frozenset({b"x-user-id", b"x-auth-token", b"x-api-key", b"x-api-key-secret"})
 
 
 class FailedAuthMiddleware:
     """A per-address budget of failed authentications (:data:`AUTH_FAILURE_RATE_LIMIT`), on REST and MCP.
 
-    Only requests that carry ``X-User-Id`` or ``X-Auth-Token`` are looked at: an anonymous request
+    Only requests that carry ``X-User-Id``, ``X-Auth-Token`` or the served pipeline's ``X-API-KEY`` /
+    ``X-API-KEY-SECRET`` are looked at: an anonymous request
     costs nothing here. Such a request is answered 429 (``Retry-After``; the JSON-RPC envelope on the
     MCP path) without reaching the app when its address has spent the budget; otherwise it goes on,
     and a 401 answer spends one. Refusing before the credentials are checked is the point: a guess

@@ -20,8 +20,11 @@ from .api import Caller, RateLimitRule
 from .ratelimit import RateLimit, RateLimiter, caller_key, client_address, rate_limit_headers
 from .settings import Settings
 from .store.base import Store
+from .store.records import SessionLifetime
 
 __all__ = ["Services"]
+
+_MS_PER_DAY = 24 * 60 * 60 * 1000
 
 # The caller the MCP endpoint has just resolved, while the in-process REST call it makes on that
 # caller's behalf runs (mcp/dispatch.py). That call carries the same X-User-Id and X-Auth-Token, so
@@ -51,10 +54,22 @@ class Services:
         ):
             return resolved[2]
         user = self.store.get_user(user_id)
-        token = self.store.resolve_token(user_id, plain_token) if user is not None else None
+        token = (
+            self.store.resolve_token(user_id, plain_token, session_lifetime=self.session_lifetime)
+            if user is not None
+            else None
+        )
         if user is None or token is None or not user.active:
             raise errors.Unauthorized()
         return Caller(user=user, token=token, permissions=self.store.permissions_of(user))
+
+    @property
+    def session_lifetime(self) -> SessionLifetime:
+        """The idle and absolute lifetimes of login sessions, from the settings."""
+        return SessionLifetime(
+            idle_ms=self.settings.session_idle_days * _MS_PER_DAY,
+            max_age_ms=self.settings.session_max_age_days * _MS_PER_DAY,
+        )
 
     @staticmethod
     @contextmanager

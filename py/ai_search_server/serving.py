@@ -15,11 +15,21 @@ while a head is incomplete bound the memory (at most the cap plus one socket rea
 arrives whole in one read. Should h11 be chosen anyway, its own cap is set to the same figure (h11
 answers 400 past it).
 
-A head must also arrive whole within :data:`REQUEST_HEAD_TIMEOUT_SECONDS` of its first byte, or the
-answer is ``408 Request Timeout`` (and the connection closes): uvicorn's keep-alive timer stops at the
-first byte of a request, so without it a client trickling one header byte at a time would hold a
-connection open for ever (the body has its own deadline, ``request_body_timeout_seconds``). The timer
-is armed only when a read leaves a head incomplete, so a request that arrives whole costs none.
+A head must also arrive whole within :data:`REQUEST_HEAD_TIMEOUT_SECONDS`, or the answer is ``408
+Request Timeout`` (and the connection closes): uvicorn's keep-alive timer stops at the first byte of a
+request, so without it a client trickling one header byte at a time would hold a connection open for
+ever (the body has its own deadline, ``request_body_timeout_seconds``). On a new connection the clock
+starts when the connection opens, not at its first byte: uvicorn arms no timer before a first request,
+so a client that connects and sends nothing held its socket for ever (300 such sockets under a
+256-descriptor limit left real requests ECONNRESET). Such a connection is closed without an answer
+(there was no request to answer). On a kept-alive connection the clock starts at the next request's
+first byte (uvicorn's own keep-alive timeout closes one that stays quiet).
+
+At most ``max_connections`` connections are open at once (:func:`connection_cap`: the setting, or
+what the process's descriptor limit leaves after :data:`RESERVED_DESCRIPTORS`). A connection beyond
+the cap closes the longest-idle connection (one that is between requests or has sent nothing yet),
+so idle sockets can never starve real requests; when every connection is busy with a request, the
+newcomer is answered ``503 Service Unavailable`` and closed.
 
 A refusal is written, the write side is shut, and what the client still sends is read and dropped
 for up to :data:`REFUSAL_LINGER_SECONDS` before the connection closes: closing a socket with unread
@@ -29,15 +39,20 @@ data sends a reset, and a reset makes the client's kernel drop the answer it has
 from __future__ import annotations
 
 import asyncio
+import resource
+import time
 from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 __all__ = [
+    "DEFAULT_MAX_CONNECTIONS",
     "MAX_REQUEST_HEAD_BYTES",
     "REFUSAL_LINGER_SECONDS",
     "REQUEST_HEAD_TIMEOUT_SECONDS",
+    "RESERVED_DESCRIPTORS",
     "HeadLimitedHttpToolsProtocol",
+    "connection_cap",
     "server_options",
 ]
 
@@ -50,9 +65,32 @@ REQUEST_HEAD_TIMEOUT_SECONDS = 20.0
 # Seconds a refused connection keeps reading (and dropping) what the client still sends, so that the
 # client reads the 431 instead of a reset.
 REFUSAL_LINGER_SECONDS = 1.0
+# Client connections open at once when the descriptor limit allows it (connections). One process on a
+# small machine answers a few hundred requests a second; a thousand connections is far more than its
+# real clients keep open, and each costs a descriptor and a protocol object.
+DEFAULT_MAX_CONNECTIONS = 1000
+# Descriptors kept back from client connections (descriptors): outbound calls (32 at once), SQLite
+# (three per connection, one connection per worker thread: 40 threads), Redis, the listening socket,
+# logs and the index. 160 covers them with room to spare; a limit that leaves fewer than
+# MIN_CONNECTIONS is a misconfiguration, and the cap stays at that floor.
+RESERVED_DESCRIPTORS = 160
+# The fewest connections the cap allows (connections), whatever the descriptor limit.
+MIN_CONNECTIONS = 16
 
 _HEAD_TOO_LARGE = (b"431 Request Header Fields Too Large", b"Request header fields too large")
 _HEAD_TOO_SLOW = (b"408 Request Timeout", b"Request head not received in time")
+_TOO_MANY_CONNECTIONS = (b"503 Service Unavailable", b"Too many connections; try again")
+
+
+def connection_cap(setting: int = 0) -> int:
+    """The connection cap: ``setting`` when it is not 0, else :data:`DEFAULT_MAX_CONNECTIONS` or what
+    the soft descriptor limit leaves after :data:`RESERVED_DESCRIPTORS`, whichever is smaller."""
+    if setting:
+        return setting
+    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return DEFAULT_MAX_CONNECTIONS
+    return max(MIN_CONNECTIONS, min(DEFAULT_MAX_CONNECTIONS, soft - RESERVED_DESCRIPTORS))
 
 
 class _HeadTooLarge(Exception):
@@ -64,6 +102,7 @@ class HeadLimitedHttpToolsProtocol(HttpToolsProtocol):
     the time it takes to arrive (408 past it)."""
 
     head_timeout_seconds = REQUEST_HEAD_TIMEOUT_SECONDS
+    max_connections = DEFAULT_MAX_CONNECTIONS
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -72,10 +111,45 @@ class HeadLimitedHttpToolsProtocol(HttpToolsProtocol):
         self._in_body = False  # between a head's end and its message's end: bytes are body bytes
         self._refused = False
         self._head_timer: asyncio.TimerHandle | None = None
+        self._ever_received = False  # a first byte arrived on this connection
+        self._quiet_since = time.monotonic()  # when this connection last finished a request (or opened)
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        if len(self.connections) > self.max_connections and not self._make_room():
+            self._refuse(_TOO_MANY_CONNECTIONS)
+            return
+        # The head's clock starts now: a connection that sends nothing must not outlive the deadline.
+        self._head_timer = asyncio.get_running_loop().call_later(self.head_timeout_seconds, self._head_too_slow)
+
+    def _idle(self) -> bool:
+        """Between requests, or nothing sent yet: closing it loses no request."""
+        cycle = self.cycle
+        return (
+            not self._refused
+            and not self._in_body
+            and self._received == 0
+            and (cycle is None or cycle.response_complete)
+            and not self.pipeline
+        )
+
+    def _make_room(self) -> bool:
+        """Close the longest-idle other connection; False when every other one is busy."""
+        idle = [c for c in self.connections if c is not self and isinstance(c, HeadLimitedHttpToolsProtocol) and c._idle()]
+        if not idle:
+            return False
+        oldest = min(idle, key=lambda c: c._quiet_since)
+        self.logger.warning("Connection cap of %d reached: closing the longest-idle connection.", self.max_connections)
+        oldest._refused = True
+        oldest._cancel_head_timer()
+        oldest.transport.close()
+        oldest.connections.discard(oldest)
+        return True
 
     def data_received(self, data: bytes) -> None:
         if self._refused:
             return  # lingering after a refusal: drop what still arrives
+        self._ever_received = True
         if not self._in_body:
             self._received += len(data)
         super().data_received(data)
@@ -108,6 +182,7 @@ class HeadLimitedHttpToolsProtocol(HttpToolsProtocol):
 
     def on_message_complete(self) -> None:
         self._in_body = False
+        self._quiet_since = time.monotonic()
         super().on_message_complete()
 
     def _count_parsed(self, size: int) -> None:
@@ -134,9 +209,18 @@ class HeadLimitedHttpToolsProtocol(HttpToolsProtocol):
 
     def _head_too_slow(self) -> None:
         self._head_timer = None
-        if not self._in_body and not self._refused and not self.transport.is_closing():
-            self.logger.warning("Request head not complete after %.0f s (408).", self.head_timeout_seconds)
-            self._refuse(_HEAD_TOO_SLOW)
+        if self._in_body or self._refused or self.transport.is_closing():
+            return
+        if not self._ever_received:
+            # Connected and silent since: there is no request to answer, only a socket to free.
+            self.logger.info("Connection sent nothing in %.0f s: closed.", self.head_timeout_seconds)
+            self._refused = True
+            self.transport.close()
+            return
+        if self._received == 0:
+            return  # between requests on a kept-alive connection: uvicorn's keep-alive timeout rules
+        self.logger.warning("Request head not complete after %.0f s (408).", self.head_timeout_seconds)
+        self._refuse(_HEAD_TOO_SLOW)
 
     def _refuse_head(self) -> None:
         self.logger.warning("Request head over %d bytes refused (431).", MAX_REQUEST_HEAD_BYTES)
@@ -165,17 +249,19 @@ class HeadLimitedHttpToolsProtocol(HttpToolsProtocol):
         asyncio.get_running_loop().call_later(REFUSAL_LINGER_SECONDS, self.transport.close)
 
 
-def server_options(*, head_timeout_seconds: float = REQUEST_HEAD_TIMEOUT_SECONDS) -> dict[str, Any]:
+def server_options(
+    *, head_timeout_seconds: float = REQUEST_HEAD_TIMEOUT_SECONDS, max_connections: int = 0
+) -> dict[str, Any]:
     """uvicorn options of every server of the app (``ai-search serve``, tests, benches).
 
-    ``head_timeout_seconds`` other than the product's is for tests that cannot wait 20 s.
+    ``head_timeout_seconds`` other than the product's is for tests that cannot wait 20 s;
+    ``max_connections`` is the ``max_connections`` setting (0: :func:`connection_cap` decides).
 
     Forwarding headers are not trusted by uvicorn (the rate limiter reads ``X-Forwarded-For`` itself,
     and only for the configured proxy hops), and no ``Server`` header names the software.
     """
-    protocol: type[HeadLimitedHttpToolsProtocol] = HeadLimitedHttpToolsProtocol
-    if head_timeout_seconds != REQUEST_HEAD_TIMEOUT_SECONDS:
-        protocol = type(protocol.__name__, (protocol,), {"head_timeout_seconds": head_timeout_seconds})
+    limits = {"head_timeout_seconds": head_timeout_seconds, "max_connections": connection_cap(max_connections)}
+    protocol = type(HeadLimitedHttpToolsProtocol.__name__, (HeadLimitedHttpToolsProtocol,), limits)
     return {
         "http": protocol,
         "h11_max_incomplete_event_size": MAX_REQUEST_HEAD_BYTES,

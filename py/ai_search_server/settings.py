@@ -96,6 +96,26 @@ class Settings:
         low=1,
         high=600,
     )
+    max_connections: int = _s(
+        0,
+        "Client connections open at once (connections); past it the longest-idle one is closed, or "
+        "the newcomer answered 503 when all are busy. 0: 1000, or what the descriptor limit allows.",
+        low=0,
+        high=100_000,
+    )
+    session_idle_days: int = _s(
+        14,
+        "A login session ends after this many days without a request (days); personal access tokens "
+        "do not expire, they are removed.",
+        low=1,
+        high=365,
+    )
+    session_max_age_days: int = _s(
+        90,
+        "A login session ends this many days after the login, however much it is used (days).",
+        low=1,
+        high=3650,
+    )
     log_level: str = _s("info", "Log level: debug, info, warning, error.")
     # -- search ----------------------------------------------------------------------------------
     search_enabled: bool = _s(True, "AI search on or off.")
@@ -305,6 +325,11 @@ def load_settings(
     if settings.embedder_runtime not in runtimes:
         raise SettingsError(
             f"setting 'embedder_runtime': expected {', '.join(runtimes)}, got {settings.embedder_runtime!r}"
+        )
+    if settings.session_idle_days > settings.session_max_age_days:
+        raise SettingsError(
+            f"setting 'session_idle_days': {settings.session_idle_days} is longer than "
+            f"session_max_age_days ({settings.session_max_age_days})"
         )
     if settings.log_level not in ("debug", "info", "warning", "error"):
         raise SettingsError(

@@ -9,6 +9,11 @@ though CSP blocks inline script::
     item = element("li", element("mark", "deploy"), " failed", class_="result", data_msg_id=msg_id)
     replace_children(get("result-list"), item)
 
+Untrusted text cannot reorder the page: each bidi formatting character (U+202A..U+202E, U+2066..U+2069)
+is put alone in a ``<bdi>`` isolate, which ends its effect at once (``highlights.bidi_runs``), and the
+stylesheet isolates every text container (``unicode-bidi``), so an RTL name or an override in a message
+stays inside its own box.
+
 Highlights are ``[start, end)`` code-point spans over the plain text; :func:`highlighted` turns the
 runs of :func:`~ai_search_web.highlights.highlight_runs` (pure: spans clipped, malformed ones skipped)
 into text nodes and ``<mark>`` elements.
@@ -23,7 +28,7 @@ from typing import Any
 import js
 from pyodide.ffi import JsProxy, create_proxy
 
-from .highlights import highlight_runs
+from .highlights import BIDI_FORMATTING_CHARACTERS, bidi_runs, highlight_runs
 
 __all__ = [
     "ALLOWED_TAGS",
@@ -105,11 +110,23 @@ def _append(node: JsProxy, children: Iterable[Any]) -> None:
         if child is None:
             continue
         if isinstance(child, str):
-            node.appendChild(js.document.createTextNode(child))
+            _append_text(node, child)
         elif isinstance(child, list | tuple):
             _append(node, child)
         else:
             node.appendChild(child)
+
+
+def _append_text(node: JsProxy, text: str) -> None:
+    """``text`` as text nodes; each bidi formatting character alone in a ``<bdi>``, whose isolate ends
+    the character's effect at once, so untrusted text cannot reorder what follows it."""
+    for run, control in bidi_runs(text):
+        if control:
+            isolate = js.document.createElement("bdi")
+            isolate.appendChild(js.document.createTextNode(run))
+            node.appendChild(isolate)
+        else:
+            node.appendChild(js.document.createTextNode(run))
 
 
 def replace_children(node: JsProxy, *children: Any) -> None:
@@ -120,8 +137,12 @@ def replace_children(node: JsProxy, *children: Any) -> None:
 
 
 def set_text(node: JsProxy, text: str) -> None:
-    """``node.textContent = text``: the text as one text node, markup characters and all."""
-    node.textContent = text
+    """``node.textContent = text``: the text as one text node, markup characters and all (bidi
+    formatting characters isolated, as :func:`replace_children` does)."""
+    if BIDI_FORMATTING_CHARACTERS.intersection(text):
+        replace_children(node, text)
+    else:
+        node.textContent = text
 
 
 def get(element_id: str) -> JsProxy:

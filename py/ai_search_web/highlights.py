@@ -8,6 +8,14 @@ renders the whole text exactly once, in order, and never as markup::
 
     >>> highlight_runs("deploy failed", [[0, 6], [4, 9], "x", [50, 60]])
     [('deploy', True), (' fa', True), ('iled', False)]
+
+:func:`bidi_runs` cuts a text around its explicit bidi formatting characters (embeddings, overrides,
+isolates and their terminators), so that :mod:`ai_search_web.dom` can put each one in an isolate of its
+own (``<bdi>``): an untrusted U+202E then reverses nothing, not the rest of its paragraph, while the
+text, copied or read by a screen reader, keeps every character::
+
+    >>> bidi_runs("deploy \u202edeliaf then fixed")
+    [('deploy ', False), ('\u202e', True), ('deliaf then fixed', False)]
 """
 
 from __future__ import annotations
@@ -15,7 +23,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["highlight_runs"]
+__all__ = ["BIDI_FORMATTING_CHARACTERS", "bidi_runs", "highlight_runs"]
+
+# LRE, RLE, PDF, LRO, RLO (U+202A..U+202E) and LRI, RLI, FSI, PDI (U+2066..U+2069): the characters
+# whose effect reaches past themselves, to the end of the paragraph when unterminated. The marks
+# (LRM, RLM, ALM) act on their neighbours only and stay as they are.
+BIDI_FORMATTING_CHARACTERS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 
 
 def highlight_runs(text: str, spans: Sequence[Any]) -> list[tuple[str, bool]]:
@@ -53,3 +66,20 @@ def _valid_spans(spans: Sequence[Any], length: int) -> list[tuple[int, int]]:
         if start < end:
             valid.append((start, end))
     return valid
+
+
+def bidi_runs(text: str) -> list[tuple[str, bool]]:
+    """``text`` as consecutive (run, is one bidi formatting character) pairs; joined, ``text`` again."""
+    if not BIDI_FORMATTING_CHARACTERS.intersection(text):
+        return [(text, False)] if text else []
+    runs: list[tuple[str, bool]] = []
+    start = 0
+    for index, ch in enumerate(text):
+        if ch in BIDI_FORMATTING_CHARACTERS:
+            if index > start:
+                runs.append((text[start:index], False))
+            runs.append((ch, True))
+            start = index + 1
+    if start < len(text):
+        runs.append((text[start:], False))
+    return runs

@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ai_search_web.caret import index_to_utf16, utf16_to_index
+from ai_search_web.highlights import BIDI_FORMATTING_CHARACTERS, bidi_runs
 from ai_search_web.lookups import MAX_CACHED_LOOKUPS, ROOM_LOOKUP, USER_LOOKUP, LookupCache
 from ai_search_web.messages import ERROR_MESSAGES, NETWORK_ERROR_TYPE, error_message
 from ai_search_web.sse import MAX_EVENT_CHARS, EventStreamParser, ServerEvent
@@ -143,3 +144,14 @@ def test_the_lookup_cache_is_bounded() -> None:
         cache.store(f"x{i}", ROOMS[:1] * ROOM_LOOKUP.limit)
     assert cache.local("x0") is None
     assert cache.local(f"x{MAX_CACHED_LOOKUPS + 4}") is not None
+
+
+@given(st.text(alphabet="ab \u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200f\u05d0"))
+def test_bidi_runs_isolate_every_formatting_character(text: str) -> None:
+    runs = bidi_runs(text)
+    assert "".join(run for run, _ in runs) == text
+    for run, control in runs:
+        assert run, "no empty runs"
+        assert control == (run in BIDI_FORMATTING_CHARACTERS)
+        if not control:
+            assert not BIDI_FORMATTING_CHARACTERS.intersection(run), "each control has a run of its own"

@@ -66,6 +66,13 @@ REQUIREMENTS: dict[str, Requirement] = {
         f"{_SPEC} A4; MCP transports.mdx",
         ("tests/server/test_mcp_endpoint.py::test_invalid_single_messages_get_400",),
     ),
+    "A5": Requirement(
+        "Bad input",
+        "A string that is not Unicode text (a lone surrogate, undecodable query bytes) in any parameter "
+        "of any route, REST or MCP, nested or as a key, is a 400 error-invalid-params (an isError tool "
+        "result over MCP), never a 5xx or a -32603.",
+        "security review 2026-12 (selector {\"name\": \"\\ud800\"}); RFC 8259 §8.2",
+    ),
     "B1": Requirement(
         "Rendering",
         "The highlighter emits spans, never markup: the server's ranges and the page's runs stay in "
@@ -98,6 +105,22 @@ REQUIREMENTS: dict[str, Requirement] = {
             "tests/server/test_answers_route.py::test_model_output_reaches_the_client_as_inert_text",
         ),
     ),
+    "B5": Requirement(
+        "Rendering",
+        "The server's configured secrets (LLM, pipeline, embeddings and served-pipeline keys) never "
+        "reach a client nor the log, whatever an upstream hands back: answer text (JSON, streamed, a "
+        "key split across chunks), model ids, MCP results and error bodies are redacted.",
+        "security review 2026-12 (an LLM echoing its Authorization header); OWASP LLM02",
+        ("tests/server/test_redaction.py",),
+    ),
+    "B6": Requirement(
+        "Rendering",
+        "Untrusted text cannot reorder the page: a bidi override, embedding or isolate left open in an "
+        "answer reverses nothing after it (each control is isolated on its own), and the text keeps "
+        "every character.",
+        "security review 2026-12 (U+202E in an answer); Unicode TR9 X5a-X6a; CVE-2021-42574",
+        ("tests/browser/test_web_pure.py::test_bidi_runs_isolate_every_formatting_character",),
+    ),
     "C1": Requirement(
         "Scoping",
         "No result, snippet, highlight, suggestion or count from a room the caller may not read, also "
@@ -123,6 +146,39 @@ REQUIREMENTS: dict[str, Requirement] = {
         f"{_SPEC} C4; MCP security best practices (token passthrough)",
         ("tests/server/test_rest_routes.py::test_a_token_only_works_with_its_own_user_id",),
     ),
+    "C5": Requirement(
+        "Scoping",
+        "A DM's name cannot be taken over: no channel or group may share a name with any room (direct "
+        "rooms included), nobody subscribes another person without the add-user-to-any-c-room "
+        "permission, and a room name resolves only among the caller's rooms, a DM first, by every "
+        "route that takes one (REST and MCP).",
+        "security review 2026-12 (channels.create alice__grace); Rocket.Chat getValidRoomName",
+        ("tests/server/test_store.py::test_a_name_resolves_only_among_the_callers_rooms_and_a_dm_first",),
+    ),
+    "C6": Requirement(
+        "Scoping",
+        "No room name may pass for another: names with invisible, format or bidi-control characters "
+        "are refused, names are stored NFKC, and a name whose TR39 confusable skeleton meets an "
+        "existing room's is refused without naming that room.",
+        "security review 2026-12 (incidents\\u200b, ıncidents); Unicode TR39 §4, TR36",
+        ("tests/server/test_store.py::test_room_names_are_unique_and_unconfusable_across_all_rooms",),
+    ),
+    "C7": Requirement(
+        "Scoping",
+        "People: users.info and users.autocomplete follow one rule (a caller sees themself and the "
+        "people who share a room they read), over REST and MCP, and a hidden person answers exactly as "
+        "a name nobody has.",
+        "security review 2026-12 (users.info as an enumeration oracle); OWASP authentication cheat sheet",
+        ("tests/server/test_rest_routes.py::test_users_info_by_id_and_by_username",),
+    ),
+    "C8": Requirement(
+        "Scoping",
+        "Tokens end when they should: only a login session mints personal access tokens (so removing a "
+        "leaked one is enough), logout refuses a personal access token instead of claiming to end it, "
+        "and a session ends after 14 idle days or 90 days from the login (settings).",
+        "security review 2026-12; OWASP session management cheat sheet; Rocket.Chat "
+        "Accounts_LoginExpiration (90 days)",
+    ),
     "D1": Requirement(
         "SSRF",
         "Only configured upstreams are ever contacted, whatever URL-ish text a request, message or "
@@ -144,6 +200,13 @@ REQUIREMENTS: dict[str, Requirement] = {
             "tests/server/test_outbound.py::test_redirects_are_refused_and_never_followed",
             "tests/server/test_outbound.py::test_rebinding_cannot_switch_the_checked_address",
         ),
+    ),
+    "D4": Requirement(
+        "SSRF",
+        "A setting that can never work (an origin without a scheme or with a wildcard, a base URL whose "
+        "host is no valid domain name) stops start-up with a message naming the setting: never a raw "
+        "exception, never a server that answers every request 500.",
+        "security review 2026-12 (embed_allowed_origins '*', xn--localhost-.com); settings.py",
     ),
     "E1": Requirement(
         "Origin and Host",
@@ -181,10 +244,19 @@ REQUIREMENTS: dict[str, Requirement] = {
     "F5": Requirement(
         "Limits",
         "60 requests a minute per key, answered 429 with Retry-After; spoofed X-Forwarded-For and "
-        "bogus tokens mint no new budgets, and failed authentications spend the address's own (10 a "
-        "minute, then 429 before any token is checked).",
+        "bogus tokens mint no new budgets, and failed authentications (API tokens and the served "
+        "pipeline's X-API-KEY pair alike) spend the address's own (10 a minute, then 429 before any "
+        "credential is checked).",
         f"{_SPEC} F5; upstream-mcp.md §8.1",
         ("tests/server/test_ratelimit.py",),
+    ),
+    "F6": Requirement(
+        "Limits",
+        "Idle connections cannot hold the server: the head deadline runs from a connection's opening "
+        "(a silent one is closed at it), and past the connection cap (max_connections, else what the "
+        "descriptor limit leaves) the longest-idle connection makes room, so 300 idle sockets under a "
+        "256-descriptor limit leave every real request served.",
+        "security review 2026-12 (300 idle sockets, ECONNRESET); CWE-400 (slowloris)",
     ),
     "G1": Requirement(
         "Load and soak",

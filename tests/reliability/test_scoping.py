@@ -39,8 +39,9 @@ from ai_search_server.ratelimit import RateLimiter
 from ai_search_server.retrieval.service import SearchOptions, SearchService
 from ai_search_server.retrieval.wiring import SEARCH_EXTRA, SearchHandle
 from ai_search_server.store import open_store
-from ai_search_server.store.base import StorageFailure, Store
+from ai_search_server.store.base import Conflict, StorageFailure, Store
 from tests.server._fake_openai import FakeOpenAI
+from tests.server._legacy import write_legacy_room
 from tests.server._search_fakes import ScriptedPipeline, hit
 from tests.server.conftest import BASE_URL, Workspace
 
@@ -75,8 +76,8 @@ def rpc(method: str, params: dict[str, Any] | None = None, id: int = 1) -> dict[
     return {"jsonrpc": "2.0", "id": id, "method": method, "params": params or {}}
 
 
-def tool(name: str, **arguments: Any) -> dict[str, Any]:
-    return rpc("tools/call", {"name": name, "arguments": arguments})
+def tool(tool_name: str, /, **arguments: Any) -> dict[str, Any]:
+    return rpc("tools/call", {"name": tool_name, "arguments": arguments})
 
 
 # -- C1: generated workspaces ---------------------------------------------------------------------
@@ -96,11 +97,30 @@ def workspaces(draw: st.DrawFn) -> dict[str, Any]:
             st.tuples(st.integers(0, len(rooms) - 1), st.integers(0, users - 1)), min_size=1, max_size=12
         )
     )
+    direct = [r for r, kind in enumerate(rooms) if kind == "d"]
+    # Rooms that try to take a DM's name: through channels.create (REST or MCP) as a random user
+    # naming the DM's people as members, through the store, or written into the file as a store
+    # without the name rule would have ("legacy": they exist, with random members and a message).
+    twins = (
+        draw(
+            st.lists(
+                st.tuples(st.sampled_from(direct), st.sampled_from(["rest", "mcp", "store", "legacy"]),
+                          st.sampled_from("cp"), st.integers(0, users - 1)),
+                max_size=3,
+                unique_by=lambda twin: twin[0],
+            )
+        )
+        if direct
+        else []
+    )  # fmt: skip
+    twin_members = {(u, t): draw(st.booleans()) for u in range(users) for t in range(len(twins))}
     return {
         "users": users,
         "rooms": rooms,
         "membership": membership,
         "messages": messages,
+        "twins": twins,
+        "twin_members": twin_members,
         "caller": draw(st.integers(0, users - 1)),
         "search_type": draw(st.sampled_from([None, "keyword", "semantic"])),
         "leave": draw(st.sampled_from(["unsubscribe", "ban"])),
@@ -113,6 +133,10 @@ class Leaks:
     foreign_items: int = 0
     count_leaks: int = 0
     stale_after_leaving: int = 0
+    takeovers_accepted: int = 0
+    misresolved_names: int = 0
+    twins_made: int = 0
+    name_lookups: int = 0
     examples: list[str] | None = None
 
     def note(self, kind: str, what: str) -> None:
@@ -124,7 +148,13 @@ class Leaks:
 
     @property
     def total(self) -> int:
-        return self.foreign_items + self.count_leaks + self.stale_after_leaving
+        return (
+            self.foreign_items
+            + self.count_leaks
+            + self.stale_after_leaving
+            + self.takeovers_accepted
+            + self.misresolved_names
+        )
 
 
 @dataclass
@@ -137,52 +167,191 @@ class Built:
     rooms: list[Any]
     messages: list[Any]
     people: list[Any]
+    tokens: list[str]  # each person's PAT, in people's order
 
 
-def _build(case: dict[str, Any], data_dir: Path) -> Built:
+# Names, ids and texts are scanned for in whole answers, so every token must be one that nothing else
+# can spell: ids are 17 base62 characters and timestamps are digits, so each token holds a letter
+# between hyphens (a message's "msg-12-zq"), which neither can produce.
+def _room_name(r: int, kind: str, users: int) -> str:
+    """A DM is named after two people, as imports name them; every other room by its number."""
+    if kind == "d":
+        return f"dm-{r}-user{r % users}x__user{(r + 1) % users}x"
+    return f"room-{r}-{kind}"
+
+
+def _message_text(n: int) -> str:
+    return f"message msg-{n}-zq about deploy"
+
+
+async def _try_takeover(app: Starlette, token: str, person: Any, name: str, members: list[str], via: str) -> int:
+    """channels.create with a DM's name and its people, as ``person``; the HTTP status, or 200 for an
+    MCP result that is not an error."""
+    headers = {"X-User-Id": person.id, "X-Auth-Token": token}
+    async with asgi(app) as http:
+        if via == "rest":
+            response = await http.post("/api/v1/channels.create", json={"name": name, "members": members}, headers=headers)
+            return response.status_code
+        call = tool("post_channels_create", name=name, members=members)
+        response = await http.post(MCP_PATH, json=call, headers={**headers, **MCP_HEADERS})
+        return 400 if response.json()["result"]["isError"] else 200
+
+
+async def _make_twins(case: dict[str, Any], store: Store, app: Starlette, people: list[Any], tokens: list[str],
+                rooms: list[Any], leaks: Leaks) -> list[Any]:
+    """Every attempt to take a DM's name is refused; legacy twins are written into the file."""
+    twins = []
+    for t, (r, via, kind, by) in enumerate(case["twins"]):
+        dm = rooms[r]
+        if via in ("rest", "mcp"):
+            members = sorted({u.username for u in store.get_users(store.members_of(dm.id)).values()})
+            status = await _try_takeover(app, tokens[by], people[by], dm.name, members, via)
+            accepted = status < 400
+        elif via == "store":
+            try:
+                store.create_room(kind, dm.name)
+                accepted = True
+            except Conflict:
+                accepted = False
+        else:
+            member_ids = [people[u].id for u in range(case["users"]) if case["twin_members"][(u, t)]]
+            twins.append(write_legacy_room(store, f"legacyTwinRoom{t:03d}", kind, dm.name, member_ids, created_at_ms=10**13 + t))
+            continue
+        leaks.checks += 1
+        if accepted:
+            leaks.note("takeovers_accepted", f"{via} made a {kind} room named after the DM {dm.name}")
+    leaks.twins_made += len(twins)
+    return twins
+
+
+async def _build(case: dict[str, Any], data_dir: Path, leaks: Leaks) -> Built:
     store = open_store(data_dir)
     people = [store.create_user(f"user{u}x") for u in range(case["users"])]
-    rooms = [store.create_room(kind, f"rm{r}q{kind}") for r, kind in enumerate(case["rooms"])]
+    tokens = [store.create_token(person.id, "pat", label="c1")[1] for person in people]
+    rooms = [
+        store.create_room(kind, _room_name(r, kind, case["users"])) for r, kind in enumerate(case["rooms"])
+    ]
     for (u, r), state in case["membership"].items():
         if state != "none":
             store.subscribe(people[u].id, rooms[r].id)
         if state == "banned":
             store.set_banned(people[u].id, rooms[r].id, True)
+    settings = reliability_settings(mcp_expose_extended_api=True)  # rooms.info by name is extended
+    app = create_app(settings, store, limiter=None)
+    twins = await _make_twins(case, store, app, people, tokens, rooms, leaks)
     messages = [
-        store.post_message(
-            rooms[r].id, people[u].id, f"message m{n}z about deploy", ts=T0 + timedelta(minutes=n)
-        )
+        store.post_message(rooms[r].id, people[u].id, _message_text(n), ts=T0 + timedelta(minutes=n))
         for n, (r, u) in enumerate(case["messages"])
     ]
+    for t, twin in enumerate(twins):  # one message in each legacy twin, by one of its members
+        members = store.members_of(twin.id)
+        if members:
+            n = len(messages)
+            messages.append(store.post_message(twin.id, members[0], _message_text(n), ts=T0 + timedelta(hours=t)))
+    rooms = [*rooms, *twins]
     everything = {
         "results": [hit(m.id, m.room_id if n % 2 else None, similarity=0.9) for n, m in enumerate(messages)]
     }
-    settings = reliability_settings()
-    app = create_app(settings, store, limiter=None)
     service = SearchService(
         store, ScriptedPipeline({"keyword": everything, "semantic": everything}), SearchOptions()
     )
     app.state.services.extras[SEARCH_EXTRA] = SearchHandle.ready(settings, store, service)
     caller = people[case["caller"]]
-    _token, plain = store.create_token(caller.id, "pat", label="c1")
-    readable = {rooms[r].id for r in range(len(rooms)) if case["membership"][(case["caller"], r)] == "member"}
+    plain = tokens[case["caller"]]
+    readable = {rooms[r].id for r in range(len(case["rooms"])) if case["membership"][(case["caller"], r)] == "member"}
+    readable |= {twin.id for t, twin in enumerate(twins) if caller.id in store.members_of(twin.id)}
     return Built(
-        store, app, caller, {"X-User-Id": caller.id, "X-Auth-Token": plain}, readable, rooms, messages, people
+        store, app, caller, {"X-User-Id": caller.id, "X-Auth-Token": plain}, readable, rooms, messages, people, tokens
     )
 
 
 def _foreign_tokens(built: Built, readable: set[str]) -> dict[str, str]:
     """Strings that must not appear in an answer to the caller: foreign rooms and their messages."""
     tokens = {}
+    # A legacy twin shares its DM's name: a name the caller reads a room of is theirs to see.
+    readable_names = {room.name.lower() for room in built.rooms if room.id in readable}
     for room in built.rooms:
         if room.id not in readable:
             tokens[room.id] = f"room id of {room.name}"
-            tokens[room.name] = f"room name {room.name}"
+            if room.name.lower() not in readable_names:
+                tokens[room.name] = f"room name {room.name}"
     for message in built.messages:
         if message.room_id not in readable:
             tokens[message.id] = f"message id in {message.room_id}"
             tokens[message.text.split()[1]] = f"message text in {message.room_id}"
     return tokens
+
+
+def _meant(built: Built, readable: set[str], name: str) -> Any:
+    """What ``name`` must mean to the caller: a room they read of that name, a DM first, then the
+    oldest; None when they read none (the model of Store.readable_room_by_name)."""
+    named = [r for r in built.rooms if r.id in readable and r.name.lower() == name.lower()]
+    named.sort(key=lambda r: (r.type != "d", r.created_at, r.id))
+    return named[0] if named else None
+
+
+async def _look_names_up(
+    http: httpx.AsyncClient, built: Built, readable: set[str], leaks: Leaks, answers: dict[str, httpx.Response]
+) -> None:
+    """Every route that takes a room name, REST and MCP, for every name of the workspace: a post lands
+    in the room the name means to the caller (or nowhere), rooms.info and channels.members show that
+    room, and a search by name searches only that room."""
+    mcp = {**built.headers, **MCP_HEADERS}
+    for n, name in enumerate(sorted({room.name for room in built.rooms})):
+        meant = _meant(built, readable, name)
+        want = meant.id if meant is not None else None
+        probe = f"probe-{n}-pq"
+        posts = {
+            "chat.postMessage": await http.post("/api/v1/chat.postMessage", json={"channel": f"#{name}", "text": probe}, headers=built.headers),
+            "mcp postMessage": await http.post(MCP_PATH, json=tool("post_chat_postMessage_by_channel", channel=f"#{name}", text=probe), headers=mcp),
+        }  # fmt: skip
+        for route, response in posts.items():
+            body = response.json()
+            if route.startswith("mcp"):
+                result = body["result"]
+                body = {} if result["isError"] else json.loads(result["content"][0]["text"])
+            landed = body.get("message", {}).get("rid")
+            leaks.name_lookups += 1
+            if landed != want:
+                leaks.note("misresolved_names", f"{route} #{name} went to {landed}, not {want}")
+            answers[f"{route} #{name}"] = response
+        infos = {
+            "rooms.info": await http.get("/api/v1/rooms.info", params={"roomName": name}, headers=built.headers),
+            "mcp rooms.info": await http.post(MCP_PATH, json=tool("get_rooms_info_by_roomName", roomName=name), headers=mcp),
+        }  # fmt: skip
+        for route, response in infos.items():
+            body = response.json()
+            if route.startswith("mcp"):
+                result = body["result"]
+                body = {} if result["isError"] else json.loads(result["content"][0]["text"])
+            shown = body.get("room", {}).get("_id")
+            leaks.name_lookups += 1
+            if shown != want:
+                leaks.note("misresolved_names", f"{route} {name} showed {shown}, not {want}")
+            answers[f"{route} {name}"] = response
+        members = await http.get("/api/v1/channels.members", params={"roomName": name}, headers=built.headers)
+        leaks.name_lookups += 1
+        member_names = sorted(m["username"] for m in members.json().get("members", []))
+        meant_members = sorted(
+            u.username for u in built.store.get_users(built.store.members_of(want)).values()
+        ) if want else None
+        if (member_names if members.status_code == 200 else None) != meant_members:
+            leaks.note("misresolved_names", f"channels.members {name} listed {member_names}, not {meant_members}")
+        answers[f"channels.members {name}"] = members
+        searches = {
+            "ai.search in:": await http.get("/api/v1/ai.search", params={"q": f"in:#{name} deploy"}, headers=built.headers),
+            "ai.search roomNames": await http.get("/api/v1/ai.search", params={"query": "deploy", "roomNames": name}, headers=built.headers),
+            "mcp ai.search in:": await http.post(MCP_PATH, json=tool("get_ai_search_by_q", q=f"in:#{name} deploy"), headers=mcp),
+        }  # fmt: skip
+        for route, response in searches.items():
+            body = response.json()
+            if route.startswith("mcp"):
+                body = json.loads(body["result"]["content"][0]["text"])
+            rids = {result["rid"] for result in body.get("intelligent", [])}
+            leaks.name_lookups += 1
+            if rids - ({want} if want else set()):
+                leaks.note("misresolved_names", f"{route} #{name} searched {sorted(rids)}, not {want}")
+            answers[f"{route} #{name}"] = response
 
 
 async def _scan_routes(
@@ -229,6 +398,7 @@ async def _scan_routes(
                     "/api/v1/ai.search", params={"q": f"in:#{room.name} deploy"}, headers=built.headers
                 )
                 answers[f"ai.search in:#{room.name}"] = name
+        await _look_names_up(http, built, readable, leaks, answers)
     for route, response in answers.items():
         leaks.checks += 1
         for token, what in foreign.items():
@@ -255,7 +425,7 @@ def _users_sharing_a_room(case: dict[str, Any], built: Built, readable: set[str]
 
 async def _check_case(case: dict[str, Any], leaks: Leaks) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        built = _build(case, Path(tmp))
+        built = await _build(case, Path(tmp), leaks)
         try:
             await _scan_routes(built, built.readable, case["search_type"], leaks, "foreign_items")
             async with asgi(built.app) as http:
@@ -263,6 +433,11 @@ async def _check_case(case: dict[str, Any], leaks: Leaks) -> None:
                     "/api/v1/users.autocomplete", params={"selector": '{"term":""}'}, headers=built.headers
                 )
             allowed = _users_sharing_a_room(case, built, built.readable)
+            allowed |= {
+                u.username
+                for room_id in built.readable
+                for u in built.store.get_users(built.store.members_of(room_id)).values()
+            }
             leaks.checks += 1
             for item in people.json()["items"]:
                 if item["username"] not in allowed:
@@ -303,6 +478,10 @@ def test_no_route_reveals_a_room_the_caller_may_not_read(scale: Scale, figure: F
         foreign_items=leaks.foreign_items,
         count_leaks=leaks.count_leaks,
         stale_after_leaving=leaks.stale_after_leaving,
+        takeovers_accepted=leaks.takeovers_accepted,
+        legacy_twins=leaks.twins_made,
+        name_lookups=leaks.name_lookups,
+        misresolved_names=leaks.misresolved_names,
     )
     assert leaks.total == 0, leaks.examples
 
@@ -407,7 +586,7 @@ class BrokenLookups:
     def _fail(self, *args: Any, **kwargs: Any) -> Any:
         raise self._failure
 
-    readable_room_ids = get_subscription = subscriptions_of = _fail
+    readable_room_ids = get_subscription = subscriptions_of = readable_room_by_name = _fail
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._store, name)

@@ -19,6 +19,8 @@ error-event     stream the first chunk, then an ``{"error": ...}`` event (vLLM, 
 cut             stream two chunks, then close without ``[DONE]`` or a ``finish_reason``
 finish-only     stream the chunks, the last with ``finish_reason: "stop"``, no ``[DONE]``
 length          answer or stream as ``ok``, but finish with ``finish_reason: "length"`` (token limit)
+echo-auth       a hostile provider: the answer quotes the Authorization header it got and ``echo``
+                (streamed three characters a chunk, so the key is split), and so do the model ids
 ==============  ===========================================================================
 
 ``chunk_delay_seconds`` spaces the streamed chunks out like a model writing, and delays a JSON answer
@@ -120,6 +122,7 @@ class FakeOpenAI:
         self.chunks: Sequence[str] = DEFAULT_CHUNKS
         self.chunk_delay_seconds = 0.0
         self.models: Sequence[str] = ("gpt-4o", "llama3.1:8b", "B-model", "a-model")
+        self.echo = ""  # more text the echo-auth behaviour quotes (other secrets it learnt of)
         self.requests: list[RecordedRequest] = []
         self.release.clear()
 
@@ -174,6 +177,9 @@ class FakeOpenAI:
             return Response(b"<html>not json", media_type="application/json")
         if behaviour == "oversize":
             return JSONResponse({"data": [{"id": "x" * OVERSIZE_BYTES}]})
+        if behaviour == "echo-auth":
+            leaked = [request.headers.get("authorization", ""), *self.echo.split()]
+            return JSONResponse({"data": [{"id": f"model-{value}"} for value in leaked] + [{"id": "gpt-4o"}]})
         return JSONResponse({"object": "list", "data": [{"id": m, "object": "model"} for m in self.models]})
 
     async def _completions(self, request: Request) -> Response:
@@ -184,6 +190,11 @@ class FakeOpenAI:
         if behaviour == "slow":
             await self._wait(request)
             return Response(status_code=204)
+        if behaviour == "echo-auth":
+            text = self._echo_text(request)
+            if isinstance(recorded.body, dict) and recorded.body.get("stream") is True:
+                return StreamingResponse(_echo_stream(text), media_type="text/event-stream")
+            return JSONResponse(_completion(text))
         if isinstance(recorded.body, dict) and recorded.body.get("stream") is True:
             return StreamingResponse(self._stream(request, behaviour), media_type="text/event-stream")
         if behaviour == "garbage":
@@ -197,6 +208,10 @@ class FakeOpenAI:
         if self.chunk_delay_seconds:  # as long as the streamed answer takes to write
             await asyncio.sleep(self.chunk_delay_seconds * (len(self.chunks) - 1))
         return JSONResponse(_completion(self.answer, "length" if behaviour == "length" else "stop"))
+
+    def _echo_text(self, request: Request) -> str:
+        given = request.headers.get("authorization", "(none)")
+        return f"I was called with {given} and told {self.echo} [1]."
 
     async def _stream(self, request: Request, behaviour: str) -> AsyncIterator[bytes]:
         chunks = list(self.chunks)
@@ -240,3 +255,11 @@ class FakeOpenAI:
         if behaviour != "finish-only":
             yield _chunk(None, "length" if behaviour == "length" else "stop")
             yield b"data: [DONE]\n\n"
+
+
+async def _echo_stream(text: str) -> AsyncIterator[bytes]:
+    yield _chunk(None)
+    for start in range(0, len(text), 3):
+        yield _chunk(text[start : start + 3])
+    yield _chunk(None, "stop")
+    yield b"data: [DONE]\n\n"

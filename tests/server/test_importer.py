@@ -256,15 +256,18 @@ def test_a_byte_order_mark_and_a_missing_final_newline_are_fine(store: SQLiteSto
     assert (report.lines_read, report.imported, report.skipped) == (2, 2, [])
 
 
-def test_direct_rooms_are_keyed_apart_from_channels(store: SQLiteStore) -> None:
+def test_a_channel_and_a_direct_room_never_share_a_name(store: SQLiteStore) -> None:
     report = import_rows(
         store,
         [
-            line(room="alice__bob", room_type="c", text="channel"),
             line(room="alice__bob", room_type="d", text="dm"),
+            line(room="alice__bob", room_type="c", text="channel"),
+            line(room="aIice__bob", room_type="p", text="a look-alike group"),
         ],
     )
-    assert (report.imported, report.rooms_created, report.skipped) == (2, 2, [])
+    assert (report.imported, report.rooms_created) == (1, 1)
+    assert [n for n, _reason in report.skipped] == [2, 3]
+    assert "already exists" in report.skipped[0][1] and "looks like" in report.skipped[1][1]
 
 
 def test_listeners_hear_imported_messages_in_batches(store: SQLiteStore) -> None:

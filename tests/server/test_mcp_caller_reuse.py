@@ -32,9 +32,9 @@ def resolutions(store: Store, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[
     seen: list[str] = []
     original = store.resolve_token
 
-    def counting(user_id: str, plain: str) -> Any:
+    def counting(user_id: str, plain: str, **options: Any) -> Any:
         seen.append(user_id)
-        return original(user_id, plain)
+        return original(user_id, plain, **options)
 
     monkeypatch.setattr(store, "resolve_token", counting)
     yield seen

@@ -295,13 +295,22 @@ async def test_users_info_by_id_and_by_username(client: httpx.AsyncClient, works
 async def test_channels_create_needs_the_permission_and_a_free_name(
     client: httpx.AsyncClient, workspace: Workspace
 ) -> None:
-    alice = workspace["alice"]
-    r = await client.post(
+    alice, carol = workspace["alice"], workspace["carol"]
+    refused = await client.post(
         "/api/v1/channels.create", json={"name": "design", "members": ["bob"]}, headers=alice.headers
+    )
+    assert refused.status_code == 403 and "add-user-to-any-c-room" in refused.json()["error"]
+    r = await client.post(
+        "/api/v1/channels.create", json={"name": "design", "members": ["alice"]}, headers=alice.headers
     )
     assert r.status_code == 200, r.text
     rid = r.json()["channel"]["_id"]
-    assert workspace.store.get_subscription(workspace["bob"].user.id, rid) is not None
+    assert workspace.store.get_subscription(alice.user.id, rid) is not None
+    by_admin = await client.post(
+        "/api/v1/channels.create", json={"name": "design-2", "members": ["bob"]}, headers=carol.headers
+    )
+    assert by_admin.status_code == 200, by_admin.text
+    assert workspace.store.get_subscription(workspace["bob"].user.id, by_admin.json()["channel"]["_id"])
     again = await client.post("/api/v1/channels.create", json={"name": "Design"}, headers=alice.headers)
     assert again.status_code == 400 and again.json()["errorType"] == "error-duplicate-channel-name"
     workspace.store.set_roles(alice.user.id, ["bot-without-rights"])

@@ -73,7 +73,7 @@ async def test_a_value_the_store_refuses_is_a_clear_400_naming_the_parameter(
 async def test_a_name_with_spaces_and_unicode_is_still_a_name(
     client: httpx.AsyncClient, workspace: Workspace
 ) -> None:
-    headers = workspace["carol"].pat_headers
+    headers = workspace["carol"].headers  # a login session: a PAT cannot mint PATs
     created = await client.post(TOKEN, json={"tokenName": "CI für Zoë, nightly"}, headers=headers)
     assert created.status_code == 200, created.text
     room = await client.post(CREATE, json={"name": "x" * MAX_NAME_CHARS}, headers=headers)

@@ -40,6 +40,8 @@ from ai_search_server.store.schema import (
 )
 from ai_search_server.store.sqlite import BUSY_TIMEOUT_MS, TOKEN_LAST_USED_RESOLUTION_MS
 
+from ._legacy import write_legacy_room
+
 T0 = datetime(2026, 11, 1, 9, 0, tzinfo=UTC)
 MEMBER_PERMISSIONS = frozenset(
     {"access-mcp", "create-c", "create-d", "create-p", "create-personal-access-tokens", "delete-own-message", "pin-message"}
@@ -418,19 +420,68 @@ def test_a_created_room_subscribes_its_creator_and_members(store: SQLiteStore) -
         pytest.param(("c", "ops"), ("c", "ops"), True, id="same-channel-twice"),
         pytest.param(("c", "ops"), ("c", "OPS"), True, id="names-case-insensitive"),
         pytest.param(("c", "ops"), ("p", "Ops"), True, id="channels-and-groups-share-names"),
-        pytest.param(("c", "alice__bob"), ("d", "alice__bob"), False, id="direct-rooms-apart"),
+        pytest.param(("d", "alice__bob"), ("c", "alice__bob"), True, id="a-channel-cannot-take-a-dm-name"),
+        pytest.param(("d", "alice__bob"), ("p", "ALICE__BOB"), True, id="nor-a-group-in-another-case"),
+        pytest.param(("c", "alice__bob"), ("d", "alice__bob"), True, id="a-dm-cannot-take-a-channel-name"),
         pytest.param(("d", "alice__bob"), ("d", "alice__bob"), False, id="direct-names-may-repeat"),
+        pytest.param(("c", "incidents"), ("c", "ıncidents"), "looks like", id="dotless-i"),
+        pytest.param(("c", "incidents"), ("c", "ІNCIDENTS"), "looks like", id="cyrillic-capital-i"),
+        pytest.param(("d", "alice__grace"), ("c", "aIice__grace"), "looks like", id="capital-i-for-l-in-a-dm-name"),
+        pytest.param(("c", "paypal"), ("p", "pаypal"), "looks like", id="cyrillic-a"),
+        pytest.param(("c", "ops"), ("c", "ｏｐｓ"), True, id="fullwidth-is-the-same-name-after-nfkc"),
+        pytest.param(("c", "ops"), ("c", "0ps"), False, id="digits-stay-apart"),
+        pytest.param(("c", "café"), ("c", "cafe"), False, id="accents-stay-apart"),
+        pytest.param(("d", "ana__bo"), ("d", "аna__bo"), False, id="direct-rooms-among-themselves"),
     ],
 )
-def test_room_names_are_unique_among_channels_and_groups(
-    store: SQLiteStore, first: tuple[str, str], second: tuple[str, str], conflict: bool
+def test_room_names_are_unique_and_unconfusable_across_all_rooms(
+    store: SQLiteStore, first: tuple[str, str], second: tuple[str, str], conflict: bool | str
 ) -> None:
     store.create_room(first[0], first[1])  # type: ignore[arg-type]
     if conflict:
-        with pytest.raises(Conflict, match="already exists"):
+        match = conflict if isinstance(conflict, str) else "already exists"
+        with pytest.raises(Conflict, match=match) as refused:
             store.create_room(second[0], second[1])  # type: ignore[arg-type]
+        if match == "looks like":
+            assert first[1] not in str(refused.value), "the look-alike, maybe a private room, is not named"
     else:
         assert store.create_room(second[0], second[1]).name == second[1]  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param("incidents\u200b", id="zero-width-space"),
+        pytest.param("\u202estnedicni", id="right-to-left-override"),
+        pytest.param("in\u2066cidents", id="left-to-right-isolate"),
+        pytest.param("ops\u200d", id="zero-width-joiner"),
+        pytest.param("\ufeffops", id="byte-order-mark"),
+        pytest.param("o\u00adps", id="soft-hyphen"),
+        pytest.param("ops\u3164", id="hangul-filler"),
+        pytest.param("ops\ufe0f", id="variation-selector"),
+        pytest.param("ops\u2028x", id="line-separator"),
+        pytest.param("ops\u00a0team", id="no-break-space"),
+    ],
+)
+def test_room_names_with_invisible_or_reordering_characters_are_refused(store: SQLiteStore, name: str) -> None:
+    with pytest.raises(InvalidValue, match="invisible or text-reordering"):
+        store.create_room("c", name)
+
+
+def test_room_names_are_stored_in_nfkc_form(store: SQLiteStore) -> None:
+    assert store.create_room("c", "ｄｅｐｌｏｙ ﬁxes").name == "deploy fixes"
+
+
+def test_a_name_resolves_only_among_the_callers_rooms_and_a_dm_first(store: SQLiteStore) -> None:
+    alice, bob, grace = (store.create_user(n) for n in ("alice", "bob", "grace"))
+    dm = store.create_room("d", "alice__grace", members=[alice.id, grace.id])
+    # A channel of the same name from before the rule (written as an older ai-search would have).
+    write_legacy_room(store, "legacy", "c", "alice__grace", [bob.id, alice.id])
+    assert store.readable_room_by_name(alice.id, "#alice__grace") == dm
+    assert store.readable_room_by_name(grace.id, "alice__grace") == dm
+    assert store.readable_room_by_name(bob.id, "alice__grace").id == "legacy"  # type: ignore[union-attr]
+    store.set_banned(grace.id, dm.id, True)
+    assert store.readable_room_by_name(grace.id, "alice__grace") is None
 
 
 @pytest.mark.parametrize(
@@ -463,7 +514,7 @@ def test_a_room_with_unknown_members_is_not_created(store: SQLiteStore) -> None:
         pytest.param("ops", "ops", id="by-name"),
         pytest.param("#OPS", "ops", id="hash-and-case-ignored"),
         pytest.param("Operations Team", "ops", id="by-fname"),
-        pytest.param("alice__bob", "channel", id="channel-beats-direct-room"),
+        pytest.param("alice__bob", "direct", id="a-direct-room-by-name"),
         pytest.param("##ops", None, id="only-one-hash-ignored"),
         pytest.param("op", None, id="no-prefix-match"),
     ],
@@ -472,7 +523,6 @@ def test_get_room_by_name(store: SQLiteStore, lookup: str, expected: str | None)
     rooms = {
         "direct": store.create_room("d", "alice__bob"),
         "ops": store.create_room("c", "ops", fname="Operations Team"),
-        "channel": store.create_room("c", "alice__bob"),
     }
     assert store.get_room_by_name(lookup) == (None if expected is None else rooms[expected])
 

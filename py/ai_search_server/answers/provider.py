@@ -48,6 +48,7 @@ from ..outbound import (
     OutboundTimeout,
     OutboundTooLarge,
 )
+from ..redaction import SecretRedactor
 
 __all__ = [
     "ANSWER_TEMPERATURE",
@@ -84,7 +85,6 @@ MAX_LOGGED_PROVIDER_TEXT_CHARS = 500
 TRUNCATING_FINISH_REASONS = frozenset({"length", "content_filter"})
 
 _STREAM_DONE = "[DONE]"
-_REDACTED = "[redacted]"
 
 
 class ProviderError(Exception):
@@ -156,10 +156,6 @@ def endpoint_url(base_url: str, path: str) -> str:
     return urljoin(base_url if base_url.endswith("/") else base_url + "/", path)
 
 
-def redact(text: str, secret: str) -> str:
-    return text.replace(secret, _REDACTED) if secret else text
-
-
 class OpenAICompatibleProvider:
     """One configured provider; stateless, shares the app's ``GuardedClient``.
 
@@ -175,9 +171,13 @@ class OpenAICompatibleProvider:
         completion_timeout_seconds: float = COMPLETION_TIMEOUT_SECONDS,
         models_timeout_seconds: float = MODELS_TIMEOUT_SECONDS,
         max_response_bytes: int = MAX_PROVIDER_RESPONSE_BYTES,
+        redactor: SecretRedactor | None = None,
     ) -> None:
         self.client = client
         self.config = config
+        # What the provider says about a failure goes to the debug log through the server's one
+        # redaction (redaction.py), with this provider's key among the secrets.
+        self.redactor = redactor if redactor is not None else SecretRedactor((config.api_key,))
         self.completion_timeout_seconds = completion_timeout_seconds
         self.models_timeout_seconds = models_timeout_seconds
         self.max_response_bytes = max_response_bytes
@@ -198,6 +198,7 @@ class OpenAICompatibleProvider:
             completion_timeout_seconds=self.completion_timeout_seconds,
             models_timeout_seconds=self.models_timeout_seconds,
             max_response_bytes=self.max_response_bytes,
+            redactor=self.redactor,
         )
 
     def _headers(self) -> dict[str, str]:
@@ -369,14 +370,14 @@ class OpenAICompatibleProvider:
             "provider %s failed (%s: %s); body: %s",
             doing,
             type(exc).__name__,
-            redact(exc.message, self.config.api_key),
+            self.redactor.redact(exc.message),
             self._excerpt(excerpt),
         )
 
     def _excerpt(self, body: bytes | str) -> str:
         text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
         # Redact before cutting, so a key cut in half at the edge cannot survive in part.
-        return redact(text, self.config.api_key)[:MAX_LOGGED_PROVIDER_TEXT_CHARS]
+        return self.redactor.redact(text)[:MAX_LOGGED_PROVIDER_TEXT_CHARS]
 
 
 def _reason(value: Any) -> str | None:

@@ -15,7 +15,10 @@ around the app's ``GuardedClient``. Per request, in order:
    goes to the provider with the system prompt setting; or the extractive answerer quotes the
    sources. The text is shaped (``stream.shape_answer_text``) and its citations checked: each
    ``[N]`` with a source becomes ``{n, msgId, rid}``, one without is dropped and marked ``[N?]``.
-4. **Output checks.** With a custom system prompt (``answer_system_prompt``), every run of its words
+4. **Output checks.** Every configured secret (the LLM's key, the pipeline's and the embeddings'
+   keys) is replaced by ``[redacted]`` in the answer and in model ids (``redaction.SecretRedactor``),
+   streamed text included, so a provider that echoes its ``Authorization`` header leaks nothing.
+   With a custom system prompt (``answer_system_prompt``), every run of its words
    the model repeats is replaced by ``[redacted]`` (``echo.PromptEcho``), streamed text included. An
    answer the model stopped before finishing (``finish_reason`` ``length`` or ``content_filter``) is
    kept and marked ``truncated: true``.
@@ -45,6 +48,7 @@ from ai_search import (
 
 from .. import errors
 from ..outbound import GuardedClient
+from ..redaction import SecretRedactor
 from ..settings import Settings
 from ..store.base import Store
 from ..store.records import User
@@ -152,6 +156,8 @@ class AnswerService:
         # Only a custom prompt may hold what an operator keeps private; the built-in one is public.
         custom = settings.answer_system_prompt.strip()
         self.echo = PromptEcho(custom) if custom else None
+        # The configured secrets, replaced wherever the provider's words reach the caller.
+        self.secrets = SecretRedactor.from_settings(settings)
 
     @classmethod
     def from_settings(cls, settings: Settings, store: Store, client: GuardedClient | None) -> AnswerService:
@@ -161,7 +167,7 @@ class AnswerService:
             config = ProviderConfig(
                 base_url=settings.llm_base_url, model=settings.llm_model, api_key=settings.llm_api_key
             )
-            provider = OpenAICompatibleProvider(client, config)
+            provider = OpenAICompatibleProvider(client, config, redactor=SecretRedactor.from_settings(settings))
         return cls(settings, store, provider)
 
     # -- status ----------------------------------------------------------------------------------
@@ -292,6 +298,7 @@ class AnswerService:
         # The same redaction as the whole answer's, chunk by chunk: it holds back the words an echo
         # could still start with, so no piece of one leaves before it is known to be one.
         echo = self.echo.stream() if self.echo is not None else None
+        secrets = self.secrets.stream()
         parts: list[str] = []
         try:
             async with aclosing(provider.stream(self.system_prompt, self._prompt(query, sources))) as deltas:
@@ -300,6 +307,7 @@ class AnswerService:
                     text = shaper.feed(delta)
                     if echo is not None:
                         text = echo.feed(text)
+                    text = secrets.feed(text)
                     if text:
                         yield AnswerDelta(text)
         except ProviderError as exc:
@@ -307,6 +315,7 @@ class AnswerService:
         tail = shaper.flush()
         if echo is not None:
             tail = echo.feed(tail) + echo.flush()
+        tail = secrets.feed(tail) + secrets.flush()
         if tail:
             yield AnswerDelta(tail)
         yield AnswerDone(self._result("".join(parts), sources, provider, truncated=deltas.truncated))
@@ -315,7 +324,8 @@ class AnswerService:
         """The provider's models for the settings picker; never fails (the selected model alone)."""
         if self.provider is None:
             return model_list_fallback(self.settings.llm_model or None)
-        return await self.provider.list_models()
+        redact = self.secrets.redact
+        return [ModelOption(redact(o.key), redact(o.label)) for o in await self.provider.list_models()]
 
     # -- helpers ---------------------------------------------------------------------------------
 
@@ -330,7 +340,7 @@ class AnswerService:
         *,
         truncated: bool = False,
     ) -> AnswerResult:
-        answer = shape_answer_text(raw, len(sources))
+        answer = self.secrets.redact(shape_answer_text(raw, len(sources)))
         if self.echo is not None:
             stream = self.echo.stream()
             answer = stream.feed(answer) + stream.flush()

@@ -77,8 +77,24 @@ def _query_value(value: Any) -> str:
 
 
 def build_query_string(arguments: Mapping[str, Any]) -> str:
-    """The query string of a GET/DELETE tool call (URLSearchParams encoding, arguments in key order)."""
-    return urlencode([(key, _query_value(value)) for key, value in arguments.items()])
+    """The query string of a GET/DELETE tool call (URLSearchParams encoding, arguments in key order).
+
+    A lone surrogate (an argument sent as ``"\\ud800"``) has no UTF-8 form; it is passed on as the
+    bytes ``surrogatepass`` gives, which the route's strict decoding refuses as a 400 naming the
+    parameter, so the tool result says what a REST caller would be told.
+    """
+    pairs = [(key, _query_value(value)) for key, value in arguments.items()]
+    return urlencode(pairs, encoding="utf-8", errors="surrogatepass")
+
+
+def _json_body(arguments: Mapping[str, Any]) -> bytes:
+    """The JSON body of a POST/PUT tool call; a lone surrogate travels escaped (``\\ud800``), as the
+    client sent it, so the route refuses it with a 400 naming the parameter."""
+    text = json.dumps(dict(arguments), ensure_ascii=False, separators=(",", ":"))
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        return json.dumps(dict(arguments), separators=(",", ":")).encode()
 
 
 class _Exchange:
@@ -162,7 +178,7 @@ async def call_route(
         errors.BatchBudgetExceeded: the batch's shared ``budget`` ran out while reading.
     """
     if route.reads_body:
-        body = json.dumps(dict(arguments), ensure_ascii=False, separators=(",", ":")).encode()
+        body = _json_body(arguments)
         query = b""
     else:
         body = b""

@@ -113,8 +113,14 @@ def checked_url(url: str) -> httpx.URL:
     """Parse and check the URL's shape; the destination's addresses are checked at connect time."""
     try:
         parsed = httpx.URL(url)
+        # httpx decodes an xn-- host only when .host is read: read it here, where a bad one is refused.
+        parsed.host  # noqa: B018
     except (httpx.InvalidURL, TypeError) as exc:
         raise OutboundRefused(f"outbound destination refused: invalid URL ({exc})") from None
+    except UnicodeError as exc:  # idna.IDNAError: an xn-- label that is no valid internationalised name
+        raise OutboundRefused(
+            f"outbound destination refused: the host is not a valid domain name ({exc})"
+        ) from None
     if parsed.scheme not in _ALLOWED_SCHEMES:
         raise OutboundRefused(
             f"outbound destination refused: scheme {parsed.scheme!r} (only http and https are allowed)"

@@ -154,7 +154,8 @@ class SearchService:
         readable = self.store.readable_room_ids(user.id)
         name_ids = []
         for name in request.room_names:
-            room = self.store.get_room_by_name(name)
+            # Among the caller's rooms only: a foreign room of the same name never shadows theirs.
+            room = self.store.readable_room_by_name(user.id, name)
             if room is not None and room.id in readable:
                 name_ids.append(room.id)
         if request.room_names and not name_ids and not request.rids and not request.rid:

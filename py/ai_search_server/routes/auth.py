@@ -37,6 +37,8 @@ async def login(req: ApiRequest[LoginParams]) -> dict[str, Any]:
     user = store.verify_password(req.params.user, req.params.password)
     if user is None or not user.active:
         raise errors.Unauthorized(LOGIN_FAILED, error_type="error-login-failed")
+    # Sessions this user let expire are cleared here, so the table does not keep every old login.
+    store.delete_expired_sessions(user.id, req.services.session_lifetime)
     _token, plain = store.create_token(user.id, "session", label="login")
     return {
         "status": "success",
@@ -44,12 +46,26 @@ async def login(req: ApiRequest[LoginParams]) -> dict[str, Any]:
     }
 
 
-@router.post("logout", NoParams, description="End the session of the token used for this call.")
+LOGOUT_NEEDS_SESSION = (
+    "logout ends a login session, and this call used a personal access token: it stays valid. "
+    "Remove it with users.removePersonalAccessToken"
+)
+
+
+@router.post(
+    "logout",
+    NoParams,
+    description="End the login session of the token used for this call. A personal access token is "
+    "refused (it stays valid): remove it with users.removePersonalAccessToken.",
+    refuses=(Refusal(errors.InvalidParams.status, LOGOUT_NEEDS_SESSION),),
+)
 async def logout(req: ApiRequest[NoParams]) -> dict[str, Any]:
     caller = req.caller
     assert caller is not None
-    if caller.token.kind == "session":
-        req.services.store.delete_token(caller.user.id, caller.token.id)
+    # Saying "logged out" to a PAT would leave the caller believing a credential is dead that is not.
+    if caller.is_pat:
+        raise errors.InvalidParams(LOGOUT_NEEDS_SESSION, error_type="error-logout-needs-a-session")
+    req.services.store.delete_token(caller.user.id, caller.token.id)
     return {"status": "success", "data": {"message": "You've been logged out!"}}
 
 

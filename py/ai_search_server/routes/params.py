@@ -9,6 +9,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from .. import errors
+from ..api import refuse_lone_surrogates
 from ..limits import DEFAULT_PAGE_ITEMS, MAX_ID_CHARS, MAX_NAME_CHARS, MAX_PAGE_ITEMS, MAX_SELECTOR_CHARS
 from ..store.base import InvalidValue
 from ..store.schema import check_room_name
@@ -102,6 +103,7 @@ def parse_selector(raw: str, key: str) -> str:
         raise errors.InvalidParams("Invalid parameters: 'selector' must be a JSON object") from None
     if not isinstance(data, dict):
         raise errors.InvalidParams("Invalid parameters: 'selector' must be a JSON object")
+    refuse_lone_surrogates(data, "selector")
     value = data.get(key, "")
     if not isinstance(value, str):
         raise errors.InvalidParams(f"Invalid parameters: 'selector.{key}' must be a string")

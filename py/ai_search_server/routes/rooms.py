@@ -26,10 +26,22 @@ LIST_RATE_LIMIT = RateLimitRule(count=120, period_seconds=60)
 AUTOCOMPLETE_RATE_LIMIT = RateLimitRule(count=600, period_seconds=60)
 
 
+# Subscribing someone puts a room's messages into their search results and answers, so only people
+# trusted to do that for anyone may add others at creation: upstream's permission of that name
+# (admins). Everyone else creates the channel with themselves in it.
+ADD_MEMBERS_PERMISSION = "add-user-to-any-c-room"
+MEMBERS_NEED_PERMISSION = (
+    "Adding other people to a new channel needs the add-user-to-any-c-room permission: a room's "
+    "messages join its members' search results, so nobody is subscribed without their say"
+)
+
+
 class CreateChannelParams(Params):
     name: RoomName = Field(description="Name of the new public channel.")
     members: Annotated[list[Name], Field(max_length=MAX_CREATE_MEMBERS)] = Field(
-        default_factory=list, description="Usernames to add as members."
+        default_factory=list,
+        description="Usernames to subscribe as members; naming anyone but yourself needs the "
+        "add-user-to-any-c-room permission (admins).",
     )
     readOnly: bool = Field(default=False, description="Accepted for compatibility; ignored.")
 
@@ -37,10 +49,14 @@ class CreateChannelParams(Params):
 @router.post(
     "channels.create",
     CreateChannelParams,
-    description="Create a public channel. Requires `name`; optional `members` (array of usernames).",
+    description="Create a public channel. Requires `name`; optional `members` (array of usernames). "
+    "The name may not be any room's name (direct rooms included) nor look like one.",
     permissions=("create-c",),
     rate_limit=CREATE_RATE_LIMIT,
-    refuses=(Refusal(errors.Conflict.status, "A room with this name already exists"),),
+    refuses=(
+        Refusal(errors.Conflict.status, "A room with this name already exists, or one that looks like it"),
+        Refusal(errors.Forbidden.status, MEMBERS_NEED_PERMISSION),
+    ),
 )
 async def create_channel(req: ApiRequest[CreateChannelParams]) -> dict[str, Any]:
     store, params = req.services.store, req.params
@@ -50,8 +66,12 @@ async def create_channel(req: ApiRequest[CreateChannelParams]) -> dict[str, Any]
             "Invalid parameters: 'name' must be a non-empty name without spaces",
             error_type="error-invalid-room-name",
         )
+    others = [u for u in dict.fromkeys(params.members) if u.removeprefix("@").lower() != req.user.username.lower()]
+    assert req.caller is not None
+    if others and ADD_MEMBERS_PERMISSION not in req.caller.permissions:
+        raise errors.Forbidden(MEMBERS_NEED_PERMISSION, error_type="error-not-allowed")
     member_ids = []
-    for username in params.members:
+    for username in others:
         user = store.get_user_by_username(username)
         if user is None:
             raise errors.InvalidParams(
@@ -60,9 +80,10 @@ async def create_channel(req: ApiRequest[CreateChannelParams]) -> dict[str, Any]
         member_ids.append(user.id)
     try:
         room = store.create_room("c", name, creator_id=req.user.id, members=member_ids)
-    except store_base.Conflict:
+    except store_base.Conflict as exc:
+        # The store's sentence: the name is taken, or looks like one that is (never which room).
         raise errors.Conflict(
-            f"A room named {name!r} already exists", error_type="error-duplicate-channel-name"
+            f"{str(exc)[:1].upper()}{str(exc)[1:]}", error_type="error-duplicate-channel-name"
         ) from None
     return {"channel": room_json(room)}
 

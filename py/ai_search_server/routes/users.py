@@ -10,6 +10,7 @@ from .. import errors
 from ..api import ApiRequest, RateLimitRule, Refusal, Router
 from ..limits import USER_AUTOCOMPLETE_LIMIT
 from ..store import base as store_base
+from .access import visible_user, visible_user_ids
 from .params import Id, Name, NoParams, Params, Selector, parse_selector
 from .shapes import iso, user_json
 
@@ -20,6 +21,10 @@ TOKEN_RATE_LIMIT = RateLimitRule(count=10, period_seconds=60)
 USER_NOT_FOUND = "User not found"
 TOKEN_EXISTS = "A token with this name already exists"
 NO_SUCH_TOKEN = "No token with this name"
+TOKEN_NEEDS_SESSION = (
+    "Creating a personal access token needs a login session (the token from /api/v1/login), "
+    "not a personal access token"
+)
 
 
 class InfoByUserId(Params):
@@ -34,7 +39,8 @@ class InfoByUsername(Params):
     "users.info",
     InfoByUserId,
     InfoByUsername,
-    description="Get a user's public profile, by id or by username.",
+    description="Get the public profile of yourself or of someone who shares a room with you, by id or "
+    "by username (anyone else answers as an unknown user).",
     variant_descriptions=(
         "Get a user's public profile by user id.",
         "Get a user's public profile by username.",
@@ -49,6 +55,8 @@ async def users_info(req: ApiRequest[InfoByUserId | InfoByUsername]) -> dict[str
         if isinstance(params, InfoByUserId)
         else store.get_user_by_username(params.username)
     )
+    # Unknown and not visible answer alike: the same rule as users.autocomplete (routes/access.py).
+    user = visible_user(store, req.user, user)
     if user is None:
         raise errors.NotFound(USER_NOT_FOUND, error_type="error-user-not-found")
     return {"user": user_json(user, full=True)}
@@ -69,9 +77,7 @@ async def users_autocomplete(req: ApiRequest[AutocompleteUsersParams]) -> dict[s
     store = req.services.store
     term = parse_selector(req.params.selector, "term").lstrip("@")
     # Only people the caller can already see in their rooms: the directory is not an oracle.
-    visible: set[str] = {req.user.id}
-    for room_id in store.readable_room_ids(req.user.id):
-        visible.update(store.members_of(room_id))
+    visible = visible_user_ids(store, req.user)
     candidates = store.find_users(term, limit=USER_AUTOCOMPLETE_LIMIT, user_ids=visible)
     items = [user_json(u) for u in candidates]
     return {"items": items}
@@ -85,12 +91,21 @@ class GenerateTokenParams(Params):
 @router.post(
     "users.generatePersonalAccessToken",
     GenerateTokenParams,
-    description="Create a personal access token for the authenticated user (shown once).",
+    description="Create a personal access token for the authenticated user (shown once). Needs a login "
+    "session: a personal access token cannot create more.",
     permissions=("create-personal-access-tokens",),
     rate_limit=TOKEN_RATE_LIMIT,
-    refuses=(Refusal(errors.Conflict.status, TOKEN_EXISTS),),
+    refuses=(
+        Refusal(errors.Conflict.status, TOKEN_EXISTS),
+        Refusal(errors.Forbidden.status, TOKEN_NEEDS_SESSION),
+    ),
 )
 async def generate_token(req: ApiRequest[GenerateTokenParams]) -> dict[str, Any]:
+    # A PAT that could mint PATs would outlive its own revocation: whoever leaked it mints another
+    # first. Minting needs what only the person has: their password, through a login session.
+    assert req.caller is not None
+    if req.caller.is_pat:
+        raise errors.Forbidden(TOKEN_NEEDS_SESSION, error_type="error-login-session-required")
     try:
         _token, plain = req.services.store.create_token(req.user.id, "pat", label=req.params.tokenName)
     except store_base.Conflict:

@@ -31,6 +31,7 @@ from .records import (
     MessageEvent,
     Room,
     RoomType,
+    SessionLifetime,
     Subscription,
     ThreadSummary,
     Token,
@@ -131,8 +132,15 @@ class Store(Protocol):
         Raises Conflict when a PAT with that label exists for the user."""
         ...
 
-    def resolve_token(self, user_id: str, plain: str) -> Token | None:
-        """The token when ``plain`` belongs to ``user_id``; updates last_used_at."""
+    def resolve_token(
+        self, user_id: str, plain: str, *, session_lifetime: SessionLifetime | None = None
+    ) -> Token | None:
+        """The token when ``plain`` belongs to ``user_id``; updates last_used_at. A session token past
+        ``session_lifetime`` (idle or absolute) is deleted and answers None."""
+        ...
+
+    def delete_expired_sessions(self, user_id: str, lifetime: SessionLifetime) -> int:
+        """Deletes the user's session tokens past ``lifetime``; returns how many."""
         ...
 
     def list_tokens(self, user_id: str, kind: TokenKind) -> list[Token]: ...
@@ -150,13 +158,22 @@ class Store(Protocol):
         members: Sequence[str] = (),
         topic: str = "",
     ) -> Room:
-        """``members`` are user ids subscribed at creation (the creator is added when given).
-        Raises Conflict when a non-direct room with that name exists (case-insensitive)."""
+        """``members`` are user ids subscribed at creation (the creator is added when given); the
+        name is stored in NFKC form. Raises InvalidValue for a name with invisible or bidi-control
+        characters, and Conflict when a channel or group would share its name with any room (direct
+        rooms included, case-insensitive) or look like one (a confusable skeleton), or a direct room
+        would take a channel's or group's name."""
         ...
 
     def get_room(self, room_id: str) -> Room | None: ...
     def get_room_by_name(self, name: str) -> Room | None:
-        """By name or fname, case-insensitive; one leading '#' is ignored."""
+        """By name or fname, case-insensitive; one leading '#' is ignored. Any room of the workspace:
+        never for resolving what a caller names (``readable_room_by_name`` is)."""
+        ...
+
+    def readable_room_by_name(self, user_id: str, name: str) -> Room | None:
+        """The room ``name`` means to this user: among the rooms they read only, a direct room first
+        (so a name that meant a DM never comes to mean another room), exact names before fnames."""
         ...
 
     def get_rooms(self, room_ids: Iterable[str]) -> dict[str, Room]: ...

@@ -8,6 +8,7 @@ end. All of it runs inside the store's write transaction.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sqlite3
 from collections.abc import Callable, Iterable, Sequence
@@ -27,13 +28,15 @@ def _json(values: Iterable[str]) -> str:
     return json.dumps(list(values))
 
 
-def check_import_row(row: ImportRow) -> int:
-    """The row's time in milliseconds.
+def check_import_row(row: ImportRow) -> tuple[ImportRow, int]:
+    """The row with its room name in the stored (NFKC) form, and its time in milliseconds.
 
     Raises:
         InvalidValue: a value the store refuses (a name, the text, an id, an attachment, an emoji).
     """
-    check_room_name(row.room)
+    room = check_room_name(row.room)
+    if room != row.room:
+        row = dataclasses.replace(row, room=room)
     schema.check_room_type(row.room_type)
     schema.check_username(row.username)
     for member in row.members:
@@ -51,7 +54,7 @@ def check_import_row(row: ImportRow) -> int:
             schema.check_username(username)
     if row.edited_at is not None:
         to_ms(row.edited_at)
-    return to_ms(row.ts)
+    return row, to_ms(row.ts)
 
 
 class ImportBatch:
@@ -127,6 +130,11 @@ class ImportBatch:
             if parent is None or room is None or parent[0] != room[0]:
                 return f"the thread's first message {row.tmid!r} is not in room {row.room!r} (import it first)"
             tmid = parent[1] or row.tmid
+        if room is None:
+            # A channel may not take a DM's name, nor any name that looks like another room's.
+            clash = schema.room_name_clash(self.conn, row.room_type, row.room)
+            if clash is not None:
+                return clash
         author_id, author_username, author_name = self._user(row.username, row.user_name)
         if room is None:
             room = (self.new_id(), row.room_type)
@@ -135,6 +143,7 @@ class ImportBatch:
                 " VALUES (?, ?, ?, ?, '', ?, ?)",
                 (room[0], row.room_type, row.room, row.room, author_id, self.now),
             )
+            schema.insert_room_name_keys(self.conn, room[0], row.room)
             self.rooms[key] = room
             self.rooms_created += 1
         self.subscriptions[(author_id, room[0])] = None

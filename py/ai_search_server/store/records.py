@@ -124,6 +124,15 @@ class Token:
 
 
 @dataclass(frozen=True, slots=True)
+class SessionLifetime:
+    """How long a login session token stays valid: ``idle_ms`` after its last use, and ``max_age_ms``
+    after its creation whatever its use. Personal access tokens have no lifetime: they are revoked."""
+
+    idle_ms: int
+    max_age_ms: int
+
+
+@dataclass(frozen=True, slots=True)
 class MessageEvent:
     """A change the store made to a message, delivered to listeners after the commit.
 

@@ -24,6 +24,7 @@ from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from pathlib import Path
 
+from . import names
 from .base import InvalidValue, StorageFailure
 from .records import RoomType
 
@@ -57,11 +58,13 @@ __all__ = [
     "connect",
     "fold",
     "from_ms",
+    "insert_room_name_keys",
     "message_change_log_sql",
     "migrate",
     "now_ms",
     "roles_from_column",
     "roles_to_column",
+    "room_name_clash",
     "to_ms",
 ]
 
@@ -90,6 +93,7 @@ KNOWN_ROLES = ("admin", "user", "bot")
 ALL_PERMISSIONS = frozenset(
     {
         "access-mcp",
+        "add-user-to-any-c-room",
         "change-setting-llm_model",
         "create-c",
         "create-d",
@@ -178,9 +182,21 @@ def check_display_name(name: str) -> str:
 
 @lru_cache(maxsize=_CHECK_CACHE_SIZE)
 def check_room_name(name: str) -> str:
-    """A room name: free text, but trimmed, one line, no leading '#' (lookups strip one, so such a name
-    could never be found as typed) and no '"' (the search line quotes a name with spaces or commas and
-    has no escape for a quote inside it, so `in:` could never name such a room)."""
+    """The room name to store (NFKC form), or InvalidValue.
+
+    Free text, but trimmed, one line, no leading '#' (lookups strip one, so such a name could never be
+    found as typed), no '"' (the search line quotes a name with spaces or commas and has no escape for
+    a quote inside it, so `in:` could never name such a room), and nothing invisible or reordering
+    (zero-width characters, bidi controls: names.invisible_character), so that what people see is the
+    name. Look-alikes of other rooms are the store's Conflict (names.confusable_keys)."""
+    _check_unicode(name, "a room name")
+    hidden = names.invisible_character(name)
+    if hidden is not None and not _CONTROL.search(name):
+        raise InvalidValue(
+            f"a room name cannot hold invisible or text-reordering characters ({hidden}): "
+            "people would see a name other than the one stored"
+        )
+    name = names.normal_room_name(name)
     if not name or not name.strip():
         raise InvalidValue("a room name cannot be empty")
     if name != name.strip():
@@ -193,7 +209,6 @@ def check_room_name(name: str) -> str:
         raise InvalidValue("a room name cannot hold control characters")
     if '"' in name:
         raise InvalidValue("a room name cannot hold '\"' (the search line could not name the room)")
-    _check_unicode(name, "a room name")
     return name
 
 
@@ -482,12 +497,62 @@ def _add_conversations(conn: sqlite3.Connection) -> None:
     )
 
 
+def _create_room_name_keys(conn: sqlite3.Connection) -> None:
+    """The confusable keys of every room name (names.confusable_keys), for the look-alike check."""
+    conn.execute(
+        """CREATE TABLE room_name_keys (
+            key TEXT NOT NULL,
+            room_id TEXT NOT NULL REFERENCES rooms (id) ON DELETE CASCADE,
+            PRIMARY KEY (key, room_id)
+        ) WITHOUT ROWID"""
+    )
+    conn.execute("CREATE INDEX room_name_keys_room ON room_name_keys (room_id)")
+    rows = conn.execute("SELECT id, name FROM rooms").fetchall()
+    conn.executemany(
+        "INSERT OR IGNORE INTO room_name_keys (key, room_id) VALUES (?, ?)",
+        [(key, room_id) for room_id, name in rows for key in names.confusable_keys(name)],
+    )
+
+
+def room_name_clash(conn: sqlite3.Connection, room_type: str, name: str) -> str | None:
+    """Why a new room of ``room_type`` may not take ``name``, or None (inside a write transaction).
+
+    A channel or group may not share its name (case-insensitively) with any room, direct rooms
+    included, nor look like one (names.confusable_keys). A direct room may repeat another direct
+    room's name (they are named after their members) but not a channel's or group's. The message
+    never names the look-alike, which may be a room the caller cannot see.
+    """
+    others = "" if room_type != "d" else " AND r.t != 'd'"
+    if conn.execute(f"SELECT 1 FROM rooms r WHERE r.name = ?{others}", (name,)).fetchone():
+        return f"a room named {name!r} already exists"
+    keys = json.dumps(sorted(names.confusable_keys(name)))
+    if conn.execute(
+        "SELECT 1 FROM room_name_keys k JOIN rooms r ON r.id = k.room_id"
+        f" WHERE k.key IN (SELECT value FROM json_each(?)){others} LIMIT 1",
+        (keys,),
+    ).fetchone():
+        return (
+            f"room name {name!r} looks like the name of an existing room (it differs only in "
+            "characters that look alike, such as a dotless i or a Cyrillic letter); choose another"
+        )
+    return None
+
+
+def insert_room_name_keys(conn: sqlite3.Connection, room_id: str, name: str) -> None:
+    """Records a new room's confusable keys, for later rooms' :func:`room_name_clash`."""
+    conn.executemany(
+        "INSERT OR IGNORE INTO room_name_keys (key, room_id) VALUES (?, ?)",
+        [(key, room_id) for key in names.confusable_keys(name)],
+    )
+
+
 # Append only: a released step never changes, because files in the field have already run it.
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "users, role_permissions, rooms, subscriptions, messages, tokens", _create_tables),
     Migration(2, "default permissions of the user and bot roles", _seed_role_permissions),
     Migration(3, "message change log (message_changes) for readers in other processes", _log_message_changes),
     Migration(4, "threads (tmid), attachments, reactions, mentions, pins", _add_conversations),
+    Migration(5, f"confusable keys of room names ({names.KEY_VERSION})", _create_room_name_keys),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
 

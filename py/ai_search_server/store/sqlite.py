@@ -54,6 +54,7 @@ from .records import (
     MessageEvent,
     Room,
     RoomType,
+    SessionLifetime,
     Subscription,
     ThreadSummary,
     Token,
@@ -161,6 +162,13 @@ def _thread_of(conn: sqlite3.Connection, room_id: str, tmid: str) -> str:
     if row is None:
         raise NotFound(f"no message {tmid!r} in this room to reply to")
     return str(row[0] or tmid)
+
+
+def _expired(row: Row, lifetime: SessionLifetime, now: int) -> bool:
+    """Whether a token row (created_at at 4, last_used_at at 5) is past the lifetime at ``now``."""
+    created: int = row[4]
+    last_used: int = row[5] if row[5] is not None else created
+    return now - created >= lifetime.max_age_ms or now - last_used >= lifetime.idle_ms
 
 
 def _check_token_kind(kind: str) -> TokenKind:
@@ -493,8 +501,12 @@ class SQLiteStore:
             )
         return token, plain
 
-    def resolve_token(self, user_id: str, plain: str) -> Token | None:
-        """The token when ``plain`` belongs to ``user_id`` and the user is active."""
+    def resolve_token(
+        self, user_id: str, plain: str, *, session_lifetime: SessionLifetime | None = None
+    ) -> Token | None:
+        """The token when ``plain`` belongs to ``user_id`` and the user is active; a session token
+        past ``session_lifetime`` is deleted instead. The idle time counts from ``last_used_at``, which
+        is kept to TOKEN_LAST_USED_RESOLUTION_MS (a minute), far finer than any lifetime in days."""
         if not plain or len(plain) > MAX_TOKEN_LENGTH:
             return None
         row = self._one(
@@ -505,11 +517,24 @@ class SQLiteStore:
         if row is None:
             return None
         now = now_ms()
+        if row[2] == "session" and session_lifetime is not None and _expired(row, session_lifetime, now):
+            with self._transaction("end an expired session") as write:
+                write.conn.execute("DELETE FROM tokens WHERE id = ?", (row[0],))
+            return None
         if row[5] is None or now - row[5] >= TOKEN_LAST_USED_RESOLUTION_MS:
             with self._transaction("record a token's use") as write:
                 write.conn.execute("UPDATE tokens SET last_used_at = ? WHERE id = ?", (now, row[0]))
             row = (*row[:5], now)
         return _token(row)
+
+    def delete_expired_sessions(self, user_id: str, lifetime: SessionLifetime) -> int:
+        now = now_ms()
+        with self._transaction("delete expired sessions") as write:
+            return write.conn.execute(
+                "DELETE FROM tokens WHERE user_id = ? AND kind = 'session'"
+                " AND (created_at <= ? OR coalesce(last_used_at, created_at) <= ?)",
+                (user_id, now - lifetime.max_age_ms, now - lifetime.idle_ms),
+            ).rowcount
 
     def list_tokens(self, user_id: str, kind: TokenKind) -> list[Token]:
         rows = self._all(
@@ -541,7 +566,7 @@ class SQLiteStore:
         topic: str = "",
     ) -> Room:
         schema.check_room_type(type)
-        check_room_name(name)
+        name = check_room_name(name)
         display = check_display_name(fname) if fname and fname.strip() else name
         schema.check_topic(topic)
         member_ids = list(dict.fromkeys([*([creator_id] if creator_id else []), *members]))
@@ -554,16 +579,15 @@ class SQLiteStore:
             ).fetchall()
             if found:
                 raise NotFound(f"user {found[0][0]!r} does not exist")
-            if (
-                type != "d"
-                and write.conn.execute("SELECT 1 FROM rooms WHERE name = ? AND t != 'd'", (name,)).fetchone()
-            ):
-                raise Conflict(f"a room named {name!r} already exists")
+            clash = schema.room_name_clash(write.conn, type, name)
+            if clash is not None:
+                raise Conflict(clash)
             write.conn.execute(
                 "INSERT INTO rooms (id, t, name, fname, topic, creator_id, created_at)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (room.id, type, name, display, topic, creator_id, created),
             )
+            schema.insert_room_name_keys(write.conn, room.id, name)
             write.conn.executemany(
                 "INSERT INTO subscriptions (user_id, room_id, banned, created_at) VALUES (?, ?, 0, ?)",
                 [(member, room.id, created) for member in member_ids],
@@ -581,6 +605,20 @@ class SQLiteStore:
             f"SELECT {_ROOM_COLUMNS} FROM rooms WHERE name = ?1 OR fname = ?1"
             " ORDER BY name = ?1 DESC, t = 'd', created_at, id LIMIT 1",
             (name,),
+        )
+        return None if row is None else _room(row)
+
+    def readable_room_by_name(self, user_id: str, name: str) -> Room | None:
+        """Among the rooms the user reads (subscribed, not banned) only: an exact name beats an fname;
+        a direct room beats a channel or group of the same name, so a name that meant a DM never
+        comes to mean another room; then the oldest. One leading '#' is ignored."""
+        name = name.removeprefix("#")
+        row = self._one(
+            f"SELECT {', '.join('r.' + c for c in _ROOM_COLUMNS.split(', '))} FROM rooms r"
+            " JOIN subscriptions s ON s.room_id = r.id AND s.user_id = ?2 AND s.banned = 0"
+            " WHERE r.name = ?1 OR r.fname = ?1"
+            " ORDER BY r.name = ?1 DESC, r.t = 'd' DESC, r.created_at, r.id LIMIT 1",
+            (name, user_id),
         )
         return None if row is None else _room(row)
 
@@ -988,7 +1026,7 @@ class SQLiteStore:
         valid: list[tuple[int, ImportRow, int]] = []
         for index, row in enumerate(rows):
             try:
-                valid.append((index, row, check_import_row(row)))
+                valid.append((index, *check_import_row(row)))
             except InvalidValue as error:
                 rejected.append((index, str(error)))
         if not valid:
