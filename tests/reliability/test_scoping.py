@@ -38,7 +38,7 @@ from ai_search_server.outbound import GuardedClient, OutboundPolicy
 from ai_search_server.ratelimit import RateLimiter
 from ai_search_server.retrieval.service import SearchOptions, SearchService
 from ai_search_server.retrieval.wiring import SEARCH_EXTRA, SearchHandle
-from ai_search_server.store import open_store
+from ai_search_server.store import Attachment, open_store
 from ai_search_server.store.base import Conflict, StorageFailure, Store
 from tests.server._fake_openai import FakeOpenAI
 from tests.server._legacy import write_legacy_room
@@ -92,9 +92,12 @@ def workspaces(draw: st.DrawFn) -> dict[str, Any]:
         for u in range(users)
         for r in range(len(rooms))
     }
+    # (room, author, a reply in the thread of the room's previous message?, with a file?)
     messages = draw(
         st.lists(
-            st.tuples(st.integers(0, len(rooms) - 1), st.integers(0, users - 1)), min_size=1, max_size=12
+            st.tuples(st.integers(0, len(rooms) - 1), st.integers(0, users - 1), st.booleans(), st.booleans()),
+            min_size=1,
+            max_size=12,
         )
     )
     direct = [r for r, kind in enumerate(rooms) if kind == "d"]
@@ -184,6 +187,10 @@ def _message_text(n: int) -> str:
     return f"message msg-{n}-zq about deploy"
 
 
+def _file_name(n: int) -> str:
+    return f"file-{n}-qz.txt"
+
+
 async def _try_takeover(app: Starlette, token: str, person: Any, name: str, members: list[str], via: str) -> int:
     """channels.create with a DM's name and its people, as ``person``; the HTTP status, or 200 for an
     MCP result that is not an error."""
@@ -239,10 +246,19 @@ async def _build(case: dict[str, Any], data_dir: Path, leaks: Leaks) -> Built:
     settings = reliability_settings(mcp_expose_extended_api=True)  # rooms.info by name is extended
     app = create_app(settings, store, limiter=None)
     twins = await _make_twins(case, store, app, people, tokens, rooms, leaks)
-    messages = [
-        store.post_message(rooms[r].id, people[u].id, _message_text(n), ts=T0 + timedelta(minutes=n))
-        for n, (r, u) in enumerate(case["messages"])
-    ]
+    messages = []
+    previous: dict[int, str] = {}  # room index -> the id of its latest message
+    for n, (r, u, reply, with_file) in enumerate(case["messages"]):
+        posted = store.post_message(
+            rooms[r].id,
+            people[u].id,
+            _message_text(n),
+            ts=T0 + timedelta(minutes=n),
+            tmid=previous.get(r) if reply else None,
+            attachments=(Attachment(_file_name(n)),) if with_file else (),
+        )
+        previous[r] = posted.id
+        messages.append(posted)
     for t, twin in enumerate(twins):  # one message in each legacy twin, by one of its members
         members = store.members_of(twin.id)
         if members:
@@ -279,7 +295,43 @@ def _foreign_tokens(built: Built, readable: set[str]) -> dict[str, str]:
         if message.room_id not in readable:
             tokens[message.id] = f"message id in {message.room_id}"
             tokens[message.text.split()[1]] = f"message text in {message.room_id}"
+            for attachment in message.attachments:
+                tokens[attachment.name] = f"file name in {message.room_id}"
     return tokens
+
+
+async def _read_conversations(
+    http: httpx.AsyncClient, built: Built, readable: set[str], leaks: Leaks, kind: str, answers: dict[str, httpx.Response]
+) -> None:
+    """Every conversation route for every message and room: a foreign one answers 404; a readable
+    reply's thread and context show nothing of another room (scanned with the other answers)."""
+    h = built.headers
+    for message in built.messages:
+        calls = {
+            "chat.getMessageContext": await http.get("/api/v1/chat.getMessageContext", params={"msgId": message.id}, headers=h),
+            "chat.getThreadMessages": await http.get("/api/v1/chat.getThreadMessages", params={"tmid": message.tmid or message.id}, headers=h),
+            "chat.react": await http.post("/api/v1/chat.react", json={"messageId": message.id, "emoji": ":eyes:"}, headers=h),
+        }  # fmt: skip
+        for route, response in calls.items():
+            answers[f"{route} {message.id}"] = response
+            leaks.checks += 1
+            if message.room_id not in readable and response.status_code != 404:
+                leaks.note(kind, f"{route} of a foreign message answered {response.status_code}")
+    for room in built.rooms:
+        history = {"c": "channels.history", "p": "groups.history", "d": "im.history"}[room.type]
+        calls = {
+            "chat.getThreadsList": await http.get("/api/v1/chat.getThreadsList", params={"rid": room.id}, headers=h),
+            "chat.getPinnedMessages": await http.get("/api/v1/chat.getPinnedMessages", params={"roomId": room.id}, headers=h),
+            history: await http.get(f"/api/v1/{history}", params={"roomId": room.id}, headers=h),
+            "chat.search": await http.get("/api/v1/chat.search", params={"roomId": room.id, "searchText": "deploy"}, headers=h),
+            "rooms.info": await http.get("/api/v1/rooms.info", params={"roomId": room.id}, headers=h),
+            "channels.members": await http.get("/api/v1/channels.members", params={"roomId": room.id}, headers=h),
+        }  # fmt: skip
+        for route, response in calls.items():
+            answers[f"{route} {room.id}"] = response
+            leaks.checks += 1
+            if (room.id in readable) != (response.status_code == 200):
+                leaks.note(kind, f"{route} of a {'readable' if room.id in readable else 'foreign'} room answered {response.status_code}")
 
 
 def _meant(built: Built, readable: set[str], name: str) -> Any:
@@ -399,6 +451,7 @@ async def _scan_routes(
                 )
                 answers[f"ai.search in:#{room.name}"] = name
         await _look_names_up(http, built, readable, leaks, answers)
+        await _read_conversations(http, built, readable, leaks, kind, answers)
     for route, response in answers.items():
         leaks.checks += 1
         for token, what in foreign.items():
