@@ -4,10 +4,11 @@
 //
 //   node scripts/pyodide-snapshot.mjs        (scripts/setup runs it after vendoring Pyodide)
 //
-// Writes the snapshot and a gzip copy beside it (the server sends that to browsers accepting gzip),
-// then restores it once in a second Pyodide and imports the core there through the snapshot's hook,
-// so a snapshot this Pyodide would refuse never reaches the page. The loader names what to preload and where the
-// file goes: one source for both.
+// Writes the snapshot packed (the loader's packSnapshot: all-zero pages left out) and a gzip copy
+// beside it (the server sends that to browsers accepting gzip), then restores it once in a second
+// Pyodide and imports the core there through the snapshot's hook, so a snapshot this Pyodide would
+// refuse never reaches the page. The loader names what to preload, the format and where the file
+// goes: one source for all.
 import { readFileSync, readdirSync, writeFileSync, renameSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { gzipSync, constants } from "node:zlib";
@@ -130,22 +131,23 @@ function writeCore(pyodide) {
   writePackage(pyodide, "ai_search_web", WEB);
 }
 
-const maker = await loadPyodide({ indexURL, _makeSnapshot: true });
+const maker = await loadPyodide(loader.baseOptions({ indexURL, _makeSnapshot: true }));
 maker.runPython(loader.PRELOADED);
 writeCore(maker);
 maker.runPython(CORE_HOOK);
 maker.runPython(WEB_HOOK);
 const bytes = maker.makeMemorySnapshot();
+const packed = loader.packSnapshot(bytes);
 
-const check = await loadPyodide({ indexURL, _loadSnapshot: bytes });
+const check = await loadPyodide(loader.baseOptions({ indexURL, _loadSnapshot: loader.unpackSnapshot(packed) }));
 writeCore(check);
 const answer = check.runPython(
   `${loader.PRELOADED}\nimport sys, ai_search\nassert ai_search.__spec__.loader.__class__.__name__ == "SnapshotCore"\nsys.version.split()[0]`,
 );
 
 // Written under temporary names and renamed, so an interrupted run leaves no half file behind.
-writeFileSync(`${target}.tmp`, bytes);
-writeFileSync(`${target}.gz.tmp`, gzipSync(bytes, { level: constants.Z_BEST_COMPRESSION }));
+writeFileSync(`${target}.tmp`, packed);
+writeFileSync(`${target}.gz.tmp`, gzipSync(packed, { level: constants.Z_BEST_COMPRESSION }));
 renameSync(`${target}.tmp`, target);
 renameSync(`${target}.gz.tmp`, `${target}.gz`);
-console.log(`pyodide-snapshot: ${target} (${bytes.length} bytes, CPython ${answer})`);
+console.log(`pyodide-snapshot: ${target} (${packed.length} bytes packed from ${bytes.length}, CPython ${answer})`);

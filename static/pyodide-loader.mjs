@@ -1,27 +1,32 @@
-// The interpreter module pyscript.toml names: the vendored Pyodide's loadPyodide, started from a
-// memory snapshot instead of from scratch whenever one is at hand.
+// The vendored Pyodide, started from a memory snapshot instead of from scratch whenever one is at
+// hand. Shared by the page's boot module (python-boot.mjs), the worker that makes the browser's own
+// snapshot (pyodide-snapshot-worker.mjs) and the script that makes the server's (scripts/
+// pyodide-snapshot.mjs), so the three agree on the file names, the format and what is preloaded.
+// Importing it starts nothing.
 //
 // A fresh Pyodide spends most of its start-up initialising CPython (about 3 s of a 4 s cold start
 // on a 2-core machine; the wasm download and compile are a few hundred ms). Pyodide can instead
 // restore a snapshot of the WebAssembly memory taken right after that initialisation. Two sources:
 //
 // 1. The server's snapshot, SHIPPED_SNAPSHOT: `scripts/setup` makes it once with the vendored
-//    Pyodide in Node (scripts/pyodide-snapshot.mjs) and the server sends it gzip-compressed and
-//    immutable beside the other vendored files, so even the first visit restores it (about 6 MB more
-//    on the wire, against about 3 s less CPU).
+//    Pyodide in Node and the server sends it gzip-compressed beside the other vendored files, so
+//    even the first visit restores it.
 // 2. Without it (a 404) or when Pyodide refuses it, the page starts fresh and, once ready, a worker
 //    (pyodide-snapshot-worker.mjs) starts a throwaway Pyodide in snapshot mode and stores its memory
-//    in Cache Storage (about 31 MB, this origin only); later starts restore that one first. The
-//    worker is needed because snapshot mode wraps `js` in a proxy that breaks DOM getters for the
-//    rest of that interpreter's life.
+//    in Cache Storage (this origin only); later starts restore that one first. The worker is needed
+//    because snapshot mode wraps `js` in a proxy that breaks DOM getters for the rest of that
+//    interpreter's life.
+//
+// Both are stored packed (packSnapshot): the memory's all-zero pages (about 45% of it) are left
+// out, so the browser inflates and copies 17 MB instead of 31 MB; unpackSnapshot puts them back.
 //
 // Either snapshot holds no data: CPython and the standard library after start-up and PRELOADED,
 // and the server's one also the pure core (py/ai_search, standard library only), kept aside by an
 // import hook that hands it out only while the files the page wrote are byte for byte the ones it
 // was made from (scripts/pyodide-snapshot.mjs). Its hash seed (and `random`'s state) is the same for
-// everyone who restores it; the page uses neither for anything secret. Pyodide refuses a snapshot of another
-// build (its build id is in the header); a refused or broken snapshot means a fresh start, and a
-// refused one from Cache Storage is deleted.
+// everyone who restores it; the page uses neither for anything secret. Pyodide refuses a snapshot of
+// another build (its build id is in the header); a refused or broken snapshot means a fresh start,
+// and a refused one from Cache Storage is deleted.
 //
 // window.__pySnapshot tells tests and benchmarks what happened: "loaded" (restored; __pySnapshotFrom
 // says "server" or "browser"), "none" (started fresh), then "making", "stored" or "failed" while the
@@ -31,10 +36,10 @@ import { loadPyodide as loadVendored, version } from "./vendor/pyodide-314.0.2/p
 export { version };
 
 export const INDEX_URL = new URL("./vendor/pyodide-314.0.2/", import.meta.url).href;
-// Bump when PRELOADED or the way the snapshot is made changes: both snapshots' names carry it, so a
-// browser never restores an old one from its caches (the server's is cached as immutable; a new
-// core needs no bump, the import hook notices it).
-export const SNAPSHOT_FORMAT = 3;
+// Bump when PRELOADED, the packed format or the way the snapshot is made changes: both snapshots'
+// names carry it, so a browser never restores an old one from its caches (a new core needs no
+// bump, the import hook notices it).
+export const SNAPSHOT_FORMAT = 4;
 export const SHIPPED_SNAPSHOT = new URL(`./snapshot-v${SNAPSHOT_FORMAT}.bin`, INDEX_URL).href;
 const SNAPSHOT_CACHE = "ai-search-pyodide-snapshot";
 const SNAPSHOT_KEY = new URL(`./pyodide-snapshot-${version}-v${SNAPSHOT_FORMAT}.bin`, import.meta.url).href;
@@ -43,16 +48,85 @@ const SNAPSHOT_KEY = new URL(`./pyodide-snapshot-${version}-v${SNAPSHOT_FORMAT}.
 export const PRELOADED =
   "import re, json, datetime, dataclasses, typing, collections, functools, codecs, urllib.parse, enum, " +
   "unicodedata, ipaddress, math, contextlib, asyncio, html";
+// Pyodide's lock file lists the packages loadPackage can fetch; the page loads none, so Pyodide is
+// given an empty one of its own ABI instead of fetching and parsing the 113 KB file.
+const EMPTY_LOCK = JSON.stringify({
+  info: { abi_version: "2026_0", arch: "wasm32", platform: "emscripten_5_0_3", python: "3.14.0" },
+  packages: {},
+});
 // Milliseconds after the page is ready before the snapshot worker starts: the first visit's own
 // start-up and first requests get the CPU first.
 const SNAPSHOT_DELAY_MS = 1000;
 
+// The packed format: a header of little-endian uint32 (magic, memory bytes, page bytes, run count),
+// then each run of non-zero pages as (first page, page count), then those pages' bytes in order.
+const PACKED_MAGIC = 0x31534941; // "AIS1"
+// Bytes per page of the packed format: WebAssembly's own page, and coarse enough that the run
+// table stays a few hundred entries.
+const PACKED_PAGE_BYTES = 65536;
+const HEADER_WORDS = 4;
+
+function isZero(bytes, start, end) {
+  for (let i = start; i < end; i++) if (bytes[i] !== 0) return false;
+  return true;
+}
+
+/** The snapshot's memory with its all-zero pages left out (scripts/pyodide-snapshot.mjs, the worker).
+ * Pyodide's snapshot is its header then the memory, so the last page may be short; it is packed
+ * padded with zeros. */
+export function packSnapshot(memory) {
+  const bytes = memory instanceof Uint8Array ? memory : new Uint8Array(memory);
+  const runs = [];
+  for (let page = 0; page * PACKED_PAGE_BYTES < bytes.length; page++) {
+    const start = page * PACKED_PAGE_BYTES;
+    if (isZero(bytes, start, Math.min(start + PACKED_PAGE_BYTES, bytes.length))) continue;
+    const last = runs[runs.length - 1];
+    if (last && last[0] + last[1] === page) last[1] += 1;
+    else runs.push([page, 1]);
+  }
+  const pages = runs.reduce((sum, [, count]) => sum + count, 0);
+  const head = (HEADER_WORDS + 2 * runs.length) * 4;
+  const out = new Uint8Array(head + pages * PACKED_PAGE_BYTES);
+  const words = new DataView(out.buffer);
+  [PACKED_MAGIC, bytes.length, PACKED_PAGE_BYTES, runs.length].forEach((v, i) => words.setUint32(4 * i, v, true));
+  let offset = head;
+  runs.forEach(([first, count], i) => {
+    words.setUint32(4 * (HEADER_WORDS + 2 * i), first, true);
+    words.setUint32(4 * (HEADER_WORDS + 2 * i + 1), count, true);
+    const from = first * PACKED_PAGE_BYTES;
+    out.set(bytes.subarray(from, from + count * PACKED_PAGE_BYTES), offset);
+    offset += count * PACKED_PAGE_BYTES;
+  });
+  return out;
+}
+
+/** The snapshot a packed one stands for, byte for byte; throws on anything that is not one. */
+export function unpackSnapshot(buffer) {
+  const source = buffer instanceof Uint8Array ? buffer : new Uint8Array(buffer);
+  const view = new DataView(source.buffer, source.byteOffset, source.byteLength);
+  const word = (i) => view.getUint32(4 * i, true);
+  if (source.length < HEADER_WORDS * 4 || word(0) !== PACKED_MAGIC) throw new Error("not a packed snapshot");
+  const [length, pageBytes, count] = [word(1), word(2), word(3)];
+  const memory = new Uint8Array(length);
+  let offset = (HEADER_WORDS + 2 * count) * 4;
+  for (let i = 0; i < count; i++) {
+    const [first, pages] = [word(HEADER_WORDS + 2 * i), word(HEADER_WORDS + 2 * i + 1)];
+    const size = pages * pageBytes;
+    const at = first * pageBytes;
+    if (at >= length || offset + size > source.length) throw new Error("a truncated snapshot");
+    memory.set(source.subarray(offset, offset + Math.min(size, length - at)), at);
+    offset += size;
+  }
+  return memory;
+}
+
 // Raised inside the snapshot promise when the server has no snapshot: start fresh, no warning.
 class NoShippedSnapshot extends Error {}
 
-export async function writeSnapshot(bytes) {
+export async function writeSnapshot(memory) {
   const cache = await caches.open(SNAPSHOT_CACHE);
-  await cache.put(SNAPSHOT_KEY, new Response(bytes, { headers: { "content-type": "application/octet-stream" } }));
+  const body = new Response(packSnapshot(memory), { headers: { "content-type": "application/octet-stream" } });
+  await cache.put(SNAPSHOT_KEY, body);
 }
 
 async function findCachedSnapshot() {
@@ -65,12 +139,12 @@ async function findCachedSnapshot() {
   }
 }
 
-// The server's snapshot as a promise of its bytes; Pyodide awaits it only after it has fetched and
-// started compiling the interpreter, so the download runs alongside.
+// The server's snapshot as a promise of its memory; Pyodide awaits it only once it has the
+// interpreter's script, so the download runs alongside the wasm's.
 function shippedSnapshot() {
-  return fetch(SHIPPED_SNAPSHOT).then((response) => {
+  return fetch(SHIPPED_SNAPSHOT).then(async (response) => {
     if (!response.ok) throw new NoShippedSnapshot(`${response.status}`);
-    return response.arrayBuffer();
+    return unpackSnapshot(await response.arrayBuffer());
   });
 }
 
@@ -90,15 +164,22 @@ function makeSnapshotLater() {
   }, SNAPSHOT_DELAY_MS);
 }
 
-async function restore(base, bytes, from) {
-  const pyodide = await loadVendored({ ...base, _loadSnapshot: bytes });
+async function restore(base, memory, from) {
+  const pyodide = await loadVendored({ ...base, _loadSnapshot: memory });
   globalThis.__pySnapshot = "loaded";
   globalThis.__pySnapshotFrom = from;
   return pyodide;
 }
 
+/** Options every Pyodide of the page gets: the vendored files (Node passes its own path), no lock
+ * file to fetch. */
+export function baseOptions(options = {}) {
+  return { indexURL: INDEX_URL, lockFileContents: EMPTY_LOCK, ...options };
+}
+
+/** The page's Pyodide: restored from a snapshot when one is at hand, else started fresh. */
 export async function loadPyodide(options = {}) {
-  const base = { ...options, indexURL: INDEX_URL };
+  const base = baseOptions(options);
   performance.mark("ai-search:interpreter-start");
   const cached = await findCachedSnapshot();
   let pyodide = null;
@@ -106,19 +187,19 @@ export async function loadPyodide(options = {}) {
     // Only made when the server's snapshot was missing or refused: tried first, so a refused
     // server snapshot is not fetched and refused again on every visit.
     try {
-      pyodide = await restore(base, cached.arrayBuffer(), "browser");
+      pyodide = await restore(base, cached.arrayBuffer().then(unpackSnapshot), "browser");
     } catch (error) {
       console.warn("ai-search: the stored Pyodide snapshot was refused; starting fresh.", error);
       await caches.delete(SNAPSHOT_CACHE);
     }
   } else {
-    const bytes = shippedSnapshot();
-    // Pyodide awaits the bytes only once the interpreter is on its way, and a 404 can come first: a
-    // rejection with no handler yet is reported as an uncaught error, so one is attached here (the
-    // await below still sees the rejection).
-    bytes.catch(() => {});
+    const memory = shippedSnapshot();
+    // Pyodide awaits the memory only once the interpreter is on its way, and a 404 can come first:
+    // a rejection with no handler yet is reported as an uncaught error, so one is attached here
+    // (the await below still sees the rejection).
+    memory.catch(() => {});
     try {
-      pyodide = await restore(base, bytes, "server");
+      pyodide = await restore(base, memory, "server");
     } catch (error) {
       if (!(error instanceof NoShippedSnapshot)) {
         console.warn("ai-search: the server's Pyodide snapshot was refused; starting fresh.", error);

@@ -45,7 +45,7 @@ from .security import (
 )
 from .services import Services
 from .settings import Settings, SettingsError
-from .static import PROJECT_ROOT, REVALIDATE_CACHE, PageFiles, versioned_config
+from .static import PROJECT_ROOT, REVALIDATE_CACHE, PageFiles, python_files
 from .store.base import Store
 
 __all__ = ["EMBED_ORIGINS_PLACEHOLDER", "EMBED_PAGE_PATH", "create_app", "embed_origins", "origin_policy"]
@@ -164,12 +164,9 @@ def create_app(
             headers={"cache-control": REVALIDATE_CACHE},
         )
 
-    async def config_file(_request: Request) -> Response:
+    async def page_python(_request: Request) -> Response:
         # Each Python file's URL carries its digest, so browsers keep those files without asking.
-        text = versioned_config((root / "pyscript.toml").read_text(encoding="utf-8"), root)
-        return Response(
-            text, media_type="text/plain; charset=utf-8", headers={"cache-control": REVALIDATE_CACHE}
-        )
+        return JSONResponse({"files": python_files(root)}, headers={"cache-control": REVALIDATE_CACHE})
 
     async def unknown_api(request: Request) -> Response:
         return error_response(
@@ -185,7 +182,7 @@ def create_app(
         Route("/openapi.json", openapi, methods=["GET"]),
         Route("/", page, methods=["GET"]),
         Route(EMBED_PAGE_PATH, embed_page, methods=["GET"]),
-        Route("/pyscript.toml", config_file, methods=["GET"]),
+        Route("/py/files.json", page_python, methods=["GET"]),
         Mount("/static", PageFiles(directory=root / "static", immutable_prefixes=("/static/vendor/",))),
         # Only the browser's packages: the server's own code is not the page's business.
         Mount("/py/ai_search", PageFiles(directory=root / "py" / "ai_search", versioned=True)),

@@ -3,9 +3,9 @@
 Vendored runtime files live in versioned folders (``static/vendor/pyodide-314.0.2/``), so they are
 cached for a year as immutable; everything else (the page, its Python files) is revalidated with an
 ETag on each load, so a deploy is seen at once. The page's Python files are the exception that
-needs no revalidation: ``pyscript.toml`` is served with each source URL carrying its content digest
-(``./py/ai_search/_grammar.py?v=…``, :func:`versioned_config`), and a request whose ``v`` is the
-file's current digest is cached as immutable, so a warm visit fetches none of them. ``scripts/setup`` writes a ``.gz`` beside each large
+needs no revalidation: ``GET /py/files.json`` lists them with each URL carrying its content digest
+(``/py/ai_search/_grammar.py?v=…``, :func:`python_files`), and a request whose ``v`` is the file's
+current digest is cached as immutable, so a warm visit fetches none of them. ``scripts/setup`` writes a ``.gz`` beside each large
 vendored file; it is sent to browsers that accept gzip, so nothing is compressed per request.
 """
 
@@ -28,11 +28,12 @@ __all__ = [
     "PROJECT_ROOT",
     "REVALIDATE_CACHE",
     "PageFiles",
+    "PAGE_PACKAGES",
     "content_digest",
-    "versioned_config",
+    "python_files",
 ]
 
-# The project root: index.html, pyscript.toml, py/ and static/ are served from here.
+# The project root: index.html, embed.html, py/ and static/ are served from here.
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 IMMUTABLE_CACHE = "public, max-age=31536000, immutable"
 REVALIDATE_CACHE = "no-cache"
@@ -55,8 +56,9 @@ for _ext, _type in {
 
 # Hex digits of SHA-256 in a versioned URL: enough that two versions of a file never share one.
 DIGEST_HEX_CHARS = 16
-# A [files] source of pyscript.toml: the quoted key up to " =".
-_CONFIG_SOURCE = re.compile(r'^"(\./py/[A-Za-z0-9_/]+\.py)"(?= =)', re.MULTILINE)
+# The folders of py/ the page runs in Pyodide (every module of each; the server's own is not the
+# page's business). static/python-boot.mjs writes them into Pyodide's file system.
+PAGE_PACKAGES = ("ai_search", "ai_search_web")
 _digests: dict[tuple[str, int, int], str] = {}
 # Files under an immutable prefix that scripts/setup rebuilds in place (the Pyodide memory snapshot,
 # remade whenever the page's Python changes, under a name that stays): revalidated, so a browser
@@ -74,16 +76,17 @@ def content_digest(path: str | os.PathLike[str]) -> str:
     return _digests[key]
 
 
-def versioned_config(text: str, root: Path) -> str:
-    """pyscript.toml with each ``./py/…`` source given ``?v=<digest>`` (a missing file is left as is,
-    and PyScript reports it as before)."""
+def python_files(root: Path) -> dict[str, str]:
+    """Each page module's path in Pyodide's file system -> its URL at its current digest.
 
-    def version(match: re.Match[str]) -> str:
-        source = match[1]
-        path = root / source.removeprefix("./")
-        return f'"{source}?v={content_digest(path)}"' if path.is_file() else match[0]
-
-    return _CONFIG_SOURCE.sub(version, text)
+    Read from the folders on every call (a stat per file), so a module added or edited is served
+    at once and none can be left out of a hand-kept list.
+    """
+    return {
+        f"{package}/{path.name}": f"/py/{package}/{path.name}?v={content_digest(path)}"
+        for package in PAGE_PACKAGES
+        for path in sorted((root / "py" / package).glob("*.py"))
+    }
 
 
 class PageFiles(StaticFiles):
