@@ -16,10 +16,11 @@
 const PROTOCOL = 1; // the "aiSearch" field of every message (embed_protocol.py, embed.js)
 const CONFIG_KEYS = ["host", "theme", "accent", "placeholder", "filters"];
 const MAX_PLACEHOLDER_CHARS = 200;
-const MAX_QUERY_CHARS = 500; // MAX_SEARCH_QUERY_LENGTH
 const html = document.documentElement;
 const params = new URLSearchParams(location.search);
 const box = document.getElementById("search-box");
+// The server writes its query limit (MAX_SEARCH_QUERY_LENGTH) into the box's maxlength.
+const MAX_QUERY_CHARS = box.maxLength > 0 ? box.maxLength : Infinity;
 const python = () => html.dataset.py === "ready";
 
 function hostOrigin() {

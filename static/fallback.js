@@ -1,12 +1,21 @@
-// The page before Python is ready (about a second): sign in, and Enter searches with the one-line
-// query. Results are text only (textContent). Once Python is ready (<html data-py="ready">) every
-// handler here steps aside; Python reads window.aiSearchFallback to keep what was found.
+// The page before Python is ready (about a second on a first visit): sign in, suggestions for the
+// filter being typed, and Enter searches with the one-line query. Results are text only
+// (textContent). Once Python is ready (<html data-py="ready">) every handler here steps aside;
+// Python reads window.aiSearchFallback to keep what was found and the rooms and people looked up.
+//
+// The suggestions are a subset of Python's (py/ai_search_web/search_box.py): the token right before
+// the caret, rooms and people from one lookup of each made at load, today/yesterday/7 days ago for
+// dates. The grammar itself stays Python's; this only has to be right until Python takes over.
 const SESSION_KEY = "ai-search.session"; // the same key as py/ai_search_web/auth.py
 const FIRST_PAGE = 5; // AI_SEARCH_PAGE_SIZE
+const MAX_RESULTS = 50; // MAX_INTELLIGENT_SEARCH_RESULTS: a full page means "50+"
+const SUGGESTIONS_SHOWN = 8;
 const html = document.documentElement;
 const $ = (id) => document.getElementById(id);
+const box = $("search-box");
+const list = $("suggestions");
 const python = () => html.dataset.py === "ready";
-const state = (window.aiSearchFallback = { q: "", data: null });
+const state = (window.aiSearchFallback = { q: "", data: null, rooms: null, people: null });
 const readSession = () => {
   try { return JSON.parse(sessionStorage.getItem(SESSION_KEY)); } catch { return null; }
 };
@@ -14,6 +23,7 @@ const say = (text) => { $("status").textContent = text; };
 html.dataset.auth = readSession()?.authToken ? "in" : "out";
 const me = readSession();
 if (me) $("whoami").textContent = `${me.name || me.username} (@${me.username})`;
+else say("Sign in to search.");
 
 // Sentences by HTTP status; the Python page has the full table (py/ai_search_web/messages.py).
 const FAILURES = {
@@ -21,7 +31,14 @@ const FAILURES = {
   401: "That did not work: sign in (again).",
   429: "Too many requests in a short time. Wait a few seconds and try again.",
 };
-const failure = (status) => new Error(FAILURES[status] || "The server refused the request. Try again.");
+const seconds = (n) => (n >= 60 ? `${Math.ceil(n / 60)} minute${n > 60 ? "s" : ""}` : `${n} second${n === 1 ? "" : "s"}`);
+function failure(status, retryAfter) {
+  const error = new Error(FAILURES[status] || "The server refused the request. Try again.");
+  error.status = status;
+  if (status === 429 && retryAfter > 0) error.message = `Too many requests in a short time. Try again in ${seconds(retryAfter)}.`;
+  error.retryAfter = retryAfter;
+  return error;
+}
 
 async function call(path, init = {}) {
   const session = readSession();
@@ -33,7 +50,7 @@ async function call(path, init = {}) {
   } catch {
     throw failure(0);
   }
-  if (!response.ok) throw failure(response.status);
+  if (!response.ok) throw failure(response.status, Number(response.headers.get("retry-after")) || 0);
   try {
     return await response.json();
   } catch {
@@ -41,23 +58,129 @@ async function call(path, init = {}) {
   }
 }
 
+// -- suggestions --------------------------------------------------------------------------------
+
+// The filter token ending at the caret (bare values only): {key, value, start}.
+function activeToken() {
+  const before = box.value.slice(0, box.selectionStart ?? box.value.length);
+  const match = /(?:^|\s)(in|from|after|before):([^\s"]*)$/i.exec(before);
+  return match && { key: match[1].toLowerCase(), value: match[2], start: before.length - match[1].length - 1 - match[2].length };
+}
+
+function matching(items, fields, needle) {
+  const name = (item) => String(item[fields[0]] || "");
+  return (items || [])
+    .filter((item) => fields.some((f) => String(item[f] || "").toLowerCase().includes(needle)))
+    .sort((a, b) => Number(!name(a).toLowerCase().startsWith(needle)) - Number(!name(b).toLowerCase().startsWith(needle)))
+    .slice(0, SUGGESTIONS_SHOWN);
+}
+
+function suggestions(token) {
+  const needle = token.value.replace(/^[#@]/, "").toLowerCase();
+  if (token.key === "in") {
+    return matching(state.rooms, ["name", "fname"], needle).map((r) => [r.fname || r.name, "Search in this room", r.name]);
+  }
+  if (token.key === "from") {
+    return matching(state.people, ["username", "name"], needle).map((u) => [`@${u.username}`, u.name || "", u.username]);
+  }
+  const day = (ago) => new Date(Date.now() - ago * 86400000).toLocaleDateString("sv"); // YYYY-MM-DD, local
+  return [[0, "Today"], [1, "Yesterday"], [7, "Last 7 days"]].map(([ago, label]) => [`${token.key}:${day(ago)}`, label, day(ago)]);
+}
+
+let offered = [];
+let active = -1;
+function show(options) {
+  offered = options;
+  active = -1;
+  list.replaceChildren(...options.map(([title, description], i) => {
+    const li = document.createElement("li");
+    Object.assign(li, { id: `suggestion-${i}`, className: "option" });
+    li.setAttribute("role", "option");
+    li.setAttribute("aria-selected", "false");
+    for (const [text, cls] of [["", "option-icon"], [title, "option-title"], [description, "option-description"]]) {
+      const span = document.createElement("span");
+      span.className = cls;
+      span.textContent = text;
+      span.dir = "auto";
+      li.append(span);
+    }
+    return li;
+  }));
+  list.dataset.by = "fallback";
+  list.hidden = !options.length;
+  box.setAttribute("aria-expanded", String(Boolean(options.length)));
+  box.removeAttribute("aria-activedescendant");
+}
+
+function accept(index) {
+  const token = activeToken();
+  if (!token || !offered[index]) return;
+  const value = offered[index][2];
+  const text = /[\s,"]/.test(value) ? `"${value.replace(/"/g, "")}"` : value;
+  const before = box.value.slice(0, token.start) + `${token.key}:${text} `;
+  box.value = before + box.value.slice(box.selectionStart).replace(/^ /, "");
+  box.setSelectionRange(before.length, before.length);
+  show([]);
+}
+
+box.addEventListener("input", () => {
+  if (python()) return;
+  const token = activeToken();
+  show(token && (token.key === "after" || token.key === "before" || readSession()) ? suggestions(token) : []);
+});
+box.addEventListener("keydown", (event) => {
+  if (python() || list.hidden || event.isComposing || event.keyCode === 229) return;
+  if (event.key === "ArrowDown" || event.key === "ArrowUp") {
+    active = (active + (event.key === "ArrowDown" ? 1 : offered.length - 1 + (active < 0 ? 1 : 0))) % offered.length;
+    [...list.children].forEach((li, i) => li.setAttribute("aria-selected", String(i === active)));
+    box.setAttribute("aria-activedescendant", `suggestion-${active}`);
+  } else if ((event.key === "Enter" || event.key === "Tab") && active >= 0) {
+    accept(active);
+  } else if (event.key === "Escape") {
+    show([]);
+  } else {
+    return;
+  }
+  event.preventDefault();
+});
+box.addEventListener("blur", () => { if (!python()) show([]); });
+list.addEventListener("mousedown", (event) => event.preventDefault());
+list.addEventListener("click", (event) => {
+  const option = event.target instanceof Element ? event.target.closest("[role=option]") : null;
+  if (!python() && option) accept(Number(option.id.replace("suggestion-", "")));
+});
+
+// The caller's rooms and people, once: what the box suggests from, and what Python starts with.
+async function lookUp() {
+  if (!readSession()) return;
+  const get = (route, selector) =>
+    call(`/api/v1/${route}?` + new URLSearchParams({ selector: JSON.stringify(selector) })).then((d) => d.items, () => null);
+  [state.rooms, state.people] = await Promise.all([
+    get("rooms.autocomplete.channelAndPrivate", { name: "" }),
+    get("users.autocomplete", { term: "" }),
+  ]);
+}
+
+// -- searching ----------------------------------------------------------------------------------
+
 async function search(q) {
   if (!readSession()) return say("Sign in to search.");
   state.q = q;
   state.data = null;
   say("Searching…");
   try {
-    const data = await call("/api/v1/ai.search?" + new URLSearchParams({ q, intelligentCount: "50" }));
+    const data = await call("/api/v1/ai.search?" + new URLSearchParams({ q, intelligentCount: String(MAX_RESULTS) }));
     if (python() || state.q !== q) return;
     state.data = data;
     const found = Array.isArray(data.intelligent) ? data.intelligent : [];
     const items = found.slice(0, FIRST_PAGE).map((m) => {
       const li = document.createElement("li");
+      li.dir = "auto";
       li.textContent = `#${m.room?.fname || m.room?.name || ""} · ${m.u?.name || m.u?.username || ""}: ${m.text}`;
       return li;
     });
     $("fallback-results").replaceChildren(...items);
-    say(`${found.length} results.`);
+    say(found.length >= MAX_RESULTS ? `${MAX_RESULTS}+ results.` : `${found.length} result${found.length === 1 ? "" : "s"}.`);
   } catch (error) {
     if (!python()) say(error.message);
   }
@@ -66,7 +189,9 @@ async function search(q) {
 $("search-form").addEventListener("submit", (event) => {
   if (python()) return;
   event.preventDefault();
-  const q = $("search-box").value.trim();
+  show([]);
+  // A filter key with no value yet (in:, in:#, from:@) is not a word to search for.
+  const q = box.value.replace(/(^|\s)(in|from|after|before):(?:[#@]|"")?(?=\s|$)/gi, " ").replace(/\s+/g, " ").trim();
   if (!q) return;
   history.pushState(null, "", "?" + new URLSearchParams({ q }));
   search(q);
@@ -75,27 +200,31 @@ $("search-form").addEventListener("submit", (event) => {
 $("login-form").addEventListener("submit", async (event) => {
   if (python()) return;
   event.preventDefault();
+  const password = $("login-password");
   try {
     const user = $("login-user").value.trim();
-    const { data } = await call("/api/v1/login", {
-      method: "POST",
-      body: JSON.stringify({ user, password: $("login-password").value }),
-    });
+    const { data } = await call("/api/v1/login", { method: "POST", body: JSON.stringify({ user, password: password.value }) });
+    password.value = "";
     if (python()) return;
     const session = { userId: data.userId, authToken: data.authToken, username: data.me?.username || user, name: data.me?.name || "" };
     sessionStorage.setItem(SESSION_KEY, JSON.stringify(session));
-    $("login-password").value = "";
     $("whoami").textContent = `${session.name || session.username} (@${session.username})`;
     html.dataset.auth = "in";
     say("Signed in.");
+    lookUp();
   } catch (error) {
-    $("login-error").textContent = error.message === FAILURES[401] ? "That username and password do not match." : error.message;
+    password.value = "";
+    $("login-error").textContent =
+      error.status === 401 ? "That username and password do not match."
+        : error.status === 429 && error.retryAfter ? `Too many sign-in attempts. Try again in ${seconds(error.retryAfter)}.`
+          : error.message;
   }
 });
 
+lookUp();
 const initial = new URLSearchParams(location.search).get("q");
 if (initial && !python()) {
-  if (!$("search-box").value) $("search-box").value = initial;
+  if (!box.value) box.value = initial;
   search(initial);
 }
 html.dataset.fallback = "ready";

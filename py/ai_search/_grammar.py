@@ -47,6 +47,7 @@ __all__ = [
     "CompletedSearchFilters",
     "ParsedSearchQuery",
     "apply_search_filter_token",
+    "drop_unfinished_search_filters",
     "extract_completed_search_filters",
     "format_search_filter_value",
     "get_active_search_filter",
@@ -204,6 +205,27 @@ def parse_search_filter_text(text: str) -> ParsedSearchQuery:
     """Take every valid filter token out of finished text; whitespace is collapsed and trimmed."""
     rest, filters, _ = _take_out(text, _TOKEN, live=False)
     return ParsedSearchQuery(_WHITESPACE_RUN.sub(" ", rest).strip(" "), filters)
+
+
+def drop_unfinished_search_filters(text: str) -> str:
+    """`text` without the filter keys that have no value yet: `in:`, `in:#`, `from:@`, `in:""`.
+
+    What a search box holds when Enter is pressed before a value was picked: searching it would look
+    for the word "in". A token with a value, valid or not (`after:2026-13`), stays, so that the
+    grammar's own rules decide it. Whitespace is collapsed where a token went.
+    """
+    pieces: list[str] = []
+    position = 0
+    for token in _scan(text, _TOKEN):
+        raw = token.raw[1:-1] if token.shape == "closed" else token.raw
+        if token.op.strip_sigil(raw).strip():
+            continue
+        pieces += (text[position : token.start], " ")
+        position = token.end
+    if not pieces:
+        return text
+    pieces.append(text[position:])
+    return _WHITESPACE_RUN.sub(" ", "".join(pieces)).strip(" ")
 
 
 def extract_completed_search_filters(text: str) -> CompletedSearchFilters:

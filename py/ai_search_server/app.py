@@ -22,8 +22,10 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
+
+from ai_search import MAX_SEARCH_QUERY_LENGTH
 
 from . import __version__, errors
 from .answers.service import AnswerService
@@ -48,7 +50,14 @@ from .settings import Settings, SettingsError
 from .static import PROJECT_ROOT, REVALIDATE_CACHE, PageFiles, python_files
 from .store.base import Store
 
-__all__ = ["EMBED_ORIGINS_PLACEHOLDER", "EMBED_PAGE_PATH", "create_app", "embed_origins", "origin_policy"]
+__all__ = [
+    "EMBED_ORIGINS_PLACEHOLDER",
+    "EMBED_PAGE_PATH",
+    "MAX_QUERY_PLACEHOLDER",
+    "create_app",
+    "embed_origins",
+    "origin_policy",
+]
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +65,16 @@ log = logging.getLogger(__name__)
 EMBED_PAGE_PATH = "/embed"
 # Replaced in embed.html by the origins its bridge may talk to (space-separated, HTML-escaped).
 EMBED_ORIGINS_PLACEHOLDER = "__AI_SEARCH_EMBED_ORIGINS__"
+# Replaced in index.html and embed.html by the search box's maxlength: the words a search may hold
+# (MAX_SEARCH_QUERY_LENGTH, the limit ai.search checks), so page and server share one number.
+MAX_QUERY_PLACEHOLDER = "__AI_SEARCH_MAX_QUERY_CHARS__"
+
+
+def _page_html(path: Path, **replacements: str) -> str:
+    text = path.read_text(encoding="utf-8").replace(MAX_QUERY_PLACEHOLDER, str(MAX_SEARCH_QUERY_LENGTH))
+    for placeholder, value in replacements.items():
+        text = text.replace(placeholder, value)
+    return text
 
 
 def origin_policy(settings: Settings) -> OriginPolicy:
@@ -153,14 +172,13 @@ def create_app(
         return JSONResponse(build_openapi(api_routes, version=__version__, site_url=settings.site_url))
 
     async def page(_request: Request) -> Response:
-        return FileResponse(root / "index.html", headers={"cache-control": REVALIDATE_CACHE})
+        return HTMLResponse(_page_html(root / "index.html"), headers={"cache-control": REVALIDATE_CACHE})
 
     allowed_embedders = html.escape(" ".join(embed_origins(settings)))
 
     async def embed_page(_request: Request) -> Response:
-        text = (root / "embed.html").read_text(encoding="utf-8")
         return HTMLResponse(
-            text.replace(EMBED_ORIGINS_PLACEHOLDER, allowed_embedders),
+            _page_html(root / "embed.html", **{EMBED_ORIGINS_PLACEHOLDER: allowed_embedders}),
             headers={"cache-control": REVALIDATE_CACHE},
         )
 

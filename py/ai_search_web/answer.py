@@ -26,7 +26,7 @@ from pyodide.ffi import JsProxy
 from ai_search import MAX_SEARCH_ANSWER_MESSAGES
 
 from .api import ApiClient, ApiError
-from .dom import element, listen, replace_children, set_text
+from .dom import closest, element, listen, present, replace_children, set_text
 from .messages import BAD_RESPONSE_ERROR_TYPE, TRUNCATED_ANSWER_NOTICE
 from .results import result_anchor
 
@@ -100,12 +100,14 @@ class AnswerPanel:
     ) -> None:
         self._panel, self._ask, self._label, self._body, self._error = panel, ask, label, body, error
         self._picker = picker
+        self._picker_label = picker.parentElement  # the <label class="model"> around the picker
         self._locate = locate
         self._cite = cite
         self._sources: tuple[str, ...] = ()
         self._positions: dict[int, int] = {}
         self._controller: JsProxy | None = None
         self.model_param = False
+        self.stale = False
         self.text = ""
         self.truncated = False
         listen(body, "click", self._click)
@@ -123,7 +125,14 @@ class AnswerPanel:
         set_text(self._label, "")
         set_text(self._error, "")
         self._panel.hidden = not available
-        self._ask.disabled = False
+        self._ask.disabled = self.stale
+
+    def set_stale(self, stale: bool) -> None:
+        """The results on screen are from before a search that failed: no answer over them until a
+        search works again (an answer already shown stays, it is about those results)."""
+        self.stale = stale
+        self._ask.disabled = stale or self._controller is not None
+        self._ask.title = "Search again first: the results on screen are not up to date." if stale else ""
 
     def cancel(self) -> None:
         if self._controller is not None:
@@ -162,7 +171,7 @@ class AnswerPanel:
         finally:
             if controller is self._controller:
                 self._controller = None
-                self._ask.disabled = False
+                self._ask.disabled = self.stale
                 self._body.setAttribute("aria-busy", "false")
 
     def _on_event(self, name: str, data: str) -> bool:
@@ -238,17 +247,16 @@ class AnswerPanel:
                 )
             )
         notice = [element("p", TRUNCATED_ANSWER_NOTICE, class_="answer-truncated")] if self.truncated else []
-        replace_children(self._body, element("p", *children, class_="answer-text"), *notice)
+        replace_children(self._body, element("p", *children, class_="answer-text", dir="auto"), *notice)
 
     def _click(self, event: JsProxy) -> None:
-        link = event.target.closest("a.cite")
+        link = closest(event, "a.cite")
         if link is None:
             return
         event.preventDefault()
-        try:
-            self._cite(int(link.dataset.position))
-        except (TypeError, ValueError):
-            return
+        position = present(link.getAttribute("data-position"))
+        if isinstance(position, str) and position.isdigit() and position.isascii():
+            self._cite(int(position))
 
     # -- model picker --------------------------------------------------------------------------
 
@@ -269,7 +277,7 @@ class AnswerPanel:
             )
 
     def hide_models(self) -> None:
-        self._picker.closest("label").hidden = True
+        self._picker_label.hidden = True
 
     def offer_models(self, models: Sequence[Mapping[str, Any]], *, model_param: bool) -> None:
         """Show the picker with the provider's models (the caller may list them)."""
@@ -281,7 +289,7 @@ class AnswerPanel:
             self._picker,
             *(element("option", str(m.get("label") or m["key"]), value=m["key"]) for m in options),
         )
-        stored = js.sessionStorage.getItem(MODEL_STORAGE_KEY)
+        stored = present(js.sessionStorage.getItem(MODEL_STORAGE_KEY))
         if isinstance(stored, str) and stored:
             self._select_model(stored)
         self._picker.disabled = not model_param
@@ -290,14 +298,14 @@ class AnswerPanel:
             if model_param
             else "This server chooses the model itself (setting llm_model)"
         )
-        self._picker.closest("label").hidden = False
+        self._picker_label.hidden = False
 
     def chosen_model(self) -> str:
         value = self._picker.value
         return value if isinstance(value, str) else ""
 
     def _select_model(self, model: str, *, only_if_unset: bool = False) -> None:
-        if only_if_unset and js.sessionStorage.getItem(MODEL_STORAGE_KEY):
+        if only_if_unset and present(js.sessionStorage.getItem(MODEL_STORAGE_KEY)):
             return
         for option in self._picker.options:
             if option.value == model:

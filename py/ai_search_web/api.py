@@ -10,7 +10,8 @@ or raises :class:`ApiError` with a stable ``error_type`` (the server's, or ``err
     async for event in api.events("ai.search.answer", {"query": "...", "messages": [...]}):
         ...  # ServerEvent("delta", '{"text": "..."}') ... ServerEvent("done", ...)
 
-A 401 calls ``on_unauthorized`` first (the session is over), then raises like any other error.
+A 401 calls ``on_unauthorized`` first (the session is over), then raises like any other error. A
+refusal that says how long to wait (``Retry-After``, in seconds) keeps it in :attr:`ApiError.retry_after`.
 """
 
 from __future__ import annotations
@@ -26,7 +27,14 @@ from pyodide.ffi import JsException, JsProxy, create_proxy, to_js
 from .messages import BAD_RESPONSE_ERROR_TYPE, NETWORK_ERROR_TYPE, error_message
 from .sse import EventStreamParser, ServerEvent
 
-__all__ = ["API_PREFIX", "REQUEST_DEADLINE_MS", "STREAM_DEADLINE_MS", "ApiClient", "ApiError"]
+__all__ = [
+    "API_PREFIX",
+    "REQUEST_DEADLINE_MS",
+    "STREAM_DEADLINE_MS",
+    "ApiClient",
+    "ApiError",
+    "retry_after_seconds",
+]
 
 API_PREFIX = "/api/v1/"
 # Milliseconds one plain request may take, end to end, before the page gives up on it. The server's
@@ -41,10 +49,11 @@ Credentials = Callable[[], "tuple[str, str] | None"]
 class ApiError(Exception):
     """A call that did not give the expected answer; :attr:`message` is ready to show."""
 
-    def __init__(self, error_type: str, status: int | None = None) -> None:
+    def __init__(self, error_type: str, status: int | None = None, retry_after: int | None = None) -> None:
         self.error_type = error_type
         self.status = status
-        super().__init__(error_message(error_type, status))
+        self.retry_after = retry_after
+        super().__init__(error_message(error_type, status, retry_after=retry_after))
 
     @property
     def message(self) -> str:
@@ -55,9 +64,16 @@ def _js_object(value: Mapping[str, Any]) -> JsProxy:
     return to_js(value, dict_converter=js.Object.fromEntries)
 
 
+def retry_after_seconds(value: Any) -> int | None:
+    """A ``Retry-After`` header's whole seconds (the server sends seconds, never a date), or None."""
+    text = value.strip() if isinstance(value, str) else ""
+    return int(text) if text.isdigit() and text.isascii() else None
+
+
 def _read_whole(response: JsProxy) -> JsProxy:
-    """``[status, body text]`` of a response, as one promise (called by JS, in its promise chain)."""
-    return js.Promise.all(to_js([response.status, response.text()]))
+    """``[status, body text, Retry-After]`` of a response, as one promise (called by JS, in its
+    promise chain)."""
+    return js.Promise.all(to_js([response.status, response.text(), response.headers.get("retry-after")]))
 
 
 # Kept for the page's lifetime: every call's promise chain uses it.
@@ -111,16 +127,16 @@ class ApiClient:
         except ValueError:
             data = None
         if not 200 <= status < 300:
-            raise self._failure(status, data)
+            raise self._failure(status, data, retry_after_seconds(answer[2]))
         if not isinstance(data, dict):
             raise ApiError(BAD_RESPONSE_ERROR_TYPE, status)
         return data
 
-    def _failure(self, status: int, data: Any) -> ApiError:
+    def _failure(self, status: int, data: Any, retry_after: int | None = None) -> ApiError:
         if status == 401:
             self._on_unauthorized()
         error_type = data.get("errorType") if isinstance(data, dict) else None
-        return ApiError(error_type if isinstance(error_type, str) else "", status)
+        return ApiError(error_type if isinstance(error_type, str) else "", status, retry_after)
 
     async def get(
         self, route: str, params: Mapping[str, str] | None = None, *, signal: JsProxy | None = None
@@ -168,7 +184,9 @@ class ApiClient:
             except ValueError:
                 data = None
             if not response.ok:
-                raise self._failure(int(response.status), data)
+                raise self._failure(
+                    int(response.status), data, retry_after_seconds(response.headers.get("retry-after"))
+                )
             if not isinstance(data, dict):
                 raise ApiError(BAD_RESPONSE_ERROR_TYPE, int(response.status))
             yield ServerEvent("done", json.dumps(data))

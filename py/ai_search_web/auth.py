@@ -21,6 +21,7 @@ import js
 from pyodide.ffi import JsException
 
 from .api import ApiClient, ApiError
+from .dom import present
 from .messages import BAD_RESPONSE_ERROR_TYPE
 
 __all__ = ["SESSION_STORAGE_KEY", "Session", "SignedIn"]
@@ -75,7 +76,7 @@ class Session:
     @classmethod
     def restore(cls) -> Session:
         try:
-            stored = js.sessionStorage.getItem(SESSION_STORAGE_KEY)
+            stored = present(js.sessionStorage.getItem(SESSION_STORAGE_KEY))
         except JsException:  # storage disabled: the session lasts as long as the page
             stored = None
         return cls(SignedIn.from_json(stored) if isinstance(stored, str) else None)

@@ -17,7 +17,7 @@ from pyodide.ffi import JsProxy
 
 from ai_search import FilterChip
 
-from .dom import element, listen, replace_children
+from .dom import closest, data_index, element, icon, listen, replace_children
 
 __all__ = ["ChipsView"]
 
@@ -47,15 +47,16 @@ class ChipsView:
         self.chips = chips
         replace_children(self._container, *(self._chip(chip, index) for index, chip in enumerate(chips)))
         self._container.hidden = not chips
+        self._container.scrollLeft = self._container.scrollWidth  # the newest chip in view
 
     @staticmethod
     def _chip(chip: FilterChip, index: int) -> JsProxy:
         return element(
             "li",
-            element("span", chip.label, class_="chip-label"),
+            element("span", chip.label, class_="chip-label", dir="auto"),
             element(
                 "button",
-                "×",
+                icon("close"),
                 type="button",
                 class_="chip-remove",
                 title=chip.title,
@@ -79,14 +80,7 @@ class ChipsView:
         return True
 
     def _index(self, event: JsProxy) -> int | None:
-        button = event.target.closest("button.chip-remove") if event.target.closest else None
-        if button is None:
-            return None
-        try:
-            index = int(button.dataset.index)
-        except (TypeError, ValueError):
-            return None
-        return index if 0 <= index < len(self.chips) else None
+        return data_index(closest(event, "button.chip-remove"), len(self.chips))
 
     def _remove(self, index: int) -> None:
         self._on_remove(self.chips[index], index)

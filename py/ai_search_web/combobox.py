@@ -12,7 +12,9 @@ Enter / Tab     accept the active option (nothing active: Enter searches, Tab mo
 Escape          close the list (a closed list leaves Escape to the box)
 ==============  ============================================================
 
-A click (or tap) on an option accepts it; ``mousedown`` is cancelled so the box keeps focus::
+A click (or tap) on an option accepts it; ``mousedown`` is cancelled so the box keeps focus. Until
+Python is ready, static/fallback.js fills the same list (``data-by="fallback"``); from the first
+list Python shows (``data-by="python"``, the ``ai-search:python-suggestions`` mark) it is this one::
 
     combo = Combobox(get("search-box"), get("suggestions"), on_accept=page.accept_suggestion)
     combo.show(suggestions)     # same options as shown: no DOM work
@@ -22,19 +24,22 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+import js
 from pyodide.ffi import JsProxy
 
 from ai_search import FilterSuggestion
 
-from .dom import element, listen, replace_children, set_attribute
+from .dom import closest, data_index, element, icon, listen, present, replace_children, set_attribute
 
-__all__ = ["OPTION_ID_PREFIX", "Combobox", "is_composing"]
+__all__ = ["FIRST_SUGGESTIONS_MARK", "OPTION_ID_PREFIX", "Combobox", "is_composing"]
 
 OPTION_ID_PREFIX = "suggestion-"
+# The performance mark of the first suggestions Python shows (bench/bench_page.py reads it).
+FIRST_SUGGESTIONS_MARK = "ai-search:python-suggestions"
 # The key code browsers report for keys that belong to an IME composition.
 _IME_KEY_CODE = 229
-# What each suggestion icon name shows (the icons are decorative; the group is in the option text).
-_ICONS = {"hash": "#", "user": "@", "calendar": "📅"}
+# The icon of each suggestion icon name (decorative: the group is in the option text).
+_ICONS = {"hash": "hash", "user": "user", "calendar": "calendar"}
 
 
 def is_composing(event: JsProxy) -> bool:
@@ -52,6 +57,10 @@ class Combobox:
         self.options: tuple[FilterSuggestion, ...] = ()
         self.active = -1
         self.expanded = False
+        self._marked = False
+        # Whatever the fallback script showed before Python goes; refresh() shows Python's own.
+        replace_children(listbox)
+        self._set_expanded(False)
         listen(listbox, "mousedown", lambda event: event.preventDefault())
         listen(listbox, "click", self._click)
 
@@ -67,8 +76,12 @@ class Combobox:
         keys = [option.key for option in options]
         self.active = keys.index(previous) if previous in keys else -1
         replace_children(self._listbox, *(self._option(option, i) for i, option in enumerate(options)))
+        self._listbox.dataset.by = "python"
         self._set_expanded(bool(options))
         self._mark_active()
+        if options and not self._marked:
+            self._marked = True
+            js.performance.mark(FIRST_SUGGESTIONS_MARK)
 
     def close(self) -> None:
         if self.expanded:
@@ -84,9 +97,11 @@ class Combobox:
     def _option(self, option: FilterSuggestion, index: int) -> JsProxy:
         return element(
             "li",
-            element("span", _ICONS.get(option.icon, ""), class_="option-icon", aria_hidden="true"),
-            element("span", option.title, class_="option-title"),
-            element("span", option.description, class_="option-description"),
+            element(
+                "span", icon(_ICONS[option.icon]) if option.icon in _ICONS else None, class_="option-icon"
+            ),
+            element("span", option.title, class_="option-title", dir="auto"),
+            element("span", option.description, class_="option-description", dir="auto"),
             id=f"{OPTION_ID_PREFIX}{index}",
             role="option",
             class_="option",
@@ -101,7 +116,7 @@ class Combobox:
         active_id = self._active_id()
         set_attribute(self._box, "aria-activedescendant", active_id or False)
         if active_id:
-            node = self._listbox.querySelector(f"#{active_id}")
+            node = present(self._listbox.querySelector(f"#{active_id}"))
             if node is not None and hasattr(node, "scrollIntoView"):
                 node.scrollIntoView(block="nearest")
 
@@ -155,11 +170,6 @@ class Combobox:
         return consumed
 
     def _click(self, event: JsProxy) -> None:
-        node = event.target.closest('[role="option"]')
-        if node is None:
-            return
-        try:
-            index = int(node.dataset.index)
-        except (TypeError, ValueError):
-            return
-        self.accept(index)
+        index = data_index(closest(event, '[role="option"]'), len(self.options))
+        if index is not None:
+            self.accept(index)

@@ -16,7 +16,14 @@ stays inside its own box.
 
 Highlights are ``[start, end)`` code-point spans over the plain text; :func:`highlighted` turns the
 runs of :func:`~ai_search_web.highlights.highlight_runs` (pure: spans clipped, malformed ones skipped)
-into text nodes and ``<mark>`` elements.
+into text nodes and ``<mark>`` elements. Icons are inline SVG drawn from :data:`ICONS` (constants,
+never data), so they look the same whatever fonts the device has.
+
+Reading the DOM: JavaScript's ``null`` reaches Python as a ``JsNull`` proxy, not ``None`` (only
+``undefined`` becomes ``None``), and ``closest()``, ``querySelector()``, ``getAttribute()`` and
+``getElementById()`` all return it. :func:`present` turns both into ``None``; :func:`closest` and
+:func:`data_index` use it, so a click on a label, on padding or on a text node is simply nothing.
+Every listener runs behind :mod:`.boundary`.
 """
 
 from __future__ import annotations
@@ -26,24 +33,30 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import js
-from pyodide.ffi import JsProxy, create_proxy
+from pyodide.ffi import JsNull, JsProxy, create_proxy
 
+from .boundary import guarded
 from .highlights import BIDI_FORMATTING_CHARACTERS, bidi_runs, highlight_runs
 
 __all__ = [
     "ALLOWED_TAGS",
+    "ICONS",
     "UnsafeMarkupError",
+    "closest",
+    "data_index",
     "element",
     "get",
     "highlighted",
+    "icon",
     "listen",
+    "present",
     "replace_children",
     "set_attribute",
     "set_text",
 ]
 
 # The elements the page builds. Nothing that runs, loads or embeds (script, iframe, object, img,
-# link, style, svg, form) can be made from data.
+# link, style, svg, form) can be made from data; the only SVG is icon()'s, from constants.
 ALLOWED_TAGS = frozenset(
     {
         "a", "article", "button", "div", "footer", "h2", "h3", "header", "label", "li", "mark",
@@ -145,16 +158,71 @@ def set_text(node: JsProxy, text: str) -> None:
         node.textContent = text
 
 
+def present(value: Any) -> Any | None:
+    """``value``, or None when it is JavaScript's ``null`` or ``undefined``."""
+    return None if value is None or isinstance(value, JsNull) else value
+
+
+def closest(event: JsProxy, selector: str) -> JsProxy | None:
+    """The element matching ``selector`` at or around the event's target, or None.
+
+    The target may be a text node (no ``closest``), the document, or outside any match: all None.
+    """
+    target = present(getattr(event, "target", None))
+    if target is not None and not hasattr(target, "closest"):
+        target = present(getattr(target, "parentElement", None))
+    if target is None or not hasattr(target, "closest"):
+        return None
+    return present(target.closest(selector))
+
+
+def data_index(node: JsProxy | None, count: int) -> int | None:
+    """``node``'s ``data-index`` when it is a whole number in ``0..count-1``, else None."""
+    raw = present(node.getAttribute("data-index")) if node is not None else None
+    if not isinstance(raw, str) or not raw.isdigit() or not raw.isascii():
+        return None
+    index = int(raw)
+    return index if index < count else None
+
+
 def get(element_id: str) -> JsProxy:
     """The element with this id in the page's own markup.
 
     Raises:
         LookupError: index.html has no such element (a page/code mismatch).
     """
-    node = js.document.getElementById(element_id)
+    node = present(js.document.getElementById(element_id))
     if node is None:
         raise LookupError(f"index.html has no element with id {element_id!r}")
     return node
+
+
+# Inline SVG icons (24 x 24 view box, drawn with currentColor): path data only, all constants.
+ICONS: dict[str, str] = {
+    "hash": "M10 3 8 21M16 3l-2 18M4 9h17M3 15h17",
+    "user": "M12 12a4 4 0 1 0 0-8 4 4 0 0 0 0 8Zm-7 8a7 7 0 0 1 14 0",
+    "calendar": "M4 6h16v14H4zM4 10h16M8 3v5M16 3v5",
+    "close": "M6 6l12 12M18 6 6 18",
+}
+_SVG = "http://www.w3.org/2000/svg"
+
+
+def icon(name: str) -> JsProxy:
+    """The decorative icon ``name`` of :data:`ICONS` as inline SVG (hidden from screen readers).
+
+    Raises:
+        UnsafeMarkupError: ``name`` is not one of the icons.
+    """
+    if name not in ICONS:
+        raise UnsafeMarkupError(f"no icon named {name!r}")
+    svg = js.document.createElementNS(_SVG, "svg")
+    for attribute, value in (("viewBox", "0 0 24 24"), ("aria-hidden", "true"), ("focusable", "false"),
+                             ("class", f"icon icon-{name}")):  # fmt: skip
+        svg.setAttribute(attribute, value)
+    path = js.document.createElementNS(_SVG, "path")
+    path.setAttribute("d", ICONS[name])
+    svg.appendChild(path)
+    return svg
 
 
 def highlighted(text: str, spans: Sequence[Any]) -> list[Any]:
@@ -171,7 +239,8 @@ _LISTENERS: list[JsProxy] = []
 
 
 def listen(target: JsProxy, event: str, handler: Callable[[JsProxy], Any]) -> None:
-    """``target.addEventListener(event, handler)``; the proxy is kept for the page's lifetime."""
-    proxy = create_proxy(handler)
+    """``target.addEventListener(event, handler)`` behind the boundary; the proxy is kept for the
+    page's lifetime."""
+    proxy = create_proxy(guarded(handler, f"the page's {event} handler"))
     _LISTENERS.append(proxy)
     target.addEventListener(event, proxy)

@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Any
 import js
 from pyodide.ffi import JsProxy, create_proxy, to_js
 
-from .dom import get, listen, set_attribute
+from .boundary import guarded
+from .dom import closest, get, listen, present, set_attribute
 from .embed_protocol import (
     host_origin,
     parse_allowed_origins,
@@ -44,10 +45,11 @@ EMBED_MODE = "embed"
 
 
 def _parent_origin() -> str | None:
-    origins = getattr(js.location, "ancestorOrigins", None)
+    origins = present(getattr(js.location, "ancestorOrigins", None))
     if origins is None or not origins.length:
         return None
-    return str(origins.item(0))
+    first = present(origins.item(0))
+    return first if isinstance(first, str) else None
 
 
 class EmbedBridge:
@@ -68,7 +70,7 @@ class EmbedBridge:
         requested = params.get("host")
         host = host_origin(
             requested if isinstance(requested, str) else "",
-            parse_allowed_origins(html.getAttribute("data-embed-origins") or ""),
+            parse_allowed_origins(present(html.getAttribute("data-embed-origins")) or ""),
             framed=js.window.parent != js.window,
             parent_origin=_parent_origin(),
         )
@@ -91,7 +93,7 @@ class EmbedBridge:
         self.post("ready")
 
     def _observe(self, kind: JsProxy, callback: Any, target: JsProxy, options: dict[str, Any]) -> None:
-        proxy = create_proxy(lambda *_args: callback())
+        proxy = create_proxy(guarded(lambda *_args: callback(), "the widget's page observer"))
         observer = kind.new(proxy)
         observer.observe(target, to_js(options, dict_converter=js.Object.fromEntries))
         self._observers += [proxy, observer]
@@ -137,17 +139,18 @@ class EmbedBridge:
             set_attribute(node, "tabindex", "0")
 
     def _answer_changed(self) -> None:
-        provider = get("answer").getAttribute("data-provider") or ""
+        provider = present(get("answer").getAttribute("data-provider")) or ""
         citations = int(get("answer-body").querySelectorAll("a.cite").length)
         self.post("answer-shown", provider=provider, citations=citations)
 
     def _on_result_click(self, event: JsProxy) -> None:
-        self._select(event.target.closest(".result"))
+        self._select(closest(event, ".result"))
 
     def _on_result_key(self, event: JsProxy) -> None:
-        if event.key == "Enter" and event.target.matches(".result"):
+        item = closest(event, ".result")
+        if event.key == "Enter" and item is not None and item == present(event.target):
             event.preventDefault()
-            self._select(event.target)
+            self._select(item)
 
     def _select(self, item: JsProxy | None) -> None:
         if item is None:

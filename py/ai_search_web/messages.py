@@ -6,6 +6,8 @@ sentence by HTTP status class, never to the raw server text. Pure: CPython tests
 
     >>> error_message("error-too-many-requests", 429)
     'Too many requests in a short time. Wait a few seconds and try again.'
+    >>> error_message("error-too-many-requests", 429, retry_after=42)
+    'Too many requests in a short time. Try again in 42 seconds.'
 """
 
 from __future__ import annotations
@@ -16,14 +18,19 @@ __all__ = [
     "BAD_RESPONSE_ERROR_TYPE",
     "ERROR_MESSAGES",
     "NETWORK_ERROR_TYPE",
+    "TOO_MANY_REQUESTS_ERROR_TYPE",
     "TRUNCATED_ANSWER_NOTICE",
+    "UNEXPECTED_ERROR",
     "error_message",
+    "wait_words",
 ]
 
 # The errorType the client uses when no HTTP answer arrived at all (offline, server down, aborted).
 NETWORK_ERROR_TYPE = "error-network"
 # The errorType the client uses for a 2xx answer that is not the JSON the route promises.
 BAD_RESPONSE_ERROR_TYPE = "error-bad-response"
+# The server's errorType of a 429, whose Retry-After says how long to wait.
+TOO_MANY_REQUESTS_ERROR_TYPE = "error-too-many-requests"
 
 ERROR_MESSAGES: Mapping[str, str] = {
     NETWORK_ERROR_TYPE: "The server could not be reached. Check the connection and try again.",
@@ -50,6 +57,9 @@ ERROR_MESSAGES: Mapping[str, str] = {
     "error-user-not-found": "That person does not exist.",
 }
 
+# The status line when something in the page itself failed (the details go to the console).
+UNEXPECTED_ERROR = "Something went wrong on this page. Try again; if it keeps happening, reload the page."
+
 # Shown under an answer the server marks `truncated` (the model stopped before finishing it).
 TRUNCATED_ANSWER_NOTICE = "This answer was cut short: the language model stopped before finishing it."
 
@@ -59,8 +69,31 @@ _BY_STATUS_CLASS: Mapping[int, str] = {
 }
 
 
-def error_message(error_type: str | None, status: int | None = None) -> str:
-    """The sentence for ``error_type``, else for the status class, else the network sentence."""
+# Seconds at and above which a wait is said in minutes.
+_MINUTE_SECONDS = 60
+
+
+def wait_words(seconds: int) -> str:
+    """``42 seconds``, ``1 second``, ``2 minutes``: a wait as people say it (rounded up)."""
+    if seconds >= _MINUTE_SECONDS:
+        minutes = -(-seconds // _MINUTE_SECONDS)
+        return f"{minutes} minute{'s' if minutes != 1 else ''}"
+    return f"{seconds} second{'s' if seconds != 1 else ''}"
+
+
+def error_message(
+    error_type: str | None, status: int | None = None, *, retry_after: int | None = None
+) -> str:
+    """The sentence for ``error_type``, else for the status class, else the network sentence.
+
+    A refusal for too many requests says the server's real wait (its ``Retry-After``) when it sent one.
+    """
+    if (
+        retry_after is not None
+        and retry_after > 0
+        and (error_type == TOO_MANY_REQUESTS_ERROR_TYPE or status == 429)
+    ):
+        return f"Too many requests in a short time. Try again in {wait_words(retry_after)}."
     if error_type and error_type in ERROR_MESSAGES:
         return ERROR_MESSAGES[error_type]
     if status is not None and status // 100 in _BY_STATUS_CLASS:

@@ -4,9 +4,12 @@ address bar. The box itself (chips, suggestions, lookups) is :mod:`.search_box`.
     Enter      -> the search runs: the box's filters join the chips, the query line
                   (serialize_search_query) goes to ?q= (a history entry) and to ai.search
     popstate   -> that entry's query line is loaded and searched again
-    start      -> take over from static/fallback.js without losing typed text or found results
+    start      -> take over from static/fallback.js without losing typed text, found results or
+                  the rooms and people it already looked up
 
-Network calls are awaited (:mod:`.api`), never blocking the page.
+The page says what is true: a search that failed leaves the results of the one before on screen
+marked as not updated, with a Retry button, and Ask AI waits for a search that worked. Network calls
+are awaited (:mod:`.api`), never blocking the page; everything runs behind :mod:`.boundary`.
 """
 
 from __future__ import annotations
@@ -20,8 +23,10 @@ from pyodide.ffi import JsProxy
 
 from ai_search import (
     MAX_INTELLIGENT_SEARCH_RESULTS,
+    MAX_SEARCH_QUERY_LENGTH,
     FilterChip,
     build_applied_filter_chips,
+    drop_unfinished_search_filters,
     merge_search_filters,
     parse_search_filter_text,
     serialize_search_query,
@@ -31,9 +36,12 @@ from . import url_state
 from .answer import AnswerPanel
 from .api import ApiClient, ApiError
 from .auth import Session
-from .dom import element, get, listen, replace_children, set_text
+from .boundary import spawn
+from .dom import element, get, listen, present, replace_children, set_text
 from .results import ResultsView, result_anchor
 from .search_box import SearchBox
+from .signin import SignInForm
+from .wording import count_text, too_long_text
 
 __all__ = ["Page"]
 
@@ -42,11 +50,12 @@ class Page:
     def __init__(self) -> None:
         self.session = Session.restore()
         self.api = ApiClient(self.session.credentials, on_unauthorized=self.session.expired)
-        self.query = ""  # the query line of the search on screen
+        self.query = ""  # the query line of the results on screen
         self.words = ""
+        self.stale = False  # the results on screen are older than the last search, which failed
+        self._failed_query = ""
         self._search_seq = 0
         self._search_controller: JsProxy | None = None
-        self._tasks: set[asyncio.Task[Any]] = set()
         self._room_count: int | None = None
         self.searches_done = 0  # <html data-searches>: lets tests and benchmarks wait for an answer
 
@@ -55,6 +64,7 @@ class Page:
             box=get("search-box"),
             chips=get("chips"),
             listbox=get("suggestions"),
+            counter=get("search-count"),
             api=self.api,
             signed_in=lambda: self.session.current is not None,
             spawn=self._spawn,
@@ -71,6 +81,7 @@ class Page:
             locate=self.results.position_of,
             cite=self.cite,
         )
+        self.signin = SignInForm(self.session, self.api)
         self.session.on_change = self._session_changed
 
     # -- start -----------------------------------------------------------------------------------
@@ -78,9 +89,8 @@ class Page:
     def start(self) -> None:
         """Wire the events, take over from the fallback script without losing typed text, go live."""
         listen(get("search-form"), "submit", self._on_submit)
-        listen(get("login-form"), "submit", self._on_login)
-        listen(get("logout"), "click", lambda _e: self._spawn(self.session.sign_out(self.api)))
-        listen(get("ask"), "click", lambda _e: self._spawn(self._ask()))
+        listen(get("ask"), "click", lambda _e: self._spawn(self._ask(), "asking for an answer"))
+        listen(get("retry"), "click", lambda _e: self._retry())
         listen(js.document, "keydown", self._on_shortcut)
         url_state.on_query_change(self.load_query)
         js.window.aiSearchTimings = self.box.timings
@@ -92,23 +102,28 @@ class Page:
         js.document.documentElement.dataset.py = "ready"
         js.performance.mark("ai-search:python-ready")
         if self.session.current is not None:
-            self._spawn(self._prefetch())
+            self._spawn(self._prefetch(), "looking up rooms and people")
 
     def _take_over(self) -> None:
         """Start from what the fallback script and the address bar left, keeping the typed text.
 
-        Results the fallback already fetched are shown as they are (no second request). The box
-        is set from ``?q=`` only when it holds nothing else; text typed since is kept and parsed.
+        Results the fallback already fetched are shown as they are (no second request), and the
+        rooms and people it looked up answer the box's suggestions at once. The box is set from
+        ``?q=`` only when it holds nothing else; text typed since is kept and parsed.
         """
-        fallback = getattr(js.window, "aiSearchFallback", None)
-        data = fallback.data.to_py() if fallback is not None and fallback.data else None
-        fetched = str(fallback.q) if isinstance(data, dict) else ""
+        fallback = present(getattr(js.window, "aiSearchFallback", None))
+        self.box.seed_lookups(
+            _items(fallback, "rooms") if fallback is not None else None,
+            _items(fallback, "people") if fallback is not None else None,
+        )
+        data = _js_dict(fallback.data) if fallback is not None else None
+        fetched = str(fallback.q) if data is not None else ""
         url_query = url_state.read_query()
         typed = self.box.text.strip()
         if url_query and typed in ("", url_query.strip()):
             self.load_query(url_query, prefetched=data if fetched == url_query else None)
             return
-        if fetched:
+        if fetched and data is not None:
             parsed = parse_search_filter_text(fetched)
             self.query, self.words = (
                 serialize_search_query(parsed.search_text, parsed.filters),
@@ -118,16 +133,17 @@ class Page:
             self._show_results(data)
         self.box.refresh()  # what was typed since stays as typed; its finished filters become chips
 
-    def _spawn(self, coroutine: Coroutine[Any, Any, Any]) -> None:
-        task = asyncio.ensure_future(coroutine)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+    def _spawn(self, coroutine: Coroutine[Any, Any, Any], where: str = "a background task") -> None:
+        spawn(coroutine, where)
 
     def _on_shortcut(self, event: JsProxy) -> None:
         """``/`` (outside a field) or Ctrl/Cmd+K: to the box, its text selected."""
         key = str(event.key)
-        target = event.target
-        editing = bool(target.isContentEditable) or str(target.tagName) in ("INPUT", "TEXTAREA", "SELECT")
+        target = present(event.target)
+        editing = target is not None and (
+            bool(getattr(target, "isContentEditable", False))
+            or str(getattr(target, "tagName", "")) in ("INPUT", "TEXTAREA", "SELECT")
+        )
         if (key.lower() == "k" and (event.ctrlKey or event.metaKey)) or (key == "/" and not editing):
             event.preventDefault()
             self.box.focus()
@@ -147,35 +163,42 @@ class Page:
 
     def submit(self) -> None:
         """Search for the box plus the chips; the query line goes to the address bar."""
-        parsed = parse_search_filter_text(self.box.text)
+        parsed = parse_search_filter_text(drop_unfinished_search_filters(self.box.text))
         self.box.set_filters(merge_search_filters(self.box.filters, parsed.filters))
         self.box.set_text(parsed.search_text)
         if not parsed.search_text:
             set_text(self.status, "Type words to search for; filters only narrow a search.")
             return
+        if len(parsed.search_text) > MAX_SEARCH_QUERY_LENGTH:
+            set_text(self.status, too_long_text(len(parsed.search_text)))
+            return
         query = serialize_search_query(parsed.search_text, self.box.filters)
         url_state.push_query(query)
-        self._spawn(self.search(query))
+        self._spawn(self.search(query), "a search")
 
     def load_query(self, query: str, prefetched: dict[str, Any] | None = None) -> None:
         """Show the search of a query line (from the address bar or history) and run it."""
-        parsed = parse_search_filter_text(query)
+        parsed = parse_search_filter_text(drop_unfinished_search_filters(query))
         self.box.set_filters(parsed.filters)
         self.box.set_text(parsed.search_text)
         self.box.close()
         if not parsed.search_text:
             self._clear_results()
             return
+        if len(parsed.search_text) > MAX_SEARCH_QUERY_LENGTH:
+            set_text(self.status, too_long_text(len(parsed.search_text)))
+            return
         line = serialize_search_query(parsed.search_text, parsed.filters)
         if prefetched is not None:
             self.query, self.words = line, parsed.search_text
             self._show_results(prefetched)
         else:
-            self._spawn(self.search(line))
+            self._spawn(self.search(line), "a search")
 
     def _clear_results(self) -> None:
         self._search_seq += 1
         self.query = self.words = ""
+        self._set_stale(False)
         self.results.clear()
         self.answer.reset(False)
         get("results").hidden = True
@@ -188,7 +211,7 @@ class Page:
             self._search_controller.abort()
         if self.session.current is None:
             set_text(self.status, "Sign in to search.")
-            get("login-user").focus()
+            self.signin.focus()
             return
         controller = self._search_controller = js.AbortController.new()
         set_text(self.status, "Searching…")
@@ -201,16 +224,45 @@ class Page:
             )
         except ApiError as exc:
             if seq == self._search_seq:
-                set_text(self.status, exc.message)
-                get("results").setAttribute("aria-busy", "false")
-                self._searched()
+                self._failed(query, exc)
             return
         if seq != self._search_seq:
             return
         self.query, self.words = query, parsed.search_text
         self._show_results(data)
 
+    def _failed(self, query: str, exc: ApiError) -> None:
+        """A search did not answer: say why, offer Retry, and mark what is on screen as old."""
+        get("results").setAttribute("aria-busy", "false")
+        set_text(self.status, exc.message)
+        self._failed_query = query
+        if self.session.current is None:
+            self._set_stale(False)  # the session ended: nothing to retry until signed in again
+        else:
+            self._set_stale(True)
+        self._searched()
+
+    def _retry(self) -> None:
+        if self._failed_query:
+            self._spawn(self.search(self._failed_query), "a search")
+
+    def _set_stale(self, stale: bool) -> None:
+        """Show or clear the failed-search notice; results on screen are marked not updated."""
+        shown = bool(self.query) and self.results.shown > 0
+        self.stale = stale and shown
+        notice = get("search-failed")
+        notice.hidden = not stale
+        set_text(
+            get("search-failed-text"),
+            f"The results below are still those of “{self.words}”: not updated." if self.stale else "",
+        )
+        get("results").dataset.stale = "true" if self.stale else "false"
+        self.answer.set_stale(self.stale)
+        if not stale:
+            self._failed_query = ""
+
     def _show_results(self, data: dict[str, Any]) -> None:
+        self._set_stale(False)
         section = get("results")
         section.hidden = False
         section.setAttribute("aria-busy", "false")
@@ -219,11 +271,12 @@ class Page:
         meta = data.get("meta") if isinstance(data.get("meta"), dict) else {}
         retrieval = meta.get("retrieval") if isinstance(meta.get("retrieval"), dict) else {}
         notices = retrieval.get("notices") if isinstance(retrieval.get("notices"), list) else []
-        replace_children(get("notices"), *(element("p", n) for n in notices if isinstance(n, str)))
+        replace_children(
+            get("notices"), *(element("p", n, dir="auto") for n in notices if isinstance(n, str))
+        )
         if results:
             self.results.show(results)
-            count = len(results)
-            set_text(self.status, f"{count} result{'s' if count != 1 else ''}.")
+            set_text(self.status, count_text(len(results)))
         else:
             chips = build_applied_filter_chips(self.box.filters)
             self.results.show_empty(self.words, chips, self._scope_text())
@@ -258,7 +311,7 @@ class Page:
 
     async def _ask(self) -> None:
         shown = self.results.results[: self.results.shown]
-        if not shown or not self.words:
+        if not shown or not self.words or self.stale:
             return
         await self.answer.run(self.api, self.words, shown)
 
@@ -267,18 +320,16 @@ class Page:
     def _show_session(self) -> None:
         current = self.session.current
         js.document.documentElement.dataset.auth = "in" if current else "out"
-        if current is not None:
-            set_text(get("whoami"), f"{current.name or current.username} (@{current.username})")
+        self.signin.show()
 
     def _session_changed(self) -> None:
         self._show_session()
         self.box.forget()
         self._room_count = None
         self._clear_results()
-        set_text(get("login-error"), "")
         if self.session.current is not None:
             set_text(self.status, "Signed in. Ready.")
-            self._spawn(self._prefetch())
+            self._spawn(self._prefetch(), "looking up rooms and people")
             if url_state.read_query():
                 self.load_query(url_state.read_query())
             self.box.focus()
@@ -288,22 +339,6 @@ class Page:
             )
             set_text(self.status, ended)
             self.answer.hide_models()
-
-    def _on_login(self, event: JsProxy) -> None:
-        event.preventDefault()
-        self._spawn(self._login())
-
-    async def _login(self) -> None:
-        user, password = get("login-user"), get("login-password")
-        button = get("login-form").querySelector("button")
-        button.disabled = True
-        try:
-            await self.session.sign_in(self.api, str(user.value).strip(), str(password.value))
-            password.value = ""
-        except ApiError as exc:
-            set_text(get("login-error"), exc.message)
-        finally:
-            button.disabled = False
 
     async def _prefetch(self) -> None:
         """After sign-in: the caller's rooms and people (for local suggestions), room count, models."""
@@ -318,3 +353,19 @@ class Page:
         update = data.get("update")
         if isinstance(update, list):
             self._room_count = sum(1 for s in update if isinstance(s, dict) and not s.get("banned"))
+
+
+def _js_dict(value: Any) -> dict[str, Any] | None:
+    """A JavaScript object the fallback script left, as a dict (None for anything else)."""
+    value = present(value)
+    if value is None or not hasattr(value, "to_py"):
+        return None
+    converted = value.to_py()
+    return converted if isinstance(converted, dict) else None
+
+
+def _items(fallback: JsProxy, name: str) -> list[Any] | None:
+    """The fallback's complete lookup answer ``name`` (rooms or people), or None if it has none."""
+    value = present(getattr(fallback, name, None))
+    converted = value.to_py() if value is not None and hasattr(value, "to_py") else None
+    return [item for item in converted if isinstance(item, dict)] if isinstance(converted, list) else None

@@ -1,7 +1,10 @@
 """The result list: room, author, time, text with highlights, why it matched; pages and the empty state.
 
 Results arrive as ``ai.search`` returns them (``text``, ``ts``, ``u``, ``room``, ``highlights``,
-``matchReason``, optional ``score``). Every field is untrusted and reaches the page as text. The
+``matchReason``, optional ``score``). Every field is untrusted and reaches the page as text, each in
+its own bidirectional isolate (``dir="auto"``), so a right-to-left name cannot reorder what follows
+it. Why a result matched is said in words: the words it matched (from its highlights), similar
+meaning, or both; the fused score is a ranking detail, not shown. The
 first page shows ``AI_SEARCH_PAGE_SIZE`` results, each "Show more" ``AI_SEARCH_RESULTS_PAGE_SIZE``
 more, as upstream. Result ``n`` (1-based) is ``#result-n``: the answer's ``[n]`` links there.
 
@@ -24,16 +27,12 @@ from pyodide.ffi import JsProxy, to_js
 
 from ai_search import AI_SEARCH_PAGE_SIZE, AI_SEARCH_RESULTS_PAGE_SIZE, MAX_SOURCE_MESSAGE_LENGTH, FilterChip
 
-from .dom import element, highlighted, listen, replace_children, set_text
+from .dom import closest, data_index, element, highlighted, listen, replace_children, set_text
+from .wording import match_words, reason_text
 
-__all__ = ["MATCH_REASONS", "RESULT_ID_PREFIX", "ResultsView", "result_anchor", "room_label"]
+__all__ = ["RESULT_ID_PREFIX", "ResultsView", "result_anchor", "room_label"]
 
 RESULT_ID_PREFIX = "result-"
-MATCH_REASONS: Mapping[str, str] = {
-    "keyword": "Matched words",
-    "semantic": "Similar meaning",
-    "both": "Words and meaning",
-}
 # Room types whose name is a room name (shown with #); direct messages are named after their members.
 _NAMED_ROOM_TYPES = frozenset({"c", "p"})
 _DIRECT_NAME_SEPARATOR = "__"
@@ -117,10 +116,7 @@ class ResultsView:
         spans = result.get("highlights")
         user = result.get("u") if isinstance(result.get("u"), Mapping) else {}
         username, name = _text(user.get("username")), _text(user.get("name"))
-        reason = MATCH_REASONS.get(_text(result.get("matchReason")), "")
-        score = result.get("score")
-        if isinstance(score, int | float) and not isinstance(score, bool) and 0 <= score <= 1:
-            reason = f"{reason} · {round(score * 100)}%" if reason else f"{round(score * 100)}%"
+        reason = reason_text(result.get("matchReason"), match_words(shown_text, spans))
         ts = _text(result.get("ts"))
         return element(
             "li",
@@ -129,15 +125,16 @@ class ResultsView:
                 element(
                     "header",
                     element("span", f"[{position}]", class_="result-number"),
-                    element("span", room_label(result.get("room")), class_="result-room"),
+                    element("span", room_label(result.get("room")), class_="result-room", dir="auto"),
                     element(
                         "span",
                         name or username,
                         class_="result-author",
                         title=f"@{username}" if username else None,
+                        dir="auto",
                     ),
                     element("time", self._when(ts), datetime=ts, class_="result-time") if ts else None,
-                    element("span", reason, class_="result-reason") if reason else None,
+                    element("span", reason, class_="result-reason", dir="auto") if reason else None,
                     class_="result-meta",
                 ),
                 element(
@@ -145,6 +142,7 @@ class ResultsView:
                     *highlighted(shown_text, spans if isinstance(spans, list) else []),
                     "…" if len(text) > len(shown_text) else None,
                     class_="result-text",
+                    dir="auto",
                 ),
             ),
             id=result_anchor(position),
@@ -170,7 +168,15 @@ class ResultsView:
         """Nothing matched: say what was searched, and offer to drop each filter."""
         self.clear()
         self._drops = tuple(chips)
-        lines: list[Any] = [element("p", f"No messages match “{words}”.", class_="empty-title")]
+        lines: list[Any] = [
+            element(
+                "p",
+                "No messages match ",
+                element("span", f"“{words}”", dir="auto"),
+                ".",
+                class_="empty-title",
+            )
+        ]
         scope = [f"Searched {rooms}"] + [chip.title for chip in chips]
         lines.append(element("ul", *(element("li", line) for line in scope), class_="empty-scope"))
         if chips:
@@ -194,11 +200,6 @@ class ResultsView:
         self._empty.hidden = False
 
     def _drop_click(self, event: JsProxy) -> None:
-        button = event.target.closest("button.drop-filter")
-        if button is None:
-            return
-        try:
-            chip = self._drops[int(button.dataset.index)]
-        except (TypeError, ValueError, IndexError):
-            return
-        self._on_drop(chip)
+        index = data_index(closest(event, "button.drop-filter"), len(self._drops))
+        if index is not None:
+            self._on_drop(self._drops[index])

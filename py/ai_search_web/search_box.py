@@ -11,6 +11,10 @@ arrives, if the token is still the same)::
     Backspace/Left at the start of the box -> the last chip
 
 Carets: the DOM counts UTF-16 units, the grammar code points (:mod:`.caret` converts).
+
+The box holds at most ``MAX_SEARCH_QUERY_LENGTH`` characters, the server's own limit (its
+``maxlength``, which the server also writes into the page's HTML); from
+``wording.COUNTER_FROM_CHARS`` before it, a line under the box counts what is left.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import js
 from pyodide.ffi import JsProxy
 
 from ai_search import (
+    MAX_SEARCH_QUERY_LENGTH,
     ActiveSearchFilter,
     FilterChip,
     FilterSuggestion,
@@ -44,8 +49,9 @@ from .api import ApiClient, ApiError
 from .caret import index_to_utf16, utf16_to_index
 from .chips import ChipsView
 from .combobox import Combobox, is_composing
-from .dom import listen
+from .dom import listen, present
 from .lookups import ROOM_LOOKUP, USER_LOOKUP, LookupCache
+from .wording import counter_text
 
 __all__ = ["KEY_TIMINGS_KEPT", "SearchBox"]
 
@@ -64,12 +70,15 @@ class SearchBox:
         box: JsProxy,
         chips: JsProxy,
         listbox: JsProxy,
+        counter: JsProxy,
         api: ApiClient,
         signed_in: Callable[[], bool],
         spawn: Callable[[Coroutine[Any, Any, Any]], None],
         on_chip_removed: Callable[[FilterChip, bool], None],
     ) -> None:
         self.box = box
+        box.maxLength = MAX_SEARCH_QUERY_LENGTH
+        self._counter = counter
         self._api = api
         self._signed_in = signed_in
         self._spawn = spawn
@@ -94,13 +103,14 @@ class SearchBox:
         return str(self.box.value)
 
     def caret(self, text: str) -> int:
-        start = self.box.selectionStart
-        return utf16_to_index(text, int(start)) if start is not None else len(text)
+        start = present(self.box.selectionStart)
+        return utf16_to_index(text, int(start)) if isinstance(start, int | float) else len(text)
 
     def set_text(self, text: str, caret: int | None = None) -> None:
         self.box.value = text
         position = index_to_utf16(text, len(text) if caret is None else caret)
         self.box.setSelectionRange(position, position)
+        self._count()
 
     def set_filters(self, filters: SearchFilters) -> None:
         self.filters = filters
@@ -139,6 +149,7 @@ class SearchBox:
 
     def refresh(self) -> None:
         """Move the filters finished before the caret into chips, then update the suggestions."""
+        self._count()
         text = self.text
         caret = self.caret(text)
         before, after = text[:caret], text[caret:]
@@ -151,6 +162,13 @@ class SearchBox:
             self.set_text(text, caret)
             self.set_filters(merge_search_filters(self.filters, completed.filters))
         self._suggest(get_active_search_filter(text, caret))
+
+    def _count(self) -> None:
+        text = self.text
+        words = counter_text(index_to_utf16(text, len(text)))  # maxlength counts UTF-16 units
+        if words != str(self._counter.textContent):
+            self._counter.textContent = words
+        self._counter.hidden = not words
 
     def _on_keydown(self, event: JsProxy) -> None:
         if self.combo.handle_key(event) or is_composing(event):
@@ -214,13 +232,25 @@ class SearchBox:
         )
         current = self.text
         active = get_active_search_filter(current, self.caret(current))
-        if active is not None and active.lookup_text == text and self.box == js.document.activeElement:
+        if (
+            active is not None
+            and active.lookup_text == text
+            and self.box == present(js.document.activeElement)
+        ):
             self._suggest(active)
 
+    def seed_lookups(self, rooms: list[Any] | None, people: list[Any] | None) -> None:
+        """The rooms and people the fallback script looked up (the empty lookup text) before Python."""
+        for kind, items in (("room", rooms), ("user", people)):
+            if items is not None:
+                self._lookups[kind].store("", items)
+
     async def prefetch(self) -> None:
-        """The caller's rooms and people: complete lists answer later keystrokes locally."""
-        await self.fetch_lookup("room", "")
-        await self.fetch_lookup("user", "")
+        """The caller's rooms and people: complete lists answer later keystrokes locally. Lists the
+        fallback script already fetched are not asked for again."""
+        for kind in ("room", "user"):
+            if self._lookups[kind].local("") is None:
+                await self.fetch_lookup(kind, "")
 
     def forget(self) -> None:
         """Another person signed in (or nobody): their lookups are not this one's."""

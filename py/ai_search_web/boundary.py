@@ -1,0 +1,65 @@
+"""The one boundary between the page's Python and the browser: no traceback ever reaches a user.
+
+Everything the browser calls back into Python goes through here: event listeners
+(:func:`~ai_search_web.dom.listen`), observers, and the page's background tasks
+(:func:`spawn`). An exception that escaped would reach the browser as an "Uncaught PythonError"
+(and, with PyScript, a red box in the page); here it is logged to the console with its traceback,
+for whoever debugs, and the status line says one plain sentence. The page keeps working::
+
+    handler = guarded(view.on_click, "a click on the results")
+    spawn(page.search(query), "a search")
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+import js
+
+from .messages import UNEXPECTED_ERROR
+
+__all__ = ["STATUS_ID", "guarded", "report", "spawn"]
+
+# The element whose text says what the page is doing (index.html, embed.html).
+STATUS_ID = "status"
+# Background tasks are kept until they end: asyncio holds only weak references to them.
+_TASKS: set[asyncio.Task[Any]] = set()
+
+
+def report(exc: BaseException, where: str) -> None:
+    """Log ``exc`` with its traceback and tell the person, in words, that something failed."""
+    import traceback  # only on this rare path: not worth its import at start-up
+
+    js.console.error(f"ai-search: {where} failed\n" + "".join(traceback.format_exception(exc)))
+    status = js.document.getElementById(STATUS_ID)
+    if status is not None and hasattr(status, "textContent"):
+        status.textContent = UNEXPECTED_ERROR
+
+
+def guarded(handler: Callable[..., Any], where: str) -> Callable[..., Any]:
+    """``handler`` behind the boundary: whatever it raises is reported, never passed on."""
+
+    def run(*args: Any) -> Any:
+        try:
+            return handler(*args)
+        except Exception as exc:  # the boundary: anything at all, reported in words
+            report(exc, where)
+            return None
+
+    return run
+
+
+def _finished(task: asyncio.Task[Any], where: str) -> None:
+    _TASKS.discard(task)
+    if not task.cancelled() and task.exception() is not None:
+        report(task.exception(), where)  # type: ignore[arg-type]
+
+
+def spawn(coroutine: Coroutine[Any, Any, Any], where: str) -> asyncio.Task[Any]:
+    """Run ``coroutine`` in the background; an exception it ends with is reported."""
+    task = asyncio.ensure_future(coroutine)
+    _TASKS.add(task)
+    task.add_done_callback(lambda done: _finished(done, where))
+    return task
