@@ -25,10 +25,10 @@ from starlette.types import Scope
 
 __all__ = [
     "IMMUTABLE_CACHE",
+    "PAGE_PACKAGES",
     "PROJECT_ROOT",
     "REVALIDATE_CACHE",
     "PageFiles",
-    "PAGE_PACKAGES",
     "content_digest",
     "python_files",
 ]

@@ -37,12 +37,12 @@ from .stopwords import is_stopword
 from .tokens import TextTokens, Token, fold_word, is_cjk, text_tokens
 
 __all__ = [
+    "HIGHLIGHT_STOPWORDS",
     "MAX_QUERY_TERMS",
     "PREFIX_MATCH_MIN_CHARS",
     "Term",
     "TermMatcher",
     "fold_word",
-    "HIGHLIGHT_STOPWORDS",
     "fts_match_expression",
     "highlight_ranges",
     "highlight_terms",
@@ -67,14 +67,20 @@ Term = tuple[str, ...]
 # they only cost ranking weight, which BM25 already takes from them. A query made of nothing else
 # keeps them marked, so "to be or not to be" still shows where it matched.
 HIGHLIGHT_STOPWORDS = frozenset(
-    """a about above after again against all am an and any are as at be because been before being
-    below between both but by can could did do does doing down during each few for from further had
-    has have having he her here hers herself him himself his how i if in into is it its itself just
-    me more most my myself no nor not now of off on once only or other our ours ourselves out over
-    own same she should so some such than that the their theirs them themselves then there these
-    they this those through to too under until up very was we were what when where which while who
-    whom why will with would you your yours yourself yourselves""".split()
-)
+    {
+        "a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are", "as",
+        "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can",
+        "could", "did", "do", "does", "doing", "down", "during", "each", "few", "for", "from", "further",
+        "had", "has", "have", "having", "he", "her", "here", "hers", "herself", "him", "himself", "his",
+        "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "me", "more", "most", "my",
+        "myself", "no", "nor", "not", "now", "of", "off", "on", "once", "only", "or", "other", "our", "ours",
+        "ourselves", "out", "over", "own", "same", "she", "should", "so", "some", "such", "than", "that",
+        "the", "their", "theirs", "them", "themselves", "then", "there", "these", "they", "this", "those",
+        "through", "to", "too", "under", "until", "up", "very", "was", "we", "were", "what", "when", "where",
+        "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours", "yourself",
+        "yourselves",
+    }
+)  # fmt: skip
 
 
 def words_with_offsets(text: str) -> Iterator[tuple[int, int, str]]:
