@@ -12,7 +12,7 @@ from .conftest import Server, open_page
 
 pytestmark = pytest.mark.browser
 
-# Runs inside the page's interpreter (the one PyScript started); returns JSON.
+# Runs inside the page's interpreter (the one static/python-boot.mjs started); returns JSON.
 SMOKE = r"""
 import json, sys, pathlib
 import ai_search
@@ -49,8 +49,7 @@ def test_ai_search_imports_and_works_inside_pyodide(page: Any, server: Server) -
     open_page(page, server)
     raw = page.evaluate(
         """async (code) => {
-            const { whenDefined } = await import("/static/vendor/pyscript-0.7.31/core.js");
-            const { interpreter } = await whenDefined("py");
+            const interpreter = await window.aiSearchPython;
             return interpreter.runPython(code);
         }""",
         SMOKE,

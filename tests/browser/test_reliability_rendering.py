@@ -21,8 +21,10 @@ widget             static/embed.js on another site: the /embed page's results an
 Each payload's JavaScript assigns ``window.__xss`` and its Python ``window.__pyxss``; both are
 counting setters installed before any script. ``py-click`` payloads name ``pwned``, a Python global
 the test defines that assigns ``__pyxss``; every node of the sinks then gets a click, so a wired
-handler would fire. A positive control (a ``py-click`` element and a ``<script type="py">`` the test
-itself adds to the page) proves the canaries fire with the PyScript we pin. Every tab also fails on
+handler would fire. The page runs Pyodide without PyScript (static/python-boot.mjs), so nothing in it
+turns markup into Python; the payloads still try, in case a later page does. A positive control (a
+``py-click`` element and a ``<script type="py">`` the test itself adds to a sink, and the page's own
+interpreter calling ``pwned``) proves the audit finds such markup and both canaries count. Every tab also fails on
 any console error, CSP violation, dialog or request off the server's origin (tests/browser/conftest.py).
 Each sink is checked to show every payload as text, so nothing passes by never reaching a sink.
 """
@@ -149,9 +151,16 @@ FORBIDDEN = (
 )
 AUDIT = """async ([sinks, forbidden, settleMs]) => {
   const found = [];
+  // The page's own icons (py/ai_search_web/dom.py, icon()): an <svg class="icon"> of one <path d>,
+  // nothing else on either; an SVG of any other shape is reported like any forbidden element.
+  const only = (n, names) => n.getAttributeNames().every((a) => names.includes(a));
+  const pageIcon = (n) =>
+    (n.matches("svg.icon") && only(n, ["viewBox", "aria-hidden", "focusable", "class"])
+      && n.children.length === 1 && n.firstElementChild.matches("path") && only(n.firstElementChild, ["d"]))
+    || (n.matches("svg.icon > path") && pageIcon(n.parentElement));
   for (const root of document.querySelectorAll(sinks.join(","))) {
     for (const node of root.querySelectorAll("*")) {
-      if (node.matches(forbidden)) found.push("element " + node.tagName);
+      if (node.matches(forbidden) && !pageIcon(node)) found.push("element " + node.tagName);
       for (const { name, value } of node.attributes) {
         const n = name.toLowerCase();
         if (n.startsWith("on") || n.startsWith("py-") || n.startsWith("mpy-") || ["src", "srcdoc", "style",
@@ -159,12 +168,12 @@ AUDIT = """async ([sinks, forbidden, settleMs]) => {
             || (n === "href" && !value.startsWith("#")))
           found.push(`attribute ${n}=${value.slice(0, 40)} on ${node.tagName}`);
       }
-      // A click (and hover) on every node: a py-click that PyScript had wired would run now.
+      // A click (and hover) on every node: a py-click handler that something had wired would run now.
       node.dispatchEvent(new Event("click", { bubbles: false }));
       node.dispatchEvent(new Event("mouseover", { bubbles: false }));
     }
   }
-  // PyScript's event handler awaits the interpreter before it runs: a hit lands a little later (the
+  // A wired handler may await the interpreter before it runs: a hit would land a little later (the
   // canaries count for the whole page's life, so only the last audit of a page needs to wait).
   if (settleMs) await new Promise((r) => setTimeout(r, settleMs));
   const pyScripts = document.querySelectorAll('script[type="py"], script[type="mpy"], py-script, mpy-script');
@@ -180,44 +189,39 @@ AUDIT = """async ([sinks, forbidden, settleMs]) => {
 SETTLE_MS = 100
 # The page's own Python global that py-click payloads name; a wired handler would call it.
 DEFINE_PWNED = """async () => {
-  const { whenDefined } = await import("/static/vendor/pyscript-0.7.31/core.js");
-  const { interpreter } = await whenDefined("py");
+  const interpreter = await window.aiSearchPython;
   interpreter.runPython("import js\\ndef pwned(*_):\\n    js.window.__pyxss = 'py-click'\\n");
 }"""
-# The positive control, run through the same audit: a py-click element put into a sink and a
-# <script type="py"> added at run time. PyScript 0.7.31 wires the first and runs the second
-# (pyscript#1396, #1435), so an injection that got through would show in the canaries and the audit.
+# The positive control, run through the same audit: a py-click element and a <script type="py"> put
+# into a sink (what an injection that got through would leave), and the page's interpreter calling
+# pwned (what a wired handler would do), so the audit and both canaries are seen to work.
 CONTROL_SETUP = """async () => {
   const button = document.createElement("button");
   button.setAttribute("py-click", "pwned");
-  document.getElementById("notices").append(button);
   const script = document.createElement("script");
   script.type = "py";
   script.textContent = "import js\\njs.window.__pyxss = 'control-script'";
-  document.body.append(script);
+  document.getElementById("notices").append(button, script);
   window.__xss = "control-js";
-  for (let i = 0; i < 200 && !window.__hits().py.includes("control-script"); i++)
-    await new Promise((r) => setTimeout(r, 25));
-  return { button, script };
+  (await window.aiSearchPython).runPython("pwned()");
 }"""
 CONTROL_TEARDOWN = """() => {
-  document.querySelectorAll('#notices [py-click], body > script[type="py"]:not([src])').forEach((n) => n.remove());
+  document.querySelectorAll('#notices [py-click], #notices script[type="py"]').forEach((n) => n.remove());
 }"""
 
 
 def run_control(frame: Any) -> list[str]:
     """What the audit finds for the positive control: it must see all four kinds."""
     frame.evaluate(CONTROL_SETUP)
-    frame.wait_for_timeout(100)  # PyScript's observer wires the attribute in a microtask
     found = frame.evaluate(AUDIT, [list(SINKS), FORBIDDEN, SETTLE_MS])
     frame.evaluate(CONTROL_TEARDOWN)
     seen = []
     if any("py-click" in entry for entry in found["injected"]):
         seen.append("py-click attribute found")
     if "py-click" in found["hits"]["py"]:
-        seen.append("py-click handler ran")
-    if "control-script" in found["hits"]["py"]:
-        seen.append("script type=py ran")
+        seen.append("python canary counted")
+    if found["python_scripts"] >= 1:
+        seen.append("script type=py found")
     if "control-js" in found["hits"]["js"]:
         seen.append("js canary counted")
     return seen
@@ -343,7 +347,7 @@ class Tally:
         if last:
             self.js_hits += found["hits"]["js"]
             self.py_hits += found["hits"]["py"]
-        self.python_scripts += found["python_scripts"] - 1  # index.html's own entry script
+        self.python_scripts += found["python_scripts"]  # the page itself has none
         self.forged_marks += found["marks_outside_results"]
 
     def report(self, figure: Figure, tabs: SiteTabs, record: Any, **extra: Any) -> None:

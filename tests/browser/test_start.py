@@ -13,8 +13,8 @@ pytestmark = pytest.mark.browser
 
 
 def test_python_becomes_ready_under_the_enforced_csp(page: Any, server: Server) -> None:
-    """The page loads PyScript and Pyodide from its own server, with the CSP enforced, and Python
-    replaces the loading line (CSP violations, errors and foreign requests fail the fixture)."""
+    """The page loads Pyodide from its own server, with the CSP enforced, and Python takes over
+    (CSP violations, errors and foreign requests fail the fixture)."""
     response = page.goto(server.url)
     assert "'unsafe-eval'" not in response.headers["content-security-policy"]
     assert "script-src 'self' 'wasm-unsafe-eval'" in response.headers["content-security-policy"]
@@ -42,8 +42,7 @@ def test_python_starts_from_the_servers_memory_snapshot(page: Any, server: Serve
 
 
 _RUN_PYTHON = """async (code) => {
-  const { whenDefined } = await import("/static/vendor/pyscript-0.7.31/core.js");
-  const { interpreter } = await whenDefined("py");
+  const interpreter = await window.aiSearchPython;
   return interpreter.runPython(code);
 }"""
 _CORE_LOADER = "import ai_search; type(ai_search.__spec__.loader).__name__"
@@ -136,7 +135,7 @@ def test_a_refused_server_snapshot_means_a_fresh_start(page: Any, record: PageRe
 
 
 def test_every_request_stays_on_the_origin(page: Any, record: PageRecord, server: Server) -> None:
-    """A full start, sign-in, search and answer load everything (PyScript, Pyodide, Python files)
+    """A full start, sign-in, search and answer load everything (Pyodide, its snapshot, Python files)
     from the server itself; not one request goes elsewhere (the fixture also checks every test)."""
     open_page(page, server, username="bob")
     page.click("#search-box")

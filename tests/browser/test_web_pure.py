@@ -9,11 +9,21 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ai_search import MAX_INTELLIGENT_SEARCH_RESULTS, MAX_SEARCH_QUERY_LENGTH
 from ai_search_web.caret import index_to_utf16, utf16_to_index
 from ai_search_web.highlights import BIDI_FORMATTING_CHARACTERS, bidi_runs
 from ai_search_web.lookups import MAX_CACHED_LOOKUPS, ROOM_LOOKUP, USER_LOOKUP, LookupCache
-from ai_search_web.messages import ERROR_MESSAGES, NETWORK_ERROR_TYPE, error_message
+from ai_search_web.messages import ERROR_MESSAGES, NETWORK_ERROR_TYPE, error_message, wait_words
 from ai_search_web.sse import MAX_EVENT_CHARS, EventStreamParser, ServerEvent
+from ai_search_web.wording import (
+    COUNTER_FROM_CHARS,
+    count_text,
+    counter_text,
+    lockout_text,
+    match_words,
+    reason_text,
+    too_long_text,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -155,3 +165,90 @@ def test_bidi_runs_isolate_every_formatting_character(text: str) -> None:
         assert control == (run in BIDI_FORMATTING_CHARACTERS)
         if not control:
             assert not BIDI_FORMATTING_CHARACTERS.intersection(run), "each control has a run of its own"
+
+
+# -- wording: what the page says about what it shows ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("count", "expected"),
+    [
+        pytest.param(1, "1 result.", id="one"),
+        pytest.param(12, "12 results.", id="some"),
+        pytest.param(MAX_INTELLIGENT_SEARCH_RESULTS - 1, "49 results.", id="just-under-the-cap"),
+        pytest.param(
+            MAX_INTELLIGENT_SEARCH_RESULTS, "50+ results: the best 50 are shown.", id="at-the-cap-says-plus"
+        ),
+    ],
+)
+def test_counts_say_plus_at_the_cap(count: int, expected: str) -> None:
+    assert count_text(count) == expected
+
+
+@pytest.mark.parametrize(
+    ("length", "expected"),
+    [
+        pytest.param(0, "", id="empty-box-says-nothing"),
+        pytest.param(MAX_SEARCH_QUERY_LENGTH - COUNTER_FROM_CHARS - 1, "", id="far-from-the-limit"),
+        pytest.param(
+            MAX_SEARCH_QUERY_LENGTH - COUNTER_FROM_CHARS, "50 characters left.", id="near-the-limit"
+        ),
+        pytest.param(MAX_SEARCH_QUERY_LENGTH - 1, "1 character left.", id="one-left"),
+        pytest.param(MAX_SEARCH_QUERY_LENGTH, "A search holds at most 500 characters.", id="at-the-limit"),
+    ],
+)
+def test_the_box_counts_down_near_the_servers_limit(length: int, expected: str) -> None:
+    assert counter_text(length) == expected
+
+
+def test_a_query_over_the_limit_is_explained_with_both_numbers() -> None:
+    assert too_long_text(719) == (
+        "This search is 719 characters long; a search holds at most 500. Shorten it, then press Enter."
+    )
+
+
+@pytest.mark.parametrize(
+    ("reason", "words", "expected"),
+    [
+        pytest.param("keyword", ["deploy", "failed"], "Matches “deploy”, “failed”", id="words"),
+        pytest.param(
+            "keyword", ["a", "b", "c", "d", "e"], "Matches “a”, “b”, “c” and 2 more", id="many-words"
+        ),
+        pytest.param("keyword", [], "Matches your words", id="words-the-spans-do-not-show"),
+        pytest.param("semantic", ["ignored"], "Similar in meaning", id="meaning"),
+        pytest.param("both", ["deploy"], "Matches “deploy”, and similar in meaning", id="both"),
+        pytest.param("vector-magic", ["x"], "", id="an-unknown-reason-says-nothing"),
+        pytest.param(None, [], "", id="no-reason"),
+    ],
+)
+def test_match_reasons_are_words_never_scores(reason: object, words: list[str], expected: str) -> None:
+    assert reason_text(reason, words) == expected
+    assert "%" not in reason_text(reason, words)
+
+
+def test_match_words_are_the_marked_words_once_each() -> None:
+    """Case-folded duplicates count once (first spelling kept); malformed spans are skipped."""
+    assert match_words("deploy failed", [[0, 6], [7, 13], "junk", [50, 60]]) == ["deploy", "failed"]
+    assert match_words("Deploy deploy", [[0, 6], [7, 13]]) == ["Deploy"]
+    assert match_words("text", "not spans") == []
+
+
+@pytest.mark.parametrize(
+    ("seconds", "expected"),
+    [
+        pytest.param(1, "1 second", id="one-second"),
+        pytest.param(42, "42 seconds", id="seconds"),
+        pytest.param(60, "1 minute", id="a-minute"),
+        pytest.param(61, "2 minutes", id="rounded-up"),
+    ],
+)
+def test_waits_are_said_as_people_say_them(seconds: int, expected: str) -> None:
+    assert wait_words(seconds) == expected
+
+
+def test_a_refusal_for_too_many_requests_says_the_real_wait() -> None:
+    assert error_message("error-too-many-requests", 429, retry_after=42) == (
+        "Too many requests in a short time. Try again in 42 seconds."
+    )
+    assert error_message("error-too-many-requests", 429) == ERROR_MESSAGES["error-too-many-requests"]
+    assert lockout_text(58) == "Too many sign-in attempts. Try again in 58 seconds."

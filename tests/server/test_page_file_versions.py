@@ -1,35 +1,51 @@
-"""The page's Python files are named by content digest in pyscript.toml, so browsers keep them."""
+"""The page's Python files are listed by content digest (GET /py/files.json), so browsers keep them,
+and the pages carry the server's query limit."""
 
 from __future__ import annotations
 
 import re
-import tomllib
 from pathlib import Path
 
 import httpx
 import pytest
 
-from ai_search_server.static import IMMUTABLE_CACHE, REVALIDATE_CACHE, content_digest
+from ai_search import MAX_SEARCH_QUERY_LENGTH
+from ai_search_server.app import MAX_QUERY_PLACEHOLDER
+from ai_search_server.static import (
+    IMMUTABLE_CACHE,
+    PAGE_PACKAGES,
+    REVALIDATE_CACHE,
+    content_digest,
+    python_files,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.anyio
 
 
-async def test_the_served_config_names_every_python_file_by_its_digest(client: httpx.AsyncClient) -> None:
-    served = tomllib.loads((await client.get("/pyscript.toml")).text)
-    on_disk = tomllib.loads((ROOT / "pyscript.toml").read_text(encoding="utf-8"))
-    assert served["interpreter"] == on_disk["interpreter"]
+async def test_the_file_list_names_every_page_module_by_its_digest(client: httpx.AsyncClient) -> None:
+    """Every module of both page packages, and nothing else (the server's own code is not listed)."""
+    served = (await client.get("/py/files.json")).json()["files"]
     expected = {
-        f"{source}?v={content_digest(ROOT / source.removeprefix('./'))}": target
-        for source, target in on_disk["files"].items()
+        f"{package}/{path.name}": f"/py/{package}/{path.name}?v={content_digest(path)}"
+        for package in PAGE_PACKAGES
+        for path in (ROOT / "py" / package).glob("*.py")
     }
-    assert served["files"] == expected
+    assert served == expected
+    assert {path.split("/")[0] for path in served} == {"ai_search", "ai_search_web"}
+
+
+def test_a_new_module_is_listed_without_any_list_to_edit(tmp_path: Path) -> None:
+    for package in PAGE_PACKAGES:
+        (tmp_path / "py" / package).mkdir(parents=True)
+    (tmp_path / "py" / "ai_search_web" / "brand_new.py").write_text("X = 1\n", encoding="utf-8")
+    (tmp_path / "py" / "ai_search_web" / "notes.txt").write_text("not python\n", encoding="utf-8")
+    assert list(python_files(tmp_path)) == ["ai_search_web/brand_new.py"]
 
 
 async def test_a_file_at_its_current_digest_is_immutable(client: httpx.AsyncClient) -> None:
-    served = tomllib.loads((await client.get("/pyscript.toml")).text)
-    source = next(s for s in served["files"] if "/_grammar.py?" in s)
-    r = await client.get(source.removeprefix("."))
+    served = (await client.get("/py/files.json")).json()["files"]
+    r = await client.get(served["ai_search/_grammar.py"])
     assert r.status_code == 200
     assert r.headers["cache-control"] == IMMUTABLE_CACHE
     assert r.content == (ROOT / "py/ai_search/_grammar.py").read_bytes()
@@ -52,3 +68,12 @@ def test_a_digest_changes_with_the_content(tmp_path: Path) -> None:
     path.write_text("A = 22\n", encoding="utf-8")
     assert content_digest(path) != first
     assert re.fullmatch(r"[0-9a-f]{16}", first)
+
+
+@pytest.mark.parametrize("path", [pytest.param("/", id="page"), pytest.param("/embed", id="widget")])
+async def test_the_search_box_holds_what_the_server_takes(client: httpx.AsyncClient, path: str) -> None:
+    """One number: the box's maxlength is the limit ai.search checks (MAX_SEARCH_QUERY_LENGTH)."""
+    html = (await client.get(path)).text
+    assert MAX_QUERY_PLACEHOLDER not in html
+    box = re.search(r'<input id="search-box"[^>]*>', html, re.DOTALL)
+    assert box is not None and f'maxlength="{MAX_SEARCH_QUERY_LENGTH}"' in box[0]

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.anyio
     ("path", "content_type", "cache"),
     [
         pytest.param("/", "text/html", "no-cache", id="page"),
-        pytest.param("/pyscript.toml", "text/plain", "no-cache", id="pyscript-config"),
+        pytest.param("/py/files.json", "application/json", "no-cache", id="python-file-list"),
         pytest.param("/py/ai_search/__init__.py", "text/x-python", "no-cache", id="core-module"),
     ],
 )

@@ -13,6 +13,7 @@ from ai_search._constants import MAX_SEARCH_FILTER_VALUES
 from ai_search._grammar import (
     ActiveSearchFilter,
     apply_search_filter_token,
+    drop_unfinished_search_filters,
     extract_completed_search_filters,
     format_search_filter_value,
     get_active_search_filter,
@@ -513,3 +514,34 @@ def test_merge_search_filters(inputs: list[SearchFilters], expected: SearchFilte
 )
 def test_remove_search_filter(filters: SearchFilters, key: str, value: str, expected: SearchFilters) -> None:
     assert remove_search_filter(filters, key, value) == expected
+
+
+# -- drop_unfinished_search_filters ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param("deploy in:#", "deploy", id="a-room-key-with-only-its-sigil-goes"),
+        pytest.param("deploy in:", "deploy", id="a-bare-key-goes"),
+        pytest.param("in:# deploy from:@ failed", "deploy failed", id="several-anywhere-go"),
+        pytest.param('deploy in:""', "deploy", id="an-empty-quoted-value-goes"),
+        pytest.param('deploy in:"  "', "deploy", id="a-blank-quoted-value-goes"),
+        pytest.param("after: x", "x", id="a-date-key-without-a-date-goes"),
+        pytest.param("IN:# x", "x", id="keys-are-case-insensitive"),
+        pytest.param("in:ops deploy", "in:ops deploy", id="a-filter-with-a-value-stays"),
+        pytest.param("after:2026-13 x", "after:2026-13 x", id="an-invalid-value-is-left-to-the-grammar"),
+        pytest.param("in:#, x", "in:#, x", id="commas-are-a-value"),
+        pytest.param("xin: ops", "xin: ops", id="a-key-glued-to-a-word-is-text"),
+        pytest.param("deploy failed", "deploy failed", id="text-without-tokens-is-untouched"),
+        pytest.param("", "", id="empty-text"),
+    ],
+)
+def test_drop_unfinished_search_filters(text: str, expected: str) -> None:
+    assert drop_unfinished_search_filters(text) == expected
+
+
+def test_a_search_for_an_unfinished_filter_searches_only_the_words() -> None:
+    """What the page sends when Enter is pressed on `deploy in:#`: the word "deploy" alone."""
+    parsed = parse_search_filter_text(drop_unfinished_search_filters("deploy in:#"))
+    assert (parsed.search_text, parsed.filters) == ("deploy", SearchFilters())

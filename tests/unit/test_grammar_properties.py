@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import re
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -10,6 +11,7 @@ from hypothesis import strategies as st
 from ai_search._constants import MAX_SEARCH_FILTER_VALUES
 from ai_search._grammar import (
     apply_search_filter_token,
+    drop_unfinished_search_filters,
     extract_completed_search_filters,
     format_search_filter_value,
     get_active_search_filter,
@@ -144,3 +146,15 @@ def test_applying_a_suggestion_replaces_only_the_active_token(text: str, caret: 
     start = applied.caret - len(token) - 1
     assert start == 0 or applied.text[start - 1].isspace()
     assert parse_search_filter_text(token).filters.room_names == (name,)
+
+
+_UNFINISHED = re.compile(r'(?:^|(?<=\s))(?:in|from|after|before):(?:[#@]|"\s*")?(?=\s|$)', re.IGNORECASE)
+
+
+@PROPERTY_SETTINGS
+@given(QUERY_LIKE_TEXT)
+def test_dropping_unfinished_filters_keeps_every_filter_and_leaves_none_unfinished(text: str) -> None:
+    dropped = drop_unfinished_search_filters(text)
+    assert parse_search_filter_text(dropped).filters == parse_search_filter_text(text).filters
+    assert not _UNFINISHED.search(dropped)
+    assert drop_unfinished_search_filters(dropped) == dropped
