@@ -15,12 +15,13 @@ pytestmark = pytest.mark.browser
 
 
 class HeldPython:
-    """Holds the request for the page's Python entry script until :meth:`release`."""
+    """Holds the list of the page's Python files (static/python-boot.mjs writes them before it
+    imports the entry module) until :meth:`release`: until then the page is the fallback's."""
 
     def __init__(self, page: Any) -> None:
         self.routes: list[Any] = []
         self.released = False
-        page.route("**/py/ai_search_web/main.py", self._hold)
+        page.route("**/py/files.json", self._hold)
 
     def _hold(self, route: Any) -> None:
         if self.released:

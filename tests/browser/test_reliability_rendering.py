@@ -593,7 +593,7 @@ def test_no_payload_runs_from_the_page_before_python(
     page.add_init_script(CANARY)
     _seed_session(page, site.server)
     held: list[Any] = []
-    page.route("**/py/ai_search_web/main.py", lambda route: held.append(route))
+    page.route("**/py/files.json", lambda route: held.append(route))  # Python never starts
     page.goto(site.server.url)
     page.wait_for_selector("html[data-fallback=ready]")
     tally = Tally()
