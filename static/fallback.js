@@ -165,6 +165,12 @@ async function lookUp() {
 
 async function search(q) {
   if (!readSession()) return say("Sign in to search.");
+  // The words, without the filters, against the server's limit (the box's maxlength, which the
+  // server writes into the page); Python says the same (py/ai_search_web/wording.py).
+  const words = q.replace(/(^|\s)(in|from|after|before):("[^"]*"|\S*)/gi, " ").replace(/\s+/g, " ").trim();
+  if (box.maxLength > 0 && words.length > box.maxLength) {
+    return say(`This search is ${words.length} characters long; a search holds at most ${box.maxLength}. Shorten it, then press Enter.`);
+  }
   state.q = q;
   state.data = null;
   say("Searching…");
