@@ -70,10 +70,7 @@ class ResultsView:
         self.results: tuple[Result, ...] = ()
         self.shown = 0
         self._drops: tuple[FilterChip, ...] = ()
-        self._time_format = js.Intl.DateTimeFormat.new(
-            js.undefined,
-            to_js({"dateStyle": "medium", "timeStyle": "short"}, dict_converter=js.Object.fromEntries),
-        )
+        self._time_format: JsProxy | None = None  # made on first use: not on the start-up path
         listen(more, "click", lambda _event: self.show_more())
         listen(empty, "click", self._drop_click)
 
@@ -155,6 +152,11 @@ class ResultsView:
         date = js.Date.new(ts)
         if js.Number.isNaN(date.getTime()):
             return ts
+        if self._time_format is None:
+            self._time_format = js.Intl.DateTimeFormat.new(
+                js.undefined,
+                to_js({"dateStyle": "medium", "timeStyle": "short"}, dict_converter=js.Object.fromEntries),
+            )
         return str(self._time_format.format(date))
 
     def position_of(self, msg_id: str) -> int | None:

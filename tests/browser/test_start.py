@@ -33,11 +33,64 @@ def _chips_work(page: Any) -> None:
     assert page.inner_text("#chips .chip-label") == "after:2026-11-01"
 
 
+# The page's own record of its snapshot requests: [HTTP status, bytes on the wire] each.
+SNAPSHOT_REQUESTS = """performance.getEntriesByType("resource").filter((e) => e.name.includes("/snapshot-v"))
+  .map((e) => [e.responseStatus, e.transferSize])"""
+# Bytes a response without a body stays under (headers only).
+SMALL_RESPONSE_BYTES = 2048
+
+
+def _forget_snapshots(page: Any, server: Server) -> None:
+    """No snapshot kept in this origin's Cache Storage (the tests share one browser profile)."""
+    page.route("**/favicon.ico", lambda route: route.fulfill(status=204))  # asked for by a plain file
+    page.goto(server.url + "static/app.css")
+    page.evaluate(f"caches.delete({SNAPSHOT_CACHE!r})")
+    page.unroute("**/favicon.ico")
+
+
 def test_python_starts_from_the_servers_memory_snapshot(page: Any, server: Server) -> None:
     """scripts/setup makes a Pyodide memory snapshot in Node; the page restores it (a first visit
     too) and Python works the same: the grammar turns a finished filter into a chip."""
+    _forget_snapshots(page, server)
     open_page(page, server)
-    assert page.evaluate("[window.__pySnapshot, window.__pySnapshotFrom]") == ["loaded", "server"]
+    assert page.evaluate("[window.__pySnapshot, window.__pySnapshotFrom, window.__pySnapshotVia]") == [
+        "loaded",
+        "server",
+        "network",
+    ]
+    _chips_work(page)
+
+
+def test_a_warm_start_restores_the_kept_copy_and_checks_it(page: Any, server: Server) -> None:
+    """After a first visit the server's snapshot is kept in Cache Storage; the next start restores
+    that copy without downloading it, then asks once whether the server's changed (here: not, then
+    yes, and the new one replaces the copy)."""
+    _forget_snapshots(page, server)
+    open_page(page, server)
+    page.wait_for_function("() => window.__pySnapshotCopy === 'stored'", timeout=PYTHON_READY_MS)
+    page.reload()
+    page.wait_for_selector("html[data-py=ready]", timeout=PYTHON_READY_MS)
+    assert page.evaluate("[window.__pySnapshotFrom, window.__pySnapshotVia]") == ["server", "cache"]
+    page.wait_for_function("() => window.__pySnapshotCopy === 'current'", timeout=PYTHON_READY_MS)
+    asked = page.evaluate(SNAPSHOT_REQUESTS)
+    assert [status for status, _size in asked] == [304]  # one conditional request, nothing downloaded
+    assert asked[0][1] < SMALL_RESPONSE_BYTES
+    _chips_work(page)
+
+    def rebuilt(route: Any) -> None:  # setup made a new snapshot since: another ETag
+        response = route.fetch(
+            headers={k: v for k, v in route.request.headers.items() if k != "if-none-match"}
+        )
+        route.fulfill(response=response, headers={**response.headers, "etag": '"rebuilt"'})
+
+    page.route(SNAPSHOT_URLS, rebuilt)
+    page.reload()
+    page.wait_for_function("() => window.__pySnapshotCopy === 'replaced'", timeout=PYTHON_READY_MS)
+    page.unroute(SNAPSHOT_URLS)
+    page.reload()
+    page.wait_for_selector("html[data-py=ready]", timeout=PYTHON_READY_MS)
+    assert page.evaluate("[window.__pySnapshotFrom, window.__pySnapshotVia]") == ["server", "cache"]
+    page.wait_for_function("() => window.__pySnapshotCopy !== undefined", timeout=PYTHON_READY_MS)
     _chips_work(page)
 
 
@@ -51,6 +104,7 @@ _CORE_LOADER = "import ai_search; type(ai_search.__spec__.loader).__name__"
 def test_the_snapshot_hands_out_the_pure_core_it_was_made_with(page: Any, server: Server) -> None:
     """The server's snapshot already holds py/ai_search; the page takes it from there while the
     files it wrote are the same ones."""
+    _forget_snapshots(page, server)  # the server's own, not a copy kept from an older build
     open_page(page, server)
     assert page.evaluate(_RUN_PYTHON, _CORE_LOADER) == "SnapshotCore"
 
@@ -82,6 +136,7 @@ def test_the_snapshot_hands_out_the_page_modules_compiled(page: Any, server: Ser
     """The page modules cannot be imported into the snapshot (they use the DOM) but are compiled
     into it: while a file is the one compiled, its module runs that code object (the same object on
     every call, where a compile would make a new one)."""
+    _forget_snapshots(page, server)
     open_page(page, server)
     assert page.evaluate(_RUN_PYTHON, _WEB_LOADER) == "CompiledLoader"
     assert page.evaluate(_RUN_PYTHON, _WEB_CODE_FROM_SNAPSHOT) is True
@@ -103,6 +158,7 @@ def _without_the_servers_snapshot(page: Any, server: Server, route: Any) -> None
     """Open the page with ``route`` answering the snapshot; it starts fresh, then stores its own
     snapshot, which the next start restores. Cache Storage is cleared again for the other tests."""
     try:
+        _forget_snapshots(page, server)  # a copy kept from an earlier visit would be restored instead
         page.route(SNAPSHOT_URLS, route)
         open_page(page, server)
         assert page.evaluate("window.__pySnapshot") in ("none", "making", "stored")
@@ -135,7 +191,7 @@ def test_a_refused_server_snapshot_means_a_fresh_start(page: Any, record: PageRe
 
 
 def test_every_request_stays_on_the_origin(page: Any, record: PageRecord, server: Server) -> None:
-    """A full start, sign-in, search and answer load everything (Pyodide, its snapshot, Python files)
+    """A full start, sign-in and search load everything (Pyodide, its snapshot, Python files)
     from the server itself; not one request goes elsewhere (the fixture also checks every test)."""
     open_page(page, server, username="bob")
     page.click("#search-box")
