@@ -1,0 +1,87 @@
+"""Screenshots of the search page for docs/: 1280x800 and 360x740, light and dark.
+
+    .venv/bin/python scripts/screenshots.py [--out docs/screenshots]
+
+Runs the real app with the demo workspace (in-process, loopback, keyword-only retrieval) and
+Debian's chromium, signed in as bob, in a fixed locale and time zone so that runs agree. Each shot
+shows one moment with everything on it: a search with a filter chip, its results, an AI answer
+(extractive: no language model is configured here), and the suggestion list open for the next
+filter being typed. Writes ``page-<width>-<scheme>.png`` and prints where.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+from _browser import CHROMIUM, CHROMIUM_ARGS, WAIT_MS  # noqa: E402
+from _harness import demo_app_server  # noqa: E402
+
+SIZES = {1280: 800, 360: 740}
+SCHEMES = ("light", "dark")
+QUERY = "in:engineering postgres"
+TYPED = " from:ca"
+SESSION_KEY = "ai-search.session"  # py/ai_search_web/auth.py
+LOCALE, TIME_ZONE = "en-US", "UTC"
+
+
+def shoot(pw: object, url: str, session: dict[str, str], out: Path) -> list[Path]:
+    profile = tempfile.mkdtemp(prefix="screenshots-")
+    written = []
+    try:
+        context = pw.chromium.launch_persistent_context(  # type: ignore[attr-defined]
+            profile, executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS, locale=LOCALE,
+            timezone_id=TIME_ZONE,
+        )  # fmt: skip
+        page = context.new_page()
+        page.add_init_script(
+            f"sessionStorage.setItem({json.dumps(SESSION_KEY)}, {json.dumps(json.dumps(session))})"
+        )
+        for width, height in SIZES.items():
+            for scheme in SCHEMES:
+                page.set_viewport_size({"width": width, "height": height})
+                page.emulate_media(color_scheme=scheme)
+                page.goto(f"{url}/?q={QUERY.replace(' ', '+')}")
+                page.wait_for_selector("#result-list .result", timeout=WAIT_MS)
+                page.click("#ask")
+                page.wait_for_selector("#answer[data-provider]:not([data-provider=''])", timeout=WAIT_MS)
+                page.focus("#search-box")
+                page.keyboard.press("End")
+                page.keyboard.type(TYPED)
+                page.wait_for_selector("#suggestions[data-by=python] [role=option]", timeout=WAIT_MS)
+                page.evaluate("window.scrollTo(0, 0)")
+                page.mouse.move(0, height - 1)  # no hover on whatever the last click left under it
+                path = out / f"page-{width}-{scheme}.png"
+                page.screenshot(path=str(path))
+                written.append(path)
+        context.close()
+    finally:
+        shutil.rmtree(profile, ignore_errors=True)
+    return written
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots", help="where the PNGs go")
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+
+    import httpx
+    from playwright.sync_api import sync_playwright
+
+    with demo_app_server() as url, sync_playwright() as pw:
+        data = httpx.post(f"{url}/api/v1/login", json={"user": "bob", "password": "demo-bob"}).json()["data"]
+        name = data.get("me", {}).get("name") or ""
+        session = {"userId": data["userId"], "authToken": data["authToken"], "username": "bob", "name": name}
+        for path in shoot(pw, url, session, args.out):
+            print(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)
+
+
+if __name__ == "__main__":
+    main()
