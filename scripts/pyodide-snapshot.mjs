@@ -150,4 +150,7 @@ writeFileSync(`${target}.tmp`, packed);
 writeFileSync(`${target}.gz.tmp`, gzipSync(packed, { level: constants.Z_BEST_COMPRESSION }));
 renameSync(`${target}.tmp`, target);
 renameSync(`${target}.gz.tmp`, `${target}.gz`);
+// The empty standard library a restored page starts with (the loader's EMPTY_STDLIB): a zip of
+// nothing, its end-of-central-directory record alone.
+writeFileSync(fileURLToPath(loader.EMPTY_STDLIB), Buffer.from([0x50, 0x4b, 0x05, 0x06, ...new Array(18).fill(0)]));
 console.log(`pyodide-snapshot: ${target} (${packed.length} bytes packed from ${bytes.length}, CPython ${answer})`);

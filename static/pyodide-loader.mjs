@@ -28,6 +28,13 @@
 // for the next visit. A copy older than the server's is still correct (the import hooks below check
 // every file), only slower until it is replaced.
 //
+// The standard library (python_stdlib.zip, 2.5 MB that does not compress) is not needed to restore
+// a snapshot: everything the page imports is loaded in it already. A restored Pyodide gets an empty
+// zip in its place (EMPTY_STDLIB, which scripts/pyodide-snapshot.mjs writes beside the snapshot), so
+// the first visit's path to a working page carries 2.5 MB less; completeStdlib() puts the real one
+// in place once the page works, for the rare module a later code path imports. A fresh start
+// (no snapshot) needs it from the beginning and gets it.
+//
 // Either snapshot holds no data: CPython and the standard library after start-up and PRELOADED,
 // and the server's one also the pure core (py/ai_search, standard library only), kept aside by an
 // import hook that hands it out only while the files the page wrote are byte for byte the ones it
@@ -50,6 +57,10 @@ export const INDEX_URL = new URL("./vendor/pyodide-314.0.2/", import.meta.url).h
 // bump, the import hook notices it).
 export const SNAPSHOT_FORMAT = 4;
 export const SHIPPED_SNAPSHOT = new URL(`./snapshot-v${SNAPSHOT_FORMAT}.bin`, INDEX_URL).href;
+export const EMPTY_STDLIB = new URL("./python_stdlib-empty.zip", INDEX_URL).href;
+const FULL_STDLIB = new URL("./python_stdlib.zip", INDEX_URL).href;
+// Where Pyodide puts the standard library in its file system (Python 3.14).
+const STDLIB_PATH = "/lib/python314.zip";
 const SNAPSHOT_CACHE = "ai-search-pyodide-snapshot";
 const SNAPSHOT_KEY = new URL(`./pyodide-snapshot-${version}-v${SNAPSHOT_FORMAT}.bin`, import.meta.url).href;
 // Imported before the snapshot is taken, so restored pages find them loaded: the standard-library
@@ -244,11 +255,26 @@ async function withCompiled(compiled) {
 }
 
 async function restore(base, memory, from, via) {
-  const pyodide = await loadVendored({ ...base, _loadSnapshot: memory });
+  const pyodide = await loadVendored({ ...base, _loadSnapshot: memory, stdLibURL: EMPTY_STDLIB });
   globalThis.__pySnapshot = "loaded";
   globalThis.__pySnapshotFrom = from;
   globalThis.__pySnapshotVia = via;
   return pyodide;
+}
+
+/** After a restore, the real standard library in place of the empty one (a fresh start has it).
+ * Until it is there, importing a module the snapshot does not hold fails as if it did not exist. */
+export async function completeStdlib(pyodide) {
+  if (globalThis.__pySnapshot !== "loaded") return;
+  const response = await fetch(FULL_STDLIB);
+  if (!response.ok) throw new Error(`${FULL_STDLIB}: HTTP ${response.status}`);
+  pyodide.FS.writeFile(STDLIB_PATH, new Uint8Array(await response.arrayBuffer()));
+  // The import system remembered the empty zip: it forgets it and reads the real one when asked.
+  pyodide.runPython(
+    `import importlib, sys, zipimport\nsys.path_importer_cache.pop("${STDLIB_PATH}", None)\n` +
+      `getattr(zipimport, "_zip_directory_cache", {}).pop("${STDLIB_PATH}", None)\nimportlib.invalidate_caches()`,
+  );
+  globalThis.__pyStdlib = "complete";
 }
 
 /** Options every Pyodide of the page gets: the vendored files (Node passes its own path), no lock

@@ -11,7 +11,7 @@
 // fallback.js, which searches and suggests as before; the status line says so in plain words and
 // the console has the details. window.aiSearchPython is a promise of the interpreter, for tests
 // and benchmarks.
-import { loadPyodide } from "./pyodide-loader.mjs";
+import { completeStdlib, loadPyodide } from "./pyodide-loader.mjs";
 
 const FILES_URL = "/py/files.json";
 const NOT_STARTED = "Filters and suggestions are not available right now; searching still works. Reload the page to try again.";
@@ -39,6 +39,7 @@ async function start() {
     pyodide.FS.writeFile(path, bytes);
   }
   pyodide.pyimport("ai_search_web.main");
+  completeStdlib(pyodide).catch((error) => console.warn("ai-search: the standard library is not complete;", error));
   return pyodide;
 }
 

@@ -28,11 +28,17 @@ STATUS_ID = "status"
 _TASKS: set[asyncio.Task[Any]] = set()
 
 
+def _details(exc: BaseException) -> str:
+    try:  # only on this rare path: not worth its import at start-up
+        import traceback
+    except ImportError:  # the standard library is still on its way (static/pyodide-loader.mjs)
+        return f"{type(exc).__name__}: {exc}"
+    return "".join(traceback.format_exception(exc))
+
+
 def report(exc: BaseException, where: str) -> None:
     """Log ``exc`` with its traceback and tell the person, in words, that something failed."""
-    import traceback  # only on this rare path: not worth its import at start-up
-
-    js.console.error(f"ai-search: {where} failed\n" + "".join(traceback.format_exception(exc)))
+    js.console.error(f"ai-search: {where} failed\n" + _details(exc))
     status = js.document.getElementById(STATUS_ID)
     if status is not None and hasattr(status, "textContent"):
         status.textContent = UNEXPECTED_ERROR
