@@ -156,14 +156,28 @@ def _login(url: str, username: str) -> dict[str, str]:
     return {"userId": data["userId"], "authToken": data["authToken"], "username": username, "name": ""}
 
 
-def _marks(page: Any) -> dict[str, float]:
+# The page's own marks, in the order a start passes them (an older page lacks some).
+MARKS = {
+    "usable": "ai-search:usable",
+    "loader": "ai-search:interpreter-start",
+    "wasm": "ai-search:wasm-compiled",
+    "snapshot_in": "ai-search:snapshot-ready",
+    "interpreter": "ai-search:interpreter-ready",
+    "python": "ai-search:python-ready",
+}
+
+
+def _marks(page: Any) -> dict[str, Any]:
     return page.evaluate(
-        """() => {
+        """(names) => {
           const mark = (name) => performance.getEntriesByName(name)[0]?.startTime ?? null;
-          return { paint: mark("first-contentful-paint"), usable: mark("ai-search:usable"),
-                   interpreter: mark("ai-search:interpreter-ready"), python: mark("ai-search:python-ready"),
-                   snapshot: [window.__pySnapshotFrom ?? window.__pySnapshot, window.__pySnapshotVia].filter(Boolean).join(" via ") || null };
-        }"""
+          const out = Object.fromEntries(Object.entries(names).map(([key, name]) => [key, mark(name)]));
+          out.paint = mark("first-contentful-paint");
+          out.snapshot = [window.__pySnapshotFrom ?? window.__pySnapshot, window.__pySnapshotVia]
+            .filter(Boolean).join(" via ") || null;
+          return out;
+        }""",
+        MARKS,
     )
 
 
@@ -195,10 +209,17 @@ def _start(page: Any, counter: ByteCounter, reload: bool, url: str) -> dict[str,
     finally:
         cdp.detach()
     page.wait_for_function("() => window.__firstPythonSuggestion !== undefined", timeout=WAIT_MS)
+    bytes_to_suggest = counter.total  # what the way to a working box cost; the rest comes after
     page.wait_for_load_state("networkidle")
     suggest = page.evaluate("window.__firstPythonSuggestion")
     page.fill("#search-box", "")
-    return {**_marks(page), "suggest": suggest, "bytes": counter.total, "requests": counter.requests}
+    return {
+        **_marks(page),
+        "suggest": suggest,
+        "bytes": counter.total,
+        "bytes_to_suggest": bytes_to_suggest,
+        "requests": counter.requests,
+    }
 
 
 def _profile(pw: Any) -> tuple[Any, str]:
@@ -484,7 +505,16 @@ def _print_phases(label: str, runs: list[dict[str, Any]], phases: tuple[str, ...
     for phase in phases:
         row = {
             key: _median([run[phase][key] for run in runs])
-            for key in ("paint", "usable", "interpreter", "python", "suggest", "bytes", "requests")
+            for key in (
+                "paint",
+                "usable",
+                "interpreter",
+                "python",
+                "suggest",
+                "bytes",
+                "bytes_to_suggest",
+                "requests",
+            )
         }
         each = [f"{run[phase]['suggest']:.0f} ({run[phase]['snapshot']})" for run in runs]
         cells = " ".join(
@@ -492,7 +522,8 @@ def _print_phases(label: str, runs: list[dict[str, Any]], phases: tuple[str, ...
             for k in ("paint", "usable", "interpreter", "python", "suggest")
         )
         print(
-            f"{label + phase:<27} {cells} {row['bytes'] or 0:>11,.0f} {row['requests'] or 0:>8.0f}  {', '.join(each)}"
+            f"{label + phase:<27} {cells} {row['bytes_to_suggest'] or 0:>11,.0f} {row['bytes'] or 0:>11,.0f}"
+            f" {row['requests'] or 0:>8.0f}  {', '.join(each)}"
         )
 
 
@@ -525,10 +556,17 @@ def main() -> None:
     build_report(runs, clients, previous).write(args.json)
     print(f"search page, {args.runs} runs, medians (ms from navigation start; bytes on the wire)")
     print(
-        f"{'start':<27} {'paint':>7} {'usable':>7} {'interp.':>7} {'python':>7} {'suggest':>7} {'bytes':>11}"
-        f" {'requests':>8}  first Python suggestion per run (snapshot)"
+        f"{'start':<27} {'paint':>7} {'usable':>7} {'interp.':>7} {'python':>7} {'suggest':>7} {'to suggest':>11}"
+        f" {'bytes':>11} {'requests':>8}  first Python suggestion per run (snapshot)"
     )
     _print_phases("", runs, PHASES)
+    for phase in ("cold", "warm"):
+        steps = ", ".join(
+            f"{key} {_median([run[phase][key] for run in runs]):.0f}"
+            for key in (*MARKS, "suggest")
+            if _median([run[phase][key] for run in runs]) is not None
+        )
+        print(f"  {phase} marks (medians, ms): {steps}")
     if previous:
         _print_phases(f"previous ({args.previous.name}) ", previous, ("cold", "warm"))
     else:

@@ -140,6 +140,11 @@ export function unpackSnapshot(buffer) {
   return memory;
 }
 
+function snapshotReady(memory) {
+  performance.mark("ai-search:snapshot-ready"); // its bytes in memory, unpacked
+  return memory;
+}
+
 // Raised inside the snapshot promise when the server has no snapshot: start fresh, no warning.
 class NoShippedSnapshot extends Error {}
 
@@ -177,7 +182,7 @@ function shippedSnapshot(downloaded) {
     const packed = await response.arrayBuffer();
     downloaded.packed = packed;
     downloaded.etag = response.headers.get("etag") ?? "";
-    return unpackSnapshot(packed);
+    return snapshotReady(unpackSnapshot(packed));
   });
 }
 
@@ -228,7 +233,7 @@ function makeSnapshotLater() {
 // the browser's HTTP cache makes them one download.
 function compiledInterpreter() {
   const compiled = WebAssembly.compileStreaming(fetch(new URL("pyodide.asm.wasm", INDEX_URL)));
-  compiled.catch(() => {}); // awaited (or not) below; Pyodide then compiles it itself
+  compiled.then(() => performance.mark("ai-search:wasm-compiled"), () => {}); // a failure: Pyodide compiles it
   return compiled;
 }
 
@@ -293,7 +298,7 @@ export async function loadPyodide(options = {}) {
   let pyodide = null;
   if (cached) {
     try {
-      pyodide = await restore(base, cached.arrayBuffer().then(unpackSnapshot), from, "cache");
+      pyodide = await restore(base, cached.arrayBuffer().then((b) => snapshotReady(unpackSnapshot(b))), from, "cache");
       if (from === "server") keepServerCopyLater({}, cached.headers.get(ETAG_HEADER) ?? "");
     } catch (error) {
       console.warn("ai-search: the stored Pyodide snapshot was refused; starting without it.", error);
