@@ -526,17 +526,14 @@ class BodyLimitMiddleware:
 
 
 # The page's Content-Security-Policy, directive by directive, and why each source is there. Measured
-# against the bundles we vendor (@pyscript/core 0.7.31 dist/, pyodide 314.0.x, MicroPython 1.28):
+# against the runtime the page loads (pyodide 314.0.x; static/python-boot.mjs starts it, no PyScript):
 # - Pyodide's only eval() calls are in the dynamic linker (EM_ASM/EM_JS of side modules, i.e.
 #   packages with .so files, which the page never loads), in emscripten_run_script and in a Node-only
-#   path. PyScript 0.7.31 builds its *worker* hooks with Function(...) even for a main-thread script;
-#   static/pyscript-boot.js empties its one default worker hook before any Python runs, so no string
-#   is ever compiled. So 'unsafe-eval' is not needed; only WebAssembly compilation is, which
-#   'wasm-unsafe-eval' allows without allowing eval().
-# - The page runs no PyScript worker (they would start from blob: URLs); its one worker, the Pyodide
-#   snapshot maker, is a file of our own. So worker-src is 'self' alone.
-# - PyScript styles elements through the CSSOM (element.style), which CSP does not govern, and ships
-#   core.css; its one inline style attribute is on the file:// error notice. No 'unsafe-inline'.
+#   path, so no string is ever compiled. So 'unsafe-eval' is not needed; only WebAssembly
+#   compilation is, which 'wasm-unsafe-eval' allows without allowing eval().
+# - The page's one worker, the Pyodide snapshot maker, is a file of our own. So worker-src is 'self'.
+# - The page styles elements only through its stylesheets and the CSSOM (element.style, which CSP
+#   does not govern). No 'unsafe-inline'.
 # - img-src data: serves the `data:,` favicon and inline SVG icons; data: is no network request, so it
 #   opens no exfiltration path, while img-src/connect-src 'self' close the Markdown-image one.
 _CSP_DIRECTIVES: tuple[tuple[str, tuple[str, ...]], ...] = (

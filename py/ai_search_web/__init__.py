@@ -1,9 +1,11 @@
-"""ai_search_web: the search page's browser glue (PyScript on Pyodide, main thread).
+"""ai_search_web: the search page's browser glue (Pyodide, main thread; static/python-boot.mjs starts it).
 
 Modules, one noun each (only ``dom`` creates DOM nodes, and only as text):
 
-- ``main``: the entry script PyScript runs (``<script type="py" src=...>``).
+- ``main``: the entry module (``import ai_search_web.main`` starts the page).
 - ``page``: the page controller: state and wiring.
+- ``boundary``: the one place an exception stops (console, and a plain sentence on the page).
+- ``signin``: the sign-in form, the lockout countdown, who is signed in.
 - ``search_box``: the box with its chips, suggestions and lookups (everything a keystroke does).
 - ``dom``: safe, text-only element builders, highlights as ``<mark>``, event listeners.
 - ``api``: the REST client (awaited ``fetch``, streamed answers).
@@ -11,8 +13,8 @@ Modules, one noun each (only ``dom`` creates DOM nodes, and only as text):
 - ``chips``, ``combobox``, ``results``, ``answer``: the four views.
 - ``url_state``: the query line in ``?q=``; back/forward.
 - ``lookups``: room and people lookups, answered locally when possible.
-- ``caret``, ``sse``, ``messages``, ``highlights``: pure helpers (UTF-16 carets, event-stream parsing,
-  error texts, highlight spans cut into runs).
+- ``caret``, ``sse``, ``messages``, ``wording``, ``highlights``: pure helpers (UTF-16 carets,
+  event-stream parsing, error texts, counts/limits/reasons in words, highlight spans cut into runs).
 - ``embed_bridge``: the widget page's postMessage bridge to its host (only on ``/embed``).
 - ``embed_protocol``: the widget's messages and origin checks (pure, tested under CPython).
 

@@ -1,10 +1,9 @@
 """The only module that creates DOM nodes, and it only makes text.
 
 Every string reaches the page as a text node or a checked attribute, never as HTML: no
-``innerHTML``, no ``insertAdjacentHTML``, no ``pyscript.web`` containers (they insert string children
-as HTML). Tags and attribute names come from allow-lists, so data can never add a ``<script
-type="py">``, an ``on*`` handler or a PyScript ``py-*`` handler, which PyScript would wire up even
-though CSP blocks inline script::
+``innerHTML``, no ``insertAdjacentHTML``. Tags and attribute names come from allow-lists, so data can
+never add a ``<script type="py">``, an ``on*`` handler or a ``py-*`` handler (the page runs no
+PyScript, which would wire those up even though CSP blocks inline script)::
 
     item = element("li", element("mark", "deploy"), " failed", class_="result", data_msg_id=msg_id)
     replace_children(get("result-list"), item)
