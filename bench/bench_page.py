@@ -39,23 +39,30 @@ import shutil
 import statistics
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _browser import CHROMIUM, CHROMIUM_ARGS, WAIT_MS, ByteCounter
+from _browser import WAIT_MS, ByteCounter
 from _figures import Baseline, Figure, Report, Target, percentile
 from _harness import demo_app_server
+from _page_start import (
+    MARKS,
+    READY_TYPED,
+    kept_for_next_time,
+    login,
+    new_profile,
+    previous_once,
+    seeded_page,
+    serve_previous,
+    start,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
-SESSION_KEY = "ai-search.session"
 # What the keystroke run types, as bob: finished filters (chips), tokens with suggestions, words.
 TYPED = "deploy in:engin from:car after:2026-09-01 before:2026-11-30 postgres failover in:ops "
-# What is typed at once on every start: the first Python suggestion for it is the ready figure.
-READY_TYPED = "in:gen"
 # The figures BENCHMARKS.md recorded before start-up worked this way (scripts/bench, 2026-11-30,
 # quiet 2-core machine): Python ready, first visit and warm, in ms; the suggestion figure did not
 # exist yet. Shown for orientation only: --previous measures an older page in the same run instead.
@@ -71,21 +78,6 @@ PYTHON_READY_WARM_MS = 1000
 SUGGESTIONS_COLD_MS = 1000
 SUGGESTIONS_WARM_MS = 300
 KEYSTROKE_P95_MS = 16
-# Notes, in every frame, when Python first shows suggestions (options in #suggestions while
-# <html data-py=ready>); the page before Python (static/fallback.js) marks its own lists
-# data-by="fallback", which do not count.
-FIRST_SUGGESTION_WATCH = """
-new MutationObserver((_changes, observer) => {
-  const list = document.getElementById("suggestions");
-  if (!list || window.__firstPythonSuggestion !== undefined) return;
-  if (document.documentElement.dataset.py === "ready" && list.dataset.by !== "fallback"
-      && list.querySelector('[role="option"]')) {
-    window.__firstPythonSuggestion = performance.now();
-    observer.disconnect();
-  }
-}).observe(document, { subtree: true, childList: true, attributes: true, attributeFilter: ["data-py", "data-by"] });
-"""
-
 # The worker of the client comparison: Pyodide plus the pyodide-http wheel (no micropip), answering
 # {url, headers} messages with a synchronous urllib call, which pyodide-http turns into sync XHR.
 NET_WORKER = """
@@ -147,109 +139,17 @@ def serve() -> Iterator[tuple[str, str]]:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def _login(url: str, username: str) -> dict[str, str]:
-    import httpx
-
-    data = httpx.post(f"{url}/api/v1/login", json={"user": username, "password": f"demo-{username}"}).json()[
-        "data"
-    ]
-    return {"userId": data["userId"], "authToken": data["authToken"], "username": username, "name": ""}
-
-
-# The page's own marks, in the order a start passes them (an older page lacks some).
-MARKS = {
-    "usable": "ai-search:usable",
-    "loader": "ai-search:interpreter-start",
-    "wasm": "ai-search:wasm-compiled",
-    "snapshot_in": "ai-search:snapshot-ready",
-    "interpreter": "ai-search:interpreter-ready",
-    "python": "ai-search:python-ready",
-}
-
-
-def _marks(page: Any) -> dict[str, Any]:
-    return page.evaluate(
-        """(names) => {
-          const mark = (name) => performance.getEntriesByName(name)[0]?.startTime ?? null;
-          const out = Object.fromEntries(Object.entries(names).map(([key, name]) => [key, mark(name)]));
-          out.paint = mark("first-contentful-paint");
-          out.snapshot = [window.__pySnapshotFrom ?? window.__pySnapshot, window.__pySnapshotVia]
-            .filter(Boolean).join(" via ") || null;
-          return out;
-        }""",
-        MARKS,
-    )
-
-
-def _type_at_once(cdp: Any) -> None:
-    """``READY_TYPED`` into the box the moment it exists, as one input event (a paste, or a fast
-    typist's burst). Raw CDP, not Playwright's waits: those inject their own script into the new
-    document and poll it, which under load took 0.3-1 s longer than the page needed."""
-    deadline = time.monotonic() + WAIT_MS / 1000
-    focus = "(() => { const box = document.getElementById('search-box'); box?.focus(); return document.activeElement === box && !!box; })()"
-    while not cdp.send("Runtime.evaluate", {"expression": focus, "returnByValue": True})["result"].get(
-        "value"
-    ):
-        if time.monotonic() > deadline:
-            raise TimeoutError("the search box never appeared")
-        time.sleep(0.005)
-    cdp.send("Input.insertText", {"text": READY_TYPED})
-
-
-def _start(page: Any, counter: ByteCounter, reload: bool, url: str) -> dict[str, Any]:
-    """One start: ``in:gen`` typed as soon as the box takes it, then wait for Python's suggestions."""
-    counter.reset()
-    cdp = page.context.new_cdp_session(page)
-    try:
-        if reload:
-            page.reload(wait_until="commit")
-        else:
-            page.goto(url, wait_until="commit")
-        _type_at_once(cdp)
-    finally:
-        cdp.detach()
-    page.wait_for_function("() => window.__firstPythonSuggestion !== undefined", timeout=WAIT_MS)
-    bytes_to_suggest = counter.total  # what the way to a working box cost; the rest comes after
-    page.wait_for_load_state("networkidle")
-    suggest = page.evaluate("window.__firstPythonSuggestion")
-    page.fill("#search-box", "")
-    return {
-        **_marks(page),
-        "suggest": suggest,
-        "bytes": counter.total,
-        "bytes_to_suggest": bytes_to_suggest,
-        "requests": counter.requests,
-    }
-
-
-def _profile(pw: Any) -> tuple[Any, str]:
-    profile = tempfile.mkdtemp(prefix="bench-profile-")
-    context = pw.chromium.launch_persistent_context(
-        profile, executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
-    )
-    return context, profile
-
-
-def _seeded_page(context: Any, session: dict[str, str]) -> Any:
-    page = context.new_page()
-    page.add_init_script(
-        f"sessionStorage.setItem({json.dumps(SESSION_KEY)}, {json.dumps(json.dumps(session))})"
-    )
-    page.add_init_script(FIRST_SUGGESTION_WATCH)
-    return page
-
-
 def run_once(
     pw: Any, url: str, bare_url: str, session: dict[str, str], bare_session: dict[str, str]
 ) -> dict[str, Any]:
     """One fresh profile: a cold start, a warm one, then keystrokes; another for the baseline."""
-    context, profile = _profile(pw)
+    context, profile = new_profile(pw)
     try:
-        page = _seeded_page(context, session)
+        page = seeded_page(context, session)
         counter = ByteCounter(context, page)
-        cold = _start(page, counter, False, url)
-        _kept_for_next_time(page)
-        warm = _start(page, counter, True, url)
+        cold = start(page, counter, False, url)
+        kept_for_next_time(page)
+        warm = start(page, counter, True, url)
         page.wait_for_function("() => window.aiSearchPrefetched === true", timeout=WAIT_MS)
         page.click("#search-box")
         page.evaluate("window.aiSearchTimings.handler.length = 0; window.aiSearchTimings.latency.length = 0")
@@ -258,84 +158,20 @@ def run_once(
     finally:
         context.close()
         shutil.rmtree(profile, ignore_errors=True)
-    context, profile = _profile(pw)
+    context, profile = new_profile(pw)
     try:
-        page = _seeded_page(context, bare_session)  # the other server has a store of its own
-        fresh = _start(page, ByteCounter(context, page), False, bare_url)
+        page = seeded_page(context, bare_session)  # the other server has a store of its own
+        fresh = start(page, ByteCounter(context, page), False, bare_url)
     finally:
         context.close()
         shutil.rmtree(profile, ignore_errors=True)
     return {"cold": cold, "warm": warm, "cold_no_snapshot": fresh, "keys": keys}
 
 
-@contextmanager
-def serve_previous(checkout: Path) -> Iterator[str]:
-    """Another checkout's page, served by that checkout's own server code (a subprocess on a free
-    loopback port, the demo workspace, keyword-only retrieval), for the baseline of --previous."""
-    import subprocess
-
-    import httpx
-
-    from _harness import free_port
-
-    data = Path(tempfile.mkdtemp(prefix="bench-previous-"))
-    port = free_port()
-    env = {**os.environ, "PYTHONPATH": str(checkout / "py"), "AI_SEARCH_EMBEDDER": "none",
-           "AI_SEARCH_LOG_LEVEL": "warning"}  # fmt: skip
-    command = [sys.executable, "-m", "ai_search_server", "serve", "--demo", "--data", str(data / "data"),
-               "--host", "127.0.0.1", "--port", str(port)]  # fmt: skip
-    process = subprocess.Popen(
-        command, cwd=checkout, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                if httpx.get(url + "/", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"the previous checkout's server did not start ({checkout})")
-            time.sleep(0.3)
-        yield url
-    finally:
-        process.terminate()
-        process.wait(10)
-        shutil.rmtree(data, ignore_errors=True)
-
-
-def _kept_for_next_time(page: Any) -> None:
-    """Wait until what the page keeps for its next start is kept, as it would be before a person's
-    next visit: the browser's own snapshot after a fresh start, or the server's in Cache Storage
-    (static/pyodide-loader.mjs; an older page keeps neither)."""
-    page.wait_for_function(
-        """() => window.__pySnapshot === 'stored' || window.__pySnapshotCopy !== undefined
-                 || (window.__pySnapshot === 'loaded' && window.__pySnapshotVia === undefined)""",
-        timeout=WAIT_MS,
-    )
-
-
-def previous_once(pw: Any, url: str, session: dict[str, str]) -> dict[str, Any]:
-    """The previous page: a first visit in a fresh profile, then a warm one."""
-    context, profile = _profile(pw)
-    try:
-        page = _seeded_page(context, session)
-        counter = ByteCounter(context, page)
-        cold = _start(page, counter, False, url)
-        _kept_for_next_time(page)
-        warm = _start(page, counter, True, url)
-    finally:
-        context.close()
-        shutil.rmtree(profile, ignore_errors=True)
-    return {"cold": cold, "warm": warm}
-
-
 def compare_clients(pw: Any, url: str, session: dict[str, str]) -> dict[str, Any]:
-    context, profile = _profile(pw)
+    context, profile = new_profile(pw)
     try:
-        page = _seeded_page(context, session)
+        page = seeded_page(context, session)
         page.goto(url)
         page.wait_for_selector("html[data-py=ready]", timeout=WAIT_MS)
         page.evaluate(
@@ -545,12 +381,12 @@ def main() -> None:
 
     previous: list[dict[str, Any]] | None = None
     with serve() as (url, bare_url), sync_playwright() as pw:
-        session, bare_session = _login(url, "bob"), _login(bare_url, "bob")
+        session, bare_session = login(url, "bob"), login(bare_url, "bob")
         runs = [run_once(pw, url, bare_url, session, bare_session) for _ in range(args.runs)]
         clients = compare_clients(pw, url, session)
         if args.previous is not None:
             with serve_previous(args.previous.resolve()) as previous_url:
-                previous_session = _login(previous_url, "bob")
+                previous_session = login(previous_url, "bob")
                 previous = [previous_once(pw, previous_url, previous_session) for _ in range(args.runs)]
 
     build_report(runs, clients, previous).write(args.json)
