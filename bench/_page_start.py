@@ -16,7 +16,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -29,10 +29,10 @@ __all__ = [
     "kept_for_next_time",
     "login",
     "new_profile",
-    "previous_once",
     "seeded_page",
     "serve_previous",
     "start",
+    "visits",
 ]
 
 SESSION_KEY = "ai-search.session"  # py/ai_search_web/auth.py
@@ -195,8 +195,11 @@ def kept_for_next_time(page: Any) -> None:
     )
 
 
-def previous_once(pw: Any, url: str, session: dict[str, str]) -> dict[str, Any]:
-    """The previous page: a first visit in a fresh profile, then a warm one."""
+def visits(
+    pw: Any, url: str, session: dict[str, str], then: Callable[[Any], Any] | None = None
+) -> dict[str, Any]:
+    """A first visit in a fresh profile, then a warm one (after what the page keeps is kept); ``then``
+    runs on the same page before the profile goes, its result under ``"then"``."""
     context, profile = new_profile(pw)
     try:
         page = seeded_page(context, session)
@@ -204,7 +207,8 @@ def previous_once(pw: Any, url: str, session: dict[str, str]) -> dict[str, Any]:
         cold = start(page, counter, False, url)
         kept_for_next_time(page)
         warm = start(page, counter, True, url)
+        extra = then(page) if then is not None else None
     finally:
         context.close()
         shutil.rmtree(profile, ignore_errors=True)
-    return {"cold": cold, "warm": warm}
+    return {"cold": cold, "warm": warm, "then": extra}

@@ -51,13 +51,12 @@ from _harness import demo_app_server
 from _page_start import (
     MARKS,
     READY_TYPED,
-    kept_for_next_time,
     login,
     new_profile,
-    previous_once,
     seeded_page,
     serve_previous,
     start,
+    visits,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -139,25 +138,21 @@ def serve() -> Iterator[tuple[str, str]]:
         shutil.rmtree(work, ignore_errors=True)
 
 
+def _keystrokes(page: Any) -> dict[str, Any]:
+    """Per-key timings while ``TYPED`` is typed as bob (window.aiSearchTimings)."""
+    page.wait_for_function("() => window.aiSearchPrefetched === true", timeout=WAIT_MS)
+    page.click("#search-box")
+    page.evaluate("window.aiSearchTimings.handler.length = 0; window.aiSearchTimings.latency.length = 0")
+    page.keyboard.type(TYPED)
+    timings: dict[str, Any] = page.evaluate("({...window.aiSearchTimings})")
+    return timings
+
+
 def run_once(
     pw: Any, url: str, bare_url: str, session: dict[str, str], bare_session: dict[str, str]
 ) -> dict[str, Any]:
     """One fresh profile: a cold start, a warm one, then keystrokes; another for the baseline."""
-    context, profile = new_profile(pw)
-    try:
-        page = seeded_page(context, session)
-        counter = ByteCounter(context, page)
-        cold = start(page, counter, False, url)
-        kept_for_next_time(page)
-        warm = start(page, counter, True, url)
-        page.wait_for_function("() => window.aiSearchPrefetched === true", timeout=WAIT_MS)
-        page.click("#search-box")
-        page.evaluate("window.aiSearchTimings.handler.length = 0; window.aiSearchTimings.latency.length = 0")
-        page.keyboard.type(TYPED)
-        keys = page.evaluate("({...window.aiSearchTimings})")
-    finally:
-        context.close()
-        shutil.rmtree(profile, ignore_errors=True)
+    run = visits(pw, url, session, then=_keystrokes)
     context, profile = new_profile(pw)
     try:
         page = seeded_page(context, bare_session)  # the other server has a store of its own
@@ -165,7 +160,7 @@ def run_once(
     finally:
         context.close()
         shutil.rmtree(profile, ignore_errors=True)
-    return {"cold": cold, "warm": warm, "cold_no_snapshot": fresh, "keys": keys}
+    return {"cold": run["cold"], "warm": run["warm"], "cold_no_snapshot": fresh, "keys": run["then"]}
 
 
 def compare_clients(pw: Any, url: str, session: dict[str, str]) -> dict[str, Any]:
@@ -387,7 +382,7 @@ def main() -> None:
         if args.previous is not None:
             with serve_previous(args.previous.resolve()) as previous_url:
                 previous_session = login(previous_url, "bob")
-                previous = [previous_once(pw, previous_url, previous_session) for _ in range(args.runs)]
+                previous = [visits(pw, previous_url, previous_session) for _ in range(args.runs)]
 
     build_report(runs, clients, previous).write(args.json)
     print(f"search page, {args.runs} runs, medians (ms from navigation start; bytes on the wire)")

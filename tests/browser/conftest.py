@@ -236,11 +236,15 @@ def _same_origin(url: str, origin: str) -> bool:
 
 
 class Tabs:
-    """Opens checked tabs in the shared context; :meth:`check` fails on anything a tab did wrong."""
+    """Opens checked tabs in the shared context; :meth:`check` fails on anything a tab did wrong.
 
-    def __init__(self, context: Any, server: Server) -> None:
+    ``also_allowed``: origins besides the server's that requests may reach (a widget's host sites).
+    """
+
+    def __init__(self, context: Any, server: Server, also_allowed: tuple[str, ...] = ()) -> None:
         self.context = context
         self.server = server
+        self.also_allowed = tuple(f"{origin}/" for origin in also_allowed)
         self.opened: list[tuple[Any, PageRecord]] = []
         self.requests: list[str] = []
         context.on("request", self._on_request)
@@ -272,7 +276,9 @@ class Tabs:
             ]
             problems += [f"dialog opened: {d}" for d in record.dialogs]
         problems += [
-            f"request left the origin: {u}" for u in self.requests if not _same_origin(u, self.server.origin)
+            f"request left the origin: {u}"
+            for u in self.requests
+            if not _same_origin(u, self.server.origin) and not u.startswith(self.also_allowed)
         ]
         assert not problems, "\n".join(problems)
 

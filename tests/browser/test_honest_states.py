@@ -14,6 +14,7 @@ import json
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -60,46 +61,52 @@ def _assert_stale(page: Any, words: str) -> None:
 # -- a search that failed -----------------------------------------------------------------------------
 
 
+@dataclass
+class OwnServer:
+    server: Server
+    process: Any
+    tabs: Tabs
+
+
 @pytest.fixture
-def own_server() -> Iterator[tuple[Server, Any]]:
-    """A server of this test's own, so that it can be stopped (or lock sign-in) without the others."""
+def own(context: Any) -> Iterator[OwnServer]:
+    """A server of this test's own, so that it can be stopped (or lock sign-in) without the others,
+    and checked tabs on it."""
     root = Path(tempfile.mkdtemp(prefix="ai-search-honest-"))
     process, url = _start(
         root / "data", {"AI_SEARCH_EMBEDDER": "none", "AI_SEARCH_LOG_LEVEL": "warning"}, root / "log"
     )
-    try:
-        yield Server(url, None), process
-    finally:
-        if process.poll() is None:
-            _stop(process)
-        shutil.rmtree(root, ignore_errors=True)
-
-
-def test_results_stay_marked_not_updated_when_the_server_stops(
-    context: Any, own_server: tuple[Server, Any]
-) -> None:
-    """The issue as it was seen: results on screen, the server stopped, a new search."""
-    server, process = own_server
+    server = Server(url, None)
     tabs = Tabs(context, server)
     try:
-        page, record = tabs.new()
-        record.allow_error("net::ERR_CONNECTION_REFUSED")  # the stopped server, on purpose
-        open_page(page, server, username="bob")
-        _search(page, "failover")
-        first = page.inner_text("#result-1 .result-text")
-        _stop(process)
-        page.fill("#search-box", "postgres")
-        before = _searches_done(page)
-        page.press("#search-box", "Enter")
-        wait_for_search(page, before)
-        assert (
-            page.inner_text("#status")
-            == "The server could not be reached. Check the connection and try again."
-        )
-        _assert_stale(page, "failover")
-        assert page.inner_text("#result-1 .result-text") == first  # shown, but said to be old
+        yield OwnServer(server, process, tabs)
     finally:
-        tabs.check()
+        try:
+            tabs.check()
+        finally:
+            if process.poll() is None:
+                _stop(process)
+            shutil.rmtree(root, ignore_errors=True)
+
+
+def test_results_stay_marked_not_updated_when_the_server_stops(own: OwnServer) -> None:
+    """The issue as it was seen: results on screen, the server stopped, a new search."""
+    server, process = own.server, own.process
+    page, record = own.tabs.new()
+    record.allow_error("net::ERR_CONNECTION_REFUSED")  # the stopped server, on purpose
+    open_page(page, server, username="bob")
+    _search(page, "failover")
+    first = page.inner_text("#result-1 .result-text")
+    _stop(process)
+    page.fill("#search-box", "postgres")
+    before = _searches_done(page)
+    page.press("#search-box", "Enter")
+    wait_for_search(page, before)
+    assert (
+        page.inner_text("#status") == "The server could not be reached. Check the connection and try again."
+    )
+    _assert_stale(page, "failover")
+    assert page.inner_text("#result-1 .result-text") == first  # shown, but said to be old
 
 
 @pytest.mark.parametrize(
@@ -193,37 +200,31 @@ def test_a_link_with_too_long_a_query_is_explained_not_sent(
     assert not any("/api/v1/ai.search?" in url for url in record.requests)
 
 
-def test_a_lockout_says_the_real_wait_and_clears_the_password(
-    context: Any, own_server: tuple[Server, Any]
-) -> None:
-    server, _process = own_server
-    tabs = Tabs(context, server)
-    try:
-        page, record = tabs.new()
-        record.allow_error("status of 401")
-        record.allow_error("status of 429")
-        waits: list[str] = []
-        page.on("response", lambda r: r.status == 429 and waits.append(r.headers.get("retry-after", "")))
-        page.goto(server.url)
-        page.wait_for_selector("html[data-py=ready]", timeout=PYTHON_READY_MS)
-        page.fill("#login-user", "dave")
-        for attempt in range(WRONG_PASSWORDS):
-            page.fill("#login-password", f"wrong-{attempt}")
-            page.click("#login-form button")
-            page.wait_for_function("() => document.getElementById('login-password').value === ''")
-        page.fill("#login-password", "demo-dave")  # the right one, refused for now
+def test_a_lockout_says_the_real_wait_and_clears_the_password(own: OwnServer) -> None:
+    server = own.server
+    page, record = own.tabs.new()
+    record.allow_error("status of 401")
+    record.allow_error("status of 429")
+    waits: list[str] = []
+    page.on("response", lambda r: r.status == 429 and waits.append(r.headers.get("retry-after", "")))
+    page.goto(server.url)
+    page.wait_for_selector("html[data-py=ready]", timeout=PYTHON_READY_MS)
+    page.fill("#login-user", "dave")
+    for attempt in range(WRONG_PASSWORDS):
+        page.fill("#login-password", f"wrong-{attempt}")
         page.click("#login-form button")
-        page.wait_for_function(
-            "() => document.getElementById('login-error').textContent.includes('Try again in')"
-        )
-        assert waits and waits[-1].isdigit() and int(waits[-1]) > 1
-        wait = int(waits[-1])  # the server's wait; the form counts it down from there
-        assert page.inner_text("#login-error") in {lockout_text(s) for s in range(wait - 2, wait + 1)}
-        assert page.input_value("#login-password") == ""
-        assert page.is_disabled("#login-form button")
-        assert page.get_attribute("html", "data-auth") == "out"
-    finally:
-        tabs.check()
+        page.wait_for_function("() => document.getElementById('login-password').value === ''")
+    page.fill("#login-password", "demo-dave")  # the right one, refused for now
+    page.click("#login-form button")
+    page.wait_for_function(
+        "() => document.getElementById('login-error').textContent.includes('Try again in')"
+    )
+    assert waits and waits[-1].isdigit() and int(waits[-1]) > 1
+    wait = int(waits[-1])  # the server's wait; the form counts it down from there
+    assert page.inner_text("#login-error") in {lockout_text(s) for s in range(wait - 2, wait + 1)}
+    assert page.input_value("#login-password") == ""
+    assert page.is_disabled("#login-form button")
+    assert page.get_attribute("html", "data-auth") == "out"
 
 
 # -- counts, highlights, reasons, unfinished filters ---------------------------------------------------
