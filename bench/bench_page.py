@@ -71,7 +71,7 @@ CLIENT_QUERY = "postgres failover"
 # The server's Pyodide snapshot files (static/pyodide-loader.mjs, SHIPPED_SNAPSHOT): left out of
 # the baseline's server.
 SNAPSHOT_FILES = "snapshot-v*.bin*"
-# The budgets (milliseconds).
+# The page's budgets (milliseconds): what a person should wait, at most.
 PYTHON_READY_COLD_MS = 1500
 PYTHON_READY_WARM_MS = 1000
 SUGGESTIONS_COLD_MS = 1000
