@@ -7,12 +7,10 @@ import sqlite3
 import pytest
 
 from ai_search_server.retrieval.terms import (
-    HIGHLIGHT_STOPWORDS,
     MAX_QUERY_TERMS,
     fold_word,
     fts_match_expression,
     highlight_ranges,
-    highlight_terms,
     matched_terms,
     query_terms,
     term_coverage,
@@ -238,34 +236,3 @@ def test_term_coverage(matched: list, weights: dict, coverage: float) -> None:
 
 def test_a_word_matching_two_prefix_terms_credits_both() -> None:
     assert matched_terms("deployments", query_terms("deploy deployment")) == {("deploy",), ("deployment",)}
-
-
-@pytest.mark.parametrize(
-    ("text", "query", "ranges"),
-    [
-        pytest.param(
-            "the deploy is in the queue",
-            "the deploy in queue",
-            [(4, 10), (21, 26)],
-            id="stopwords-are-not-marked",
-        ),
-        pytest.param(
-            "to be or not to be",
-            "to be",
-            [(0, 2), (3, 5), (13, 15), (16, 18)],
-            id="only-stopwords-stay-marked",
-        ),
-        pytest.param(
-            "it's in the ops-room", "in ops-room", [(12, 20)], id="a-phrase-is-marked-a-lone-stopword-not"
-        ),
-        pytest.param("In case of doubt", "IN case", [(3, 7)], id="stopwords-are-folded-like-any-term"),
-    ],
-)
-def test_highlights_leave_stopwords_unmarked(text: str, query: str, ranges: list[tuple[int, int]]) -> None:
-    assert highlight_ranges(text, highlight_terms(query_terms(query))) == ranges
-
-
-def test_stopwords_are_still_searched() -> None:
-    """Leaving them unmarked is about the page; the keyword branch still gets every term."""
-    assert ("the",) in query_terms("the deploy")
-    assert "the" in HIGHLIGHT_STOPWORDS

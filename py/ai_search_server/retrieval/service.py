@@ -55,7 +55,7 @@ from ..store.base import Store
 from ..store.records import Message, Room, User
 from .floor import RelevanceFloor
 from .pipeline_client import Pipeline, PipelineError
-from .terms import Term, highlight_ranges, highlight_terms, query_terms
+from .terms import Term, highlight_ranges, query_terms
 
 __all__ = [
     "THREAD_TITLE_CHARS",
@@ -186,7 +186,7 @@ class SearchService:
             n.removeprefix("@").lower() for n in (*request.from_usernames, request.from_username or "")
         }
         authors.discard("")
-        terms = highlight_terms(query_terms(request.text))
+        terms = query_terms(request.text)
         results: list[dict[str, Any]] = []
         seen: set[str] = set()
         for candidate in ranked:

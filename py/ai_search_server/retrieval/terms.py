@@ -23,9 +23,7 @@ finds a message nor highlights one.
     [(0, 10), (15, 29)]
 
 Offsets are Python string indices (Unicode code points) into the text as stored; the page slices the
-same Python string (Pyodide) and renders each range as a text node, never as HTML. Stopwords
-("the", "in", "was") are searched but not marked (:func:`highlight_terms`): BM25 gives them almost
-no weight, and marking them would colour half of every message.
+same Python string (Pyodide) and renders each range as a text node, never as HTML.
 """
 
 from __future__ import annotations
@@ -37,7 +35,6 @@ from .stopwords import is_stopword
 from .tokens import TextTokens, Token, fold_word, is_cjk, text_tokens
 
 __all__ = [
-    "HIGHLIGHT_STOPWORDS",
     "MAX_QUERY_TERMS",
     "PREFIX_MATCH_MIN_CHARS",
     "Term",
@@ -45,7 +42,6 @@ __all__ = [
     "fold_word",
     "fts_match_expression",
     "highlight_ranges",
-    "highlight_terms",
     "is_prefix_term",
     "matched_terms",
     "query_terms",
@@ -62,25 +58,6 @@ MAX_QUERY_TERMS = 32
 
 # One word, or the words of a phrase in order; folded.
 Term = tuple[str, ...]
-
-# English function words a highlight leaves unmarked (folded, as query terms are). Still searched:
-# they only cost ranking weight, which BM25 already takes from them. A query made of nothing else
-# keeps them marked, so "to be or not to be" still shows where it matched.
-HIGHLIGHT_STOPWORDS = frozenset(
-    {
-        "a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are", "as",
-        "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can",
-        "could", "did", "do", "does", "doing", "down", "during", "each", "few", "for", "from", "further",
-        "had", "has", "have", "having", "he", "her", "here", "hers", "herself", "him", "himself", "his",
-        "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "me", "more", "most", "my",
-        "myself", "no", "nor", "not", "now", "of", "off", "on", "once", "only", "or", "other", "our", "ours",
-        "ourselves", "out", "over", "own", "same", "she", "should", "so", "some", "such", "than", "that",
-        "the", "their", "theirs", "them", "themselves", "then", "there", "these", "they", "this", "those",
-        "through", "to", "too", "under", "until", "up", "very", "was", "we", "were", "what", "when", "where",
-        "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours", "yourself",
-        "yourselves",
-    }
-)  # fmt: skip
 
 
 def words_with_offsets(text: str) -> Iterator[tuple[int, int, str]]:
@@ -163,12 +140,6 @@ class _TermIndex:
         for phrase in self.phrases.get(words[index], ()):
             if tuple(words[index : index + len(phrase)]) == phrase:
                 yield phrase
-
-
-def highlight_terms(terms: Sequence[Term]) -> tuple[Term, ...]:
-    """The terms a highlight marks: all but single stopwords (unless nothing else is left)."""
-    kept = tuple(term for term in terms if not (len(term) == 1 and term[0] in HIGHLIGHT_STOPWORDS))
-    return kept or tuple(terms)
 
 
 def highlight_ranges(text: str, terms: Sequence[Term]) -> list[tuple[int, int]]:
