@@ -48,7 +48,9 @@ class AnswerSource:
     """One source message as the answer sees it, loaded from the store by the server.
 
     `ts` is an ISO 8601 string; `score` is the retrieval score in [0, 1] the client sent back, or
-    None. Empty or None metadata is left out of the prompt.
+    None. Empty or None metadata is left out of the prompt. `conversation` groups the messages of one
+    conversation (a thread, or a stretch of a room around a source) under one key, so an extractive
+    answer can weigh a reply by the thread it is in; the prompt does not use it.
     """
 
     text: str
@@ -56,6 +58,7 @@ class AnswerSource:
     room_name: str | None = None
     ts: str | None = None
     score: float | None = None
+    conversation: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,7 +30,7 @@ around the app's ``GuardedClient``. Per request, in order:
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any
@@ -51,7 +51,8 @@ from ..outbound import GuardedClient
 from ..redaction import SecretRedactor
 from ..settings import Settings
 from ..store.base import Store
-from ..store.records import User
+from ..store.records import Message, Room, User
+from .context import load_context
 from .echo import PromptEcho
 from .provider import OpenAICompatibleProvider, ProviderConfig, ProviderError
 from .stream import AnswerTextStream, shape_answer_text
@@ -218,27 +219,36 @@ class AnswerService:
             errors.InvalidParams (error-invalid-search-answer-sources): an id is not a message in a
                 room the caller reads, or no source has any text.
         """
-        # Imported here: the routes package imports this module, so a module-level import would be
-        # circular whenever this module is imported first.
-        from ..routes.shapes import iso
-
         messages = self.store.get_messages(ref.msg_id for ref in refs)
         readable = self.store.readable_room_ids(user.id)
         if any(ref.msg_id not in messages or messages[ref.msg_id].room_id not in readable for ref in refs):
             raise errors.InvalidParams(INVALID_SOURCES, error_type="error-invalid-search-answer-sources")
         rooms = self.store.get_rooms({messages[ref.msg_id].room_id for ref in refs})
-        loaded = []
-        for ref in refs:
-            message = messages[ref.msg_id]
-            if not message.text.strip():
-                continue
-            room = rooms.get(message.room_id)
-            room_name = (room.fname or room.name) if room is not None else None
-            source = AnswerSource(message.text, message.username, room_name, iso(message.ts), ref.score)
-            loaded.append(LoadedSource(message.id, message.room_id, source))
+        loaded = [
+            self._loaded(messages[ref.msg_id], rooms, ref.score) for ref in refs if messages[ref.msg_id].text.strip()
+        ]
         if not loaded:
             raise errors.InvalidParams(NO_SOURCE_TEXT, error_type="error-invalid-search-answer-sources")
         return loaded
+
+    @staticmethod
+    def _loaded(message: Message, rooms: Mapping[str, Room], score: float | None = None) -> LoadedSource:
+        # Imported here: the routes package imports this module, so a module-level import would be
+        # circular whenever this module is imported first.
+        from ..routes.shapes import iso
+
+        room = rooms.get(message.room_id)
+        room_name = (room.fname or room.name) if room is not None else None
+        source = AnswerSource(message.text, message.username, room_name, iso(message.ts), score)
+        return LoadedSource(message.id, message.room_id, source)
+
+    def _extractive(self, user: User, query: str, sources: Sequence[LoadedSource]) -> AnswerResult:
+        """The answer quoted from the sources and their conversations (``context.load_context``)."""
+        readable = self.store.readable_room_ids(user.id)
+        rooms = self.store.get_rooms({s.rid for s in sources})
+        drawn = load_context(self.store, readable, sources, lambda message: self._loaded(message, rooms))
+        text = build_extractive_answer(query, [s.source for s in drawn.sources], [s.source for s in drawn.context])
+        return self._result(text, [*drawn.sources, *drawn.context], None)
 
     # -- answers ---------------------------------------------------------------------------------
 
@@ -271,7 +281,7 @@ class AnswerService:
         provider = await self._provider_for(model)
         sources = self.load_sources(user, refs)
         if provider is None:
-            return self._result(build_extractive_answer(query, [s.source for s in sources]), sources, None)
+            return self._extractive(user, query, sources)
         try:
             completion = await provider.complete(self.system_prompt, self._prompt(query, sources))
         except ProviderError as exc:
@@ -290,7 +300,7 @@ class AnswerService:
         provider = await self._provider_for(model)
         sources = self.load_sources(user, refs)
         if provider is None:
-            result = self._result(build_extractive_answer(query, [s.source for s in sources]), sources, None)
+            result = self._extractive(user, query, sources)
             yield AnswerDelta(result.answer)
             yield AnswerDone(result)
             return
