@@ -74,13 +74,12 @@ def first_cited(answer: str) -> int | None:
 async def evaluate(data_dir: Path) -> list[dict[str, Any]]:
     """Every judged question's answer, as rows: id, kind, answer, first cited msgId, verdicts."""
     sys.path.insert(0, str(BENCH))
-    from bench_relevance import prepare
-
     from ai_search import AnswerSourceRef
     from ai_search_server.answers.service import AnswerService
     from ai_search_server.retrieval.embedded import EmbeddedPipeline
     from ai_search_server.retrieval.service import SearchOptions, SearchRequest, SearchService
     from ai_search_server.settings import load_settings
+    from bench_relevance import prepare
 
     store, index = prepare(data_dir, "local")
     rows = []
@@ -89,7 +88,9 @@ async def evaluate(data_dir: Path) -> list[dict[str, Any]]:
         answers = AnswerService(load_settings(environ={}, overrides={}), store, None)
         for question in json.loads(JUDGMENTS.read_text(encoding="utf-8"))["questions"]:
             user = store.get_user_by_username(question["user"])
-            outcome = await search.search(user, SearchRequest(text=question["question"], limit=SEARCH_RESULTS))
+            outcome = await search.search(
+                user, SearchRequest(text=question["question"], limit=SEARCH_RESULTS)
+            )
             refs = [AnswerSourceRef(r["_id"], r.get("score")) for r in outcome.results[:ANSWER_SOURCES]]
             if not refs:
                 rows.append({"id": question["id"], "answer": "", "first": None, "cited": []})
@@ -134,7 +135,9 @@ def score(rows: list[dict[str, Any]]) -> dict[str, Any]:
 def run_baseline(ref: str, data_dir: Path) -> list[dict[str, Any]]:
     """The evaluation on revision ``ref``'s ``py/``, in a child process; its rows."""
     with tempfile.TemporaryDirectory() as tmp:
-        archive = subprocess.run(["git", "-C", str(ROOT), "archive", ref, "py"], check=True, capture_output=True)
+        archive = subprocess.run(
+            ["git", "-C", str(ROOT), "archive", ref, "py"], check=True, capture_output=True
+        )
         subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
         out = Path(tmp) / "rows.json"
         code = (
@@ -143,7 +146,8 @@ def run_baseline(ref: str, data_dir: Path) -> list[dict[str, Any]]:
             "open(sys.argv[4], 'w').write(json.dumps(asyncio.run(b.evaluate(b.Path(sys.argv[3])))))"
         )
         subprocess.run(
-            [sys.executable, "-c", code, str(Path(tmp) / "py"), str(BENCH), str(data_dir), str(out)], check=True
+            [sys.executable, "-c", code, str(Path(tmp) / "py"), str(BENCH), str(data_dir), str(out)],
+            check=True,
         )
         rows: list[dict[str, Any]] = json.loads(out.read_text(encoding="utf-8"))
         return rows
@@ -197,7 +201,11 @@ def main() -> None:
             "sentence is a question. Deterministic: one evaluation."
             + (f" Baseline: the same evaluation on {args.baseline_ref}'s code." if baseline else "")
         ),
-        parameters={"questions": len(rows), "search results": SEARCH_RESULTS, "answer sources": ANSWER_SOURCES},
+        parameters={
+            "questions": len(rows),
+            "search results": SEARCH_RESULTS,
+            "answer sources": ANSWER_SOURCES,
+        },
     )
 
     def base(key: str) -> Baseline | None:

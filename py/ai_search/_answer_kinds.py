@@ -133,7 +133,9 @@ def sentence_kinds(
     expired" does not give the cause of "why did the certificate expire", nor "SRE-14" a number.
     """
     if ignore:
-        sentence = _WORD.sub(lambda m: "qq" if stem(m.group(0).casefold()) in ignore else m.group(0), sentence)
+        sentence = _WORD.sub(
+            lambda m: "qq" if stem(m.group(0).casefold()) in ignore else m.group(0), sentence
+        )
     kinds = {kind for kind, pattern in _OFFERS if pattern.search(sentence)}
     if kinds & _NUMBER_KINDS:
         counted = _NOT_A_QUANTITY.sub(" ", sentence)

@@ -20,7 +20,9 @@ How a sentence is scored, deterministically (no randomness, no model):
    Each question stem weighs `1 + ln(1 + M/df) / ln(1 + M)` over the M messages (between 1 and 2: a
    rare word counts up to twice a common one; the messages were found for this question, so its
    topic words are common among them and must still count), times `WEAK_WORD_WEIGHT` for words that
-   name no topic ("take", "keep", "good"). A *share* is the part of the question's weight a text holds.
+   name no topic ("take", "keep", "good"). A question word no message holds weighs
+   `MISSING_WORD_WEIGHT` and is missing from every text. A *share* is the part of the question's
+   weight a text holds.
 2. *Conversation*: `CONVERSATION_WEIGHT` x its share (half what its messages hold together, half what
    its best message holds, so a long thread does not match everything by its sheer length), plus
    `RETRIEVAL_WEIGHT` x the best search score among its messages: the search ranks topics better
@@ -32,8 +34,9 @@ How a sentence is scored, deterministically (no randomness, no model):
    cause for "why did it expire"); `INFO_BONUS` per other number, date, name or decision (at most
    `MAX_INFO_FEATURES`); up to `POSITION_BONUS` by the place of a reply in its conversation (late for
    a fix, a decision or a yes/no, which settle a conversation; early for a cause, which comes right
-   after the report of the problem). For a "why" or "how" question, a conversation's opening message
-   (the report of the problem) scores `OPENER_FACTOR` of that unless it says why or how itself.
+   after the report of the problem). For a "why" or "how" question, a report of the problem (the
+   opening message of a conversation, or a sentence holding `RESTATE_MIN_SHARE` of the question's
+   words) scores `OPENER_FACTOR` of that unless it says why or how itself.
 5. *Left out*: questions (the asker's words are not the answer), sentences that restate the question
    (holding `RESTATE_MIN_SHARE` of it and adding at most `RESTATE_MAX_NEW_WORDS` words, unless the
    question is a yes/no one, which the statement it turns into answers: "SRE-14 accepted!"), sentences
@@ -94,23 +97,24 @@ _INFO_KINDS: Final = frozenset({"amount", "duration", "count", "time", "person",
 # Up to this much usefulness for where a reply sits in its conversation (see the module docstring).
 POSITION_BONUS: Final = 0.2
 _LATE_KINDS: Final = frozenset({"method", "decision", "polar"})
-# A conversation's opening message scores this share (0..1) for a "why" or "how" it does not explain.
+# A report of the problem scores this share (0..1) for a "why" or "how" it does not explain.
 OPENER_FACTOR: Final = 0.6
 _EXPLAINING_KINDS: Final = frozenset({"cause", "method"})
 # Weight of a question word that names no topic by itself, against 1.
 WEAK_WORD_WEIGHT: Final = 0.3
-_WEAK_WORDS: Final = frozenset(
-    stem(word)
-    for word in """
+_WEAK_WORDS_TEXT = """
     take took taken make made keep kept get go went come came give gave put say said see saw use used
     need want think thing things way lot good bad long short new old still again ever really also
     happen happened try tried work worked look looked like right left back first last next
-    """.split()
-)
+"""
+_WEAK_WORDS: Final = frozenset(stem(word) for word in _WEAK_WORDS_TEXT.split())
+# Weight of a question word no message holds (against 1 to 2 for the others): the sources may say
+# it in other words, so it counts less than a word they could have matched.
+MISSING_WORD_WEIGHT: Final = 1.0
 # Restating: holding this share of the question's weight (0..1) ...
 RESTATE_MIN_SHARE: Final = 0.6
 # ... while adding at most this many content words of its own (words).
-RESTATE_MAX_NEW_WORDS: Final = 2
+RESTATE_MAX_NEW_WORDS: Final = 1
 # Content words a sentence needs to say anything (words).
 MIN_CONTENT_WORDS: Final = 3
 # Share of the question a conversation needs for the sentences of its wordless messages (0..1).
@@ -174,7 +178,13 @@ class _Scorer:
             return base * (WEAK_WORD_WEIGHT if word in _WEAK_WORDS else 1.0)
 
         self.weights = {s: weight(s) for s in question if frequency[s]}
-        self.total = math.fsum(self.weights.values())
+        # A question word no message holds counts as missing from every sentence, at this weight.
+        missing = math.fsum(
+            MISSING_WORD_WEIGHT * (WEAK_WORD_WEIGHT if s in _WEAK_WORDS else 1.0)
+            for s in question
+            if not frequency[s]
+        )
+        self.total = math.fsum(self.weights.values()) + missing
         self.question = question
         self.kinds = question_kinds(query)
         self.names = frozenset(m.username.casefold() for m in messages if m.username)
@@ -201,7 +211,7 @@ def _offers(scorer: _Scorer, candidate: _Candidate) -> frozenset[str]:
     return sentence_kinds(candidate.text, scorer.names, scorer.question)
 
 
-def _usefulness(scorer: _Scorer, candidate: _Candidate, place: float) -> float:
+def _usefulness(scorer: _Scorer, candidate: _Candidate, place: float, own: float) -> float:
     """See the module docstring, step 4; `place` is 0 for a conversation's first message, 1 for its
     last, -1 for a message alone."""
     offered = _offers(scorer, candidate)
@@ -212,9 +222,11 @@ def _usefulness(scorer: _Scorer, candidate: _Candidate, place: float) -> float:
     elif scorer.kinds & _LATE_KINDS and place > 0.0:
         useful += POSITION_BONUS * place
     useful += INFO_BONUS * min(MAX_INFO_FEATURES, len(offered & _INFO_KINDS))
-    # The opening message reports the problem; it answers a "why" or "how" only by saying why or how.
+    # The opening message, or a sentence made of the question's own words, reports the problem; it
+    # answers a "why" or "how" only by saying why or how.
     asks_why = scorer.kinds & _EXPLAINING_KINDS
-    return useful * (OPENER_FACTOR if opener and asks_why and not offered & asks_why else 1.0)
+    reports = opener or own >= RESTATE_MIN_SHARE
+    return useful * (OPENER_FACTOR if asks_why and reports and not offered & asks_why else 1.0)
 
 
 def _left_out(scorer: _Scorer, candidate: _Candidate, own: float, message: float, context: float) -> bool:
@@ -277,7 +289,7 @@ def _rank(query: str, messages: Sequence[AnswerSource], sources: int) -> list[_R
         return None
     scorer = _Scorer(query, messages)
     shares, found, place = _conversations(scorer, messages, candidates, sources)
-    scored = []
+    scored: list[_Ranked] = []
     for candidate in candidates:
         own = scorer.share(candidate.stems)
         message = scorer.share(scorer.message_stems[candidate.message])
@@ -287,7 +299,7 @@ def _rank(query: str, messages: Sequence[AnswerSource], sources: int) -> list[_R
         search = found[candidate.conversation]
         relevance = CONVERSATION_WEIGHT * around + RETRIEVAL_WEIGHT * search
         relevance += SENTENCE_WEIGHT * (own + MESSAGE_WEIGHT * message)
-        useful = _usefulness(scorer, candidate, place[candidate.message])
+        useful = _usefulness(scorer, candidate, place[candidate.message], own)
         scored.append((relevance * useful, candidate, (own, message, around, search, useful)))
     scored.sort(key=lambda item: (-item[0], item[1].number, item[1].position))
     return scored

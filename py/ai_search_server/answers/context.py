@@ -137,7 +137,9 @@ def _inline_conversation(store: Store, message: Message) -> list[Message]:
     parents = store.thread_summaries(m.id for m in inline)
     window = timedelta(hours=CONTEXT_ROOM_HOURS)
     candidates = [m for m in inline if m.id not in parents and abs(m.ts - message.ts) <= window]
-    position = next(i for i, m in enumerate(candidates) if m.id == message.id) if message in candidates else None
+    position = (
+        next(i for i, m in enumerate(candidates) if m.id == message.id) if message in candidates else None
+    )
     if position is None:
         return []
     gap = timedelta(minutes=CONTEXT_ROOM_GAP_MINUTES)

@@ -225,7 +225,9 @@ class AnswerService:
             raise errors.InvalidParams(INVALID_SOURCES, error_type="error-invalid-search-answer-sources")
         rooms = self.store.get_rooms({messages[ref.msg_id].room_id for ref in refs})
         loaded = [
-            self._loaded(messages[ref.msg_id], rooms, ref.score) for ref in refs if messages[ref.msg_id].text.strip()
+            self._loaded(messages[ref.msg_id], rooms, ref.score)
+            for ref in refs
+            if messages[ref.msg_id].text.strip()
         ]
         if not loaded:
             raise errors.InvalidParams(NO_SOURCE_TEXT, error_type="error-invalid-search-answer-sources")
@@ -247,7 +249,9 @@ class AnswerService:
         readable = self.store.readable_room_ids(user.id)
         rooms = self.store.get_rooms({s.rid for s in sources})
         drawn = load_context(self.store, readable, sources, lambda message: self._loaded(message, rooms))
-        text = build_extractive_answer(query, [s.source for s in drawn.sources], [s.source for s in drawn.context])
+        text = build_extractive_answer(
+            query, [s.source for s in drawn.sources], [s.source for s in drawn.context]
+        )
         return self._result(text, [*drawn.sources, *drawn.context], None)
 
     # -- answers ---------------------------------------------------------------------------------
