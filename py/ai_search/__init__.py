@@ -20,6 +20,7 @@ Modules (private; everything public is re-exported here and listed in ``__all__`
 - ``_sentences``: sentences with their offsets, and the words that carry their meaning.
 - ``_answer_kinds``: what a question asks for (a cause, a number, a name...) and what a sentence offers.
 - ``_extractive``: answers built from the sources themselves when no LLM is configured.
+- ``_grounding``: the citation check: the passage of its cited sources that supports each sentence.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from . import (
     _extractive,
     _fusion,
     _grammar,
+    _grounding,
     _model_list,
     _operators,
     _pipeline,
@@ -47,6 +49,7 @@ from ._constants import *  # noqa: F403
 from ._extractive import *  # noqa: F403
 from ._fusion import *  # noqa: F403
 from ._grammar import *  # noqa: F403
+from ._grounding import *  # noqa: F403
 from ._model_list import *  # noqa: F403
 from ._operators import *  # noqa: F403
 from ._pipeline import *  # noqa: F403
@@ -70,4 +73,5 @@ __all__: list[str] = [
     *_sentences.__all__,
     *_answer_kinds.__all__,
     *_extractive.__all__,
+    *_grounding.__all__,
 ]

@@ -65,7 +65,7 @@ from typing import Final
 from ._answer_kinds import question_kinds, sentence_kinds
 from ._answers import AnswerSource
 from ._constants import MAX_SEARCH_ANSWER_TEXT_LENGTH
-from ._sentences import content_stems, is_question, split_sentences, stem, tokens
+from ._sentences import WEAK_WORDS, content_stems, is_question, split_sentences, tokens
 
 __all__ = [
     "EXTRACTIVE_ANSWER_MAX_SENTENCES",
@@ -102,12 +102,7 @@ OPENER_FACTOR: Final = 0.6
 _EXPLAINING_KINDS: Final = frozenset({"cause", "method"})
 # Weight of a question word that names no topic by itself, against 1.
 WEAK_WORD_WEIGHT: Final = 0.3
-_WEAK_WORDS_TEXT = """
-    take took taken make made keep kept get go went come came give gave put say said see saw use used
-    need want think thing things way lot good bad long short new old still again ever really also
-    happen happened try tried work worked look looked like right left back first last next
-"""
-_WEAK_WORDS: Final = frozenset(stem(word) for word in _WEAK_WORDS_TEXT.split())
+
 # Weight of a question word no message holds (against 1 to 2 for the others): the sources may say
 # it in other words, so it counts less than a word they could have matched.
 MISSING_WORD_WEIGHT: Final = 1.0
@@ -175,12 +170,12 @@ class _Scorer:
             # Damped: a word rare among these messages weighs up to twice a common one; the messages
             # were found for this question, so its topic words are common here and must still count.
             base = 1.0 + math.log(1 + count / frequency[word]) / ceiling
-            return base * (WEAK_WORD_WEIGHT if word in _WEAK_WORDS else 1.0)
+            return base * (WEAK_WORD_WEIGHT if word in WEAK_WORDS else 1.0)
 
         self.weights = {s: weight(s) for s in question if frequency[s]}
         # A question word no message holds counts as missing from every sentence, at this weight.
         missing = math.fsum(
-            MISSING_WORD_WEIGHT * (WEAK_WORD_WEIGHT if s in _WEAK_WORDS else 1.0)
+            MISSING_WORD_WEIGHT * (WEAK_WORD_WEIGHT if s in WEAK_WORDS else 1.0)
             for s in question
             if not frequency[s]
         )

@@ -37,6 +37,7 @@ from typing import Final
 
 __all__ = [
     "STOP_WORDS",
+    "WEAK_WORDS",
     "Sentence",
     "content_stems",
     "is_question",
@@ -156,6 +157,16 @@ def stem(token: str) -> str:
         if token.endswith(ending) and len(token) - len(ending) >= _MIN_STEM_CHARS:
             return token[: -len(ending)]
     return token
+
+
+# Content words that name no topic by themselves ("take", "keep", "good"): they count for less when
+# two texts are compared (stems).
+_WEAK_WORDS_TEXT = """
+    take took taken make made keep kept get go went come came give gave put say said see saw use used
+    need want think thing things way lot good bad long short new old still again ever really also
+    happen happened try tried work worked look looked like right left back first last next
+"""
+WEAK_WORDS: Final = frozenset(stem(word) for word in _WEAK_WORDS_TEXT.split())
 
 
 def content_stems(text: str) -> frozenset[str]:

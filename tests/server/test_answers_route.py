@@ -164,6 +164,15 @@ async def test_llm_answer_is_built_from_sources_the_server_loaded(
         ],
         "provider": {"name": "OpenAI compatible", "model": "gpt-4o"},
         "truncated": False,
+        "sentences": [
+            {
+                "text": "The deploy failed on billing-api [1] and was rolled back [2].",
+                "citations": [1, 2],
+                "supported": True,
+                # "deploy failed on billing-api with ERR_CONN_RESET", "rolling back now": whole messages.
+                "spans": [{"n": 1, "start": 0, "end": 48}, {"n": 2, "start": 0, "end": 16}],
+            }
+        ],
         "success": True,
     }
     system, user = prompt_of(fake)

@@ -13,8 +13,10 @@ around the app's ``GuardedClient``. Per request, in order:
    missing or just not the caller's, so it confirms nothing. Sources are loaded from the store.
 3. **Answer.** The prompt (``build_search_answer_prompt``: question and sources marked untrusted)
    goes to the provider with the system prompt setting; or the extractive answerer quotes the
-   sources. The text is shaped (``stream.shape_answer_text``) and its citations checked: each
-   ``[N]`` with a source becomes ``{n, msgId, rid}``, one without is dropped and marked ``[N?]``.
+   sources (and their conversations, ``context``). The text is shaped (``stream.shape_answer_text``)
+   and its citations checked: each ``[N]`` with a source becomes ``{n, msgId, rid}``, one without is
+   dropped and marked ``[N?]``; every sentence is checked against the sources it cites
+   (``ai_search.check_citations``): ``sentences`` says which are supported, and by which passages.
 4. **Output checks.** Every configured secret (the LLM's key, the pipeline's and the embeddings'
    keys) is replaced by ``[redacted]`` in the answer and in model ids (``redaction.SecretRedactor``),
    streamed text included, so a provider that echoes its ``Authorization`` header leaks nothing.
@@ -39,9 +41,11 @@ from ai_search import (
     DEFAULT_ANSWER_SYSTEM_PROMPT,
     AnswerSource,
     AnswerSourceRef,
+    CheckedSentence,
     ModelOption,
     build_extractive_answer,
     build_search_answer_prompt,
+    check_citations,
     extract_citations,
     model_list_fallback,
 )
@@ -121,6 +125,8 @@ class AnswerResult:
     provider: dict[str, str]
     # The model stopped before finishing (its token limit, or the provider's content filter).
     truncated: bool = False
+    # Every sentence with its citations checked against the sources (``ai_search.check_citations``).
+    sentences: tuple[CheckedSentence, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -128,6 +134,7 @@ class AnswerResult:
             "citations": [c.to_json() for c in self.citations],
             "provider": dict(self.provider),
             "truncated": self.truncated,
+            "sentences": [s.to_json() for s in self.sentences],
         }
 
 
@@ -368,7 +375,8 @@ class AnswerService:
             if provider is not None
             else {"name": EXTRACTIVE_PROVIDER_NAME}
         )
-        return AnswerResult(answer, citations, label, truncated)
+        sentences = tuple(check_citations(answer, [s.source for s in sources]))
+        return AnswerResult(answer, citations, label, truncated, sentences)
 
 
 def _api_error(exc: ProviderError) -> errors.UpstreamFailure:
