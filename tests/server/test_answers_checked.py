@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -10,19 +11,17 @@ from ai_search_server.store.base import Store
 
 from ._fake_openai import FakeOpenAI
 from .conftest import Workspace
-from .test_answers_route import (  # noqa: F401  (fixtures)
-    ANSWER,
-    SSE,
-    body,
-    events,
-    fake,
-    fake_server,
-    llm,
-    provider_url,
-    serving,
-)
+from .test_answers_route import ANSWER, SSE, body, events, llm, serving
 
 pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(scope="module")
+def provider() -> Iterator[tuple[FakeOpenAI, str]]:
+    """The local OpenAI-compatible test provider and its base URL."""
+    fake = FakeOpenAI()
+    with fake.serve() as server:
+        yield fake, f"{server.url}/v1"
 
 # Sources ops-3 ("deploy failed on billing-api with ERR_CONN_RESET", alice) and ops-4 ("rolling back
 # now", carol): one sentence each source holds, one naming the wrong person, one with a number no
@@ -50,8 +49,10 @@ def as_tuples(sentences: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
 
 
 async def test_each_sentence_is_marked_supported_or_not(
-    fake: FakeOpenAI, provider_url: str, store: Store, workspace: Workspace
+    provider: tuple[FakeOpenAI, str], store: Store, workspace: Workspace
 ) -> None:
+    fake, provider_url = provider
+    fake.reset()
     fake.answer = ANSWER_TEXT
     async with serving(store, **llm(provider_url)) as http:
         r = await http.post(
@@ -66,8 +67,10 @@ async def test_each_sentence_is_marked_supported_or_not(
 
 
 async def test_the_streamed_answer_ends_with_the_same_checked_sentences(
-    fake: FakeOpenAI, provider_url: str, store: Store, workspace: Workspace
+    provider: tuple[FakeOpenAI, str], store: Store, workspace: Workspace
 ) -> None:
+    fake, provider_url = provider
+    fake.reset()
     fake.answer = ANSWER_TEXT
     fake.chunks = [ANSWER_TEXT[i : i + 7] for i in range(0, len(ANSWER_TEXT), 7)]
     async with serving(store, **llm(provider_url)) as http:
