@@ -20,6 +20,7 @@ Modules (private; everything public is re-exported here and listed in ``__all__`
 - ``_sentences``: sentences with their offsets, and the words that carry their meaning.
 - ``_answer_kinds``: what a question asks for (a cause, a number, a name...) and what a sentence offers.
 - ``_extractive``: answers built from the sources themselves when no LLM is configured.
+- ``_follow_ups``: follow-up questions: earlier turns, what a follow-up asks, its sources.
 - ``_grounding``: the citation check: the passage of its cited sources that supports each sentence.
 """
 
@@ -31,6 +32,7 @@ from . import (
     _citations,
     _constants,
     _extractive,
+    _follow_ups,
     _fusion,
     _grammar,
     _grounding,
@@ -47,6 +49,7 @@ from ._answers import *  # noqa: F403
 from ._citations import *  # noqa: F403
 from ._constants import *  # noqa: F403
 from ._extractive import *  # noqa: F403
+from ._follow_ups import *  # noqa: F403
 from ._fusion import *  # noqa: F403
 from ._grammar import *  # noqa: F403
 from ._grounding import *  # noqa: F403
@@ -74,4 +77,5 @@ __all__: list[str] = [
     *_answer_kinds.__all__,
     *_extractive.__all__,
     *_grounding.__all__,
+    *_follow_ups.__all__,
 ]

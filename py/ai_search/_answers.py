@@ -29,6 +29,7 @@ __all__ = [
     "InvalidAnswerRequestError",
     "normalize_answer_query",
     "normalize_answer_sources",
+    "source_ref",
 ]
 
 # Characters of one message id in the answer body, as in the upstream schema (`_id`: 1..128).
@@ -94,8 +95,12 @@ def _clamped_score(value: object, field: str) -> float:
     return min(1.0, max(0.0, float(value)))
 
 
-def _source_ref(item: object, index: int) -> AnswerSourceRef:
-    field = f"messages[{index}]"
+def source_ref(item: object, field: str) -> AnswerSourceRef:
+    """One `{_id, score?}` item of the body, `field` naming it in errors (`messages[2]`).
+
+    Raises:
+        InvalidAnswerRequestError: not an object, an unknown property, a bad `_id` or score.
+    """
     if not isinstance(item, Mapping):
         raise InvalidAnswerRequestError(f"{field} must be an object with _id and an optional score")
     unknown = sorted(str(key) for key in item if key not in _SOURCE_ITEM_KEYS)
@@ -137,7 +142,7 @@ def normalize_answer_sources(messages: object) -> list[AnswerSourceRef]:
         )
     scores: dict[str, float | None] = {}
     for index, item in enumerate(messages):
-        ref = _source_ref(item, index)
+        ref = source_ref(item, f"messages[{index}]")
         if ref.score is not None or ref.msg_id not in scores:
             scores[ref.msg_id] = ref.score
     return [AnswerSourceRef(msg_id, score) for msg_id, score in scores.items()]

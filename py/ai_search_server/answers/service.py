@@ -34,13 +34,14 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from contextlib import aclosing
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ai_search import (
     DEFAULT_ANSWER_SYSTEM_PROMPT,
     AnswerSource,
     AnswerSourceRef,
+    AnswerTurn,
     CheckedSentence,
     ModelOption,
     build_extractive_answer,
@@ -56,8 +57,10 @@ from ..redaction import SecretRedactor
 from ..settings import Settings
 from ..store.base import Store
 from ..store.records import Message, Room, User
+from . import follow_ups
 from .context import load_context
 from .echo import PromptEcho
+from .follow_ups import FollowUpSearch
 from .provider import OpenAICompatibleProvider, ProviderConfig, ProviderError
 from .stream import AnswerTextStream, shape_answer_text
 
@@ -127,15 +130,30 @@ class AnswerResult:
     truncated: bool = False
     # Every sentence with its citations checked against the sources (``ai_search.check_citations``).
     sentences: tuple[CheckedSentence, ...] = ()
+    # A follow-up: what it was searched as, read after the earlier turns.
+    searched: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "answer": self.answer,
             "citations": [c.to_json() for c in self.citations],
             "provider": dict(self.provider),
             "truncated": self.truncated,
             "sentences": [s.to_json() for s in self.sentences],
         }
+        if self.searched is not None:
+            out["searched"] = self.searched
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class _Asked:
+    """What one request asks: the question to answer from, the source ids, the earlier questions."""
+
+    question: str
+    refs: tuple[AnswerSourceRef, ...]
+    earlier: tuple[str, ...] = ()
+    searched: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,6 +269,20 @@ class AnswerService:
         source = AnswerSource(message.text, message.username, room_name, iso(message.ts), score)
         return LoadedSource(message.id, message.room_id, source)
 
+    async def _asked(
+        self,
+        user: User,
+        query: str,
+        refs: Sequence[AnswerSourceRef],
+        turns: Sequence[AnswerTurn],
+        search: FollowUpSearch | None,
+    ) -> _Asked:
+        """The question and its source ids; for a follow-up, read after ``turns`` and searched again."""
+        if not turns:
+            return _Asked(query, tuple(refs))
+        planned = await follow_ups.plan(user, query, refs, turns, search)
+        return _Asked(planned.searched, planned.refs, tuple(t.query for t in turns), planned.searched)
+
     def _extractive(self, user: User, query: str, sources: Sequence[LoadedSource]) -> AnswerResult:
         """The answer quoted from the sources and their conversations (``context.load_context``)."""
         readable = self.store.readable_room_ids(user.id)
@@ -281,26 +313,44 @@ class AnswerService:
         return provider.with_model(model)
 
     async def answer(
-        self, user: User, query: str, refs: Sequence[AnswerSourceRef], *, model: str | None = None
+        self,
+        user: User,
+        query: str,
+        refs: Sequence[AnswerSourceRef],
+        *,
+        model: str | None = None,
+        turns: Sequence[AnswerTurn] = (),
+        search: FollowUpSearch | None = None,
     ) -> AnswerResult:
-        """The whole answer at once (JSON callers and MCP tools).
+        """The whole answer at once (JSON callers and MCP tools). With ``turns`` (the earlier turns of
+        the conversation) the question is a follow-up: see ``follow_ups``.
 
         Raises:
             errors.FeatureUnavailable, errors.InvalidParams: see ``_provider_for`` and ``load_sources``.
             errors.UpstreamFailure: the provider failed (504 ``UpstreamTimeout`` when it was too slow).
         """
         provider = await self._provider_for(model)
-        sources = self.load_sources(user, refs)
+        asked = await self._asked(user, query, refs, turns, search)
+        sources = self.load_sources(user, asked.refs)
         if provider is None:
-            return self._extractive(user, query, sources)
+            return replace(self._extractive(user, asked.question, sources), searched=asked.searched)
         try:
-            completion = await provider.complete(self.system_prompt, self._prompt(query, sources))
+            prompt = self._prompt(query, sources, asked.earlier)
+            completion = await provider.complete(self.system_prompt, prompt)
         except ProviderError as exc:
             raise _api_error(exc) from None
-        return self._result(completion.text, sources, provider, truncated=completion.truncated)
+        result = self._result(completion.text, sources, provider, truncated=completion.truncated)
+        return replace(result, searched=asked.searched)
 
     async def answer_events(
-        self, user: User, query: str, refs: Sequence[AnswerSourceRef], *, model: str | None = None
+        self,
+        user: User,
+        query: str,
+        refs: Sequence[AnswerSourceRef],
+        *,
+        model: str | None = None,
+        turns: Sequence[AnswerTurn] = (),
+        search: FollowUpSearch | None = None,
     ) -> AsyncGenerator[AnswerDelta | AnswerDone, None]:
         """The answer as it is written: ``AnswerDelta``s whose texts join to the final answer, then
         one ``AnswerDone`` with the answer, its citations and the provider.
@@ -309,9 +359,10 @@ class AnswerService:
             the same errors as ``answer``. Status and sources are checked before anything is yielded.
         """
         provider = await self._provider_for(model)
-        sources = self.load_sources(user, refs)
+        asked = await self._asked(user, query, refs, turns, search)
+        sources = self.load_sources(user, asked.refs)
         if provider is None:
-            result = self._extractive(user, query, sources)
+            result = replace(self._extractive(user, asked.question, sources), searched=asked.searched)
             yield AnswerDelta(result.answer)
             yield AnswerDone(result)
             return
@@ -322,7 +373,8 @@ class AnswerService:
         secrets = self.secrets.stream()
         parts: list[str] = []
         try:
-            async with aclosing(provider.stream(self.system_prompt, self._prompt(query, sources))) as deltas:
+            prompt = self._prompt(query, sources, asked.earlier)
+            async with aclosing(provider.stream(self.system_prompt, prompt)) as deltas:
                 async for delta in deltas:
                     parts.append(delta)
                     text = shaper.feed(delta)
@@ -339,7 +391,8 @@ class AnswerService:
         tail = secrets.feed(tail) + secrets.flush()
         if tail:
             yield AnswerDelta(tail)
-        yield AnswerDone(self._result("".join(parts), sources, provider, truncated=deltas.truncated))
+        result = self._result("".join(parts), sources, provider, truncated=deltas.truncated)
+        yield AnswerDone(replace(result, searched=asked.searched))
 
     async def models(self) -> list[ModelOption]:
         """The provider's models for the settings picker; never fails (the selected model alone)."""
@@ -350,8 +403,8 @@ class AnswerService:
 
     # -- helpers ---------------------------------------------------------------------------------
 
-    def _prompt(self, query: str, sources: Sequence[LoadedSource]) -> str:
-        return build_search_answer_prompt(query, [s.source for s in sources])
+    def _prompt(self, query: str, sources: Sequence[LoadedSource], earlier: Sequence[str] = ()) -> str:
+        return build_search_answer_prompt(query, [s.source for s in sources], earlier=earlier)
 
     def _result(
         self,
