@@ -21,6 +21,7 @@ Modules (private; everything public is re-exported here and listed in ``__all__`
 - ``_answer_kinds``: what a question asks for (a cause, a number, a name...) and what a sentence offers.
 - ``_extractive``: answers built from the sources themselves when no LLM is configured.
 - ``_follow_ups``: follow-up questions: earlier turns, what a follow-up asks, its sources.
+- ``_sharing``: a shared answer as one reader may see it, nothing from a source hidden from them.
 - ``_grounding``: the citation check: the passage of its cited sources that supports each sentence.
 """
 
@@ -42,6 +43,7 @@ from . import (
     _prompt,
     _room_lookup,
     _sentences,
+    _sharing,
     _suggestions,
 )
 from ._answer_kinds import *  # noqa: F403
@@ -59,6 +61,7 @@ from ._pipeline import *  # noqa: F403
 from ._prompt import *  # noqa: F403
 from ._room_lookup import *  # noqa: F403
 from ._sentences import *  # noqa: F403
+from ._sharing import *  # noqa: F403
 from ._suggestions import *  # noqa: F403
 
 __all__: list[str] = [
@@ -78,4 +81,5 @@ __all__: list[str] = [
     *_extractive.__all__,
     *_grounding.__all__,
     *_follow_ups.__all__,
+    *_sharing.__all__,
 ]

@@ -62,6 +62,8 @@ __all__ = [
     "SupportSpan",
     "answer_sentences",
     "check_citations",
+    "claim_numbers",
+    "source_words",
 ]
 
 # Share of a sentence's word weight the passages of its cited sources must hold (0..1).
@@ -159,6 +161,19 @@ def answer_sentences(answer: str) -> list[Sentence]:
             continue
         out.append(sentence)
     return out
+
+
+def claim_numbers(text: str) -> frozenset[str]:
+    """The numbers a text states, compared as the check compares them (see the module docstring)."""
+    return _numbers(text)
+
+
+def source_words(source: AnswerSource) -> tuple[frozenset[str], frozenset[str]]:
+    """Every content stem and number a source offers: its text's (as far as the prompt reads it),
+    and its author's, room's and date's."""
+    text = source.text[:MAX_SEARCH_ANSWER_TEXT_LENGTH]
+    words, numbers = _meta(source)
+    return content_stems(text) | words, _numbers(text) | numbers
 
 
 def _numbers(text: str) -> frozenset[str]:

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from ai_search_server.answers.context import CONTEXT_ROOM_GAP_MINUTES, load_context
-from ai_search_server.answers.service import AnswerService, LoadedSource
+from ai_search_server.answers.service import LoadedSource, loaded_source
 from ai_search_server.store.base import Store
 from ai_search_server.store.records import Message
 
@@ -33,7 +33,7 @@ def post(ws: Workspace, room: str, who: str, text: str, minutes: int, tmid: str 
 
 
 def loaded(store: Store, message: Message) -> LoadedSource:
-    return AnswerService._loaded(message, store.get_rooms({message.room_id}), 0.8)
+    return loaded_source(message, store.get_rooms({message.room_id}), 0.8)
 
 
 def incident(ws: Workspace) -> list[Message]:

@@ -62,6 +62,7 @@ from .context import load_context
 from .echo import PromptEcho
 from .follow_ups import FollowUpSearch
 from .provider import OpenAICompatibleProvider, ProviderConfig, ProviderError
+from .records import keep_answer
 from .stream import AnswerTextStream, shape_answer_text
 
 __all__ = [
@@ -72,6 +73,7 @@ __all__ = [
     "AnswerService",
     "Citation",
     "LoadedSource",
+    "loaded_source",
 ]
 
 log = logging.getLogger(__name__)
@@ -111,6 +113,18 @@ class LoadedSource:
     source: AnswerSource
 
 
+def loaded_source(message: Message, rooms: Mapping[str, Room], score: float | None = None) -> LoadedSource:
+    """A stored message as an answer source: its text, author, room name and time."""
+    # Imported here: the routes package imports this module, so a module-level import would be
+    # circular whenever this module is imported first.
+    from ..routes.shapes import iso
+
+    room = rooms.get(message.room_id)
+    room_name = (room.fname or room.name) if room is not None else None
+    source = AnswerSource(message.text, message.username, room_name, iso(message.ts), score)
+    return LoadedSource(message.id, message.room_id, source)
+
+
 @dataclass(frozen=True, slots=True)
 class Citation:
     n: int
@@ -132,9 +146,12 @@ class AnswerResult:
     sentences: tuple[CheckedSentence, ...] = ()
     # A follow-up: what it was searched as, read after the earlier turns.
     searched: str | None = None
+    # The id it is kept under, to share and rate it (None when it could not be stored).
+    answer_id: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
+            "answerId": self.answer_id,
             "answer": self.answer,
             "citations": [c.to_json() for c in self.citations],
             "provider": dict(self.provider),
@@ -250,24 +267,13 @@ class AnswerService:
             raise errors.InvalidParams(INVALID_SOURCES, error_type="error-invalid-search-answer-sources")
         rooms = self.store.get_rooms({messages[ref.msg_id].room_id for ref in refs})
         loaded = [
-            self._loaded(messages[ref.msg_id], rooms, ref.score)
+            loaded_source(messages[ref.msg_id], rooms, ref.score)
             for ref in refs
             if messages[ref.msg_id].text.strip()
         ]
         if not loaded:
             raise errors.InvalidParams(NO_SOURCE_TEXT, error_type="error-invalid-search-answer-sources")
         return loaded
-
-    @staticmethod
-    def _loaded(message: Message, rooms: Mapping[str, Room], score: float | None = None) -> LoadedSource:
-        # Imported here: the routes package imports this module, so a module-level import would be
-        # circular whenever this module is imported first.
-        from ..routes.shapes import iso
-
-        room = rooms.get(message.room_id)
-        room_name = (room.fname or room.name) if room is not None else None
-        source = AnswerSource(message.text, message.username, room_name, iso(message.ts), score)
-        return LoadedSource(message.id, message.room_id, source)
 
     async def _asked(
         self,
@@ -283,11 +289,19 @@ class AnswerService:
         planned = await follow_ups.plan(user, query, refs, turns, search)
         return _Asked(planned.searched, planned.refs, tuple(t.query for t in turns), planned.searched)
 
+    def _finish(
+        self, user: User, query: str, asked: _Asked, result: AnswerResult, sources: Sequence[LoadedSource]
+    ) -> AnswerResult:
+        """The result with what a follow-up searched, kept under a new id (``records.keep_answer``)."""
+        numbered = [(s.msg_id, s.rid) for s in sources]
+        answer_id = keep_answer(self.store, user, query, result.answer, numbered, result.provider, asked.searched)
+        return replace(result, searched=asked.searched, answer_id=answer_id)
+
     def _extractive(self, user: User, query: str, sources: Sequence[LoadedSource]) -> AnswerResult:
         """The answer quoted from the sources and their conversations (``context.load_context``)."""
         readable = self.store.readable_room_ids(user.id)
         rooms = self.store.get_rooms({s.rid for s in sources})
-        drawn = load_context(self.store, readable, sources, lambda message: self._loaded(message, rooms))
+        drawn = load_context(self.store, readable, sources, lambda message: loaded_source(message, rooms))
         text = build_extractive_answer(
             query, [s.source for s in drawn.sources], [s.source for s in drawn.context]
         )
@@ -333,14 +347,14 @@ class AnswerService:
         asked = await self._asked(user, query, refs, turns, search)
         sources = self.load_sources(user, asked.refs)
         if provider is None:
-            return replace(self._extractive(user, asked.question, sources), searched=asked.searched)
+            return self._finish(user, query, asked, self._extractive(user, asked.question, sources), sources)
         try:
             prompt = self._prompt(query, sources, asked.earlier)
             completion = await provider.complete(self.system_prompt, prompt)
         except ProviderError as exc:
             raise _api_error(exc) from None
         result = self._result(completion.text, sources, provider, truncated=completion.truncated)
-        return replace(result, searched=asked.searched)
+        return self._finish(user, query, asked, result, sources)
 
     async def answer_events(
         self,
@@ -362,7 +376,7 @@ class AnswerService:
         asked = await self._asked(user, query, refs, turns, search)
         sources = self.load_sources(user, asked.refs)
         if provider is None:
-            result = replace(self._extractive(user, asked.question, sources), searched=asked.searched)
+            result = self._finish(user, query, asked, self._extractive(user, asked.question, sources), sources)
             yield AnswerDelta(result.answer)
             yield AnswerDone(result)
             return
@@ -392,7 +406,7 @@ class AnswerService:
         if tail:
             yield AnswerDelta(tail)
         result = self._result("".join(parts), sources, provider, truncated=deltas.truncated)
-        yield AnswerDone(replace(result, searched=asked.searched))
+        yield AnswerDone(self._finish(user, query, asked, result, sources))
 
     async def models(self) -> list[ModelOption]:
         """The provider's models for the settings picker; never fails (the selected model alone)."""
