@@ -1,9 +1,10 @@
 """Extractive answers on the demo workspace: does the first cited sentence come from a message that answers?
 
 Runs every question of ``bench/answer_judgments.json`` as its user the way the search page does: one
-search through the real search service (the embedded pipeline with the local model, hybrid, 50
-results, the caller's rooms only), the first 20 results (ids and scores) sent to the answer service
-with no language model configured, so the answer is extractive. Then, per question:
+search through the real search service (the embedded pipeline with the fastest local model runtime,
+hybrid, the app's search settings, 50 results, the caller's rooms only), the first 20 results (ids
+and scores) sent to the answer service with no language model configured, so the answer is
+extractive. Then, per question:
 
 - **first cited sentence answers**: the answer's first sentence that cites a source cites a message
   judged to answer the question (answerable questions);
@@ -74,18 +75,25 @@ def first_cited(answer: str) -> int | None:
 async def evaluate(data_dir: Path) -> list[dict[str, Any]]:
     """Every judged question's answer, as rows: id, kind, answer, first cited msgId, verdicts."""
     sys.path.insert(0, str(BENCH))
+    import dataclasses
+
+    from _judged_sets import JUDGED_SETS
     from ai_search import AnswerSourceRef
     from ai_search_server.answers.service import AnswerService
     from ai_search_server.retrieval.embedded import EmbeddedPipeline
-    from ai_search_server.retrieval.service import SearchOptions, SearchRequest, SearchService
+    from ai_search_server.retrieval.service import SearchRequest, SearchService
+    from ai_search_server.retrieval.wiring import search_options
     from ai_search_server.settings import load_settings
     from bench_relevance import prepare
 
-    store, index = prepare(data_dir, "local")
+    store, index = prepare(dataclasses.replace(JUDGED_SETS["demo"], data_dir=data_dir), "local")
+    settings = load_settings(environ={}, overrides={})
     rows = []
     try:
-        search = SearchService(store, EmbeddedPipeline(index), SearchOptions())
-        answers = AnswerService(load_settings(environ={}, overrides={}), store, None)
+        # The search settings the app runs with (the relevance floor of the embedder that loaded).
+        model_id = index.embedder.model_id if index.embedder is not None else None
+        search = SearchService(store, EmbeddedPipeline(index), search_options(settings, model_id))
+        answers = AnswerService(settings, store, None)
         for question in json.loads(JUDGMENTS.read_text(encoding="utf-8"))["questions"]:
             user = store.get_user_by_username(question["user"])
             outcome = await search.search(
