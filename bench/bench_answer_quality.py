@@ -180,9 +180,10 @@ def main() -> None:
     sys.path[:0] = [str(ROOT / "py"), str(BENCH)]
     from _figures import Baseline, Figure, Report, Target
 
+    # The baseline first: this revision's store may add schema steps an older one would refuse.
+    baseline = score(run_baseline(args.baseline_ref, args.data)) if args.baseline_ref else None
     rows = asyncio.run(evaluate(args.data))
     figures = score(rows)
-    baseline = score(run_baseline(args.baseline_ref, args.data)) if args.baseline_ref else None
     if args.per_question:
         print_rows(rows)
     label = f"{args.baseline_ref}" if args.baseline_ref else ""
