@@ -28,10 +28,11 @@ How a sentence is scored, deterministically (no randomness, no model):
    `RETRIEVAL_WEIGHT` x the best search score among its messages: the search ranks topics better
    than word overlap does, and every message of a conversation shares its best score.
 3. *Sentence*: `SENTENCE_WEIGHT` x (its own share + `MESSAGE_WEIGHT` x its message's share).
-4. *Usefulness* multiplies the sum: `1 + KIND_BONUS` when the sentence offers what the question asks
-   for (`_answer_kinds`: a cause for "why", an amount for "how much", a name for "who", a decision
-   for "should we"), judged without the question's own words ("the certificate expired" gives no
-   cause for "why did it expire"); `INFO_BONUS` per other number, date, name or decision (at most
+4. *Usefulness* multiplies the sum: `1 + KIND_BONUS` for each kind of answer the question asks for
+   that the sentence offers (`_answer_kinds`: a cause for "why", an amount for "how much", a name
+   for "who", a decision for "should we"; "who fixed it" asks for a name and a fix), judged
+   without the question's own words ("the certificate expired" gives no cause for "why did it
+   expire"); `INFO_BONUS` per other number, date, name or decision (at most
    `MAX_INFO_FEATURES`); up to `POSITION_BONUS` by the place of a reply in its conversation (late for
    a fix, a decision or a yes/no, which settle a conversation; early for a cause, which comes right
    after the report of the problem). For a "why" or "how" question, a report of the problem (the
@@ -89,7 +90,7 @@ RETRIEVAL_WEIGHT: Final = 2.0
 # Sentence: SENTENCE_WEIGHT x (its share of the question + MESSAGE_WEIGHT x its message's share).
 SENTENCE_WEIGHT: Final = 0.5
 MESSAGE_WEIGHT: Final = 0.5
-# Usefulness: 1 + KIND_BONUS for offering what was asked, + INFO_BONUS per other informative feature.
+# Usefulness: 1 + KIND_BONUS per kind asked for and offered, + INFO_BONUS per informative feature.
 KIND_BONUS: Final = 0.4
 INFO_BONUS: Final = 0.05
 MAX_INFO_FEATURES: Final = 3
@@ -210,7 +211,7 @@ def _usefulness(scorer: _Scorer, candidate: _Candidate, place: float, own: float
     """See the module docstring, step 4; `place` is 0 for a conversation's first message, 1 for its
     last, -1 for a message alone."""
     offered = _offers(scorer, candidate)
-    useful = 1.0 + (KIND_BONUS if offered & scorer.kinds else 0.0)
+    useful = 1.0 + KIND_BONUS * len(offered & scorer.kinds)
     opener = place == 0.0
     if "cause" in scorer.kinds and place > 0.0:
         useful += POSITION_BONUS * (1.0 - place)
