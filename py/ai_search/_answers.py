@@ -27,6 +27,7 @@ __all__ = [
     "AnswerSource",
     "AnswerSourceRef",
     "InvalidAnswerRequestError",
+    "body_object",
     "normalize_answer_query",
     "normalize_answer_sources",
     "source_ref",
@@ -95,19 +96,29 @@ def _clamped_score(value: object, field: str) -> float:
     return min(1.0, max(0.0, float(value)))
 
 
+def body_object(item: object, field: str, keys: frozenset[str], shape: str) -> Mapping[str, object]:
+    """`item` as an object holding only `keys`; `shape` says what it should be ("_id and score").
+
+    Raises:
+        InvalidAnswerRequestError: not an object, or an unknown property (the message names it).
+    """
+    if not isinstance(item, Mapping):
+        raise InvalidAnswerRequestError(f"{field} must be an object with {shape}")
+    unknown = sorted(str(key) for key in item if key not in keys)
+    if unknown:
+        raise InvalidAnswerRequestError(
+            f"{field} has unknown property {unknown[0]!r}; only {shape} are allowed"
+        )
+    return item
+
+
 def source_ref(item: object, field: str) -> AnswerSourceRef:
     """One `{_id, score?}` item of the body, `field` naming it in errors (`messages[2]`).
 
     Raises:
         InvalidAnswerRequestError: not an object, an unknown property, a bad `_id` or score.
     """
-    if not isinstance(item, Mapping):
-        raise InvalidAnswerRequestError(f"{field} must be an object with _id and an optional score")
-    unknown = sorted(str(key) for key in item if key not in _SOURCE_ITEM_KEYS)
-    if unknown:
-        raise InvalidAnswerRequestError(
-            f"{field} has unknown property {unknown[0]!r}; only _id and score are allowed"
-        )
+    item = body_object(item, field, _SOURCE_ITEM_KEYS, "_id and an optional score")
     msg_id = item.get("_id")
     if not isinstance(msg_id, str):
         raise InvalidAnswerRequestError(f"{field}._id must be a string")

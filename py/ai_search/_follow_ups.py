@@ -25,11 +25,17 @@ earlier turns' sources into one list, within `MAX_SEARCH_ANSWER_MESSAGES`.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from ._answers import AnswerSourceRef, InvalidAnswerRequestError, normalize_answer_query, source_ref
+from ._answers import (
+    AnswerSourceRef,
+    InvalidAnswerRequestError,
+    body_object,
+    normalize_answer_query,
+    source_ref,
+)
 from ._constants import MAX_SEARCH_ANSWER_MESSAGES, MAX_SEARCH_QUERY_LENGTH
 from ._sentences import STOP_WORDS, WEAK_WORDS, content_stems, stem, tokens
 
@@ -81,13 +87,7 @@ class AnswerTurn:
 
 def _turn(item: object, index: int) -> AnswerTurn:
     field = f"turns[{index}]"
-    if not isinstance(item, Mapping):
-        raise InvalidAnswerRequestError(f"{field} must be an object with query and messages")
-    unknown = sorted(str(key) for key in item if key not in _TURN_KEYS)
-    if unknown:
-        raise InvalidAnswerRequestError(
-            f"{field} has unknown property {unknown[0]!r}; only query and messages"
-        )
+    item = body_object(item, field, _TURN_KEYS, "query and messages")
     try:
         query = normalize_answer_query(item.get("query"))
     except InvalidAnswerRequestError as exc:
