@@ -36,7 +36,8 @@ _TABLE: Final[tuple[tuple[str, str, str], ...]] = (
         r"^\W*(why|how come)\b|\bwhat\s+(caused|causes|made|broke|went wrong|happened)\b|\b(reason|cause)s?\b",
         r"\b(because|due to|caused|causes|thanks to|that's why|which is why|the reason|means|assumes?|"
         r"driven by|because of|only|doesn't|don't|didn't|isn't|wasn't|won't|"
-        r"expired|stalled|rotated|kept|without|instead of|never|blip|timed out)\b|,\s*so\b"
+        r"expired|stalled|rotated|kept|without|instead of|never|blip|timed out|timeout|failed to|"
+        r"exception|no space left)\b|\b[a-z]+_exception\b|\bERR_[A-Z_]+\b|,\s*so\b"
         r"|\bso\s+(we|they|it|the|every|each|all|our)\b",
     ),
     (
@@ -66,6 +67,13 @@ _TABLE: Final[tuple[tuple[str, str, str], ...]] = (
         "count",
         r"\bhow\s+many\b|\bnumber\s+of\b|\b(affect|affected|impact|impacted)\b",
         r"\b\d[\d,]*\s+(?!(ms|s|sec|seconds?|m|min|minutes?|h|hours?|days?|weeks?|months?|years?)\b)[a-z]",
+    ),
+    (
+        "change",
+        r"\b(improve|improved|increase|increased|grow|grew|rise|rose|drop|dropped|decrease|decreased|"
+        r"fall|fell|go up|went up|go down|went down|faster|slower|better|worse)\b",
+        r"[+±−]\s?\d|\bvs\.?\s|\bfrom\s+\S+\s+to\b|\b(up|down)\s+(by\s+)?[~$€£]?\d|\bdown\s+to\b"
+        r"|\b\d+(\.\d+)?x\b|→",
     ),
     (
         "quantity",
@@ -109,7 +117,7 @@ _ASKS: Final = tuple((kind, re.compile(asks, _I)) for kind, asks, _offers in _TA
 _OFFERS: Final = tuple((kind, re.compile(offers, _I)) for kind, _asks, offers in _TABLE)
 _WORD: Final = re.compile(r"[^\W_]+")
 # Kinds that a number offers: a clock time, a version or an id offers none of them.
-_NUMBER_KINDS: Final = frozenset({"amount", "duration", "count", "quantity"})
+_NUMBER_KINDS: Final = frozenset({"amount", "duration", "count", "quantity", "change"})
 # Numbers that count nothing: clock times, dates, versions, ticket and PR ids. A sentence offers a
 # quantity only with a digit left once these are taken out.
 _NOT_A_QUANTITY: Final = re.compile(

@@ -65,6 +65,7 @@ from typing import Final
 
 from ._answer_kinds import question_kinds, sentence_kinds
 from ._answers import AnswerSource
+from ._grounding import denied_stems
 from ._constants import MAX_SEARCH_ANSWER_TEXT_LENGTH
 from ._sentences import WEAK_WORDS, content_stems, is_question, split_sentences, tokens
 
@@ -204,7 +205,11 @@ def _candidates(messages: Sequence[AnswerSource]) -> list[_Candidate]:
 
 
 def _offers(scorer: _Scorer, candidate: _Candidate) -> frozenset[str]:
-    return sentence_kinds(candidate.text, scorer.names, scorer.question)
+    offered = sentence_kinds(candidate.text, scorer.names, scorer.question)
+    # A yes or no in other words: the sentence denies a word of the question ("no real money").
+    if "polar" in scorer.kinds and denied_stems(candidate.text) & scorer.question:
+        offered |= {"polar"}
+    return offered
 
 
 def _usefulness(scorer: _Scorer, candidate: _Candidate, place: float, own: float) -> float:

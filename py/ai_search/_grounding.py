@@ -63,6 +63,7 @@ __all__ = [
     "answer_sentences",
     "check_citations",
     "claim_numbers",
+    "denied_stems",
     "source_words",
 ]
 
@@ -191,7 +192,7 @@ def _plain_number(text: str) -> str:
     return f"{whole}.{fraction}" if fraction else whole
 
 
-def _negated_words(text: str) -> frozenset[str]:
+def denied_stems(text: str) -> frozenset[str]:
     """The stems a "not" in `text` denies: the next `NEGATION_SCOPE_WORDS` content words after it
     ("doesn't" is read as "doesn", "t": the "t" negates)."""
     denied: set[str] = set()
@@ -249,7 +250,7 @@ def _source(source: AnswerSource) -> _Source:
             piece = text[start:end]
             passages.append(
                 _Passage(
-                    start, end, content_stems(piece), _numbers(piece), _negated_words(piece), _negates(piece)
+                    start, end, content_stems(piece), _numbers(piece), denied_stems(piece), _negates(piece)
                 )
             )
     words, numbers = _meta(source)

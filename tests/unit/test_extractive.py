@@ -85,6 +85,21 @@ THREAD = [
             id="yes-no-question-answered-by-its-statement",
         ),
         pytest.param(
+            "could the leaked key move real money",
+            [
+                src(
+                    "found a test-mode key in the CI logs, the key is rotated now",
+                    0.7,
+                    "k",
+                    "2026-09-11T09:26:00Z",
+                ),
+                src("test mode only, no real money", 0.6, "k", "2026-09-11T09:31:00Z"),
+                src("and CI output now goes through secret scanning", 0.6, "k", "2026-09-11T10:12:00Z"),
+            ],
+            "test mode only, no real money [2]",
+            id="yes-no-question-answered-by-a-denial",
+        ),
+        pytest.param(
             "what did we decide about the monorepo",
             [
                 src("can we talk about the monorepo again?", 0.8, "m", "2026-09-07T15:02:00Z"),

@@ -91,6 +91,7 @@ def test_is_question(sentence: str, asks: bool) -> None:
         pytest.param("should jobs go on the bus", {"decision", "polar"}, id="should"),
         pytest.param("did SRE-14 accept", {"polar"}, id="yes-no"),
         pytest.param("where is the offsite", {"place"}, id="where"),
+        pytest.param("how much did conversion improve", {"amount", "change"}, id="how-much-change"),
         pytest.param("Warum ist der Export langsam", set(), id="other-language-asks-no-kind"),
     ],
 )
@@ -116,6 +117,10 @@ def test_question_kinds(question: str, kinds: set[str]) -> None:
         ),
         pytest.param("the cert expired at midnight", (), {"cause"}, set(), id="same-words-when-not-asked"),
         pytest.param("yes: shadow bob in November", (), {"polar", "time"}, set(), id="yes-and-month"),
+        pytest.param("68.1% vs 65.8% (+2.3 points)", (), {"change", "amount"}, set(), id="a-difference"),
+        pytest.param(
+            "`mapper_parsing_exception: failed to parse`", (), {"cause"}, set(), id="the-failure-itself"
+        ),
     ],
 )
 def test_sentence_kinds(
