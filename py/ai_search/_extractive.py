@@ -65,8 +65,8 @@ from typing import Final
 
 from ._answer_kinds import question_kinds, sentence_kinds
 from ._answers import AnswerSource
-from ._grounding import denied_stems
 from ._constants import MAX_SEARCH_ANSWER_TEXT_LENGTH
+from ._grounding import denied_stems
 from ._sentences import WEAK_WORDS, content_stems, is_question, split_sentences, tokens
 
 __all__ = [

@@ -25,7 +25,7 @@ earlier turns' sources into one list, within `MAX_SEARCH_ANSWER_MESSAGES`.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -47,6 +47,7 @@ __all__ = [
     "MAX_ANSWER_TURN_SOURCES",
     "MAX_LEANING_WORDS",
     "AnswerTurn",
+    "append_turn",
     "follow_up_sources",
     "normalize_answer_turns",
     "resolve_follow_up",
@@ -180,3 +181,18 @@ def follow_up_sources(
     add(found, FOLLOW_UP_SEARCH_RESULTS)
     add([ref for turn in reversed(turns) for ref in turn.sources], FOLLOW_UP_EARLIER_SOURCES)
     return list(merged.values())
+
+
+def append_turn(
+    turns: Sequence[Mapping[str, object]], query: str, cited: Sequence[str]
+) -> list[dict[str, object]]:
+    """The `turns` a client sends with its next follow-up, once `query` was answered citing the
+    message ids `cited`: the earlier turns and this one, the last `MAX_ANSWER_TURNS` of them, each
+    with at most `MAX_ANSWER_TURN_SOURCES` ids, oldest first; what the page and the widget keep.
+
+        >>> append_turn([], "why did the failover take so long", ["m1", "m2", "m1"])
+        [{'query': 'why did the failover take so long', 'messages': [{'_id': 'm1'}, {'_id': 'm2'}]}]
+    """
+    ids = list(dict.fromkeys(cited))[:MAX_ANSWER_TURN_SOURCES]
+    turn: dict[str, object] = {"query": query, "messages": [{"_id": msg_id} for msg_id in ids]}
+    return [*(dict(t) for t in turns), turn][-MAX_ANSWER_TURNS:]

@@ -17,6 +17,7 @@ from ai_search._follow_ups import (
     MAX_ANSWER_TURNS,
     MAX_ANSWER_TURNS_BYTES,
     AnswerTurn,
+    append_turn,
     follow_up_sources,
     normalize_answer_turns,
     resolve_follow_up,
@@ -130,3 +131,12 @@ def test_merged_sources_are_unique_and_bounded(
         sum(1 for m in merged if m not in own and m in found and m not in older) <= FOLLOW_UP_SEARCH_RESULTS
     )
     assert sum(1 for m in merged if m not in own and m not in found) <= FOLLOW_UP_EARLIER_SOURCES
+
+
+def test_the_turns_a_client_keeps_are_the_last_ones_and_valid() -> None:
+    turns: list[dict[str, object]] = []
+    for n in range(MAX_ANSWER_TURNS + 2):
+        turns = append_turn(turns, f"question {n}", [f"m{i}" for i in range(30)])
+    assert [t["query"] for t in turns] == [f"question {n}" for n in range(2, MAX_ANSWER_TURNS + 2)]
+    assert [len(t["messages"]) for t in turns] == [20] * MAX_ANSWER_TURNS  # type: ignore[arg-type]
+    assert normalize_answer_turns(turns)[-1].query == f"question {MAX_ANSWER_TURNS + 1}"
