@@ -13,8 +13,9 @@ extractive. Then, per question:
 - **says so plainly**: for a question nothing readable answers, the answer cites nothing.
 
 ``--baseline-ref REF`` (for instance ``main``) also runs the same evaluation on that git revision's
-``py/`` (``git archive``, in a child process) and prints both side by side, so a change is measured
-against the code it replaces on the same index and the same machine.
+``py/`` (``git archive``, in a child process, on its own copy of the workspace and index beside
+``--data``) and prints both side by side, so a change is measured against the code it replaces on
+the same machine.
 
     .venv/bin/python bench/bench_answer_quality.py [--data bench/out/relevance] [--per-question]
         [--baseline-ref main] [--json PATH]
@@ -141,7 +142,9 @@ def score(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def run_baseline(ref: str, data_dir: Path) -> list[dict[str, Any]]:
-    """The evaluation on revision ``ref``'s ``py/``, in a child process; its rows."""
+    """The evaluation on revision ``ref``'s ``py/``, in a child process, on a data dir of its own
+    beside ``data_dir`` (a store this revision migrated is refused by older code); its rows."""
+    data_dir = data_dir.with_name(f"{data_dir.name}-{re.sub(r'[^A-Za-z0-9_.-]', '_', ref)}")
     with tempfile.TemporaryDirectory() as tmp:
         archive = subprocess.run(
             ["git", "-C", str(ROOT), "archive", ref, "py"], check=True, capture_output=True
@@ -180,7 +183,6 @@ def main() -> None:
     sys.path[:0] = [str(ROOT / "py"), str(BENCH)]
     from _figures import Baseline, Figure, Report, Target
 
-    # The baseline first: this revision's store may add schema steps an older one would refuse.
     baseline = score(run_baseline(args.baseline_ref, args.data)) if args.baseline_ref else None
     rows = asyncio.run(evaluate(args.data))
     figures = score(rows)
