@@ -17,36 +17,51 @@ Modules (private; everything public is re-exported here and listed in ``__all__`
 - ``_prompt``: the answer prompt, with the question and sources marked untrusted.
 - ``_citations``: citation normalisation, batch and streamed, and citation extraction.
 - ``_model_list``: the provider's model list, sorted as the upstream's locale compare.
+- ``_sentences``: sentences with their offsets, and the words that carry their meaning.
+- ``_answer_kinds``: what a question asks for (a cause, a number, a name...) and what a sentence offers.
 - ``_extractive``: answers built from the sources themselves when no LLM is configured.
+- ``_follow_ups``: follow-up questions: earlier turns, what a follow-up asks, its sources.
+- ``_sharing``: a shared answer as one reader may see it, nothing from a source hidden from them.
+- ``_grounding``: the citation check: the passage of its cited sources that supports each sentence.
 """
 
 from __future__ import annotations
 
 from . import (
+    _answer_kinds,
     _answers,
     _citations,
     _constants,
     _extractive,
+    _follow_ups,
     _fusion,
     _grammar,
+    _grounding,
     _model_list,
     _operators,
     _pipeline,
     _prompt,
     _room_lookup,
+    _sentences,
+    _sharing,
     _suggestions,
 )
+from ._answer_kinds import *  # noqa: F403
 from ._answers import *  # noqa: F403
 from ._citations import *  # noqa: F403
 from ._constants import *  # noqa: F403
 from ._extractive import *  # noqa: F403
+from ._follow_ups import *  # noqa: F403
 from ._fusion import *  # noqa: F403
 from ._grammar import *  # noqa: F403
+from ._grounding import *  # noqa: F403
 from ._model_list import *  # noqa: F403
 from ._operators import *  # noqa: F403
 from ._pipeline import *  # noqa: F403
 from ._prompt import *  # noqa: F403
 from ._room_lookup import *  # noqa: F403
+from ._sentences import *  # noqa: F403
+from ._sharing import *  # noqa: F403
 from ._suggestions import *  # noqa: F403
 
 __all__: list[str] = [
@@ -61,5 +76,10 @@ __all__: list[str] = [
     *_prompt.__all__,
     *_citations.__all__,
     *_model_list.__all__,
+    *_sentences.__all__,
+    *_answer_kinds.__all__,
     *_extractive.__all__,
+    *_grounding.__all__,
+    *_follow_ups.__all__,
+    *_sharing.__all__,
 ]

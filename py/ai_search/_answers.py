@@ -27,8 +27,10 @@ __all__ = [
     "AnswerSource",
     "AnswerSourceRef",
     "InvalidAnswerRequestError",
+    "body_object",
     "normalize_answer_query",
     "normalize_answer_sources",
+    "source_ref",
 ]
 
 # Characters of one message id in the answer body, as in the upstream schema (`_id`: 1..128).
@@ -48,7 +50,9 @@ class AnswerSource:
     """One source message as the answer sees it, loaded from the store by the server.
 
     `ts` is an ISO 8601 string; `score` is the retrieval score in [0, 1] the client sent back, or
-    None. Empty or None metadata is left out of the prompt.
+    None. Empty or None metadata is left out of the prompt. `conversation` groups the messages of one
+    conversation (a thread, or a stretch of a room around a source) under one key, so an extractive
+    answer can weigh a reply by the thread it is in; the prompt does not use it.
     """
 
     text: str
@@ -56,6 +60,7 @@ class AnswerSource:
     room_name: str | None = None
     ts: str | None = None
     score: float | None = None
+    conversation: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,15 +96,29 @@ def _clamped_score(value: object, field: str) -> float:
     return min(1.0, max(0.0, float(value)))
 
 
-def _source_ref(item: object, index: int) -> AnswerSourceRef:
-    field = f"messages[{index}]"
+def body_object(item: object, field: str, keys: frozenset[str], shape: str) -> Mapping[str, object]:
+    """`item` as an object holding only `keys`; `shape` says what it should be ("_id and score").
+
+    Raises:
+        InvalidAnswerRequestError: not an object, or an unknown property (the message names it).
+    """
     if not isinstance(item, Mapping):
-        raise InvalidAnswerRequestError(f"{field} must be an object with _id and an optional score")
-    unknown = sorted(str(key) for key in item if key not in _SOURCE_ITEM_KEYS)
+        raise InvalidAnswerRequestError(f"{field} must be an object with {shape}")
+    unknown = sorted(str(key) for key in item if key not in keys)
     if unknown:
         raise InvalidAnswerRequestError(
-            f"{field} has unknown property {unknown[0]!r}; only _id and score are allowed"
+            f"{field} has unknown property {unknown[0]!r}; only {shape} are allowed"
         )
+    return item
+
+
+def source_ref(item: object, field: str) -> AnswerSourceRef:
+    """One `{_id, score?}` item of the body, `field` naming it in errors (`messages[2]`).
+
+    Raises:
+        InvalidAnswerRequestError: not an object, an unknown property, a bad `_id` or score.
+    """
+    item = body_object(item, field, _SOURCE_ITEM_KEYS, "_id and an optional score")
     msg_id = item.get("_id")
     if not isinstance(msg_id, str):
         raise InvalidAnswerRequestError(f"{field}._id must be a string")
@@ -134,7 +153,7 @@ def normalize_answer_sources(messages: object) -> list[AnswerSourceRef]:
         )
     scores: dict[str, float | None] = {}
     for index, item in enumerate(messages):
-        ref = _source_ref(item, index)
+        ref = source_ref(item, f"messages[{index}]")
         if ref.score is not None or ref.msg_id not in scores:
             scores[ref.msg_id] = ref.score
     return [AnswerSourceRef(msg_id, score) for msg_id, score in scores.items()]

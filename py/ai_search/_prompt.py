@@ -39,6 +39,7 @@ from ._constants import MAX_SEARCH_ANSWER_MESSAGES, MAX_SEARCH_ANSWER_TEXT_LENGT
 __all__ = [
     "ANSWER_INSTRUCTION",
     "DEFAULT_ANSWER_SYSTEM_PROMPT",
+    "EARLIER_QUESTIONS_HEADER",
     "QUESTION_HEADER",
     "SOURCES_HEADER",
     "build_search_answer_prompt",
@@ -47,6 +48,8 @@ __all__ = [
 
 QUESTION_HEADER = "User question (untrusted):"
 SOURCES_HEADER = "Source messages (untrusted):"
+# A follow-up's earlier questions, oldest first, so the model reads "and who fixed it?" in their light.
+EARLIER_QUESTIONS_HEADER = "Earlier questions of this conversation, oldest first (untrusted):"
 ANSWER_INSTRUCTION = (
     "Answer the question using only the source messages above and cite supporting sources as [N]."
 )
@@ -117,8 +120,13 @@ def build_search_answer_prompt(
     sources: Sequence[AnswerSource],
     max_messages: int = MAX_SEARCH_ANSWER_MESSAGES,
     max_text_length: int = MAX_SEARCH_ANSWER_TEXT_LENGTH,
+    earlier: Sequence[str] = (),
 ) -> str:
     """Build the user turn: question, sources `[1]..[n]`, then the instruction, blank-line separated.
+
+    A follow-up passes its `earlier` questions (oldest first): they go in a block of their own after
+    the question, marked untrusted like it, one per line. Without them the turn is upstream's, byte
+    for byte.
 
     Only the first `max_messages` sources are used and each text is cut to `max_text_length`
     characters. Python cuts code points where JS cuts UTF-16 units, so a text holding emoji keeps a
@@ -132,7 +140,11 @@ def build_search_answer_prompt(
         raise ValueError(
             f"max_messages and max_text_length must be 0 or more, got {max_messages} and {max_text_length}"
         )
-    blocks = [f"{QUESTION_HEADER}\n{query}", SOURCES_HEADER]
+    blocks = [f"{QUESTION_HEADER}\n{query}"]
+    if earlier:
+        lines = "\n".join(f"- {' '.join(question.split())}" for question in earlier)
+        blocks.append(f"{EARLIER_QUESTIONS_HEADER}\n{lines}")
+    blocks.append(SOURCES_HEADER)
     for number, source in enumerate(sources[:max_messages], start=1):
         blocks.append(f"{_source_header(number, source)}\n{source.text[:max_text_length]}")
     blocks.append(ANSWER_INSTRUCTION)

@@ -7,6 +7,7 @@ Every subcommand takes ``--data DIR`` (default ``./data`` under the working dire
     ai-search users create USERNAME --password P [--name N] [--role admin|user]
     ai-search tokens create USERNAME [--name LABEL]
     ai-search import FILE.jsonl
+    ai-search feedback export [--since DATE] [--format jsonl|csv]
 """
 
 from __future__ import annotations
@@ -178,6 +179,22 @@ def cmd_import(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_feedback_export(args: argparse.Namespace) -> int:
+    from .answers.export import export_feedback, parse_since
+
+    try:
+        since = parse_since(args.since) if args.since else None
+    except ValueError:
+        raise CliError(f"--since must be a date (YYYY-MM-DD) or an ISO date-time, not {args.since!r}") from None
+    store = _open_store(_data_dir(args))
+    try:
+        count = export_feedback(store, sys.stdout, since=since, fmt=args.format)
+    finally:
+        store.close()
+    print(f"ai-search: {count} rating(s) exported", file=sys.stderr)
+    return 0
+
+
 # -- parser --------------------------------------------------------------------------------------
 
 
@@ -218,6 +235,14 @@ def build_parser() -> argparse.ArgumentParser:
     imp.add_argument("file", metavar="FILE.jsonl")
     imp.add_argument("--quiet", action="store_true", help="no progress bar")
     imp.set_defaults(func=cmd_import)
+
+    feedback = sub.add_parser("feedback", help="answer ratings").add_subparsers(dest="action", required=True)
+    export = feedback.add_parser(
+        "export", parents=[data], help="print the ratings people gave answers (to stdout), oldest first"
+    )
+    export.add_argument("--since", metavar="DATE", help="only ratings given or changed from this date on")
+    export.add_argument("--format", choices=("jsonl", "csv"), default="jsonl", help="default: jsonl")
+    export.set_defaults(func=cmd_feedback_export)
     return parser
 
 

@@ -1,4 +1,4 @@
-"""Extractive answers (no LLM configured): sentence choice, citations, fallbacks, determinism."""
+"""Extractive answers (no LLM configured): sentences that answer, conversations, fallbacks, determinism."""
 
 from __future__ import annotations
 
@@ -14,187 +14,267 @@ from ai_search._citations import extract_citations
 from ai_search._constants import MAX_SEARCH_ANSWER_MESSAGES, MAX_SEARCH_ANSWER_TEXT_LENGTH
 from ai_search._extractive import (
     EXTRACTIVE_ANSWER_MAX_SENTENCES,
-    EXTRACTIVE_NO_MATCH_PREFIX,
+    EXTRACTIVE_NO_ANSWER_TEXT,
     EXTRACTIVE_NO_SOURCES_TEXT,
     EXTRACTIVE_SENTENCE_MAX_CHARS,
     build_extractive_answer,
 )
+from ai_search._sentences import is_question
 
-INCIDENT = [
-    AnswerSource("Deploy to prod failed at 10:02. The disk on db-2 was full.", "alice", "ops", None, 0.9),
-    AnswerSource("I rolled back the deploy at 10:05. Everything is green again!", "bob", "ops", None, 0.8),
-    AnswerSource("Lunch is at noon today.\nBring snacks.", "carol", "random", None, 0.3),
-    AnswerSource("Postmortem: disk alerts were muted since October.", "dave", "infra", None, 0.5),
+
+def src(
+    text: str, score: float | None = 0.6, conversation: str | None = None, ts: str | None = None
+) -> AnswerSource:
+    return AnswerSource(text, "bob", "ops", ts, score, conversation)
+
+
+def first_line(answer: str) -> str:
+    return answer.splitlines()[0]
+
+
+# An incident thread: the report, a question, the cause, the fix. Times order the conversation.
+THREAD = [
+    src("billing-api is failing its health checks, customers see errors", 0.7, "t", "2026-09-17T02:14:00Z"),
+    src("why is the pool still handing out dead sockets?", 0.6, "t", "2026-09-17T02:20:00Z"),
+    src(
+        "the pool kept its connections to the old primary because keepalives are off",
+        0.5,
+        "t",
+        "2026-09-17T02:26:00Z",
+    ),
+    src("restarted billing-api pods one zone at a time, errors are gone", 0.5, "t", "2026-09-17T02:54:00Z"),
 ]
+
+
+@pytest.mark.parametrize(
+    ("query", "sources", "expected_first"),
+    [
+        pytest.param(
+            "why did billing-api keep failing",
+            THREAD,
+            "the pool kept its connections to the old primary because keepalives are off [3]",
+            id="why-gets-the-cause-not-the-report",
+        ),
+        pytest.param(
+            "how did we fix billing-api",
+            THREAD,
+            "restarted billing-api pods one zone at a time, errors are gone [4]",
+            id="how-did-we-fix-gets-the-fix-late-in-the-thread",
+        ),
+        pytest.param(
+            "how many carts did we lose in the checkout incident",
+            [
+                src("checkout incident: carts take 10 seconds to load", 0.7, "c", "2026-10-27T14:24:00Z"),
+                src(
+                    "from the funnel: roughly 310 carts abandoned during the incident",
+                    0.5,
+                    "c",
+                    "2026-10-27T16:58:00Z",
+                ),
+            ],
+            "from the funnel: roughly 310 carts abandoned during the incident [2]",
+            id="how-many-gets-the-count",
+        ),
+        pytest.param(
+            "did SRE-14 accept the offer",
+            [
+                src("debrief for candidate SRE-14, scores first", 0.6, "h", "2026-09-28T15:34:00Z"),
+                src("SRE-14 accepted the offer! starts in January", 0.6, "h", "2026-10-07T16:21:00Z"),
+            ],
+            "SRE-14 accepted the offer! [2]",
+            id="yes-no-question-answered-by-its-statement",
+        ),
+        pytest.param(
+            "could the leaked key move real money",
+            [
+                src(
+                    "found a test-mode key in the CI logs, the key is rotated now",
+                    0.7,
+                    "k",
+                    "2026-09-11T09:26:00Z",
+                ),
+                src("test mode only, no real money", 0.6, "k", "2026-09-11T09:31:00Z"),
+                src("and CI output now goes through secret scanning", 0.6, "k", "2026-09-11T10:12:00Z"),
+            ],
+            "test mode only, no real money [2]",
+            id="yes-no-question-answered-by-a-denial",
+        ),
+        pytest.param(
+            "what did we decide about the monorepo",
+            [
+                src("can we talk about the monorepo again?", 0.8, "m", "2026-09-07T15:02:00Z"),
+                src("my worry about the monorepo is CI time", 0.6, "m", "2026-09-07T15:07:00Z"),
+                src(
+                    "decision: billing-api and the ledger move into the monorepo by Q4",
+                    0.4,
+                    "m",
+                    "2026-09-07T15:13:00Z",
+                ),
+            ],
+            "decision: billing-api and the ledger move into the monorepo by Q4 [3]",
+            id="decision-over-higher-ranked-discussion",
+        ),
+    ],
+)
+def test_the_sentence_that_answers_comes_first(
+    query: str, sources: list[AnswerSource], expected_first: str
+) -> None:
+    assert first_line(build_extractive_answer(query, sources)) == expected_first
+
+
+def test_questions_and_restatements_are_never_quoted() -> None:
+    sources = [
+        src("why did the failover take 4 minutes?", 0.9, "f", "2026-09-17T07:41:00Z"),
+        src(
+            "two questions I want answered: why did the failover take 4 minutes",
+            0.9,
+            "f",
+            "2026-09-17T07:42:00Z",
+        ),
+        src(
+            "the failover took 4m12s because patroni waits for its 30s ttl three times",
+            0.4,
+            "f",
+            "2026-09-17T07:45:00Z",
+        ),
+    ]
+    answer = build_extractive_answer("why did the failover take 4 minutes", sources)
+    assert answer == "the failover took 4m12s because patroni waits for its 30s ttl three times [3]"
+
+
+def test_a_reply_drawn_from_the_thread_is_cited_after_the_sources() -> None:
+    sources = [
+        src("SSO logins fail with jwt: unknown kid since 08:31", 0.8, "thread:sso", "2026-11-12T08:55:00Z")
+    ]
+    context = [
+        src("SSO is down for several customers", None, "thread:sso", "2026-11-12T08:51:00Z"),
+        src(
+            "the identity provider rotated its signing key, so our cached JWKS lacks it",
+            None,
+            "thread:sso",
+            "2026-11-12T08:58:00Z",
+        ),
+    ]
+    answer = build_extractive_answer("why did SSO logins fail", sources, context)
+    assert (
+        first_line(answer) == "the identity provider rotated its signing key, so our cached JWKS lacks it [3]"
+    )
+    assert set(extract_citations(answer, 3)) <= {1, 2, 3}
+
+
+def test_a_reply_with_no_question_word_needs_its_conversation_to_match() -> None:
+    unrelated = [
+        src("deploy of search-indexer done", 0.6, "x", "2026-10-01T10:00:00Z"),
+        src("the font is downloaded at render time, so it times out", None, "y", "2026-10-01T10:05:00Z"),
+    ]
+    assert "font" not in build_extractive_answer(
+        "why did the search-indexer deploy fail", unrelated[:1], unrelated[1:]
+    )
+
+
+@pytest.mark.parametrize(
+    ("query", "sources"),
+    [
+        pytest.param("kubernetes upgrade", THREAD, id="no-shared-word"),
+        pytest.param("?!", THREAD, id="wordless-question"),
+        pytest.param(
+            "did we make an offer to the SRE candidate",
+            [src("we're opening an SRE role on bob's team, referrals welcome", 0.3)],
+            id="a-weak-match-answers-nothing",
+        ),
+        pytest.param(
+            "why did the deploy fail",
+            [src("why did the deploy fail?", 0.9), src("did the deploy fail again?", 0.9)],
+            id="only-questions",
+        ),
+    ],
+)
+def test_when_nothing_answers_it_says_so_plainly(query: str, sources: list[AnswerSource]) -> None:
+    assert build_extractive_answer(query, sources) == EXTRACTIVE_NO_ANSWER_TEXT
+
+
+@pytest.mark.parametrize(
+    "sources",
+    [pytest.param([], id="no-sources"), pytest.param([src(" \n "), src("...")], id="no-words")],
+)
+def test_no_words_at_all(sources: list[AnswerSource]) -> None:
+    assert build_extractive_answer("deploy", sources) == EXTRACTIVE_NO_SOURCES_TEXT
+
+
+def test_one_sentence_per_message_before_a_message_repeats() -> None:
+    sources = [
+        src("the deploy failed on db-2. the deploy disk was full. the deploy was retried.", 0.9),
+        src("the deploy is green again after the retry", 0.5),
+    ]
+    answer = build_extractive_answer("deploy", sources)
+    cited = [extract_citations(line, 2)[0] for line in answer.splitlines()]
+    assert sorted(cited) == [1, 1, 2]
+
+
+def test_a_source_without_a_score_counts_as_an_average_match() -> None:
+    answer = build_extractive_answer(
+        "why did the deploy fail", [AnswerSource("the deploy failed because the disk was full")]
+    )
+    assert answer == "the deploy failed because the disk was full [1]"
+
+
+def test_bracketed_numbers_in_quotes_are_defused() -> None:
+    answer = build_extractive_answer("refund", [src("approved the refund for 214 payments, see [2] and [9]")])
+    assert answer == "approved the refund for 214 payments, see (2) and (9) [1]"
+
+
+def test_long_sentence_is_clipped_at_a_word_boundary() -> None:
+    text = "the deploy failed because " + " ".join(f"step{i} word" for i in range(100))
+    quoted = build_extractive_answer("why did the deploy fail", [src(text, 0.9)]).removesuffix(" [1]")
+    assert len(quoted) <= EXTRACTIVE_SENTENCE_MAX_CHARS
+    assert quoted.endswith("…")
+    assert text.startswith(quoted[:-1])
+    assert text[len(quoted) - 1] == " "
+
+
+def test_only_the_prompt_window_is_read() -> None:
+    hidden = src("x " * MAX_SEARCH_ANSWER_TEXT_LENGTH + "\nsecret deploy note because of reasons", 0.9)
+    assert build_extractive_answer("secret", [hidden]) == EXTRACTIVE_NO_ANSWER_TEXT
+
+
+def test_max_sentences_below_one_is_refused() -> None:
+    with pytest.raises(ValueError, match="1 or more"):
+        build_extractive_answer("q", THREAD, max_sentences=0)
 
 
 def test_module_examples_hold() -> None:
     assert doctest.testmod(_extractive).failed == 0
 
 
-@pytest.mark.parametrize(
-    ("query", "sources", "expected"),
-    [
-        pytest.param(
-            "why did the deploy fail?",
-            INCIDENT,
-            "Deploy to prod failed at 10:02. [1]\nI rolled back the deploy at 10:05. [2]",
-            id="one-sentence-per-source-best-first",
-        ),
-        pytest.param(
-            "disk db-2",
-            INCIDENT,
-            "The disk on db-2 was full. [1]\nPostmortem: disk alerts were muted since October. [4]",
-            id="rare-terms-outweigh-common-ones",
-        ),
-        pytest.param(
-            "snacks",
-            INCIDENT,
-            "Bring snacks. [3]",
-            id="line-break-splits-sentences-and-citation-is-source-position",
-        ),
-        pytest.param(
-            "DEPLOY",
-            [AnswerSource("deploy done")],
-            "deploy done [1]",
-            id="case-folded-match",
-        ),
-        pytest.param(
-            "the deploy",
-            [AnswerSource("The cat sat."), AnswerSource("Deploy ok.")],
-            "Deploy ok. [2]",
-            id="stop-words-do-not-match",
-        ),
-        pytest.param(
-            "who",
-            [AnswerSource("who knows"), AnswerSource("nobody")],
-            "who knows [1]",
-            id="all-stop-word-question-uses-its-words",
-        ),
-        pytest.param(
-            "deploy",
-            [AnswerSource("deploy one. deploy two. deploy three. deploy four.")],
-            "deploy one. [1]\ndeploy two. [1]\ndeploy three. [1]",
-            id="single-source-fills-up-to-the-maximum",
-        ),
-        pytest.param(
-            "deploy",
-            [AnswerSource("deploy A.", score=0.1), AnswerSource("deploy B.", score=0.9)],
-            "deploy B. [2]\ndeploy A. [1]",
-            id="retrieval-score-breaks-ties",
-        ),
-        pytest.param(
-            "deploy",
-            [AnswerSource("deploy A."), AnswerSource("deploy B.")],
-            "deploy A. [1]\ndeploy B. [2]",
-            id="full-tie-goes-to-earlier-source",
-        ),
-        pytest.param(
-            "refund",
-            [AnswerSource("Approved the refund, see [2] and [9].")],
-            "Approved the refund, see (2) and (9). [1]",
-            id="bracketed-numbers-in-quotes-defused",
-        ),
-        pytest.param(
-            "deploy",
-            [AnswerSource(""), AnswerSource("  "), AnswerSource("deploy ok")],
-            "deploy ok [3]",
-            id="empty-sources-keep-numbering",
-        ),
-    ],
-)
-def test_build_extractive_answer(query: str, sources: list[AnswerSource], expected: str) -> None:
-    assert build_extractive_answer(query, sources) == expected
-
-
-def test_repeat_source_only_after_every_matching_source_is_used() -> None:
-    sources = [
-        AnswerSource("deploy failed. deploy retried. deploy ok."),
-        AnswerSource("the deploy is done"),
-    ]
-    answer = build_extractive_answer("deploy", sources, max_sentences=3)
-    assert extract_citations(answer, 2) == [1, 2]
-    assert answer.count("[1]") == 2
-    assert answer.count("[2]") == 1
-
-
-@pytest.mark.parametrize(
-    ("query", "sources", "expected"),
-    [
-        pytest.param(
-            "kubernetes upgrade",
-            INCIDENT,
-            f"{EXTRACTIVE_NO_MATCH_PREFIX} Deploy to prod failed at 10:02. [1]",
-            id="no-overlap-cites-the-highest-scored-source",
-        ),
-        pytest.param(
-            "kubernetes",
-            [AnswerSource("low", score=0.1), AnswerSource("High one. Second.", score=0.7)],
-            f"{EXTRACTIVE_NO_MATCH_PREFIX} High one. [2]",
-            id="no-overlap-top-source-by-score-not-position",
-        ),
-        pytest.param(
-            "kubernetes",
-            [AnswerSource("first"), AnswerSource("second")],
-            f"{EXTRACTIVE_NO_MATCH_PREFIX} first [1]",
-            id="no-overlap-without-scores-cites-the-first",
-        ),
-        pytest.param(
-            "?!", [AnswerSource("deploy")], f"{EXTRACTIVE_NO_MATCH_PREFIX} deploy [1]", id="wordless-query"
-        ),
-        pytest.param("deploy", [], EXTRACTIVE_NO_SOURCES_TEXT, id="no-sources"),
-        pytest.param(
-            "deploy", [AnswerSource(" \n "), AnswerSource("...")], EXTRACTIVE_NO_SOURCES_TEXT, id="no-words"
-        ),
-    ],
-)
-def test_fallbacks_say_so_plainly(query: str, sources: list[AnswerSource], expected: str) -> None:
-    assert build_extractive_answer(query, sources) == expected
-
-
-def test_long_sentence_is_clipped_at_a_word_boundary() -> None:
-    text = "deploy " + "word " * 200
-    answer = build_extractive_answer("deploy", [AnswerSource(text)])
-    quoted = answer.removesuffix(" [1]")
-    assert len(quoted) <= EXTRACTIVE_SENTENCE_MAX_CHARS
-    assert quoted.endswith("word…")
-
-
-def test_only_the_prompt_window_is_read() -> None:
-    hidden = AnswerSource("x " * MAX_SEARCH_ANSWER_TEXT_LENGTH + "\nsecret deploy note")
-    assert build_extractive_answer("secret", [hidden]).startswith(EXTRACTIVE_NO_MATCH_PREFIX)
-    late = [AnswerSource("nothing")] * MAX_SEARCH_ANSWER_MESSAGES + [AnswerSource("secret")]
-    assert build_extractive_answer("secret", late).startswith(EXTRACTIVE_NO_MATCH_PREFIX)
-
-
-def test_max_sentences_below_one_is_refused() -> None:
-    with pytest.raises(ValueError, match="1 or more"):
-        build_extractive_answer("q", INCIDENT, max_sentences=0)
-
-
+_texts = st.text(alphabet="deploy fail ok why because 42 failed.!?\n[]12", max_size=60)
 _sources = st.lists(
     st.builds(
         AnswerSource,
-        st.text(alphabet="deploy fail ok.!\n[]12", max_size=60),
+        _texts,
         score=st.none() | st.floats(min_value=0, max_value=1),
+        conversation=st.sampled_from([None, "a", "b"]),
     ),
-    max_size=6,
+    max_size=MAX_SEARCH_ANSWER_MESSAGES // 4,
 )
 
 
-@given(query=st.text(alphabet="deploy fail ok?", max_size=20), sources=_sources)
-def test_every_line_ends_with_one_valid_citation_and_runs_are_deterministic(
-    query: str, sources: list[AnswerSource]
+@given(
+    query=st.text(alphabet="deploy fail ok why how many?", max_size=20), sources=_sources, context=_sources
+)
+def test_answers_are_deterministic_cited_lines_that_never_ask(
+    query: str, sources: list[AnswerSource], context: list[AnswerSource]
 ) -> None:
-    answer = build_extractive_answer(query, sources)
-    assert build_extractive_answer(query, sources) == answer
-    if answer == EXTRACTIVE_NO_SOURCES_TEXT:
-        assert all(not any(ch.isalnum() for ch in source.text) for source in sources)
+    answer = build_extractive_answer(query, sources, context)
+    assert build_extractive_answer(query, sources, context) == answer
+    if answer in (EXTRACTIVE_NO_SOURCES_TEXT, EXTRACTIVE_NO_ANSWER_TEXT):
         return
+    every = [*sources, *context]
     lines = answer.split("\n")
     assert 1 <= len(lines) <= EXTRACTIVE_ANSWER_MAX_SENTENCES
     for line in lines:
-        cited = extract_citations(line, len(sources))
+        cited = extract_citations(line, len(every))
         assert len(cited) == 1
         assert line.endswith(f" [{cited[0]}]")
-        assert sources[cited[0] - 1].text.strip()
+        quoted = line.removesuffix(f" [{cited[0]}]")
+        assert not is_question(quoted)
+        assert quoted.replace("(", "[").replace(")", "]") in every[cited[0] - 1].text or quoted.endswith("…")

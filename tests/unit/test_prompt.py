@@ -45,6 +45,15 @@ def test_full_prompt_matches_upstream_format() -> None:
     )
 
 
+def test_a_follow_up_lists_its_earlier_questions_after_the_question_on_one_line_each() -> None:
+    prompt = build_search_answer_prompt("and who fixed it?", [], earlier=["why did it\n[1] fail?", "when?"])
+    assert prompt == (
+        "User question (untrusted):\nand who fixed it?\n\n"
+        "Earlier questions of this conversation, oldest first (untrusted):\n- why did it [1] fail?\n- when?\n\n"
+        f"Source messages (untrusted):\n\n{INSTRUCTION}"
+    )
+
+
 def test_zero_messages_put_the_instruction_right_after_the_header() -> None:
     assert build_search_answer_prompt("q", []) == (
         f"User question (untrusted):\nq\n\nSource messages (untrusted):\n\n{INSTRUCTION}"

@@ -13,8 +13,10 @@ around the app's ``GuardedClient``. Per request, in order:
    missing or just not the caller's, so it confirms nothing. Sources are loaded from the store.
 3. **Answer.** The prompt (``build_search_answer_prompt``: question and sources marked untrusted)
    goes to the provider with the system prompt setting; or the extractive answerer quotes the
-   sources. The text is shaped (``stream.shape_answer_text``) and its citations checked: each
-   ``[N]`` with a source becomes ``{n, msgId, rid}``, one without is dropped and marked ``[N?]``.
+   sources (and their conversations, ``context``). The text is shaped (``stream.shape_answer_text``)
+   and its citations checked: each ``[N]`` with a source becomes ``{n, msgId, rid}``, one without is
+   dropped and marked ``[N?]``; every sentence is checked against the sources it cites
+   (``ai_search.check_citations``): ``sentences`` says which are supported, and by which passages.
 4. **Output checks.** Every configured secret (the LLM's key, the pipeline's and the embeddings'
    keys) is replaced by ``[redacted]`` in the answer and in model ids (``redaction.SecretRedactor``),
    streamed text included, so a provider that echoes its ``Authorization`` header leaks nothing.
@@ -30,18 +32,21 @@ around the app's ``GuardedClient``. Per request, in order:
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from contextlib import aclosing
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ai_search import (
     DEFAULT_ANSWER_SYSTEM_PROMPT,
     AnswerSource,
     AnswerSourceRef,
+    AnswerTurn,
+    CheckedSentence,
     ModelOption,
     build_extractive_answer,
     build_search_answer_prompt,
+    check_citations,
     extract_citations,
     model_list_fallback,
 )
@@ -51,9 +56,13 @@ from ..outbound import GuardedClient
 from ..redaction import SecretRedactor
 from ..settings import Settings
 from ..store.base import Store
-from ..store.records import User
+from ..store.records import Message, Room, User
+from . import follow_ups
+from .context import load_context
 from .echo import PromptEcho
+from .follow_ups import FollowUpSearch
 from .provider import OpenAICompatibleProvider, ProviderConfig, ProviderError
+from .records import keep_answer
 from .stream import AnswerTextStream, shape_answer_text
 
 __all__ = [
@@ -64,6 +73,7 @@ __all__ = [
     "AnswerService",
     "Citation",
     "LoadedSource",
+    "loaded_source",
 ]
 
 log = logging.getLogger(__name__)
@@ -103,6 +113,18 @@ class LoadedSource:
     source: AnswerSource
 
 
+def loaded_source(message: Message, rooms: Mapping[str, Room], score: float | None = None) -> LoadedSource:
+    """A stored message as an answer source: its text, author, room name and time."""
+    # Imported here: the routes package imports this module, so a module-level import would be
+    # circular whenever this module is imported first.
+    from ..routes.shapes import iso
+
+    room = rooms.get(message.room_id)
+    room_name = (room.fname or room.name) if room is not None else None
+    source = AnswerSource(message.text, message.username, room_name, iso(message.ts), score)
+    return LoadedSource(message.id, message.room_id, source)
+
+
 @dataclass(frozen=True, slots=True)
 class Citation:
     n: int
@@ -120,14 +142,35 @@ class AnswerResult:
     provider: dict[str, str]
     # The model stopped before finishing (its token limit, or the provider's content filter).
     truncated: bool = False
+    # Every sentence with its citations checked against the sources (``ai_search.check_citations``).
+    sentences: tuple[CheckedSentence, ...] = ()
+    # A follow-up: what it was searched as, read after the earlier turns.
+    searched: str | None = None
+    # The id it is kept under, to share and rate it (None when it could not be stored).
+    answer_id: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
+            "answerId": self.answer_id,
             "answer": self.answer,
             "citations": [c.to_json() for c in self.citations],
             "provider": dict(self.provider),
             "truncated": self.truncated,
+            "sentences": [s.to_json() for s in self.sentences],
         }
+        if self.searched is not None:
+            out["searched"] = self.searched
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class _Asked:
+    """What one request asks: the question to answer from, the source ids, the earlier questions."""
+
+    question: str
+    refs: tuple[AnswerSourceRef, ...]
+    earlier: tuple[str, ...] = ()
+    searched: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,27 +261,51 @@ class AnswerService:
             errors.InvalidParams (error-invalid-search-answer-sources): an id is not a message in a
                 room the caller reads, or no source has any text.
         """
-        # Imported here: the routes package imports this module, so a module-level import would be
-        # circular whenever this module is imported first.
-        from ..routes.shapes import iso
-
         messages = self.store.get_messages(ref.msg_id for ref in refs)
         readable = self.store.readable_room_ids(user.id)
         if any(ref.msg_id not in messages or messages[ref.msg_id].room_id not in readable for ref in refs):
             raise errors.InvalidParams(INVALID_SOURCES, error_type="error-invalid-search-answer-sources")
         rooms = self.store.get_rooms({messages[ref.msg_id].room_id for ref in refs})
-        loaded = []
-        for ref in refs:
-            message = messages[ref.msg_id]
-            if not message.text.strip():
-                continue
-            room = rooms.get(message.room_id)
-            room_name = (room.fname or room.name) if room is not None else None
-            source = AnswerSource(message.text, message.username, room_name, iso(message.ts), ref.score)
-            loaded.append(LoadedSource(message.id, message.room_id, source))
+        loaded = [
+            loaded_source(messages[ref.msg_id], rooms, ref.score)
+            for ref in refs
+            if messages[ref.msg_id].text.strip()
+        ]
         if not loaded:
             raise errors.InvalidParams(NO_SOURCE_TEXT, error_type="error-invalid-search-answer-sources")
         return loaded
+
+    async def _asked(
+        self,
+        user: User,
+        query: str,
+        refs: Sequence[AnswerSourceRef],
+        turns: Sequence[AnswerTurn],
+        search: FollowUpSearch | None,
+    ) -> _Asked:
+        """The question and its source ids; for a follow-up, read after ``turns`` and searched again."""
+        if not turns:
+            return _Asked(query, tuple(refs))
+        planned = await follow_ups.plan(user, query, refs, turns, search)
+        return _Asked(planned.searched, planned.refs, tuple(t.query for t in turns), planned.searched)
+
+    def _finish(
+        self, user: User, query: str, asked: _Asked, result: AnswerResult, sources: Sequence[LoadedSource]
+    ) -> AnswerResult:
+        """The result with what a follow-up searched, kept under a new id (``records.keep_answer``)."""
+        numbered = [(s.msg_id, s.rid) for s in sources]
+        answer_id = keep_answer(self.store, user, query, result.answer, numbered, result.provider, asked.searched)
+        return replace(result, searched=asked.searched, answer_id=answer_id)
+
+    def _extractive(self, user: User, query: str, sources: Sequence[LoadedSource]) -> AnswerResult:
+        """The answer quoted from the sources and their conversations (``context.load_context``)."""
+        readable = self.store.readable_room_ids(user.id)
+        rooms = self.store.get_rooms({s.rid for s in sources})
+        drawn = load_context(self.store, readable, sources, lambda message: loaded_source(message, rooms))
+        text = build_extractive_answer(
+            query, [s.source for s in drawn.sources], [s.source for s in drawn.context]
+        )
+        return self._result(text, [*drawn.sources, *drawn.context], None)
 
     # -- answers ---------------------------------------------------------------------------------
 
@@ -260,26 +327,44 @@ class AnswerService:
         return provider.with_model(model)
 
     async def answer(
-        self, user: User, query: str, refs: Sequence[AnswerSourceRef], *, model: str | None = None
+        self,
+        user: User,
+        query: str,
+        refs: Sequence[AnswerSourceRef],
+        *,
+        model: str | None = None,
+        turns: Sequence[AnswerTurn] = (),
+        search: FollowUpSearch | None = None,
     ) -> AnswerResult:
-        """The whole answer at once (JSON callers and MCP tools).
+        """The whole answer at once (JSON callers and MCP tools). With ``turns`` (the earlier turns of
+        the conversation) the question is a follow-up: see ``follow_ups``.
 
         Raises:
             errors.FeatureUnavailable, errors.InvalidParams: see ``_provider_for`` and ``load_sources``.
             errors.UpstreamFailure: the provider failed (504 ``UpstreamTimeout`` when it was too slow).
         """
         provider = await self._provider_for(model)
-        sources = self.load_sources(user, refs)
+        asked = await self._asked(user, query, refs, turns, search)
+        sources = self.load_sources(user, asked.refs)
         if provider is None:
-            return self._result(build_extractive_answer(query, [s.source for s in sources]), sources, None)
+            return self._finish(user, query, asked, self._extractive(user, asked.question, sources), sources)
         try:
-            completion = await provider.complete(self.system_prompt, self._prompt(query, sources))
+            prompt = self._prompt(query, sources, asked.earlier)
+            completion = await provider.complete(self.system_prompt, prompt)
         except ProviderError as exc:
             raise _api_error(exc) from None
-        return self._result(completion.text, sources, provider, truncated=completion.truncated)
+        result = self._result(completion.text, sources, provider, truncated=completion.truncated)
+        return self._finish(user, query, asked, result, sources)
 
     async def answer_events(
-        self, user: User, query: str, refs: Sequence[AnswerSourceRef], *, model: str | None = None
+        self,
+        user: User,
+        query: str,
+        refs: Sequence[AnswerSourceRef],
+        *,
+        model: str | None = None,
+        turns: Sequence[AnswerTurn] = (),
+        search: FollowUpSearch | None = None,
     ) -> AsyncGenerator[AnswerDelta | AnswerDone, None]:
         """The answer as it is written: ``AnswerDelta``s whose texts join to the final answer, then
         one ``AnswerDone`` with the answer, its citations and the provider.
@@ -288,9 +373,10 @@ class AnswerService:
             the same errors as ``answer``. Status and sources are checked before anything is yielded.
         """
         provider = await self._provider_for(model)
-        sources = self.load_sources(user, refs)
+        asked = await self._asked(user, query, refs, turns, search)
+        sources = self.load_sources(user, asked.refs)
         if provider is None:
-            result = self._result(build_extractive_answer(query, [s.source for s in sources]), sources, None)
+            result = self._finish(user, query, asked, self._extractive(user, asked.question, sources), sources)
             yield AnswerDelta(result.answer)
             yield AnswerDone(result)
             return
@@ -301,7 +387,8 @@ class AnswerService:
         secrets = self.secrets.stream()
         parts: list[str] = []
         try:
-            async with aclosing(provider.stream(self.system_prompt, self._prompt(query, sources))) as deltas:
+            prompt = self._prompt(query, sources, asked.earlier)
+            async with aclosing(provider.stream(self.system_prompt, prompt)) as deltas:
                 async for delta in deltas:
                     parts.append(delta)
                     text = shaper.feed(delta)
@@ -318,7 +405,8 @@ class AnswerService:
         tail = secrets.feed(tail) + secrets.flush()
         if tail:
             yield AnswerDelta(tail)
-        yield AnswerDone(self._result("".join(parts), sources, provider, truncated=deltas.truncated))
+        result = self._result("".join(parts), sources, provider, truncated=deltas.truncated)
+        yield AnswerDone(self._finish(user, query, asked, result, sources))
 
     async def models(self) -> list[ModelOption]:
         """The provider's models for the settings picker; never fails (the selected model alone)."""
@@ -329,8 +417,8 @@ class AnswerService:
 
     # -- helpers ---------------------------------------------------------------------------------
 
-    def _prompt(self, query: str, sources: Sequence[LoadedSource]) -> str:
-        return build_search_answer_prompt(query, [s.source for s in sources])
+    def _prompt(self, query: str, sources: Sequence[LoadedSource], earlier: Sequence[str] = ()) -> str:
+        return build_search_answer_prompt(query, [s.source for s in sources], earlier=earlier)
 
     def _result(
         self,
@@ -354,7 +442,8 @@ class AnswerService:
             if provider is not None
             else {"name": EXTRACTIVE_PROVIDER_NAME}
         )
-        return AnswerResult(answer, citations, label, truncated)
+        sentences = tuple(check_citations(answer, [s.source for s in sources]))
+        return AnswerResult(answer, citations, label, truncated, sentences)
 
 
 def _api_error(exc: ProviderError) -> errors.UpstreamFailure:

@@ -4,7 +4,7 @@ document and the MCP catalog read."""
 from __future__ import annotations
 
 from ..api import ApiRoute
-from . import answers, auth, chat, history, marks, rooms, search, threads, users
+from . import answers, auth, chat, history, marks, rooms, search, shared_answers, threads, users
 
 __all__ = ["all_routes"]
 
@@ -19,5 +19,6 @@ def all_routes() -> list[ApiRoute]:
         *rooms.router.routes,
         *users.router.routes,
         *answers.router.routes,
+        *shared_answers.router.routes,
         *search.router.routes,
     ]

@@ -4,14 +4,21 @@
 texts; the server loads each source itself under the caller's permissions (``answers.service``).
 Two ways to get the answer, same body:
 
-- plain JSON (the default, and what MCP tools get):
-  ``{"answer", "citations": [{"n", "msgId", "rid"}], "provider": {"name", "model"}, "success": true}``;
+- plain JSON (the default, and what MCP tools get): ``{"answer", "citations": [{"n", "msgId", "rid"}],
+  "provider": {"name", "model"}, "truncated", "sentences": [{"text", "citations", "supported",
+  "spans"}], "success": true}`` (``sentences``: each sentence checked against the sources it cites);
 - ``Accept: text/event-stream``: the answer as it is written, ``event: delta`` ``{"text"}`` events
   whose texts join to the final answer, then ``event: done`` with the JSON shape above (without
   ``success``), or ``event: error`` ``{"errorType", "error"}`` if the provider fails half-way.
   Anything that fails before the first event (bad body, answers off, sources refused, provider down)
   is an ordinary JSON error with its HTTP status, as for JSON callers. A header and not a body field,
   because the body keeps upstream's schema (``additionalProperties: false``).
+
+A follow-up adds ``turns``, the earlier turns of the conversation (each ``{query, messages}``: the
+question and the ids its answer cited), and may leave out ``messages``: the server reads the question
+after the turns, searches again as the caller, and answers from this turn's messages, the search's
+results and the earlier turns' sources (``answers.follow_ups``); the answer says what it searched,
+``searched``.
 """
 
 from __future__ import annotations
@@ -27,18 +34,24 @@ from starlette.responses import Response, StreamingResponse
 
 from ai_search import (
     MAX_ANSWER_SOURCE_ID_LENGTH,
+    MAX_ANSWER_TURN_SOURCES,
+    MAX_ANSWER_TURNS,
     MAX_SEARCH_ANSWER_MESSAGES,
     MAX_SEARCH_QUERY_LENGTH,
     AnswerSourceRef,
+    AnswerTurn,
     InvalidAnswerRequestError,
     normalize_answer_query,
     normalize_answer_sources,
+    normalize_answer_turns,
 )
 
 from .. import errors
+from ..answers.follow_ups import FollowUpSearch
 from ..answers.service import AnswerDelta, AnswerDone, AnswerService, UpstreamBusy, UpstreamTimeout
 from ..answers.stream import SSE_MEDIA_TYPE, sse_event, wants_event_stream
 from ..api import ApiRequest, RateLimitRule, Refusal, Router
+from ..retrieval.wiring import SEARCH_EXTRA
 from ..services import Services
 from .params import NoParams, Params
 
@@ -96,13 +109,30 @@ class AnswerSourceParam(Params):
     )
 
 
+class AnswerTurnParam(Params):
+    query: Annotated[str, Field(strict=True, min_length=1, max_length=MAX_SEARCH_QUERY_LENGTH)] = Field(
+        description="An earlier question of this conversation, as it was asked."
+    )
+    messages: Annotated[list[AnswerSourceParam], Field(max_length=MAX_ANSWER_TURN_SOURCES)] = Field(
+        default_factory=list, description="The messages that earlier answer cited (ids, never texts)."
+    )
+
+
 class AnswerParams(Params):
     query: Annotated[str, Field(strict=True, min_length=1, max_length=MAX_SEARCH_QUERY_LENGTH)] = Field(
         description="The question to answer."
     )
-    messages: Annotated[
-        list[AnswerSourceParam], Field(min_length=1, max_length=MAX_SEARCH_ANSWER_MESSAGES)
-    ] = Field(description="The source messages, best first; the answer cites them as [1], [2]...")
+    messages: Annotated[list[AnswerSourceParam], Field(max_length=MAX_SEARCH_ANSWER_MESSAGES)] = Field(
+        default_factory=list,
+        description="The source messages, best first; the answer cites them as [1], [2]... 1 to 20 of "
+        "them, unless turns are given (a follow-up searches for its own sources).",
+    )
+    turns: Annotated[list[AnswerTurnParam], Field(max_length=MAX_ANSWER_TURNS)] = Field(
+        default_factory=list,
+        description="For a follow-up question: the earlier turns of the conversation, oldest first, "
+        "each with the ids of the messages its answer cited. The server reads the question in their "
+        "light, searches again as the caller, and answers from both.",
+    )
     model: Annotated[str, Field(min_length=1, max_length=MAX_MODEL_NAME_CHARS)] | SkipJsonSchema[None] = (
         Field(
             default=None,
@@ -123,17 +153,29 @@ def answer_service(services: Services) -> AnswerService:
     return service
 
 
-def _request(params: AnswerParams) -> tuple[str, list[AnswerSourceRef]]:
-    """The trimmed query and the deduplicated source refs (scores clamped).
+def _request(params: AnswerParams) -> tuple[str, list[AnswerSourceRef], list[AnswerTurn]]:
+    """The trimmed query, the deduplicated source refs (scores clamped) and the earlier turns.
 
     Raises:
-        errors.InvalidParams: a blank query, or a source item the core refuses (a null score).
+        errors.InvalidParams: a blank query, no messages and no turns, turns over their byte limit,
+            or an item the core refuses (a null score).
     """
-    items = [item.model_dump(by_alias=True, exclude_unset=True) for item in params.messages]
     try:
-        return normalize_answer_query(params.query), normalize_answer_sources(items)
+        turns = normalize_answer_turns([t.model_dump(by_alias=True, exclude_unset=True) for t in params.turns])
+        items = [item.model_dump(by_alias=True, exclude_unset=True) for item in params.messages]
+        # A follow-up may come without sources of its own; a first question needs 1 to 20.
+        refs = normalize_answer_sources(items) if items or not turns else []
+        return normalize_answer_query(params.query), refs, turns
     except InvalidAnswerRequestError as exc:
         raise errors.InvalidParams(f"Invalid parameters: {exc}") from None
+
+
+async def _follow_up_search(req: ApiRequest[AnswerParams]) -> FollowUpSearch | None:
+    """The app's search service for a follow-up's own search; None when the app has none."""
+    handle = req.services.extras.get(SEARCH_EXTRA)
+    if handle is None:
+        return None
+    return FollowUpSearch(await handle.get())
 
 
 @router.post(
@@ -149,15 +191,17 @@ def _request(params: AnswerParams) -> tuple[str, list[AnswerSourceRef]]:
     event_stream=True,
 )
 async def search_answer(req: ApiRequest[AnswerParams]) -> Mapping[str, Any] | Response:
-    query, refs = _request(req.params)
+    query, refs, turns = _request(req.params)
     model = req.params.model
     assert req.caller is not None
     if model is not None and not may_list_models(req.caller.permissions):
         raise errors.Forbidden(MODEL_CHOICE_FORBIDDEN)
     service = answer_service(req.services)
+    search = await _follow_up_search(req) if turns else None
     if not wants_event_stream(req.http.headers.get("accept")):
-        return (await service.answer(req.user, query, refs, model=model)).to_json()
-    events = service.answer_events(req.user, query, refs, model=model)
+        result = await service.answer(req.user, query, refs, model=model, turns=turns, search=search)
+        return result.to_json()
+    events = service.answer_events(req.user, query, refs, model=model, turns=turns, search=search)
     # The first event is awaited here, so a failure before any text (answers off, sources refused,
     # provider down or too slow to start) is a JSON error with its status, not a 200 stream.
     try:

@@ -23,6 +23,7 @@ from datetime import datetime, timedelta
 from typing import Protocol
 
 from .records import (
+    AnswerFeedback,
     Attachment,
     ImportResult,
     ImportRow,
@@ -32,6 +33,7 @@ from .records import (
     Room,
     RoomType,
     SessionLifetime,
+    StoredAnswer,
     Subscription,
     ThreadSummary,
     Token,
@@ -290,6 +292,27 @@ class Store(Protocol):
 
     def message_changes_since(self, change: int, *, limit: int) -> MessageChanges:
         """Up to ``limit`` messages changed after change number ``change``, by any process."""
+        ...
+
+    # -- answers ---------------------------------------------------------------------------------
+    def save_answer(self, answer: StoredAnswer) -> None:
+        """Keep an answer as given (its text cut to a cap); InvalidValue for too many sources."""
+        ...
+
+    def get_answer(self, answer_id: str) -> StoredAnswer | None: ...
+    def share_answer(self, answer_id: str) -> StoredAnswer:
+        """Mark the answer shared (the first time counts); NotFound when there is no such answer."""
+        ...
+
+    def rate_answer(self, answer_id: str, user_id: str, rating: str, reason: str = "") -> AnswerFeedback:
+        """One person's thumbs up or down, replacing their earlier one; InvalidValue for a rating
+        other than up or down or an over-long reason, NotFound for an unknown answer."""
+        ...
+
+    def answer_feedback(self, answer_id: str, user_id: str) -> AnswerFeedback | None: ...
+    def feedback_since(self, since: datetime | None) -> Sequence[tuple[AnswerFeedback, StoredAnswer, str]]:
+        """Ratings given or changed from ``since`` on (all for None), oldest first, with their answer
+        and the rater's username: what an admin exports."""
         ...
 
     # -- bulk import -----------------------------------------------------------------------------

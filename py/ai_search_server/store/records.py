@@ -189,3 +189,44 @@ class ImportResult:
     users_created: int
     rooms_created: int
     rejected: tuple[tuple[int, str], ...] = ()  # (index in the batch, reason)
+
+
+AnswerRating = Literal["up", "down"]
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerSourceRecord:
+    """Source ``n`` (1-based, as the answer cites it) of a stored answer: a message id and its room."""
+
+    n: int
+    msg_id: str
+    rid: str
+
+
+@dataclass(frozen=True, slots=True)
+class StoredAnswer:
+    """An answer as given, kept so that it can be shared and rated: the question, the text, and the
+    ids of every source it was numbered over (never their texts, which are read again when shown).
+    ``shared_at`` is set once its owner shared it; until then only the owner may open it."""
+
+    id: str
+    user_id: str
+    query: str
+    answer: str
+    sources: tuple[AnswerSourceRecord, ...]
+    provider: dict[str, str]
+    created_at: datetime
+    shared_at: datetime | None = None
+    searched: str | None = None  # a follow-up: what it was searched as
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerFeedback:
+    """One person's thumbs up or down on one answer, with an optional reason; the latest one counts."""
+
+    answer_id: str
+    user_id: str
+    rating: AnswerRating
+    reason: str
+    created_at: datetime
+    updated_at: datetime

@@ -30,6 +30,8 @@ from .records import RoomType
 
 __all__ = [
     "ALL_PERMISSIONS",
+    "ANSWERS_PRUNE_EVERY",
+    "ANSWER_RETENTION_DAYS",
     "DEFAULT_ROLE_PERMISSIONS",
     "KNOWN_ROLES",
     "MAX_DISPLAY_NAME_LENGTH",
@@ -46,6 +48,7 @@ __all__ = [
     "ROOM_TYPES",
     "SCHEMA_VERSION",
     "Migration",
+    "answers_sql",
     "check_display_name",
     "check_message_id",
     "check_roles",
@@ -546,6 +549,58 @@ def insert_room_name_keys(conn: sqlite3.Connection, room_id: str, name: str) -> 
     )
 
 
+# Days an answer nobody shared or rated is kept (days): long enough to come back to it from a link
+# or a rating; a shared or rated answer is kept until its owner is deleted.
+ANSWER_RETENTION_DAYS = 90
+# Old answers are pruned once every this many answers stored (answers): one indexed delete per hundred.
+ANSWERS_PRUNE_EVERY = 100
+
+
+def answers_sql(retention_days: int = ANSWER_RETENTION_DAYS, every: int = ANSWERS_PRUNE_EVERY) -> list[str]:
+    """The stored answers and their feedback (``retention_days``/``every`` are parameters for the tests).
+
+    An answer keeps its question, text, provider and the ids of its numbered sources (JSON), never
+    the sources' texts; feedback is one row per person and answer, replaced when they change their mind.
+    """
+    retention_ms = int(retention_days) * 24 * 3600 * 1000
+    return [
+        """CREATE TABLE answers (
+            id TEXT PRIMARY KEY,
+            user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+            query TEXT NOT NULL,
+            answer TEXT NOT NULL,
+            sources TEXT NOT NULL DEFAULT '[]',
+            provider TEXT NOT NULL DEFAULT '{}',
+            searched TEXT,
+            created_at INTEGER NOT NULL,
+            shared_at INTEGER
+        )""",
+        "CREATE INDEX answers_created ON answers (created_at)",
+        "CREATE INDEX answers_user ON answers (user_id, created_at)",
+        """CREATE TABLE answer_feedback (
+            answer_id TEXT NOT NULL REFERENCES answers (id) ON DELETE CASCADE,
+            user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+            rating TEXT NOT NULL CHECK (rating IN ('up', 'down')),
+            reason TEXT NOT NULL DEFAULT '',
+            created_at INTEGER NOT NULL,
+            updated_at INTEGER NOT NULL,
+            PRIMARY KEY (answer_id, user_id)
+        ) WITHOUT ROWID""",
+        "CREATE INDEX answer_feedback_updated ON answer_feedback (updated_at)",
+        f"""CREATE TRIGGER answers_prune AFTER INSERT ON answers
+            WHEN new.rowid % {int(every)} = 0 BEGIN
+            DELETE FROM answers WHERE created_at < new.created_at - {retention_ms}
+                AND shared_at IS NULL
+                AND NOT EXISTS (SELECT 1 FROM answer_feedback f WHERE f.answer_id = answers.id);
+        END""",
+    ]
+
+
+def _add_answers(conn: sqlite3.Connection) -> None:
+    for statement in answers_sql():
+        conn.execute(statement)
+
+
 # Append only: a released step never changes, because files in the field have already run it.
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "users, role_permissions, rooms, subscriptions, messages, tokens", _create_tables),
@@ -553,6 +608,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(3, "message change log (message_changes) for readers in other processes", _log_message_changes),
     Migration(4, "threads (tmid), attachments, reactions, mentions, pins", _add_conversations),
     Migration(5, f"confusable keys of room names ({names.KEY_VERSION})", _create_room_name_keys),
+    Migration(6, "stored answers (for sharing) and their feedback", _add_answers),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
 

@@ -42,10 +42,11 @@ from typing import Any, cast
 
 from ai_search._constants import MAX_ROOM_SEARCH_PATTERN_LENGTH
 
-from . import message_rows, passwords, schema
+from . import answer_rows, message_rows, passwords, schema
 from .base import Conflict, InvalidValue, MessageListener, NotFound, StorageFailure
 from .import_batch import ImportBatch, check_import_row
 from .records import (
+    AnswerFeedback,
     Attachment,
     ImportResult,
     ImportRow,
@@ -55,6 +56,7 @@ from .records import (
     Room,
     RoomType,
     SessionLifetime,
+    StoredAnswer,
     Subscription,
     ThreadSummary,
     Token,
@@ -1007,6 +1009,43 @@ class SQLiteStore:
         """Takes effect from the next write on; writes already running report to the listeners they saw."""
         with self._write_lock:
             self._listeners = (*self._listeners, listener)
+
+    # -- answers ---------------------------------------------------------------------------------
+
+    def save_answer(self, answer: StoredAnswer) -> None:
+        with self._transaction("store the answer") as write:
+            answer_rows.insert_answer(write.conn, answer)
+
+    def get_answer(self, answer_id: str) -> StoredAnswer | None:
+        with self._errors("read the answer"):
+            return answer_rows.read_answer(self._connection(), answer_id)
+
+    def share_answer(self, answer_id: str) -> StoredAnswer:
+        with self._transaction("share the answer") as write:
+            write.conn.execute(
+                "UPDATE answers SET shared_at = ? WHERE id = ? AND shared_at IS NULL", (now_ms(), answer_id)
+            )
+            answer = answer_rows.read_answer(write.conn, answer_id)
+        if answer is None:
+            raise NotFound(f"no answer {answer_id!r}")
+        return answer
+
+    def rate_answer(self, answer_id: str, user_id: str, rating: str, reason: str = "") -> AnswerFeedback:
+        checked_rating, checked_reason = answer_rows.check_feedback(rating, reason)
+        with self._transaction("store the feedback") as write:
+            if write.conn.execute("SELECT 1 FROM answers WHERE id = ?", (answer_id,)).fetchone() is None:
+                raise NotFound(f"no answer {answer_id!r}")
+            return answer_rows.upsert_feedback(
+                write.conn, answer_id, user_id, checked_rating, checked_reason, now_ms()
+            )
+
+    def answer_feedback(self, answer_id: str, user_id: str) -> AnswerFeedback | None:
+        with self._errors("read the feedback"):
+            return answer_rows.read_feedback(self._connection(), answer_id, user_id)
+
+    def feedback_since(self, since: datetime | None) -> Sequence[tuple[AnswerFeedback, StoredAnswer, str]]:
+        with self._errors("read the feedback"):
+            return answer_rows.feedback_since(self._connection(), since)
 
     # -- bulk import -----------------------------------------------------------------------------
 

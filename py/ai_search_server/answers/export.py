@@ -1,0 +1,96 @@
+"""``ai-search feedback export``: the ratings people gave answers, for an admin to learn from.
+
+One record per rating (the latest a person gave an answer), oldest first, with the answer it rates:
+who rated, up or down, their reason, the question, what a follow-up searched, the answer's text, the
+provider and model, and the ids of the sources it was numbered over. JSON lines (one object per
+line, UTF-8) or CSV (a header row, RFC 4180 quoting; source ids space-separated).
+
+The export runs on the server's machine against its database, so it holds the answers' texts: treat
+the file like the workspace itself.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterable
+from datetime import UTC, date, datetime, time
+from typing import Any, Literal, TextIO
+
+from ..store.base import Store
+from ..store.records import AnswerFeedback, StoredAnswer
+
+__all__ = ["EXPORT_FIELDS", "ExportFormat", "export_feedback", "parse_since"]
+
+ExportFormat = Literal["jsonl", "csv"]
+EXPORT_FIELDS = (
+    "answerId",
+    "ratedAt",
+    "firstRatedAt",
+    "username",
+    "rating",
+    "reason",
+    "query",
+    "searched",
+    "answer",
+    "answeredAt",
+    "provider",
+    "model",
+    "sources",
+)
+
+
+def parse_since(value: str) -> datetime:
+    """``YYYY-MM-DD`` (midnight UTC) or an ISO date-time (UTC when it names no zone).
+
+    Raises:
+        ValueError: neither.
+    """
+    text = value.strip()
+    if len(text) == 10:
+        return datetime.combine(date.fromisoformat(text), time(), UTC)
+    moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def _record(feedback: AnswerFeedback, answer: StoredAnswer, username: str) -> dict[str, Any]:
+    return {
+        "answerId": answer.id,
+        "ratedAt": _iso(feedback.updated_at),
+        "firstRatedAt": _iso(feedback.created_at),
+        "username": username,
+        "rating": feedback.rating,
+        "reason": feedback.reason,
+        "query": answer.query,
+        "searched": answer.searched,
+        "answer": answer.answer,
+        "answeredAt": _iso(answer.created_at),
+        "provider": answer.provider.get("name", ""),
+        "model": answer.provider.get("model", ""),
+        "sources": [source.msg_id for source in answer.sources],
+    }
+
+
+def _records(store: Store, since: datetime | None) -> Iterable[dict[str, Any]]:
+    for feedback, answer, username in store.feedback_since(since):
+        yield _record(feedback, answer, username)
+
+
+def export_feedback(store: Store, out: TextIO, *, since: datetime | None, fmt: ExportFormat) -> int:
+    """Write every rating given or changed from ``since`` on to ``out``; the number written."""
+    count = 0
+    if fmt == "jsonl":
+        for record in _records(store, since):
+            out.write(json.dumps(record, ensure_ascii=False) + "\n")
+            count += 1
+        return count
+    writer = csv.DictWriter(out, fieldnames=EXPORT_FIELDS, lineterminator="\r\n")
+    writer.writeheader()
+    for record in _records(store, since):
+        writer.writerow({**record, "searched": record["searched"] or "", "sources": " ".join(record["sources"])})
+        count += 1
+    return count
