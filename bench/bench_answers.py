@@ -123,7 +123,7 @@ async def run(args: argparse.Namespace, provider_url: str, data_dir: Path) -> di
                 ("extractive, json", extractive_service, whole_json),
                 ("extractive, stream done", extractive_service, stream_done),
             ):
-                app.state.services.extras["answers"] = service
+                app.state.services.answers = service
                 results[label] = await asyncio.to_thread(timed, measure, args.runs)
         server.should_exit = True
         await serving

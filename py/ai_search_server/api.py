@@ -17,11 +17,12 @@ parameters validated → handler.
 
 from __future__ import annotations
 
+import hmac
 import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 from urllib.parse import unquote_to_bytes
 
 from pydantic import BaseModel, ValidationError
@@ -29,20 +30,18 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from . import errors
+from .ratelimit import RateLimit
+from .services import Caller, Services
 from .store.base import StorageFailure, StoreError
-from .store.records import Token, User
-
-if TYPE_CHECKING:
-    from .services import Services
+from .store.records import User
 
 __all__ = [
     "API_PREFIX",
     "COMMON_REFUSALS",
+    "RESOLVED_CALLER_SCOPE_KEY",
     "ApiRequest",
     "ApiRoute",
-    "Caller",
     "Method",
-    "RateLimitRule",
     "Refusal",
     "Router",
     "json_response",
@@ -57,23 +56,11 @@ Method = Literal["GET", "POST", "PUT", "DELETE"]
 P = TypeVar("P", bound=BaseModel)
 
 
-@dataclass(frozen=True, slots=True)
-class RateLimitRule:
-    """``count`` requests per ``period_seconds`` for one caller on one route."""
-
-    count: int
-    period_seconds: int
-
-
-@dataclass(frozen=True, slots=True)
-class Caller:
-    user: User
-    token: Token
-    permissions: frozenset[str]
-
-    @property
-    def is_pat(self) -> bool:
-        return self.token.kind == "pat"
+# The ASGI scope key under which an in-process request carries a caller already resolved from the very
+# credentials it sends (the MCP endpoint's tool calls, mcp/dispatch.py): ``(user_id, token, Caller)``.
+# Only code in this process can put a Python object in a scope, and the scope lives for that one
+# request, so a token revoked afterwards fails on the very next request, with no cache to invalidate.
+RESOLVED_CALLER_SCOPE_KEY = "ai_search.resolved_caller"
 
 
 @dataclass(slots=True)
@@ -161,7 +148,7 @@ class ApiRoute:
     tags: tuple[str, ...] = ()
     auth: bool = True
     permissions: tuple[str, ...] = ()
-    rate_limit: RateLimitRule | None = None
+    rate_limit: RateLimit | None = None
     #: Shown in the OpenAPI document and MCP descriptions of each variant, when there are several.
     variant_descriptions: tuple[str, ...] = field(default=())
     #: The errors the handler itself can raise, beyond ``COMMON_REFUSALS``.
@@ -212,7 +199,7 @@ class Router:
         description: str,
         auth: bool = True,
         permissions: Sequence[str] = (),
-        rate_limit: RateLimitRule | None = None,
+        rate_limit: RateLimit | None = None,
         tags: Sequence[str] = (),
         variant_descriptions: Sequence[str] = (),
         refuses: Sequence[Refusal | type[errors.ApiError]] = (),
@@ -436,10 +423,6 @@ async def read_raw_params(route: ApiRoute, request: Request) -> dict[str, Any]:
     return data
 
 
-def client_host_of(request: Request) -> str:
-    return request.client.host if request.client else "unknown"
-
-
 async def authenticate(services: Services, request: Request) -> Caller | None:
     """The caller named by ``X-User-Id`` + ``X-Auth-Token``, or None when neither header is sent.
 
@@ -452,7 +435,17 @@ async def authenticate(services: Services, request: Request) -> Caller | None:
         return None
     if not user_id or not token:
         raise errors.Unauthorized()
+    resolved = request.scope.get(RESOLVED_CALLER_SCOPE_KEY)
+    if resolved is not None and resolved[0] == user_id and _same_secret(resolved[1], token):
+        caller: Caller = resolved[2]
+        return caller
     return services.resolve_caller(user_id, token)
+
+
+def _same_secret(known: str, sent: str) -> bool:
+    return hmac.compare_digest(
+        known.encode("utf-8", "surrogateescape"), sent.encode("utf-8", "surrogateescape")
+    )
 
 
 def make_endpoint(route: ApiRoute, services: Services) -> Callable[[Request], Awaitable[Response]]:

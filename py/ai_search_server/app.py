@@ -18,7 +18,6 @@ import html
 import logging
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
-from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -28,15 +27,13 @@ from starlette.routing import BaseRoute, Mount, Route
 from ai_search import MAX_SEARCH_QUERY_LENGTH
 
 from . import __version__, errors
-from .answers.service import AnswerService
 from .api import ApiRoute, error_response, make_endpoint
 from .mcp import MCP_PATH, McpEndpoint
 from .openapi import build_openapi
-from .outbound import GuardedClient, OutboundPolicy, OutboundRefused, check_configured_url
-from .ratelimit import FailedAuthMiddleware
+from .outbound import OutboundPolicy, OutboundRefused, check_configured_url
+from .ratelimit import FailedAuthMiddleware, RateLimiter
 from .redaction import SecretRedactor
 from .retrieval import wiring
-from .retrieval.wiring import install_search
 from .routes import all_routes
 from .security import (
     BodyLimitMiddleware,
@@ -147,11 +144,11 @@ def create_app(
     settings: Settings,
     store: Store,
     *,
-    limiter: Any = None,
+    limiter: RateLimiter | None = None,
     extra_routes: Sequence[ApiRoute] = (),
     root: Path = PROJECT_ROOT,
 ) -> Starlette:
-    """Build the app around an open store. ``limiter`` is a ``ratelimit.RateLimiter`` (None: no limits)."""
+    """Build the app around an open store; ``limiter`` None: no rate limits."""
     check_origin_settings(settings)
     try:
         outbound_policy = wiring.outbound_policy(settings)
@@ -159,13 +156,7 @@ def create_app(
         raise SettingsError(f"setting 'outbound_allow_hosts': {exc}") from None
     check_upstream_urls(settings, outbound_policy)
     SecretRedactor.warn_about_short_secrets(settings)
-    services = Services(settings=settings, store=store, limiter=limiter)
-    # The one outbound client (LLM, remote pipeline, embeddings); closed when the app shuts down.
-    outbound = GuardedClient(outbound_policy)
-    services.extras["outbound"] = outbound
-    services.extras["answers"] = AnswerService.from_settings(settings, store, outbound)
-    # The search service (embedded index or remote pipeline), built at start-up or on first use.
-    search = install_search(services)
+    services = Services.build(settings, store, limiter=limiter)
     api_routes = [*all_routes(), *extra_routes]
 
     async def openapi(_request: Request) -> Response:
@@ -205,17 +196,19 @@ def create_app(
         # Only the browser's packages: the server's own code is not the page's business.
         Mount("/py/ai_search", PageFiles(directory=root / "py" / "ai_search", versioned=True)),
         Mount("/py/ai_search_web", PageFiles(directory=root / "py" / "ai_search_web", versioned=True)),
-        *search.http_routes(),
+        *services.search.http_routes(),
     ]
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        # The services as they are now: a test may have swapped one in after create_app.
+        search = services.search
         await search.start()
         yield
         await search.aclose()
-        await outbound.aclose()
-        if limiter is not None and hasattr(limiter, "aclose"):
-            await limiter.aclose()
+        await services.outbound.aclose()
+        if services.limiter is not None:
+            await services.limiter.aclose()
 
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.services = services

@@ -18,9 +18,12 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .settings import Settings, SettingsError, load_settings
+
+if TYPE_CHECKING:
+    from .store.base import Store
 
 __all__ = ["main"]
 
@@ -48,7 +51,8 @@ def _settings(data_dir: Path, overrides: dict[str, Any] | None = None) -> Settin
     return load_settings(config_file=config if config.is_file() else None, overrides=overrides)
 
 
-def _open_store(data_dir: Path) -> Any:
+def _open_store(data_dir: Path) -> Store:
+    # Imported here: the subcommands that need no store (--help) start without loading it.
     from .store import open_store
 
     return open_store(data_dir)
@@ -89,7 +93,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _load_demo(store: Any) -> None:
+def _load_demo(store: Store) -> None:
     """Fill an empty workspace with the demo data; an existing one is left as it is."""
     from .demo import DEMO_USERS, generate_demo_messages
     from .importer import import_rows
@@ -151,7 +155,7 @@ def cmd_tokens_create(args: argparse.Namespace) -> int:
     return 0
 
 
-def _free_label(store: Any, user_id: str) -> str:
+def _free_label(store: Store, user_id: str) -> str:
     taken = {t.label for t in store.list_tokens(user_id, "pat")}
     n = 1
     while f"cli-{n}" in taken:

@@ -81,9 +81,6 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 DEFAULT_RATE_LIMIT_STORAGE = "memory://"
-# The upstream MCP endpoint's limiter: 60 requests per 60 s (upstream-mcp.md §8.1).
-MCP_RATE_LIMIT_COUNT = 60
-MCP_RATE_LIMIT_PERIOD_SECONDS = 60
 # Seconds one Redis connect or command may take. A limiter check that waits longer costs more than it
 # protects; on timeout the storage-error policy answers instead.
 REDIS_SOCKET_TIMEOUT_SECONDS = 0.5
@@ -131,7 +128,8 @@ class RateLimit:
             raise ValueError(f"a rate limit needs count >= 1 and period_seconds >= 1, got {self}")
 
 
-MCP_RATE_LIMIT = RateLimit(MCP_RATE_LIMIT_COUNT, MCP_RATE_LIMIT_PERIOD_SECONDS)
+# The upstream MCP endpoint's limiter: 60 requests per 60 s per user (upstream-mcp.md §8.1).
+MCP_RATE_LIMIT = RateLimit(count=60, period_seconds=60)
 # Failed authentications (401 to a request carrying X-User-Id or X-Auth-Token) per client address per
 # 60 s: the login route's budget. A person who mistyped a token a few times is not locked out; someone
 # guessing tokens gets 10 guesses a minute from an address (an IPv6 /64), whatever tokens they rotate.

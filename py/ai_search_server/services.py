@@ -1,58 +1,81 @@
-"""The services one running server shares: settings, store, rate limiter, retrieval, answers.
+"""The services one running server shares, one typed field each, built once by ``app.create_app``.
 
-Built once by ``app.create_app`` from the settings and handed to every route, so tests can build a
-server around a temporary store and settings without touching the environment.
+``create_app(settings, store)`` fills every field; routes read them as ``req.services.search`` and so
+on, so the type checker knows every wire. Tests build a server around a temporary store and
+settings, and swap one service by setting its field (``app.state.services.search = handle``).
+
+Also here: who is calling (``Caller``, resolved from ``X-User-Id`` + ``X-Auth-Token``), and whose rate
+limit a request spends; ``api.py`` (the dispatcher) and ``mcp/`` (the MCP endpoint) both ask this.
 """
 
 from __future__ import annotations
 
-import hmac
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
-from contextvars import ContextVar
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass
 
 from starlette.requests import Request
 
 from . import errors
-from .api import Caller, RateLimitRule
+from .answers.service import AnswerService
+from .outbound import GuardedClient
 from .ratelimit import RateLimit, RateLimiter, caller_key, client_address, rate_limit_headers
+from .retrieval.wiring import SearchHandle, outbound_policy
 from .settings import Settings
 from .store.base import Store
-from .store.records import SessionLifetime
+from .store.records import SessionLifetime, Token, User
 
-__all__ = ["Services"]
+__all__ = ["Caller", "Services"]
 
 _MS_PER_DAY = 24 * 60 * 60 * 1000
 
-# The caller the MCP endpoint has just resolved, while the in-process REST call it makes on that
-# caller's behalf runs (mcp/dispatch.py). That call carries the same X-User-Id and X-Auth-Token, so
-# resolving them again would repeat the user, token and permission lookups for nothing. Task-local and
-# set only around that one call: it never outlives the request, so a token revoked (or a user
-# deactivated) afterwards fails on the very next request, with no cache to invalidate.
-_RESOLVED_CALLER: ContextVar[tuple[str, bytes, Caller] | None] = ContextVar(
-    "ai_search_resolved_caller", default=None
-)
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """The authenticated caller of one request: the user, the token they sent, their permissions."""
+
+    user: User
+    token: Token
+    permissions: frozenset[str]
+
+    @property
+    def is_pat(self) -> bool:
+        return self.token.kind == "pat"
 
 
 @dataclass
 class Services:
+    """Everything a route or the MCP endpoint may use; one of each per app."""
+
     settings: Settings
     store: Store
-    limiter: RateLimiter | None = None  # None disables rate limits (unit tests of single routes)
-    extras: dict[str, Any] = field(default_factory=dict)
+    #: The one outbound HTTP client (remote pipeline, LLM, embeddings); closed by the app's lifespan.
+    outbound: GuardedClient
+    #: The search service (embedded index or remote pipeline), built at start-up or on first use.
+    search: SearchHandle
+    answers: AnswerService
+    #: None disables rate limits (tests of single routes).
+    limiter: RateLimiter | None = None
+
+    @classmethod
+    def build(cls, settings: Settings, store: Store, *, limiter: RateLimiter | None = None) -> Services:
+        """Every service for these settings around an open store; the caller owns closing them.
+
+        Raises:
+            ValueError: the outbound allow-list does not parse.
+        """
+        outbound = GuardedClient(outbound_policy(settings))
+        return cls(
+            settings=settings,
+            store=store,
+            outbound=outbound,
+            search=SearchHandle(settings, store, data_dir=store.data_dir),
+            answers=AnswerService.from_settings(settings, store, outbound),
+            limiter=limiter,
+        )
 
     # -- callers ---------------------------------------------------------------------------------
     def resolve_caller(self, user_id: str, plain_token: str) -> Caller:
         """Raises errors.Unauthorized for an unknown user, a deactivated one, or a foreign token."""
-        resolved = _RESOLVED_CALLER.get()
-        if (
-            resolved is not None
-            and resolved[0] == user_id
-            and hmac.compare_digest(resolved[1], plain_token.encode("utf-8", "surrogateescape"))
-        ):
-            return resolved[2]
         user = self.store.get_user(user_id)
         token = (
             self.store.resolve_token(user_id, plain_token, session_lifetime=self.session_lifetime)
@@ -71,17 +94,7 @@ class Services:
             max_age_ms=self.settings.session_max_age_days * _MS_PER_DAY,
         )
 
-    @staticmethod
-    @contextmanager
-    def acting_as(caller: Caller, plain_token: str) -> Iterator[None]:
-        """Within the block (in this task), ``resolve_caller`` answers ``caller`` for exactly the user
-        id and token it was resolved from, without the store; see ``_RESOLVED_CALLER``."""
-        token = _RESOLVED_CALLER.set((caller.user.id, plain_token.encode("utf-8", "surrogateescape"), caller))
-        try:
-            yield
-        finally:
-            _RESOLVED_CALLER.reset(token)
-
+    # -- rate limits -----------------------------------------------------------------------------
     def client_address(self, request: Request) -> str:
         """The client's address for rate limits, honouring only the configured trusted proxy hops."""
         peer = request.client.host if request.client else "unknown"
@@ -93,13 +106,11 @@ class Services:
         """Whose budget a request spends: the user's when authenticated, else the client address's."""
         return caller_key(caller.user.id if caller else None, client_host, None, 0)
 
-    async def check_rate_limit(
-        self, route_key: str, caller_key: str, rule: RateLimitRule
-    ) -> Mapping[str, str]:
+    async def check_rate_limit(self, route_key: str, caller_key: str, limit: RateLimit) -> Mapping[str, str]:
         """Counts one request; returns the X-RateLimit-* headers, or raises errors.TooManyRequests."""
         if self.limiter is None:
             return {}
-        result = await self.limiter.hit(route_key, caller_key, RateLimit(rule.count, rule.period_seconds))
+        result = await self.limiter.hit(route_key, caller_key, limit)
         headers = rate_limit_headers(result)
         if not result.allowed:
             raise errors.TooManyRequests(headers=dict(headers))

@@ -23,7 +23,7 @@ from ai_search_server.app import create_app
 from ai_search_server.outbound import GuardedClient, OutboundPolicy
 from ai_search_server.retrieval.pipeline_client import RemotePipeline
 from ai_search_server.retrieval.service import SearchService
-from ai_search_server.retrieval.wiring import SEARCH_EXTRA, SearchHandle, search_options
+from ai_search_server.retrieval.wiring import SearchHandle, search_options
 from ai_search_server.store.base import Store
 from tests.server.conftest import BASE_URL
 
@@ -67,11 +67,11 @@ async def product_app(
                     client, provider_config, completion_timeout_seconds=llm_deadline
                 )
             )
-            app.state.services.extras["answers"] = AnswerService(settings, store, provider)
+            app.state.services.answers = AnswerService(settings, store, provider)
         if pipeline_url is not None:
             pipeline_config = PipelineConfig(pipeline_url, "p1", "pk", "ps")
             pipeline = RemotePipeline(pipeline_config, LOOPBACK, timeout_seconds=pipeline_deadline)
             service = SearchService(store, pipeline, search_options(settings))
             stack.push_async_callback(service.aclose)
-            app.state.services.extras[SEARCH_EXTRA] = SearchHandle.ready(settings, store, service)
+            app.state.services.search = SearchHandle.ready(settings, store, service)
         yield app

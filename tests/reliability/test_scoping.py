@@ -37,7 +37,7 @@ from ai_search_server.mcp import MCP_PATH
 from ai_search_server.outbound import GuardedClient, OutboundPolicy
 from ai_search_server.ratelimit import RateLimiter
 from ai_search_server.retrieval.service import SearchOptions, SearchService
-from ai_search_server.retrieval.wiring import SEARCH_EXTRA, SearchHandle
+from ai_search_server.retrieval.wiring import SearchHandle
 from ai_search_server.store import Attachment, open_store
 from ai_search_server.store.base import Conflict, StorageFailure, Store
 from tests.server._fake_openai import FakeOpenAI
@@ -271,7 +271,7 @@ async def _build(case: dict[str, Any], data_dir: Path, leaks: Leaks) -> Built:
     service = SearchService(
         store, ScriptedPipeline({"keyword": everything, "semantic": everything}), SearchOptions()
     )
-    app.state.services.extras[SEARCH_EXTRA] = SearchHandle.ready(settings, store, service)
+    app.state.services.search = SearchHandle.ready(settings, store, service)
     caller = people[case["caller"]]
     plain = tokens[case["caller"]]
     readable = {rooms[r].id for r in range(len(case["rooms"])) if case["membership"][(case["caller"], r)] == "member"}
@@ -558,7 +558,7 @@ async def llm_app(store: Store, llm_url: str, **overrides: Any) -> AsyncIterator
     async with GuardedClient(LOOPBACK) as outbound:
         app = create_app(settings, store, limiter=RateLimiter("memory://"))
         config = ProviderConfig(settings.llm_base_url, settings.llm_model, settings.llm_api_key)
-        app.state.services.extras["answers"] = AnswerService(
+        app.state.services.answers = AnswerService(
             settings, store, OpenAICompatibleProvider(outbound, config)
         )
         yield app

@@ -62,7 +62,7 @@ async def test_no_configured_secret_reaches_a_client_or_the_log(
     alice, carol = workspace["alice"], workspace["carol"]
     body = {"query": "what happened?", "messages": [{"_id": workspace.messages["ops-3"].id}]}
     caplog.set_level(logging.DEBUG)
-    outbound = app.state.services.extras["outbound"]  # no lifespan in-process: closed here
+    outbound = app.state.services.outbound  # no lifespan in-process: closed here
     async with outbound, asgi(app) as http:
         answer = await http.post("/api/v1/ai.search.answer", json=body, headers=alice.headers)
         streamed = await http.post(

@@ -113,7 +113,7 @@ def bare_app(
 ) -> Starlette:
     """Just ``routes`` and the MCP endpoint over them: no middleware, so the endpoint's own gates
     answer everything, and test-only routes become tools without touching the real registry."""
-    services = Services(settings=settings, store=store, limiter=limiter)
+    services = Services.build(settings, store, limiter=limiter)
     policy = OriginPolicy(settings.site_url, tuple(settings.cors_allowed_origins))
     return Starlette(
         routes=[

@@ -14,7 +14,7 @@ from starlette.applications import Starlette
 
 from ai_search import FOLLOW_UP_SEARCH_RESULTS, MAX_ANSWER_TURNS, MAX_ANSWER_TURNS_BYTES
 from ai_search_server.outbound import GuardedClient
-from ai_search_server.retrieval.wiring import SEARCH_EXTRA, SearchHandle
+from ai_search_server.retrieval.wiring import SearchHandle
 from ai_search_server.settings import Settings
 from ai_search_server.store.base import Store
 from ai_search_server.store.records import Message
@@ -58,7 +58,7 @@ def search_app(
     app: Starlette, settings: Settings, workspace: Workspace, talk: dict[str, Message], data_dir: Path
 ) -> Iterator[Starlette]:
     service, index = search_stack(workspace.store, data_dir)
-    app.state.services.extras[SEARCH_EXTRA] = SearchHandle.ready(settings, workspace.store, service)
+    app.state.services.search = SearchHandle.ready(settings, workspace.store, service)
     yield app
     index.close()
 
@@ -100,7 +100,7 @@ async def test_the_model_sees_the_earlier_questions_and_both_turns_sources(
         async with GuardedClient(LOOPBACK) as outbound:
             app = build_app(store, outbound, **llm(f"{server.url}/v1"))
             services = app.state.services
-            services.extras[SEARCH_EXTRA] = SearchHandle.ready(services.settings, store, service)
+            services.search = SearchHandle.ready(services.settings, store, service)
             transport = httpx.ASGITransport(app=app, client=("203.0.113.7", 50000))
             async with httpx.AsyncClient(transport=transport, base_url=BASE_URL) as http:
                 r = await http.post(ANSWER, json=follow_up(talk), headers=workspace["alice"].headers)

@@ -80,7 +80,7 @@ def build_app(store: Store, outbound: GuardedClient | None, **overrides: Any) ->
             completion_timeout_seconds=SHORT_DEADLINE_SECONDS,
             models_timeout_seconds=SHORT_DEADLINE_SECONDS,
         )
-    app.state.services.extras["answers"] = AnswerService(settings, store, provider)
+    app.state.services.answers = AnswerService(settings, store, provider)
     return app
 
 
@@ -225,7 +225,7 @@ async def test_service_built_from_settings_reaches_the_provider(
     settings = load_settings(environ={}, overrides={"site_url": BASE_URL, **llm(provider_url)})
     app = create_app(settings, store)
     async with GuardedClient(OutboundPolicy(allow_hosts=tuple(["127.0.0.1"]))) as outbound:
-        app.state.services.extras["answers"] = AnswerService.from_settings(settings, store, outbound)
+        app.state.services.answers = AnswerService.from_settings(settings, store, outbound)
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE_URL) as http:
             r = await http.post(ANSWER, json=body(workspace, "ops-3"), headers=workspace["alice"].headers)
     assert r.json()["provider"] == {"name": "OpenAI compatible", "model": "gpt-4o"}
@@ -266,8 +266,8 @@ async def test_an_answer_service_without_an_outbound_client_says_the_provider_is
 ) -> None:
     settings = load_settings(environ={}, overrides={"site_url": BASE_URL, **llm(provider_url)})
     app = create_app(settings, store)
-    # As if the app had not installed its service: the route builds one with no outbound client.
-    del app.state.services.extras["answers"]
+    # An answer service built without a provider although llm_base_url is set: a wiring fault.
+    app.state.services.answers = AnswerService(settings, store, None)
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE_URL) as http:
         r = await http.post(ANSWER, json=body(workspace, "ops-3"), headers=workspace["alice"].headers)
     assert r.status_code == 400
@@ -281,9 +281,9 @@ async def test_the_app_installs_an_answer_service_on_its_outbound_client(store: 
         overrides={"site_url": BASE_URL, "llm_base_url": "https://llm.example/v1", "llm_model": "m"},
     )
     app = create_app(settings, store)
-    extras = app.state.services.extras
-    assert isinstance(extras["answers"], AnswerService)
-    assert extras["answers"].provider.client is extras["outbound"]
+    services = app.state.services
+    assert isinstance(services.answers, AnswerService)
+    assert services.answers.provider.client is services.outbound
 
 
 # -- sources -------------------------------------------------------------------------------------

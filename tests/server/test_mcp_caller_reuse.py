@@ -1,7 +1,8 @@
 """An MCP tool call resolves its caller once: the in-process REST call reuses the endpoint's caller.
 
-The reuse is scoped to that one inner call (Services.acting_as), so revocation stays exact: a token
-removed, a user deactivated or a permission revoked between two requests fails the very next one.
+The reuse is scoped to that one inner call (the caller rides in its ASGI scope), so revocation stays
+exact: a token removed, a user deactivated or a permission revoked between two requests fails the very
+next one.
 """
 
 from __future__ import annotations

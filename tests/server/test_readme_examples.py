@@ -26,7 +26,7 @@ from ai_search_server.retrieval.embedded import EmbeddedPipeline
 from ai_search_server.retrieval.index import INDEX_FILENAME, EmbeddedIndex
 from ai_search_server.retrieval.local_embedder import load_local_embedder
 from ai_search_server.retrieval.service import SearchService
-from ai_search_server.retrieval.wiring import SEARCH_EXTRA, SearchHandle, search_options
+from ai_search_server.retrieval.wiring import SearchHandle, search_options
 from ai_search_server.settings import load_settings
 from ai_search_server.store import open_store
 from ai_search_server.store.base import Store
@@ -82,7 +82,7 @@ async def client(demo: tuple[Store, SearchService, dict[str, str]]) -> AsyncIter
     store, service, _tokens = demo
     settings = load_settings(environ={}, overrides={"site_url": BASE_URL, "embedder": "none"})
     app: Starlette = create_app(settings, store, limiter=RateLimiter("memory://"))
-    app.state.services.extras[SEARCH_EXTRA] = SearchHandle.ready(settings, store, service)
+    app.state.services.search = SearchHandle.ready(settings, store, service)
     transport = httpx.ASGITransport(app=app, client=("203.0.113.7", 50000))
     async with httpx.AsyncClient(transport=transport, base_url=BASE_URL) as http:
         yield http

@@ -37,7 +37,7 @@ from ai_search_server.retrieval.minilm import (
 from ai_search_server.retrieval.minilm_int8 import MINILM_INT8_MODEL_ID
 from ai_search_server.retrieval.minilm_onnx import OnnxMiniLMEmbedder
 from ai_search_server.retrieval.pipeline_client import RemotePipeline
-from ai_search_server.retrieval.wiring import SEARCH_EXTRA, SearchHandle, build_embedder
+from ai_search_server.retrieval.wiring import SearchHandle, build_embedder
 from ai_search_server.settings import Settings, SettingsError, load_settings, settings_table
 
 from ._search_support import UvicornThread
@@ -195,7 +195,7 @@ def test_the_app_builds_the_index_at_start_up_and_serves_the_pipeline(
     )
     app = create_app(served, workspace.store)
     with TestClient(app, base_url="http://testserver") as client:
-        handle = app.state.services.extras[SEARCH_EXTRA]
+        handle = app.state.services.search
         assert handle.index is not None  # built by the lifespan, before any request
         assert (data_dir / "index.db").exists()
         found = client.get(

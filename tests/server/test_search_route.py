@@ -11,7 +11,7 @@ import pytest
 from starlette.applications import Starlette
 
 from ai_search_server.retrieval.floor import NO_FLOOR
-from ai_search_server.retrieval.wiring import SEARCH_EXTRA, SearchHandle
+from ai_search_server.retrieval.wiring import SearchHandle
 from ai_search_server.settings import Settings
 
 from ._search_support import search_stack
@@ -29,7 +29,7 @@ def search_app(
     # These tests are about parameters, scoping and the result shape, not relevance: no floor, so
     # every message holding a query word is a result (the floor has its own tests).
     service, index = search_stack(workspace.store, data_dir, floor=NO_FLOOR)
-    app.state.services.extras[SEARCH_EXTRA] = SearchHandle.ready(settings, workspace.store, service)
+    app.state.services.search = SearchHandle.ready(settings, workspace.store, service)
     yield app
     index.close()
 
@@ -251,7 +251,7 @@ async def test_without_an_embedder_search_is_keyword_only_and_says_so(
     app: Starlette, settings: Settings, client: httpx.AsyncClient, workspace: Workspace, data_dir: Path
 ) -> None:
     service, index = search_stack(workspace.store, data_dir, embedder=False)
-    app.state.services.extras[SEARCH_EXTRA] = SearchHandle.ready(settings, workspace.store, service)
+    app.state.services.search = SearchHandle.ready(settings, workspace.store, service)
     try:
         body = (await search(client, workspace, "alice", query="deploy")).json()
     finally:

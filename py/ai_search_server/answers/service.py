@@ -1,6 +1,6 @@
 """The answer service: is answering on, which sources may the caller use, and who writes the answer.
 
-One ``AnswerService`` per app (``Services.extras["answers"]``), built by ``AnswerService.from_settings``
+One ``AnswerService`` per app (``Services.answers``), built by ``AnswerService.from_settings``
 around the app's ``GuardedClient``. Per request, in order:
 
 1. **Status.** Search or answers switched off: ``error-ai-not-enabled``. An LLM base URL without a
@@ -49,6 +49,7 @@ from ai_search import (
     check_citations,
     extract_citations,
     model_list_fallback,
+    to_iso_timestamp,
 )
 
 from .. import errors
@@ -115,13 +116,9 @@ class LoadedSource:
 
 def loaded_source(message: Message, rooms: Mapping[str, Room], score: float | None = None) -> LoadedSource:
     """A stored message as an answer source: its text, author, room name and time."""
-    # Imported here: the routes package imports this module, so a module-level import would be
-    # circular whenever this module is imported first.
-    from ..routes.shapes import iso
-
     room = rooms.get(message.room_id)
     room_name = (room.fname or room.name) if room is not None else None
-    source = AnswerSource(message.text, message.username, room_name, iso(message.ts), score)
+    source = AnswerSource(message.text, message.username, room_name, to_iso_timestamp(message.ts), score)
     return LoadedSource(message.id, message.room_id, source)
 
 

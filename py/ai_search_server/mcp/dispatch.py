@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping
-from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
@@ -30,8 +29,8 @@ from urllib.parse import urlencode
 import anyio
 from starlette.types import ASGIApp, Message
 
-from ..api import ApiRoute, Caller
-from ..services import Services
+from ..api import RESOLVED_CALLER_SCOPE_KEY, ApiRoute
+from ..services import Caller
 from . import errors
 from .limits import MAX_RESPONSE_BYTES, TOOL_CALL_TIMEOUT_SECONDS, byte_limit_text
 from .protocol import ToolResponse
@@ -51,8 +50,9 @@ class CallerAuth:
     token: str
     client_host: str
     host_header: bytes  # the MCP request's Host, so the inner request passes the same Host check
-    # The caller the endpoint resolved from user_id and token: the inner request reuses it rather than
-    # resolving the same credentials again (Services.acting_as). None: the inner request resolves them.
+    # The caller the endpoint resolved from user_id and token: the inner request carries it in its scope
+    # (api.RESOLVED_CALLER_SCOPE_KEY) rather than resolving the same credentials again, for that one
+    # request only. None: the inner request resolves them.
     caller: Caller | None = None
 
 
@@ -205,10 +205,11 @@ async def call_route(
         "server": ("mcp.internal", 0),
         "state": {},
     }
+    if auth.caller is not None:
+        scope[RESOLVED_CALLER_SCOPE_KEY] = (auth.user_id, auth.token, auth.caller)
     exchange = _Exchange(body, max_bytes, budget)
-    acting_as = Services.acting_as(auth.caller, auth.token) if auth.caller is not None else nullcontext()
     try:
-        with anyio.fail_after(timeout_seconds), acting_as:
+        with anyio.fail_after(timeout_seconds):
             await app(scope, exchange.receive, exchange.send)
     except TimeoutError:
         raise errors.ToolTimeout(

@@ -47,10 +47,10 @@ from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from .. import errors as api_errors
-from ..api import ApiRoute, Caller, RateLimitRule
-from ..ratelimit import MCP_RATE_LIMIT_COUNT, MCP_RATE_LIMIT_PERIOD_SECONDS
+from ..api import ApiRoute
+from ..ratelimit import MCP_RATE_LIMIT
 from ..security import OriginPolicy, request_origin_allowed
-from ..services import Services
+from ..services import Caller, Services
 from ..store.base import StorageFailure
 from . import errors
 from .catalog import Catalog, Tool, build_catalog
@@ -70,7 +70,6 @@ from .protocol import (
 __all__ = [
     "ACCESS_MCP_PERMISSION",
     "MCP_PATH",
-    "MCP_RATE_LIMIT_RULE",
     "NEWER_HANDSHAKES",
     "McpEndpoint",
     "accepts_json",
@@ -78,7 +77,6 @@ __all__ = [
 
 MCP_PATH = "/api/v1/mcp"
 ACCESS_MCP_PERMISSION = "access-mcp"
-MCP_RATE_LIMIT_RULE = RateLimitRule(MCP_RATE_LIMIT_COUNT, MCP_RATE_LIMIT_PERIOD_SECONDS)
 # The limiter's route key: one budget for the endpoint, whatever the JSON-RPC method.
 _RATE_LIMIT_KEY = "mcp"
 _JSON = "application/json"
@@ -182,7 +180,7 @@ class McpEndpoint:
         if post:
             try:
                 rate_headers = dict(
-                    await self.services.check_rate_limit(_RATE_LIMIT_KEY, caller.user.id, MCP_RATE_LIMIT_RULE)
+                    await self.services.check_rate_limit(_RATE_LIMIT_KEY, caller.user.id, MCP_RATE_LIMIT)
                 )
             except api_errors.TooManyRequests as exc:
                 raise errors.RateLimited(headers=exc.headers) from None

@@ -31,11 +31,10 @@ from .embedder import Embedder, EmbedderError, EmbedderUnavailable, EmbeddingFai
 from .index import INDEX_FILENAME, EmbeddedIndex
 from .pipeline_client import Pipeline, PipelineError, RemotePipeline
 from .service import SearchOptions, SearchOutcome, SearchRequest, SearchService
-from .wiring import SEARCH_EXTRA, SearchHandle
+from .wiring import SearchHandle
 
 __all__ = [
     "INDEX_FILENAME",
-    "SEARCH_EXTRA",
     "EmbeddedIndex",
     "EmbeddedPipeline",
     "Embedder",

@@ -1,6 +1,6 @@
 """Building the search service from the settings, once per app, off the request path.
 
-``SearchHandle`` sits in ``Services.extras["search"]``. The app's lifespan calls ``start()`` so the
+``SearchHandle`` is ``Services.search``. The app's lifespan calls ``start()`` so the
 index catches up (with progress bars on a terminal) before the first request; where no lifespan
 runs (an in-process test client), the first ``get()`` builds it. Either way the blocking work
 (opening the index, loading the model) happens in a worker thread.
@@ -24,7 +24,6 @@ import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import anyio
 from starlette.routing import BaseRoute
@@ -43,21 +42,16 @@ from .service import SearchOptions, SearchService
 
 __all__ = [
     "EMBEDDED_PIPELINE_ID",
-    "SEARCH_EXTRA",
     "EmbeddedPipelineHttpSettings",
     "SearchHandle",
     "build_embedder",
-    "data_dir_of",
     "embedded_pipeline_http_settings",
     "index_now",
-    "install_search",
     "search_options",
 ]
 
 log = logging.getLogger(__name__)
 
-# The key of the search handle in Services.extras.
-SEARCH_EXTRA = "search"
 # Longest `index_now` waits for embeddings before leaving the rest to the server (seconds).
 INDEX_NOW_MAX_SECONDS = 24 * 3600
 # The id under which this server serves its embedded pipeline over HTTP.
@@ -269,18 +263,3 @@ def index_now(settings: Settings, store: Store, data_dir: Path, *, progress: boo
         return index.db.count()
     finally:
         index.close()
-
-
-def install_search(services: Any) -> SearchHandle:
-    """Put a `SearchHandle` in `services.extras` (unless a test already put one there) and return it."""
-    handle = services.extras.get(SEARCH_EXTRA)
-    if not isinstance(handle, SearchHandle):
-        handle = SearchHandle(services.settings, services.store, data_dir=data_dir_of(services.store))
-        services.extras[SEARCH_EXTRA] = handle
-    return handle
-
-
-def data_dir_of(store: Any) -> Path | None:
-    """Where the store keeps its file: the index goes beside it (SQLiteStore has `path`)."""
-    path = getattr(store, "path", None)
-    return Path(path).parent if path is not None else None

@@ -48,11 +48,10 @@ from ai_search import (
 
 from .. import errors
 from ..answers.follow_ups import FollowUpSearch
-from ..answers.service import AnswerDelta, AnswerDone, AnswerService, UpstreamBusy, UpstreamTimeout
+from ..answers.service import AnswerDelta, AnswerDone, UpstreamBusy, UpstreamTimeout
 from ..answers.stream import SSE_MEDIA_TYPE, sse_event, wants_event_stream
-from ..api import ApiRequest, RateLimitRule, Refusal, Router
-from ..retrieval.wiring import SEARCH_EXTRA
-from ..services import Services
+from ..api import ApiRequest, Refusal, Router
+from ..ratelimit import RateLimit
 from .params import NoParams, Params
 
 __all__ = [
@@ -60,7 +59,6 @@ __all__ = [
     "MODELS_RATE_LIMIT",
     "MODEL_SETTING_PERMISSION",
     "AnswerParams",
-    "answer_service",
     "may_list_models",
     "router",
 ]
@@ -70,9 +68,9 @@ log = logging.getLogger(__name__)
 router = Router(tags=("AI",))
 
 # Answers per user and minute, as upstream: each may cost a model call.
-ANSWER_RATE_LIMIT = RateLimitRule(count=10, period_seconds=60)
+ANSWER_RATE_LIMIT = RateLimit(count=10, period_seconds=60)
 # Model lists per user and minute, as upstream: only the settings page asks.
-MODELS_RATE_LIMIT = RateLimitRule(count=5, period_seconds=60)
+MODELS_RATE_LIMIT = RateLimit(count=5, period_seconds=60)
 # The per-setting permission that, with manage-selected-settings, lets a user pick the model
 # (upstream's change-setting-AI_LLM_OpenAI_Model, named after our setting).
 MODEL_SETTING_PERMISSION = "change-setting-llm_model"
@@ -143,16 +141,6 @@ class AnswerParams(Params):
     )
 
 
-def answer_service(services: Services) -> AnswerService:
-    """The app's answer service; one without an LLM client when the app did not install one."""
-    service = services.extras.get("answers")
-    if service is None:
-        service = AnswerService.from_settings(services.settings, services.store, None)
-        services.extras["answers"] = service
-    assert isinstance(service, AnswerService)
-    return service
-
-
 def _request(params: AnswerParams) -> tuple[str, list[AnswerSourceRef], list[AnswerTurn]]:
     """The trimmed query, the deduplicated source refs (scores clamped) and the earlier turns.
 
@@ -170,12 +158,9 @@ def _request(params: AnswerParams) -> tuple[str, list[AnswerSourceRef], list[Ans
         raise errors.InvalidParams(f"Invalid parameters: {exc}") from None
 
 
-async def _follow_up_search(req: ApiRequest[AnswerParams]) -> FollowUpSearch | None:
-    """The app's search service for a follow-up's own search; None when the app has none."""
-    handle = req.services.extras.get(SEARCH_EXTRA)
-    if handle is None:
-        return None
-    return FollowUpSearch(await handle.get())
+async def _follow_up_search(req: ApiRequest[AnswerParams]) -> FollowUpSearch:
+    """The app's search service, for a follow-up's own search."""
+    return FollowUpSearch(await req.services.search.get())
 
 
 @router.post(
@@ -196,7 +181,7 @@ async def search_answer(req: ApiRequest[AnswerParams]) -> Mapping[str, Any] | Re
     assert req.caller is not None
     if model is not None and not may_list_models(req.caller.permissions):
         raise errors.Forbidden(MODEL_CHOICE_FORBIDDEN)
-    service = answer_service(req.services)
+    service = req.services.answers
     search = await _follow_up_search(req) if turns else None
     if not wants_event_stream(req.http.headers.get("accept")):
         result = await service.answer(req.user, query, refs, model=model, turns=turns, search=search)
@@ -254,5 +239,5 @@ async def llm_models(req: ApiRequest[NoParams]) -> dict[str, Any]:
     assert req.caller is not None
     if not may_list_models(req.caller.permissions):
         raise errors.Forbidden(MODELS_FORBIDDEN)
-    options = await answer_service(req.services).models()
+    options = await req.services.answers.models()
     return {"data": [{"key": option.key, "label": option.label} for option in options]}

@@ -7,15 +7,16 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from .. import errors
-from ..api import ApiRequest, RateLimitRule, Refusal, Router
+from ..api import ApiRequest, Refusal, Router
 from ..limits import MAX_PASSWORD_CHARS
+from ..ratelimit import RateLimit
 from .params import Name, NoParams, Params
 from .shapes import user_json
 
 router = Router(tags=("Authentication",))
 
 # Login attempts per client address (or user) and minute: enough for people, too few for guessing.
-LOGIN_RATE_LIMIT = RateLimitRule(count=10, period_seconds=60)
+LOGIN_RATE_LIMIT = RateLimit(count=10, period_seconds=60)
 LOGIN_FAILED = "Incorrect username or password"
 
 

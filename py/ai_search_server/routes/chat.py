@@ -12,8 +12,9 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, Field
 
 from .. import errors
-from ..api import ApiRequest, RateLimitRule, Refusal, Router
+from ..api import ApiRequest, Refusal, Router
 from ..limits import MAX_ID_CHARS, MAX_MESSAGE_TEXT_CHARS
+from ..ratelimit import RateLimit
 from ..store import base as store_base
 from ..store.records import Message, Room
 from .access import (
@@ -30,9 +31,9 @@ from .shapes import message_json
 router = Router(tags=("Chat",))
 
 # Messages one user may post per minute through the API.
-POST_RATE_LIMIT = RateLimitRule(count=60, period_seconds=60)
+POST_RATE_LIMIT = RateLimit(count=60, period_seconds=60)
 # Single-message reads per user and minute; generous, it is the cheapest route.
-READ_RATE_LIMIT = RateLimitRule(count=1200, period_seconds=60)
+READ_RATE_LIMIT = RateLimit(count=1200, period_seconds=60)
 
 
 def _storable_text(value: str) -> str:

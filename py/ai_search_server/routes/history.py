@@ -14,7 +14,8 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from .. import errors
-from ..api import ApiRequest, RateLimitRule, Router
+from ..api import ApiRequest, Router
+from ..ratelimit import RateLimit
 from ..store.records import RoomType
 from .access import ROOM_NOT_FOUND, ROOM_REFUSAL, readable_room
 from .params import DEFAULT_COUNT, Count, Id, Offset, Params
@@ -24,7 +25,7 @@ __all__ = ["MAX_SEARCH_TEXT_CHARS", "router"]
 
 router = Router(tags=("History",))
 
-HISTORY_RATE_LIMIT = RateLimitRule(count=120, period_seconds=60)
+HISTORY_RATE_LIMIT = RateLimit(count=120, period_seconds=60)
 # Characters of chat.search's searchText.
 MAX_SEARCH_TEXT_CHARS = 500
 

@@ -8,7 +8,8 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from .. import errors
-from ..api import ApiRequest, RateLimitRule, Refusal, Router
+from ..api import ApiRequest, Refusal, Router
+from ..ratelimit import RateLimit
 from ..store import base as store_base
 from ..store.message_rows import MAX_EMOJI_LENGTH, check_emoji
 from .access import MESSAGE_REFUSAL, ROOM_REFUSAL, readable_message, readable_room
@@ -21,8 +22,8 @@ __all__ = ["router"]
 router = Router(tags=("Chat",))
 
 # Reactions and pins per user and minute: a person clicking, not a script.
-MARK_RATE_LIMIT = RateLimitRule(count=60, period_seconds=60)
-LIST_RATE_LIMIT = RateLimitRule(count=120, period_seconds=60)
+MARK_RATE_LIMIT = RateLimit(count=60, period_seconds=60)
+LIST_RATE_LIMIT = RateLimit(count=120, period_seconds=60)
 
 Emoji = Annotated[
     str,

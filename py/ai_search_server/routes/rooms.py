@@ -10,8 +10,9 @@ from pydantic import Field
 from ai_search import AI_SEARCH_ROOM_LOOKUP_LIMIT
 
 from .. import errors
-from ..api import ApiRequest, RateLimitRule, Refusal, Router
+from ..api import ApiRequest, Refusal, Router
 from ..limits import MAX_CREATE_MEMBERS
+from ..ratelimit import RateLimit
 from ..store import base as store_base
 from ..store.records import Room
 from .access import ROOM_REFUSAL, readable_room, room_by_reference
@@ -20,10 +21,10 @@ from .shapes import room_json, subscription_json, user_json
 
 router = Router(tags=("Rooms",))
 
-CREATE_RATE_LIMIT = RateLimitRule(count=10, period_seconds=60)
-LIST_RATE_LIMIT = RateLimitRule(count=120, period_seconds=60)
+CREATE_RATE_LIMIT = RateLimit(count=10, period_seconds=60)
+LIST_RATE_LIMIT = RateLimit(count=120, period_seconds=60)
 # Autocomplete runs on every keystroke of the search box.
-AUTOCOMPLETE_RATE_LIMIT = RateLimitRule(count=600, period_seconds=60)
+AUTOCOMPLETE_RATE_LIMIT = RateLimit(count=600, period_seconds=60)
 
 
 # Subscribing someone puts a room's messages into their search results and answers, so only people

@@ -35,9 +35,9 @@ from ai_search import (
 )
 
 from .. import errors
-from ..api import ApiRequest, RateLimitRule, Router
-from ..retrieval.service import SearchRequest, SearchService
-from ..retrieval.wiring import SEARCH_EXTRA
+from ..api import ApiRequest, Router
+from ..ratelimit import RateLimit
+from ..retrieval.service import SearchRequest
 from .params import Params
 
 __all__ = ["MAX_COMMA_LIST_CHARS", "MAX_QUERY_LINE_CHARS", "SearchLineParams", "SearchParams", "router"]
@@ -45,7 +45,7 @@ __all__ = ["MAX_COMMA_LIST_CHARS", "MAX_QUERY_LINE_CHARS", "SearchLineParams", "
 router = Router(tags=("AI search",))
 
 # Searches per user and minute, as upstream.
-SEARCH_RATE_LIMIT = RateLimitRule(count=120, period_seconds=60)
+SEARCH_RATE_LIMIT = RateLimit(count=120, period_seconds=60)
 # Characters of a comma-separated list parameter (upstream's schema).
 MAX_COMMA_LIST_CHARS = 4096
 # Characters of `rid` and `fromUsername` (upstream's schema).
@@ -167,14 +167,6 @@ def _request(params: SearchParams | SearchLineParams) -> SearchRequest:
     )
 
 
-async def _service(req: ApiRequest[Any]) -> SearchService | None:
-    handle = req.services.extras.get(SEARCH_EXTRA)
-    if handle is None:
-        return None
-    service: SearchService = await handle.get()
-    return service
-
-
 @router.get(
     "ai.search",
     SearchParams,
@@ -189,13 +181,6 @@ async def _service(req: ApiRequest[Any]) -> SearchService | None:
 )
 async def ai_search(req: ApiRequest[SearchParams | SearchLineParams]) -> dict[str, Any]:
     request = _request(req.params)
-    service = await _service(req)
-    if service is None:
-        flags = {
-            "intelligentSearchEnabled": False,
-            "intelligentSearchConfigured": False,
-            "answerGenerationConfigured": False,
-        }
-        return {"intelligent": [], "meta": flags}
+    service = await req.services.search.get()
     outcome = await service.search(req.user, request)
     return {"intelligent": outcome.results, "meta": {**service.status(), "retrieval": outcome.retrieval}}

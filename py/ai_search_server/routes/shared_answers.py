@@ -16,7 +16,8 @@ from pydantic import Field
 
 from .. import errors
 from ..answers.records import ANSWER_NOT_FOUND, openable_answer, reader_view
-from ..api import ApiRequest, RateLimitRule, Refusal, Router
+from ..api import ApiRequest, Refusal, Router
+from ..ratelimit import RateLimit
 from ..store import base as store_base
 from ..store.answer_rows import MAX_FEEDBACK_REASON_LENGTH
 from .params import Id, Params
@@ -26,9 +27,9 @@ __all__ = ["ANSWER_LINK_PARAMETER", "router"]
 router = Router(tags=("AI",))
 
 # Opens of kept answers per user and minute: a page of shared links, each opened once.
-ANSWER_GET_RATE_LIMIT = RateLimitRule(count=60, period_seconds=60)
+ANSWER_GET_RATE_LIMIT = RateLimit(count=60, period_seconds=60)
 # Shares and ratings per user and minute: one click each.
-ANSWER_WRITE_RATE_LIMIT = RateLimitRule(count=30, period_seconds=60)
+ANSWER_WRITE_RATE_LIMIT = RateLimit(count=30, period_seconds=60)
 # The page's query parameter that opens a shared answer: ``/?answer=<answerId>``.
 ANSWER_LINK_PARAMETER = "answer"
 _NOT_FOUND = (Refusal(errors.NotFound.status, ANSWER_NOT_FOUND),)

@@ -12,7 +12,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from ..api import ApiRequest, RateLimitRule, Router
+from ..api import ApiRequest, Router
+from ..ratelimit import RateLimit
 from ..store.base import Store
 from ..store.records import Message
 from .access import MESSAGE_REFUSAL, ROOM_REFUSAL, readable_message, readable_room
@@ -24,7 +25,7 @@ __all__ = ["CONTEXT_MESSAGES", "MAX_CONTEXT_MESSAGES", "messages_json", "router"
 router = Router(tags=("Threads",))
 
 # Reads of threads and context per user and minute: one per result opened, several per thread.
-THREAD_RATE_LIMIT = RateLimitRule(count=300, period_seconds=60)
+THREAD_RATE_LIMIT = RateLimit(count=300, period_seconds=60)
 # Messages of a room shown on each side of a hit outside a thread (messages).
 CONTEXT_MESSAGES = 5
 # Most messages on each side a caller may ask for (messages).

@@ -7,8 +7,9 @@ from typing import Any
 from pydantic import Field
 
 from .. import errors
-from ..api import ApiRequest, RateLimitRule, Refusal, Router
+from ..api import ApiRequest, Refusal, Router
 from ..limits import USER_AUTOCOMPLETE_LIMIT
+from ..ratelimit import RateLimit
 from ..store import base as store_base
 from .access import visible_user, visible_user_ids
 from .params import Id, Name, NoParams, Params, Selector, parse_selector
@@ -16,8 +17,8 @@ from .shapes import iso, user_json
 
 router = Router(tags=("Users",))
 
-READ_RATE_LIMIT = RateLimitRule(count=600, period_seconds=60)
-TOKEN_RATE_LIMIT = RateLimitRule(count=10, period_seconds=60)
+READ_RATE_LIMIT = RateLimit(count=600, period_seconds=60)
+TOKEN_RATE_LIMIT = RateLimit(count=10, period_seconds=60)
 USER_NOT_FOUND = "User not found"
 TOKEN_EXISTS = "A token with this name already exists"
 NO_SUCH_TOKEN = "No token with this name"

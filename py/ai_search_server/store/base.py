@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Protocol
 
 from .records import (
@@ -81,6 +82,12 @@ class Store(Protocol):
     @property
     def closed(self) -> bool:
         """True once ``close`` ran: readers that follow the store (the search index) stop."""
+        ...
+
+    @property
+    def data_dir(self) -> Path | None:
+        """Where the store keeps its files on this machine, so the server's other files (the embedded
+        search index) go beside them; None for a store that keeps none here (a database server)."""
         ...
 
     # -- users -----------------------------------------------------------------------------------

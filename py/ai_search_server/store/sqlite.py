@@ -212,6 +212,11 @@ class SQLiteStore:
         self._closed = False
         schema.migrate(self._connection())
 
+    @property
+    def data_dir(self) -> Path:
+        """The folder of the database file: the search index is kept beside it."""
+        return self.path.parent
+
     # -- plumbing --------------------------------------------------------------------------------
 
     def _connection(self) -> sqlite3.Connection:
