@@ -33,7 +33,6 @@ from .openapi import build_openapi
 from .outbound import OutboundPolicy, OutboundRefused, check_configured_url
 from .ratelimit import FailedAuthMiddleware, RateLimiter
 from .redaction import SecretRedactor
-from .retrieval import wiring
 from .routes import all_routes
 from .security import (
     BodyLimitMiddleware,
@@ -42,7 +41,7 @@ from .security import (
     SecurityHeadersMiddleware,
     normalize_origin,
 )
-from .services import Services
+from .services import Services, outbound_policy
 from .settings import Settings, SettingsError
 from .static import PROJECT_ROOT, REVALIDATE_CACHE, PageFiles, python_files
 from .store.base import Store
@@ -151,12 +150,12 @@ def create_app(
     """Build the app around an open store; ``limiter`` None: no rate limits."""
     check_origin_settings(settings)
     try:
-        outbound_policy = wiring.outbound_policy(settings)
+        outbound = outbound_policy(settings)
     except ValueError as exc:
         raise SettingsError(f"setting 'outbound_allow_hosts': {exc}") from None
-    check_upstream_urls(settings, outbound_policy)
+    check_upstream_urls(settings, outbound)
     SecretRedactor.warn_about_short_secrets(settings)
-    services = Services.build(settings, store, limiter=limiter)
+    services = Services.build(settings, store, policy=outbound, limiter=limiter)
     api_routes = [*all_routes(), *extra_routes]
 
     async def openapi(_request: Request) -> Response:

@@ -166,6 +166,7 @@ def _free_label(store: Store, user_id: str) -> str:
 def cmd_import(args: argparse.Namespace) -> int:
     from .importer import import_jsonl
     from .retrieval.wiring import index_now
+    from .services import outbound_policy
 
     path = Path(args.file)
     if not path.is_file():
@@ -177,7 +178,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         report = import_jsonl(store, path, progress=not args.quiet)
         print(report.summary())
         # Index now, with progress, rather than leave it to the next server start.
-        index_now(settings, store, data_dir, progress=not args.quiet)
+        index_now(settings, store, data_dir, policy=outbound_policy(settings), progress=not args.quiet)
     finally:
         store.close()
     return 0

@@ -17,16 +17,28 @@ from starlette.requests import Request
 
 from . import errors
 from .answers.service import AnswerService
-from .outbound import GuardedClient
+from .outbound import GuardedClient, OutboundPolicy
 from .ratelimit import RateLimit, RateLimiter, caller_key, client_address, rate_limit_headers
-from .retrieval.wiring import SearchHandle, outbound_policy
+from .retrieval.wiring import SearchHandle
 from .settings import Settings
 from .store.base import Store
 from .store.records import SessionLifetime, Token, User
 
-__all__ = ["Caller", "Services"]
+__all__ = ["Caller", "Services", "outbound_policy"]
 
 _MS_PER_DAY = 24 * 60 * 60 * 1000
+
+
+def outbound_policy(settings: Settings) -> OutboundPolicy:
+    """What outbound calls may reach and how many may run at once, from the settings.
+
+    Raises:
+        ValueError: an ``outbound_allow_hosts`` entry does not parse.
+    """
+    return OutboundPolicy(
+        allow_hosts=tuple(settings.outbound_allow_hosts),
+        max_concurrent_calls=settings.outbound_max_concurrent_calls,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,18 +69,29 @@ class Services:
     limiter: RateLimiter | None = None
 
     @classmethod
-    def build(cls, settings: Settings, store: Store, *, limiter: RateLimiter | None = None) -> Services:
+    def build(
+        cls,
+        settings: Settings,
+        store: Store,
+        *,
+        policy: OutboundPolicy | None = None,
+        limiter: RateLimiter | None = None,
+    ) -> Services:
         """Every service for these settings around an open store; the caller owns closing them.
+
+        ``policy``: the app's outbound policy (default: ``outbound_policy(settings)``); its one
+        client is handed to everything that calls out: the answers' provider, the remote pipeline
+        and an OpenAI-compatible embedder.
 
         Raises:
             ValueError: the outbound allow-list does not parse.
         """
-        outbound = GuardedClient(outbound_policy(settings))
+        outbound = GuardedClient(outbound_policy(settings) if policy is None else policy)
         return cls(
             settings=settings,
             store=store,
             outbound=outbound,
-            search=SearchHandle(settings, store, data_dir=store.data_dir),
+            search=SearchHandle(settings, store, outbound=outbound, data_dir=store.data_dir),
             answers=AnswerService.from_settings(settings, store, outbound),
             limiter=limiter,
         )

@@ -20,7 +20,7 @@ from ai_search import PipelineConfig
 from ai_search_server.answers.provider import OpenAICompatibleProvider, ProviderConfig
 from ai_search_server.answers.service import AnswerService
 from ai_search_server.app import create_app
-from ai_search_server.outbound import GuardedClient, OutboundPolicy
+from ai_search_server.outbound import OutboundPolicy
 from ai_search_server.retrieval.pipeline_client import RemotePipeline
 from ai_search_server.retrieval.service import SearchService
 from ai_search_server.retrieval.wiring import SearchHandle, search_options
@@ -57,8 +57,9 @@ async def product_app(
     settings = reliability_settings(**values)
     app = create_app(settings, store, limiter=limiter)
     async with AsyncExitStack() as stack:
+        # The app's one client, as the lifespan would close it (in-process tests run no lifespan).
+        client = await stack.enter_async_context(app.state.services.outbound)
         if llm_url is not None:
-            client = await stack.enter_async_context(GuardedClient(LOOPBACK))
             provider_config = ProviderConfig(settings.llm_base_url, settings.llm_model, settings.llm_api_key)
             provider = (
                 OpenAICompatibleProvider(client, provider_config)
@@ -70,7 +71,7 @@ async def product_app(
             app.state.services.answers = AnswerService(settings, store, provider)
         if pipeline_url is not None:
             pipeline_config = PipelineConfig(pipeline_url, "p1", "pk", "ps")
-            pipeline = RemotePipeline(pipeline_config, LOOPBACK, timeout_seconds=pipeline_deadline)
+            pipeline = RemotePipeline(pipeline_config, client, timeout_seconds=pipeline_deadline)
             service = SearchService(store, pipeline, search_options(settings))
             stack.push_async_callback(service.aclose)
             app.state.services.search = SearchHandle.ready(settings, store, service)

@@ -1,4 +1,4 @@
-"""The process-wide cap on outbound calls at once (outbound/_gate.py): waits, refusals, hand-over, loops.
+"""The app's cap on outbound calls at once (outbound/_gate.py): waits, refusals, hand-over, loops.
 
 Real calls through the guarded client to a slow loopback server are in
 tests/reliability/test_limits.py (503 for answers, a busy notice for searches); these pin the gate.
@@ -12,9 +12,13 @@ import threading
 import anyio
 import pytest
 
+from ai_search_server.app import create_app
 from ai_search_server.outbound import OutboundBusy, OutboundPolicy
 from ai_search_server.outbound._client import GuardedClient
-from ai_search_server.outbound._gate import CallGate, GateBusy, call_gate
+from ai_search_server.outbound._gate import CallGate, GateBusy
+from ai_search_server.retrieval.pipeline_client import PipelineError
+from ai_search_server.settings import load_settings
+from ai_search_server.store.base import Store
 
 pytestmark = pytest.mark.anyio
 
@@ -86,11 +90,34 @@ def test_one_gate_serves_event_loops_in_several_threads() -> None:
     assert (peak, refused, gate.in_use) == (2, 0, 0)
 
 
-def test_clients_of_equal_policies_share_the_process_gate() -> None:
-    policy = OutboundPolicy(allow_hosts=("127.0.0.1",), max_concurrent_calls=7)
-    again = OutboundPolicy(allow_hosts=("10.0.0.0/8",), max_concurrent_calls=7)
-    assert GuardedClient(policy).gate is GuardedClient(again).gate is call_gate(7, policy.queue_wait_seconds)
-    assert GuardedClient(OutboundPolicy()).gate is not GuardedClient(policy).gate
+async def test_every_caller_of_an_app_shares_its_one_client_and_its_gate(store: Store) -> None:
+    """The answers' provider and the remote pipeline call the app's client: a call of one holding the
+    only slot makes the other wait, then fail busy, before it connects."""
+    settings = load_settings(
+        environ={},
+        overrides={
+            "site_url": "http://testserver",
+            "embedder": "none",
+            "llm_base_url": "http://127.0.0.1:9/v1",
+            "llm_model": "m",
+            "pipeline_base_url": "http://127.0.0.1:9/pipeline",
+            "pipeline_id": "p",
+            "pipeline_api_key": "k",
+            "pipeline_api_key_secret": "s",
+            "outbound_allow_hosts": ["127.0.0.1"],
+            "outbound_max_concurrent_calls": 1,
+        },
+    )
+    services = create_app(settings, store).state.services
+    search = await services.search.get()
+    assert services.answers.provider is not None and services.answers.provider.client is services.outbound
+    async with services.outbound, services.outbound.gate.slot():
+        with pytest.raises(PipelineError) as caught:
+            await search.pipeline.search(
+                "deploy", mode="keyword", classifications=["user"], pipeline_filters={}, limit=5
+            )
+    assert caught.value.kind == "busy"
+    await services.search.aclose()
 
 
 async def test_a_full_gate_fails_the_call_with_outbound_busy_before_connecting() -> None:

@@ -19,7 +19,7 @@ from starlette.routing import Route
 from starlette.testclient import TestClient
 
 from ai_search_server.app import create_app
-from ai_search_server.outbound import OutboundPolicy
+from ai_search_server.outbound import BlockingClient, GuardedClient, OutboundPolicy, blocking_client
 from ai_search_server.retrieval import minilm_int8
 from ai_search_server.retrieval.embedder import (
     MAX_EMBEDDING_BATCH_TEXTS,
@@ -69,6 +69,13 @@ class FakeEmbeddings:
 
 
 @pytest.fixture
+def client() -> Iterator[BlockingClient]:
+    """An outbound client on a loop of its own, as ``ai-search import`` has (the app lends its own)."""
+    with blocking_client(LOOPBACK) as blocking:
+        yield blocking
+
+
+@pytest.fixture
 def fake() -> Iterator[tuple[FakeEmbeddings, str]]:
     server = FakeEmbeddings()
     app = Starlette(routes=[Route("/v1/embeddings", server.embeddings, methods=["POST"])])
@@ -76,29 +83,25 @@ def fake() -> Iterator[tuple[FakeEmbeddings, str]]:
         yield server, f"{running.url}/v1"
 
 
-def test_vectors_come_back_in_input_order_and_unit_length(fake: tuple[FakeEmbeddings, str]) -> None:
+def test_vectors_come_back_in_input_order_and_unit_length(
+    fake: tuple[FakeEmbeddings, str], client: BlockingClient
+) -> None:
     server, url = fake
-    embedder = OpenAIEmbedder(url, "nomic-embed-text", "sk-test", policy=LOOPBACK)
-    try:
-        vectors = embedder.embed(["abc", "a", "abcdefg"])
-        assert embedder.dimensions == 3
-        expected = np.array([[3, 1, 0], [1, 1, 0], [7, 1, 0]], dtype=np.float32)
-        expected /= np.linalg.norm(expected, axis=1, keepdims=True)
-        assert np.allclose(vectors, expected)
-        assert server.requests[0]["auth"] == "Bearer sk-test"
-        assert server.requests[0]["body"] == {"model": "nomic-embed-text", "input": ["abc", "a", "abcdefg"]}
-        assert embedder.model_id == "openai:nomic-embed-text"
-    finally:
-        embedder.close()
+    embedder = OpenAIEmbedder(url, "nomic-embed-text", "sk-test", client=client)
+    vectors = embedder.embed(["abc", "a", "abcdefg"])
+    assert embedder.dimensions == 3
+    expected = np.array([[3, 1, 0], [1, 1, 0], [7, 1, 0]], dtype=np.float32)
+    expected /= np.linalg.norm(expected, axis=1, keepdims=True)
+    assert np.allclose(vectors, expected)
+    assert server.requests[0]["auth"] == "Bearer sk-test"
+    assert server.requests[0]["body"] == {"model": "nomic-embed-text", "input": ["abc", "a", "abcdefg"]}
+    assert embedder.model_id == "openai:nomic-embed-text"
 
 
-def test_long_inputs_are_sent_in_batches(fake: tuple[FakeEmbeddings, str]) -> None:
+def test_long_inputs_are_sent_in_batches(fake: tuple[FakeEmbeddings, str], client: BlockingClient) -> None:
     server, url = fake
-    embedder = OpenAIEmbedder(url, "m", policy=LOOPBACK)
-    try:
-        vectors = embedder.embed([f"text {n}" for n in range(MAX_EMBEDDING_BATCH_TEXTS * 2 + 1)])
-    finally:
-        embedder.close()
+    embedder = OpenAIEmbedder(url, "m", client=client)
+    vectors = embedder.embed([f"text {n}" for n in range(MAX_EMBEDDING_BATCH_TEXTS * 2 + 1)])
     assert vectors.shape == (MAX_EMBEDDING_BATCH_TEXTS * 2 + 1, 3)
     assert [len(r["body"]["input"]) for r in server.requests] == [MAX_EMBEDDING_BATCH_TEXTS] * 2 + [1]
     assert server.requests[0]["auth"] is None
@@ -113,37 +116,41 @@ def test_long_inputs_are_sent_in_batches(fake: tuple[FakeEmbeddings, str]) -> No
     ],
 )
 def test_a_bad_answer_is_an_embedding_failure(
-    fake: tuple[FakeEmbeddings, str], mode: str, message: str
+    fake: tuple[FakeEmbeddings, str], client: BlockingClient, mode: str, message: str
 ) -> None:
     server, url = fake
     server.mode = mode
-    embedder = OpenAIEmbedder(url, "m", policy=LOOPBACK)
-    try:
-        with pytest.raises(EmbeddingFailed, match=message):
-            embedder.embed(["a", "b"])
-    finally:
-        embedder.close()
+    embedder = OpenAIEmbedder(url, "m", client=client)
+    with pytest.raises(EmbeddingFailed, match=message):
+        embedder.embed(["a", "b"])
 
 
-def test_a_change_of_dimensions_is_refused(fake: tuple[FakeEmbeddings, str]) -> None:
+def test_a_change_of_dimensions_is_refused(fake: tuple[FakeEmbeddings, str], client: BlockingClient) -> None:
     server, url = fake
-    embedder = OpenAIEmbedder(url, "m", policy=LOOPBACK)
-    try:
+    embedder = OpenAIEmbedder(url, "m", client=client)
+    embedder.embed(["a"])
+    server.mode = "wide"
+    with pytest.raises(EmbeddingFailed, match="4 dimensions, expected 3"):
         embedder.embed(["a"])
-        server.mode = "wide"
-        with pytest.raises(EmbeddingFailed, match="4 dimensions, expected 3"):
-            embedder.embed(["a"])
-    finally:
-        embedder.close()
+
+
+def test_a_client_whose_loop_has_stopped_is_an_embedding_failure(fake: tuple[FakeEmbeddings, str]) -> None:
+    """After the app (here: the command's loop) shut down, the index's thread gets an error it retries,
+    not a hang or a crash."""
+    _server, url = fake
+    with blocking_client(LOOPBACK) as stopped:
+        pass
+    with pytest.raises(EmbeddingFailed, match="outbound client has stopped"):
+        OpenAIEmbedder(url, "m", client=stopped).embed(["a"])
 
 
 @pytest.mark.parametrize(
     ("base_url", "model"),
     [pytest.param("", "m", id="no-base-url"), pytest.param("http://127.0.0.1:9", " ", id="no-model")],
 )
-def test_an_unconfigured_endpoint_is_unavailable(base_url: str, model: str) -> None:
+def test_an_unconfigured_endpoint_is_unavailable(base_url: str, model: str, client: BlockingClient) -> None:
     with pytest.raises(EmbedderUnavailable, match="embedding_base_url and embedding_model"):
-        OpenAIEmbedder(base_url, model, policy=LOOPBACK)
+        OpenAIEmbedder(base_url, model, client=client)
 
 
 @pytest.mark.parametrize(
@@ -158,8 +165,10 @@ def test_an_unconfigured_endpoint_is_unavailable(base_url: str, model: str) -> N
         ),
     ],
 )
-def test_build_embedder_from_settings(settings: Settings, overrides: dict[str, Any], kind: type) -> None:
-    embedder = build_embedder(dataclasses.replace(settings, **overrides))
+def test_build_embedder_from_settings(
+    settings: Settings, client: BlockingClient, overrides: dict[str, Any], kind: type
+) -> None:
+    embedder = build_embedder(dataclasses.replace(settings, **overrides), client)
     assert isinstance(embedder, kind)
 
 
@@ -174,13 +183,14 @@ async def test_a_configured_remote_pipeline_is_used_instead_of_the_index(
         pipeline_api_key="k",
         pipeline_api_key_secret="s",
     )
-    handle = SearchHandle(remote, workspace.store, data_dir=data_dir)
-    service = await handle.get()
-    try:
-        assert isinstance(service.pipeline, RemotePipeline)
-        assert not (data_dir / "index.db").exists()
-    finally:
-        await handle.aclose()
+    async with GuardedClient(LOOPBACK) as outbound:
+        handle = SearchHandle(remote, workspace.store, outbound=outbound, data_dir=data_dir)
+        service = await handle.get()
+        try:
+            assert isinstance(service.pipeline, RemotePipeline)
+            assert not (data_dir / "index.db").exists()
+        finally:
+            await handle.aclose()
 
 
 def test_the_app_builds_the_index_at_start_up_and_serves_the_pipeline(
@@ -234,10 +244,54 @@ def test_index_now_indexes_the_data_dir_for_a_batch_job(
     from ai_search_server.retrieval.wiring import index_now
 
     count = index_now(
-        dataclasses.replace(settings, embedder="none"), workspace.store, data_dir, progress=False
+        dataclasses.replace(settings, embedder="none"),
+        workspace.store,
+        data_dir,
+        policy=LOOPBACK,
+        progress=False,
     )
     assert count == len(workspace.messages)
     assert (data_dir / "index.db").exists()
+
+
+def test_index_now_embeds_through_one_client_of_its_own(
+    settings: Settings, workspace: Workspace, data_dir: Path, fake: tuple[FakeEmbeddings, str]
+) -> None:
+    """``ai-search import`` has no app: the OpenAI-compatible embedder gets a client for the job."""
+    from ai_search_server.retrieval.wiring import index_now
+
+    server, url = fake
+    openai = dataclasses.replace(settings, embedder="openai", embedding_base_url=url, embedding_model="m")
+    assert index_now(openai, workspace.store, data_dir, policy=LOOPBACK, progress=False) == len(
+        workspace.messages
+    )
+    embedded = sum(len(request["body"]["input"]) for request in server.requests)
+    assert embedded >= len({m.text for m in workspace.messages.values()})
+
+
+def test_the_app_embeds_through_its_one_outbound_client(
+    settings: Settings, workspace: Workspace, fake: tuple[FakeEmbeddings, str]
+) -> None:
+    """The index's thread calls the app's client (its policy, pool and call cap), not one of its own."""
+    server, url = fake
+    openai = dataclasses.replace(
+        settings,
+        embedder="openai",
+        embedding_base_url=url,
+        embedding_model="m",
+        outbound_allow_hosts=["127.0.0.1"],
+    )
+    app = create_app(openai, workspace.store)
+    with TestClient(app, base_url="http://testserver") as http:
+        index = app.state.services.search.index
+        assert index is not None and index.wait_until_embedded(30)
+        found = http.get("/api/v1/ai.search", params={"query": "deploy"}, headers=workspace["alice"].headers)
+        assert found.status_code == 200
+        assert found.json()["meta"]["retrieval"]["branches"] == {"keyword": "ok", "semantic": "ok"}
+        embedder = index.embedder
+        assert isinstance(embedder, OpenAIEmbedder)
+        assert embedder.client.client is app.state.services.outbound
+    assert server.requests  # documents at start-up, then the query
 
 
 def _block_onnxruntime(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -298,7 +352,8 @@ def test_a_named_runtime_that_cannot_load_is_unavailable_not_replaced(
     with pytest.raises(EmbedderUnavailable, match="onnxruntime is not installed"):
         load_local_embedder("onnx")
     # From the settings the search goes keyword-only, as for any embedder that cannot start.
-    assert build_embedder(dataclasses.replace(settings, embedder="local", embedder_runtime="onnx")) is None
+    local = dataclasses.replace(settings, embedder="local", embedder_runtime="onnx")
+    assert build_embedder(local, None) is None
 
 
 def test_an_unknown_runtime_is_refused(settings: Settings) -> None:

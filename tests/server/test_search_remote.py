@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +16,7 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from ai_search import PipelineConfig
-from ai_search_server.outbound import OutboundPolicy
+from ai_search_server.outbound import GuardedClient, OutboundPolicy
 from ai_search_server.retrieval.embedded import EmbeddedPipeline
 from ai_search_server.retrieval.index import EmbeddedIndex
 from ai_search_server.retrieval.pipeline_client import PipelineError, RemotePipeline
@@ -50,8 +50,15 @@ def served_pipeline(index: EmbeddedIndex) -> Iterator[str]:
         yield f"{server.url}/pipeline/v1"
 
 
-def remote(base_url: str, pipeline_id: str = "demo", **kw: Any) -> RemotePipeline:
-    return RemotePipeline(PipelineConfig(base_url, pipeline_id, "k-1", "s-1"), LOOPBACK, **kw)
+@pytest.fixture
+async def outbound() -> AsyncIterator[GuardedClient]:
+    """The one outbound client an app would lend its remote pipeline."""
+    async with GuardedClient(LOOPBACK) as client:
+        yield client
+
+
+def remote(client: GuardedClient, base_url: str, pipeline_id: str = "demo", **kw: Any) -> RemotePipeline:
+    return RemotePipeline(PipelineConfig(base_url, pipeline_id, "k-1", "s-1"), client, **kw)
 
 
 def request(text: str, **kw: Any) -> SearchRequest:
@@ -74,8 +81,9 @@ async def test_remote_client_against_the_served_embedded_pipeline_matches_in_pro
     user: str,
     text: str,
     search_type: str | None,
+    outbound: GuardedClient,
 ) -> None:
-    over_http = SearchService(workspace.store, remote(served_pipeline), SearchOptions())
+    over_http = SearchService(workspace.store, remote(outbound, served_pipeline), SearchOptions())
     in_process = SearchService(workspace.store, EmbeddedPipeline(index), SearchOptions())
     caller = workspace[user].user
     try:
@@ -88,8 +96,10 @@ async def test_remote_client_against_the_served_embedded_pipeline_matches_in_pro
     assert via_http.retrieval["degraded"] is False
 
 
-async def test_wrong_keys_fail_the_branch_not_the_search(workspace: Workspace, served_pipeline: str) -> None:
-    pipeline = RemotePipeline(PipelineConfig(served_pipeline, "demo", "k-1", "wrong"), LOOPBACK)
+async def test_wrong_keys_fail_the_branch_not_the_search(
+    workspace: Workspace, served_pipeline: str, outbound: GuardedClient
+) -> None:
+    pipeline = RemotePipeline(PipelineConfig(served_pipeline, "demo", "k-1", "wrong"), outbound)
     service = SearchService(workspace.store, pipeline, SearchOptions())
     try:
         outcome = await service.search(workspace["alice"].user, request("deploy"))
@@ -162,10 +172,15 @@ def misbehaving(workspace: Workspace) -> Iterator[tuple[Misbehaving, str]]:
     ],
 )
 async def test_a_misbehaving_semantic_branch_degrades_to_keyword_results(
-    workspace: Workspace, misbehaving: tuple[Misbehaving, str], behaviour: str, kind: str, notice: str
+    workspace: Workspace,
+    misbehaving: tuple[Misbehaving, str],
+    behaviour: str,
+    kind: str,
+    notice: str,
+    outbound: GuardedClient,
 ) -> None:
     fake, url = misbehaving
-    pipeline = remote(url, behaviour, timeout_seconds=CLIENT_TIMEOUT_SECONDS)
+    pipeline = remote(outbound, url, behaviour, timeout_seconds=CLIENT_TIMEOUT_SECONDS)
     with pytest.raises(PipelineError) as caught:
         await pipeline.search(
             "deploy",
@@ -189,10 +204,10 @@ async def test_a_misbehaving_semantic_branch_degrades_to_keyword_results(
 
 
 async def test_requests_carry_the_keys_and_the_contract_body(
-    workspace: Workspace, misbehaving: tuple[Misbehaving, str]
+    workspace: Workspace, misbehaving: tuple[Misbehaving, str], outbound: GuardedClient
 ) -> None:
     fake, url = misbehaving
-    pipeline = remote(url, "scalar")
+    pipeline = remote(outbound, url, "scalar")
     await pipeline.search(
         "deploy",
         mode="keyword",
@@ -212,11 +227,11 @@ async def test_requests_carry_the_keys_and_the_contract_body(
     }
 
 
-async def test_a_closed_port_is_unreachable(workspace: Workspace) -> None:
+async def test_a_closed_port_is_unreachable(workspace: Workspace, outbound: GuardedClient) -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    service = SearchService(workspace.store, remote(f"http://127.0.0.1:{port}"), SearchOptions())
+    service = SearchService(workspace.store, remote(outbound, f"http://127.0.0.1:{port}"), SearchOptions())
     outcome = await service.search(workspace["alice"].user, request("deploy"))
     assert outcome.results == []
     assert outcome.retrieval["branches"] == {"keyword": "failed", "semantic": "failed"}
@@ -226,14 +241,15 @@ async def test_a_closed_port_is_unreachable(workspace: Workspace) -> None:
 async def test_a_private_address_is_refused_without_an_allow_list(
     workspace: Workspace, served_pipeline: str
 ) -> None:
-    pipeline = RemotePipeline(PipelineConfig(served_pipeline, "demo", "k-1", "s-1"), OutboundPolicy())
-    with pytest.raises(PipelineError) as caught:
-        await pipeline.search(
-            "deploy",
-            mode="keyword",
-            classifications=["user"],
-            pipeline_filters={"room_id": {"$eq": "r"}},
-            limit=5,
-        )
+    async with GuardedClient(OutboundPolicy()) as strict:
+        pipeline = RemotePipeline(PipelineConfig(served_pipeline, "demo", "k-1", "s-1"), strict)
+        with pytest.raises(PipelineError) as caught:
+            await pipeline.search(
+                "deploy",
+                mode="keyword",
+                classifications=["user"],
+                pipeline_filters={"room_id": {"$eq": "r"}},
+                limit=5,
+            )
     assert caught.value.kind == "unreachable"
     assert "refused" in caught.value.detail

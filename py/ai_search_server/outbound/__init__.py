@@ -19,9 +19,9 @@ What every call gets:
   no credentials in URLs, no proxies from the environment, no cookies kept.
 - **One total deadline per call** (connect + every read, streamed or not) and **a byte cap** on the
   body, counted as it arrives whatever Content-Length says.
-- **A process-wide cap on calls at once** (``max_concurrent_calls``, 32): one more waits up to
-  ``queue_wait_seconds`` (2 s) for a slot, then fails with ``OutboundBusy``; the wait is not part
-  of the call's deadline.
+- **A cap on calls at once** (``max_concurrent_calls``, 32), held by the client, so by the whole app
+  that shares it: one more waits up to ``queue_wait_seconds`` (2 s) for a slot, then fails with
+  ``OutboundBusy``; the wait is not part of the call's deadline.
 - **No secrets in messages or logs**: targets are shown as ``scheme://host:port/path``; header
   values are never logged nor quoted.
 
@@ -41,6 +41,9 @@ Usage::
     policy = OutboundPolicy(allow_hosts=tuple(settings.outbound_allow_hosts))
     async with GuardedClient(policy) as client:
         result = await client.request_json("POST", pipeline_url, headers=keys, json=query)
+
+One client per app (``Services.outbound``), handed to everything that calls out; a thread that blocks
+(the embedder) uses it through ``BlockingClient``.
 """
 
 from ai_search_server.outbound._addresses import (
@@ -53,6 +56,7 @@ from ai_search_server.outbound._addresses import (
     parse_ip_literal,
     system_resolve,
 )
+from ai_search_server.outbound._blocking import BlockingClient, blocking_client
 from ai_search_server.outbound._call import check_configured_url
 from ai_search_server.outbound._client import ERROR_BODY_EXCERPT_BYTES, GuardedClient, OutboundResponse
 from ai_search_server.outbound._errors import (
@@ -81,6 +85,7 @@ __all__ = [
     "ERROR_BODY_EXCERPT_BYTES",
     "METADATA_ADDRESSES",
     "AddressClass",
+    "BlockingClient",
     "GuardedClient",
     "IPAddress",
     "OutboundBusy",
@@ -94,6 +99,7 @@ __all__ = [
     "OutboundTimeout",
     "OutboundTooLarge",
     "Resolver",
+    "blocking_client",
     "check_addresses",
     "check_configured_url",
     "classify_address",

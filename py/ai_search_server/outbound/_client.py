@@ -45,7 +45,7 @@ from ai_search_server.outbound._errors import (
     OutboundTimeout,
     OutboundTooLarge,
 )
-from ai_search_server.outbound._gate import CallGate, GateBusy, call_gate
+from ai_search_server.outbound._gate import CallGate, GateBusy
 from ai_search_server.outbound._policy import OutboundPolicy, check_max_bytes, check_timeout
 from ai_search_server.outbound._sse import LineDecoder, SSEParser
 from ai_search_server.outbound._transport import PinnedBackend, PinnedTransport
@@ -72,10 +72,12 @@ class OutboundResponse:
 
 
 class GuardedClient:
-    """The one outbound client per app; an async context manager owning its connection pool.
+    """The one outbound client per app; an async context manager owning its connection pool and its
+    cap of calls at once (``gate``), which every caller of the app shares because they share the client.
 
     ``resolve`` is the DNS seam (tests pass a stub); it is called once per new connection and the
-    connection goes to one of the addresses it returned, after all of them passed the policy.
+    connection goes to one of the addresses it returned, after all of them passed the policy. Code
+    that runs in a blocking thread calls it through ``BlockingClient``.
     """
 
     def __init__(
@@ -86,7 +88,7 @@ class GuardedClient:
         verify: ssl.SSLContext | bool = True,
     ) -> None:
         self.policy = policy
-        self.gate: CallGate = call_gate(policy.max_concurrent_calls, policy.queue_wait_seconds)
+        self.gate = CallGate(policy.max_concurrent_calls, policy.queue_wait_seconds)
         self._client = httpx.AsyncClient(
             transport=PinnedTransport(PinnedBackend(policy, resolve), verify=verify),
             follow_redirects=False,

@@ -6,14 +6,13 @@ most ``wait_seconds``, then fails with ``OutboundBusy`` (503): a burst of search
 briefly instead of opening an unbounded number of connections and tasks against a provider that is
 already slow, and a caller that cannot be served soon hears so at once rather than at its deadline.
 
-Why a registry (:func:`call_gate`) and not a gate per client: the app builds its outbound policy in
-more than one place (the answer client, the remote pipeline, which opens one client per event loop,
-the embeddings client), and the cap is for the process. Every client whose policy names the same cap
-and wait shares one gate, whichever module built the policy.
+Each ``GuardedClient`` owns one gate, and the app has one client, which the answers, the remote
+pipeline and the embedder all call (the embedder from its thread, through ``BlockingClient``), so the
+cap holds for the whole process without any registry.
 
-Why not ``asyncio.Semaphore``: it binds to the first event loop that waits on it, and tests (and the
-remote pipeline) run clients on several loops; this gate hands slots over with
-``call_soon_threadsafe`` to whichever loop the waiter runs on.
+Why not ``asyncio.Semaphore``: it binds to the first event loop that waits on it; this gate is
+thread-safe and hands slots over with ``call_soon_threadsafe`` to whichever loop the waiter runs on,
+so a client used by a test on several loops in turn still counts right.
 """
 
 from __future__ import annotations
@@ -25,7 +24,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
-__all__ = ["CallGate", "GateBusy", "call_gate"]
+__all__ = ["CallGate", "GateBusy"]
 
 
 class GateBusy(Exception):
@@ -109,16 +108,3 @@ class CallGate:
 def _resolve(future: asyncio.Future[None]) -> None:
     if not future.done():
         future.set_result(None)
-
-
-_GATES: dict[tuple[int, float], CallGate] = {}
-_GATES_LOCK = threading.Lock()
-
-
-def call_gate(max_calls: int, wait_seconds: float) -> CallGate:
-    """The process's one gate for this cap and wait (made on first use)."""
-    with _GATES_LOCK:
-        gate = _GATES.get((max_calls, wait_seconds))
-        if gate is None:
-            gate = _GATES[(max_calls, wait_seconds)] = CallGate(max_calls, wait_seconds)
-        return gate

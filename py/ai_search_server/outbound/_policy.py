@@ -2,8 +2,8 @@
 
 One ``OutboundPolicy`` is built at start-up from the settings and handed to the app's one
 ``GuardedClient``. Per call, ``timeout_seconds`` and ``max_bytes`` replace these defaults (the values
-come from code, never from a request). ``max_concurrent_calls`` and ``queue_wait_seconds`` name the
-process's one call gate (``_gate``): every client of an equal policy shares it.
+come from code, never from a request). ``max_concurrent_calls`` and ``queue_wait_seconds`` size the
+client's call gate (``_gate``), which the whole app shares with its one client.
 """
 
 from __future__ import annotations

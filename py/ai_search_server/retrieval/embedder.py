@@ -6,7 +6,8 @@ The product implementations:
   all-MiniLM-L6-v2 on ONNX Runtime (float32 or int8) or in numpy, offline, from a PyPI package;
   ``local_embedder.py`` picks the runtime;
 - ``OpenAIEmbedder`` (here): any OpenAI-compatible ``POST {base}/embeddings`` (OpenAI, Ollama, vLLM,
-  llama.cpp server, LM Studio), called through the guarded outbound client.
+  llama.cpp server, LM Studio), called through the app's guarded outbound client (from the blocking
+  thread that embeds, by way of ``outbound.BlockingClient``).
 
 ``embed`` is blocking and may be slow (a model forward pass, an HTTP call): the index calls it from
 its worker thread, the search service through ``anyio.to_thread``. Errors::
@@ -18,18 +19,16 @@ its worker thread, the search service through ``anyio.to_thread``. Errors::
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import threading
-from collections.abc import Coroutine, Sequence
-from typing import Any, Protocol, TypeVar
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
 from ai_search import MAX_AI_SERVICE_RESPONSE_SIZE, trim_trailing_slashes
 
-from ..outbound import GuardedClient, OutboundError, OutboundPolicy
+from ..outbound import BlockingClient, OutboundError
 
 __all__ = [
     "EMBEDDING_REQUEST_TIMEOUT_SECONDS",
@@ -49,7 +48,6 @@ EMBEDDING_REQUEST_TIMEOUT_SECONDS = 30.0
 # Texts sent in one /embeddings call; OpenAI accepts 2048, small local servers choke on far fewer.
 MAX_EMBEDDING_BATCH_TEXTS = 64
 
-T = TypeVar("T")
 Vectors = npt.NDArray[np.float32]
 
 
@@ -91,29 +89,6 @@ def normalise_rows(rows: npt.ArrayLike) -> Vectors:
     return out
 
 
-class _LoopThread:
-    """One private event loop in a daemon thread, so blocking callers can use an async client.
-
-    The guarded client's connection pool belongs to one loop; keeping that loop alive between
-    calls keeps connections (and TLS sessions) to the provider warm.
-    """
-
-    def __init__(self, name: str) -> None:
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, name=name, daemon=True)
-        self._thread.start()
-
-    def run(self, coro: Coroutine[Any, Any, T]) -> T:
-        return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
-
-    def close(self) -> None:
-        if self._loop.is_closed():
-            return
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join()
-        self._loop.close()
-
-
 class OpenAIEmbedder:
     """Embeddings from an OpenAI-compatible endpoint: `POST {base_url}/embeddings`.
 
@@ -130,7 +105,7 @@ class OpenAIEmbedder:
         model: str,
         api_key: str = "",
         *,
-        policy: OutboundPolicy,
+        client: BlockingClient,
         dimensions: int | None = None,
         timeout_seconds: float = EMBEDDING_REQUEST_TIMEOUT_SECONDS,
     ) -> None:
@@ -141,12 +116,9 @@ class OpenAIEmbedder:
         self._headers = {"Accept": "application/json"}
         if api_key:
             self._headers["Authorization"] = f"Bearer {api_key}"
-        self._policy = policy
+        self.client = client
         self._timeout = timeout_seconds
         self._dimensions = dimensions
-        self._runner: _LoopThread | None = None
-        self._client: GuardedClient | None = None
-        self._lock = threading.Lock()
 
     @property
     def model_id(self) -> str:
@@ -158,23 +130,18 @@ class OpenAIEmbedder:
         return self._dimensions or 0
 
     def embed(self, texts: Sequence[str]) -> Vectors:
+        """Blocks: call it from a thread, never on the event loop."""
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
-        with self._lock:
-            if self._runner is None:
-                self._runner = _LoopThread("openai-embedder")
-            runner = self._runner
         parts = [
-            runner.run(self._embed_batch(list(texts[i : i + MAX_EMBEDDING_BATCH_TEXTS])))
+            self._embed_batch(list(texts[i : i + MAX_EMBEDDING_BATCH_TEXTS]))
             for i in range(0, len(texts), MAX_EMBEDDING_BATCH_TEXTS)
         ]
         return np.concatenate(parts)
 
-    async def _embed_batch(self, texts: list[str]) -> Vectors:
-        if self._client is None:
-            self._client = GuardedClient(self._policy)
+    def _embed_batch(self, texts: list[str]) -> Vectors:
         try:
-            response = await self._client.request_json(
+            response = self.client.request_json(
                 "POST",
                 self._url,
                 headers=self._headers,
@@ -212,15 +179,3 @@ class OpenAIEmbedder:
                 f"embeddings endpoint answered {matrix.shape[1]} dimensions, expected {self._dimensions}"
             )
         return normalise_rows(matrix)
-
-    def close(self) -> None:
-        with self._lock:
-            runner, client = self._runner, self._client
-            self._runner = self._client = None
-        if runner is not None:
-            if client is not None:
-                try:
-                    runner.run(client.aclose())
-                except Exception:  # closing must not hide the caller's own error
-                    log.debug("closing the embeddings client failed", exc_info=True)
-            runner.close()

@@ -3,21 +3,20 @@
 The search service talks to a ``Pipeline``; two implement it: ``EmbeddedPipeline`` (``embedded.py``,
 in-process) and ``RemotePipeline`` here, which sends the upstream's exact request
 (``POST {base}/pipelines/{id}/search`` with ``X-API-KEY`` and ``X-API-KEY-SECRET``, built by the pure
-core) through the guarded outbound client: 10 s for the whole call, 5 MiB for the answer, no
+core) through the app's guarded outbound client: 10 s for the whole call, 5 MiB for the answer, no
 redirects, destinations checked after DNS resolution.
 
 A pipeline that cannot answer raises ``PipelineError``; the service turns that into a degraded search
 (the other branch's results, and a notice in ``meta``), never into a 500. ``PipelineError.reason`` is
 written for the person searching and names no URL, key or upstream text.
 
-    pipeline = RemotePipeline(config, OutboundPolicy(allow_hosts=("pipeline.internal",)))
+    pipeline = RemotePipeline(config, services.outbound)
     raw = await pipeline.search("deploy", mode="keyword", classifications=["user"],
                                 pipeline_filters={"room_id": {"$eq": "r1"}}, limit=20)
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Sequence
 from typing import Any, Literal, Protocol
@@ -35,7 +34,6 @@ from ..outbound import (
     OutboundBusy,
     OutboundError,
     OutboundHTTPError,
-    OutboundPolicy,
     OutboundProtocolError,
     OutboundRedirect,
     OutboundTimeout,
@@ -110,7 +108,7 @@ def branch_name(mode: CandidateSource) -> str:
 
 
 class RemotePipeline:
-    """A remote pipeline over HTTP. One guarded client per event loop, closed by `aclose`.
+    """A remote pipeline over HTTP, called through ``client`` (the app's; the app closes it).
 
     Raises:
         ValueError: the config is incomplete (from the constructor).
@@ -122,7 +120,7 @@ class RemotePipeline:
     def __init__(
         self,
         config: PipelineConfig,
-        policy: OutboundPolicy,
+        client: GuardedClient,
         *,
         timeout_seconds: float | None = None,
         max_bytes: int = MAX_AI_SERVICE_RESPONSE_SIZE,
@@ -130,19 +128,9 @@ class RemotePipeline:
         if not config.is_configured:
             raise ValueError("the remote pipeline needs a base URL, a pipeline id, a key and a secret")
         self._config = config
-        self._policy = policy
+        self._client = client
         self._timeout_seconds = timeout_seconds
         self._max_bytes = max_bytes
-        self._client: GuardedClient | None = None
-        self._client_loop: asyncio.AbstractEventLoop | None = None
-
-    def _client_for_this_loop(self) -> GuardedClient:
-        # An httpx pool belongs to the loop that opened it; tests (and some servers) run several loops.
-        loop = asyncio.get_running_loop()
-        if self._client is None or self._client_loop is not loop:
-            self._client = GuardedClient(self._policy)
-            self._client_loop = loop
-        return self._client
 
     async def search(
         self,
@@ -163,7 +151,7 @@ class RemotePipeline:
         )
         branch = branch_name(mode)
         try:
-            response = await self._client_for_this_loop().request_json(
+            response = await self._client.request_json(
                 request.method,
                 request.url,
                 headers=request.headers,
@@ -186,6 +174,4 @@ class RemotePipeline:
         return body
 
     async def aclose(self) -> None:
-        client, self._client = self._client, None
-        if client is not None and self._client_loop is asyncio.get_running_loop():
-            await client.aclose()
+        """Nothing to close: the client is the app's."""

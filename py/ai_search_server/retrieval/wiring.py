@@ -7,10 +7,11 @@ runs (an in-process test client), the first ``get()`` builds it. Either way the 
 
 Which pipeline:
 
-- ``pipeline_base_url`` set: the remote pipeline, through the guarded outbound client;
+- ``pipeline_base_url`` set: the remote pipeline, through the app's guarded outbound client;
 - otherwise the embedded one on ``<data_dir>/index.db``, with the embedder the ``embedder`` setting
   names (``local``: the packaged MiniLM on the fastest runtime available, or the one
-  ``embedder_runtime`` names; ``openai``: an OpenAI-compatible endpoint; ``none``). An
+  ``embedder_runtime`` names; ``openai``: an OpenAI-compatible endpoint, through the same client
+  from the index's thread; ``none``). An
   embedder that cannot start leaves the search keyword-only, logged and said in every answer's meta.
 
 The embedded pipeline is also served over HTTP when ``embedded_pipeline_http`` is on and both
@@ -19,6 +20,7 @@ The embedded pipeline is also served over HTTP when ``embedded_pipeline_http`` i
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sys
 import threading
@@ -26,11 +28,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
+import anyio.lowlevel
 from starlette.routing import BaseRoute
 
 from ai_search import PipelineConfig
 
-from ..outbound import OutboundPolicy
+from ..outbound import BlockingClient, GuardedClient, OutboundPolicy, blocking_client
 from ..settings import Settings
 from ..store.base import Store
 from .embedded import EmbeddedPipeline
@@ -72,26 +75,24 @@ def search_options(settings: Settings, model_id: str | None = None) -> SearchOpt
     )
 
 
-def outbound_policy(settings: Settings) -> OutboundPolicy:
-    return OutboundPolicy(
-        allow_hosts=tuple(settings.outbound_allow_hosts),
-        max_concurrent_calls=settings.outbound_max_concurrent_calls,
-    )
+def build_embedder(settings: Settings, client: BlockingClient | None) -> Embedder | None:
+    """The configured embedder, or None (keyword only) when it is `none` or cannot start.
 
-
-def build_embedder(settings: Settings) -> Embedder | None:
-    """The configured embedder, or None (keyword only) when it is `none` or cannot start."""
+    ``client``: the app's outbound client as the embedder's thread calls it (``openai`` needs it).
+    """
     try:
         if settings.embedder == "local":
             from .local_embedder import load_local_embedder
 
             return load_local_embedder(settings.embedder_runtime, threads=settings.embedder_threads)
         if settings.embedder == "openai":
+            if client is None:
+                raise EmbedderError("embedder openai needs the outbound client, and none was given")
             return OpenAIEmbedder(
                 settings.embedding_base_url,
                 settings.embedding_model,
                 settings.embedding_api_key,
-                policy=outbound_policy(settings),
+                client=client,
             )
     except EmbedderError as exc:
         log.warning("semantic search is off: %s", exc)
@@ -116,7 +117,9 @@ def embedded_pipeline_http_settings(settings: Settings) -> EmbeddedPipelineHttpS
 class SearchHandle:
     """Builds the search service once; `get` from any request, `start`/`aclose` from the lifespan.
 
-    Tests may hand in a ready `service` (and the `index` behind it) instead of settings.
+    `outbound` is the app's one client: the remote pipeline calls it, and so does an OpenAI-compatible
+    embedder, from the index's thread, on the loop that first asked for the service. Tests may hand in
+    a ready `service` (and the `index` behind it) instead, with no client.
     """
 
     def __init__(
@@ -124,6 +127,7 @@ class SearchHandle:
         settings: Settings,
         store: Store,
         *,
+        outbound: GuardedClient | None,
         data_dir: Path | None,
         service: SearchService | None = None,
         index: EmbeddedIndex | None = None,
@@ -131,6 +135,9 @@ class SearchHandle:
     ) -> None:
         self._settings = settings
         self._store = store
+        self._outbound = outbound
+        # The event loop that owns the outbound client, learnt on it (`get`), for the embedder's thread.
+        self._loop: anyio.lowlevel.EventLoopToken | None = None
         self._data_dir = data_dir
         self._service = service
         self.index = index
@@ -141,7 +148,7 @@ class SearchHandle:
     @classmethod
     def ready(cls, settings: Settings, store: Store, service: SearchService) -> SearchHandle:
         index = getattr(service.pipeline, "index", None)
-        return cls(settings, store, data_dir=None, service=service, index=index)
+        return cls(settings, store, outbound=None, data_dir=None, service=service, index=index)
 
     def _build(self) -> SearchService:
         with self._build_lock:
@@ -166,7 +173,7 @@ class SearchHandle:
             settings.search_min_similarity_percent,
         )
         if config.is_configured:
-            return RemotePipeline(config, outbound_policy(settings))
+            return RemotePipeline(config, self._client())
         if settings.pipeline_base_url:
             log.warning(
                 "pipeline_base_url is set but the pipeline id, key or secret is missing: "
@@ -185,13 +192,20 @@ class SearchHandle:
                 if self._data_dir is None:
                     raise RuntimeError("the embedded pipeline needs a data dir for its index")
                 self._data_dir.mkdir(parents=True, exist_ok=True)
+                client = self._client()
+                blocking = BlockingClient(client, self._loop) if self._loop is not None else None
                 self.index = EmbeddedIndex.open(
                     self._data_dir / INDEX_FILENAME,
                     self._store,
-                    build_embedder(self._settings),
+                    build_embedder(self._settings, blocking),
                     progress=self._progress,
                 )
             return self.index
+
+    def _client(self) -> GuardedClient:
+        if self._outbound is None:
+            raise RuntimeError("this search handle was made without an outbound client")
+        return self._outbound
 
     def http_routes(self) -> list[BaseRoute]:
         """The embedded pipeline over HTTP, when `embedded_pipeline_http` is on (and keys are set)."""
@@ -223,6 +237,8 @@ class SearchHandle:
     async def get(self) -> SearchService:
         if self._service is not None:
             return self._service
+        if self._loop is None:
+            self._loop = anyio.lowlevel.current_token()
         return await anyio.to_thread.run_sync(self._build)
 
     async def start(self) -> None:
@@ -242,13 +258,16 @@ class SearchHandle:
             close()
 
 
-def index_now(settings: Settings, store: Store, data_dir: Path, *, progress: bool = True) -> int:
+def index_now(
+    settings: Settings, store: Store, data_dir: Path, *, policy: OutboundPolicy, progress: bool = True
+) -> int:
     """Bring `<data_dir>/index.db` level with the store and embed what lacks a vector, blocking.
 
     For `ai-search import` (and any batch job): keyword catch-up and embedding each show a
     progress bar on stderr. Returns the messages indexed. Does nothing with a remote pipeline.
     A running server follows the store's change log and finds the new messages by itself too, within
-    about a second (`EmbeddedIndex.follow_once`), reading the vectors this job stored.
+    about a second (`EmbeddedIndex.follow_once`), reading the vectors this job stored. An
+    OpenAI-compatible embedder calls out through one client under ``policy``, for this job only.
     """
     if PipelineConfig(
         settings.pipeline_base_url,
@@ -257,9 +276,12 @@ def index_now(settings: Settings, store: Store, data_dir: Path, *, progress: boo
         settings.pipeline_api_key_secret,
     ).is_configured:
         return 0
-    index = EmbeddedIndex.open(data_dir / INDEX_FILENAME, store, build_embedder(settings), progress=progress)
-    try:
-        index.wait_until_embedded(INDEX_NOW_MAX_SECONDS)
-        return index.db.count()
-    finally:
-        index.close()
+    with contextlib.ExitStack() as stack:
+        client = stack.enter_context(blocking_client(policy)) if settings.embedder == "openai" else None
+        embedder = build_embedder(settings, client)
+        index = EmbeddedIndex.open(data_dir / INDEX_FILENAME, store, embedder, progress=progress)
+        try:
+            index.wait_until_embedded(INDEX_NOW_MAX_SECONDS)
+            return index.db.count()
+        finally:
+            index.close()
