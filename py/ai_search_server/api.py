@@ -115,26 +115,24 @@ def _rate_limited(route: ApiRoute) -> bool:
 
 
 # The refusals a route gives without raising them itself, and which routes give each: the dispatcher
-# below (parameters, credentials, permissions, rate limit, the store), and the middleware in front of
-# every route (security.py: Host 421, Origin 403, the body cap 413 and the body's reading time 408).
-COMMON_REFUSALS: tuple[tuple[Refusal, Callable[[ApiRoute], bool]], ...] = (
-    (Refusal(errors.InvalidParams.status, "A parameter is missing, unknown or out of range"), _always),
-    # Credentials that are sent are checked on every route, even on one that does not need them.
-    (Refusal(errors.Unauthorized.status, "No credentials, or credentials that are not valid"), _always),
-    (Refusal(403, "Origin not allowed: a cross-site call from a site not allowed"), _always),
-    (Refusal(errors.Forbidden.status, "The caller lacks a permission the route needs"), _needs_permissions),
-    # The server itself answers these two before any route runs (serving.py), plain text.
-    (Refusal(408, "The request head was not received in time"), _always),
-    (Refusal(408, "The request body was not received in time"), _reads_body),
-    (Refusal(413, "The request body is over the size cap"), _always),
-    (Refusal(421, "Host not allowed"), _always),
-    (Refusal(errors.TooManyRequests.status, "Rate limit reached: retry after Retry-After"), _rate_limited),
-    (
-        Refusal(errors.TooManyRequests.status, "Too many failed authentications from this address"),
-        _always,
-    ),
-    (Refusal(431, "The request head (request line and headers) is over its size cap"), _always),
-    (Refusal.of(errors.ServiceUnavailable), _always),
+# below (parameters, credentials, permissions, rate limit, the store), the middleware in front of
+# every route (security.py: Host 421, Origin 403, the body cap 413 and the body's reading time 408;
+# ratelimit.py: the failed-authentication budget 429), and the HTTP server itself (serving.py: the
+# request head's size 431 and reading time 408, in plain text). Statuses and reasons are the
+# refusals' own (errors.py).
+COMMON_REFUSALS: tuple[tuple[type[errors.ApiError], Callable[[ApiRoute], bool]], ...] = (
+    (errors.InvalidParams, _always),
+    (errors.Unauthorized, _always),
+    (errors.OriginNotAllowed, _always),
+    (errors.Forbidden, _needs_permissions),
+    (errors.HeadTimeout, _always),
+    (errors.RequestTimeout, _reads_body),
+    (errors.RequestTooLarge, _always),
+    (errors.HostNotAllowed, _always),
+    (errors.TooManyRequests, _rate_limited),
+    (errors.AuthFailuresSpent, _always),
+    (errors.HeadTooLarge, _always),
+    (errors.ServiceUnavailable, _always),
 )
 
 
@@ -167,7 +165,9 @@ class ApiRoute:
     def refusals(self) -> dict[int, tuple[str, ...]]:
         """Every error status the route can answer, in order, each with its reasons: the common
         ones that apply to it, then its own."""
-        common = [refusal for refusal, applies in COMMON_REFUSALS if applies(self)]
+        common = [
+            Refusal(error.status, error.described()) for error, applies in COMMON_REFUSALS if applies(self)
+        ]
         by_status: dict[int, dict[str, None]] = {}
         for refusal in sorted([*common, *self.refuses], key=lambda r: r.status):
             by_status.setdefault(refusal.status, {})[refusal.reason] = None
@@ -320,8 +320,8 @@ def json_response(
 
 
 def error_response(exc: errors.ApiError, extra_headers: Mapping[str, str] | None = None) -> Response:
-    headers = {**exc.headers, **(extra_headers or {})}
-    return json_response(exc.body(), exc.status, headers)
+    """The REST answer of a refusal (``errors.refusal_response``), with the call's rate-limit headers."""
+    return errors.refusal_response(exc, headers=extra_headers)
 
 
 def lone_surrogate_at(value: Any, path: str = "") -> str | None:

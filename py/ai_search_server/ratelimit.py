@@ -52,9 +52,9 @@ from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import RedisError
 from starlette.datastructures import Headers
-from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from . import errors
 from .security import DEFAULT_JSONRPC_PATHS
 
 __all__ = [
@@ -65,7 +65,6 @@ __all__ = [
     "MCP_RATE_LIMIT",
     "REDIS_RETRY_INTERVAL_SECONDS",
     "REDIS_SOCKET_TIMEOUT_SECONDS",
-    "TOO_MANY_REQUESTS_BODY",
     "FailedAuthMiddleware",
     "OnStorageError",
     "RateLimit",
@@ -75,7 +74,7 @@ __all__ = [
     "caller_key",
     "client_address",
     "rate_limit_headers",
-    "too_many_requests_response",
+    "too_many_requests",
 ]
 
 log = logging.getLogger(__name__)
@@ -93,11 +92,6 @@ REDIS_RETRY_INTERVAL_SECONDS = 5.0
 # Bits of an IPv6 client address that form its bucket. One subscriber usually holds a whole /64, so
 # bucketing single addresses would let one client mint 2**64 fresh budgets.
 IPV6_CLIENT_PREFIX_BITS = 64
-TOO_MANY_REQUESTS_BODY = {
-    "success": False,
-    "error": "Too many requests",
-    "errorType": "error-too-many-requests",
-}
 
 Strategy = Literal["moving-window", "fixed-window"]
 OnStorageError = Literal["local", "allow", "deny"]
@@ -382,8 +376,9 @@ class FailedAuthMiddleware:
         key = caller_key(None, peer, forwarded, self.trusted_proxy_hops)
         refusal = await self.limiter.refusal(AUTH_FAILURE_ROUTE_KEY, key, self.limit)
         if refusal is not None:
+            spent = too_many_requests(refusal, errors.AuthFailuresSpent)
             jsonrpc = scope["path"] in self.jsonrpc_paths
-            await too_many_requests_response(refusal, jsonrpc=jsonrpc)(scope, receive, send)
+            await errors.refusal_response(spent, jsonrpc=jsonrpc)(scope, receive, send)
             return
         status = 0
 
@@ -410,14 +405,12 @@ def rate_limit_headers(result: RateLimitResult, now: float | None = None) -> dic
     return headers
 
 
-def too_many_requests_response(result: RateLimitResult, *, jsonrpc: bool = False) -> JSONResponse:
-    """The 429 answer: the REST body, or upstream MCP's JSON-RPC envelope (§8.1), with the headers."""
-    body: dict[str, Any] = (
-        {"jsonrpc": "2.0", "error": {"code": -32000, "message": TOO_MANY_REQUESTS_BODY["error"]}}
-        if jsonrpc
-        else dict(TOO_MANY_REQUESTS_BODY)
-    )
-    return JSONResponse(body, status_code=429, headers=rate_limit_headers(result))
+def too_many_requests(
+    result: RateLimitResult, kind: type[errors.TooManyRequests] = errors.TooManyRequests
+) -> errors.TooManyRequests:
+    """The 429 refusal of a refused count, carrying its headers (``Retry-After`` among them); rendered
+    as the REST body, or upstream MCP's JSON-RPC envelope (§8.1), by ``errors.refusal_response``."""
+    return kind(headers=rate_limit_headers(result))
 
 
 def client_address(

@@ -12,8 +12,10 @@ outermost first, and the order matters:
    It caps the body's size (413) and the time its reading takes (408).
 
 Rate limits are per route (``ratelimit.py``), after authentication has said who the caller is.
-Refusals answer in the REST shape ``{"success": false, "error", "errorType"}``, except on the JSON-RPC
-paths (the MCP endpoint), which get upstream's envelope ``{"jsonrpc": "2.0", "error"}`` (no ``id``: the MCP schemas refuse ``null``).
+Refusals are the server's own (``errors.py``: ``HostNotAllowed``, ``OriginNotAllowed``,
+``RequestTooLarge``, ``RequestTimeout``), rendered by ``errors.refusal_response``: the REST shape
+``{"success": false, "error", "errorType"}``, except on the JSON-RPC paths (the MCP endpoint), which
+get upstream's envelope ``{"jsonrpc": "2.0", "error"}`` (no ``id``: the MCP schemas refuse ``null``).
 
     >>> policy = OriginPolicy("http://127.0.0.1:8000", cors_allowed_origins=("*",))
     >>> origin_allowed("HTTP://127.0.0.1:80", policy), origin_allowed("HTTP://127.0.0.1:8000", policy)
@@ -30,13 +32,14 @@ import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
 from urllib.parse import urlsplit
 
 import anyio
 from starlette.datastructures import Headers, MutableHeaders
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from . import errors
 
 __all__ = [
     "CORS_ALLOWED_HEADERS",
@@ -306,30 +309,6 @@ def request_origin_allowed(headers: Headers, policy: OriginPolicy, scheme: str =
     return origin_allowed(origins[0] if origins else None, policy, request_host(headers, policy), scheme)
 
 
-@dataclass(frozen=True)
-class _Refusal:
-    status: int
-    error: str
-    error_type: str
-    jsonrpc_message: str
-
-
-_HOST_REFUSED = _Refusal(421, "Host not allowed", "error-host-not-allowed", "Host is not allowed")
-_ORIGIN_REFUSED = _Refusal(403, "Origin not allowed", "error-origin-not-allowed", "Origin is not allowed")
-
-
-def _refusal_response(
-    refusal: _Refusal, path: str, jsonrpc_paths: Collection[str], headers: Mapping[str, str] | None = None
-) -> Response:
-    body: dict[str, Any]
-    if path in jsonrpc_paths:
-        error = {"code": -32000, "message": refusal.jsonrpc_message}
-        body = {"jsonrpc": "2.0", "error": error}
-    else:
-        body = {"success": False, "error": refusal.error, "errorType": refusal.error_type}
-    return JSONResponse(body, status_code=refusal.status, headers=headers)
-
-
 class OriginMiddleware:
     """Host check on every path (421), Origin check and CORS on the protected prefixes (403, 204).
 
@@ -359,7 +338,8 @@ class OriginMiddleware:
         scheme: str = scope.get("scheme", "http")
         host = request_host(headers, self.policy)
         if self.policy.allowed_hosts and host is None:
-            await _refusal_response(_HOST_REFUSED, path, self.jsonrpc_paths)(scope, receive, send)
+            refusal = errors.refusal_response(errors.HostNotAllowed(), jsonrpc=path in self.jsonrpc_paths)
+            await refusal(scope, receive, send)
             return
         if not path.startswith(self.protected_prefixes):
             await self.app(scope, receive, send)
@@ -370,7 +350,7 @@ class OriginMiddleware:
         else:
             refused = not request_origin_allowed(headers, self.policy, scheme)
         if refused:
-            refusal = _refusal_response(_ORIGIN_REFUSED, path, self.jsonrpc_paths)
+            refusal = errors.refusal_response(errors.OriginNotAllowed(), jsonrpc=path in self.jsonrpc_paths)
             await refusal(scope, receive, _with_cors_headers(send, None))
             return
         if not origins:
@@ -470,18 +450,6 @@ class BodyLimitMiddleware:
         self.max_body_bytes = max_body_bytes
         self.body_timeout_seconds = body_timeout_seconds
         self.jsonrpc_paths = frozenset(jsonrpc_paths)
-        self._refusal = _Refusal(
-            413,
-            "Request body too large",
-            "error-request-too-large",
-            f"Request body exceeds the {max_body_bytes} byte limit",
-        )
-        self._timeout = _Refusal(
-            408,
-            "Request body not received in time",
-            "error-request-timeout",
-            f"Request body not received within {body_timeout_seconds:g} s",
-        )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -502,10 +470,10 @@ class BodyLimitMiddleware:
             with anyio.move_on_after(self.body_timeout_seconds) as deadline:
                 await read.run(receive)
             if deadline.cancelled_caught:
-                # Connection: close, so the server drops the connection instead of reading on.
-                close = {"Connection": "close"}
-                refusal = _refusal_response(self._timeout, scope["path"], self.jsonrpc_paths, close)
-                await refusal(scope, receive, send)
+                # Connection: close (the refusal's header), so the server drops the connection
+                # instead of reading on.
+                late = errors.RequestTimeout.after(self.body_timeout_seconds)
+                await self._answer(late, scope, receive, send)
                 return
         if read.too_large:
             await self._refuse(scope, receive, send)
@@ -522,7 +490,11 @@ class BodyLimitMiddleware:
         await self.app(scope, replay, send)
 
     async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await _refusal_response(self._refusal, scope["path"], self.jsonrpc_paths)(scope, receive, send)
+        await self._answer(errors.RequestTooLarge.over(self.max_body_bytes), scope, receive, send)
+
+    async def _answer(self, refusal: errors.ApiError, scope: Scope, receive: Receive, send: Send) -> None:
+        jsonrpc = scope["path"] in self.jsonrpc_paths
+        await errors.refusal_response(refusal, jsonrpc=jsonrpc)(scope, receive, send)
 
 
 # The page's Content-Security-Policy, directive by directive, and why each source is there. Measured

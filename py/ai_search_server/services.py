@@ -18,7 +18,14 @@ from starlette.requests import Request
 from . import errors
 from .answers.service import AnswerService
 from .outbound import GuardedClient, OutboundPolicy
-from .ratelimit import RateLimit, RateLimiter, caller_key, client_address, rate_limit_headers
+from .ratelimit import (
+    RateLimit,
+    RateLimiter,
+    caller_key,
+    client_address,
+    rate_limit_headers,
+    too_many_requests,
+)
 from .retrieval.wiring import SearchHandle
 from .settings import Settings
 from .store.base import Store
@@ -134,7 +141,6 @@ class Services:
         if self.limiter is None:
             return {}
         result = await self.limiter.hit(route_key, caller_key, limit)
-        headers = rate_limit_headers(result)
         if not result.allowed:
-            raise errors.TooManyRequests(headers=dict(headers))
-        return headers
+            raise too_many_requests(result)
+        return rate_limit_headers(result)

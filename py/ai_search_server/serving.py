@@ -45,6 +45,8 @@ from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
+from . import errors
+
 __all__ = [
     "DEFAULT_MAX_CONNECTIONS",
     "MAX_REQUEST_HEAD_BYTES",
@@ -77,9 +79,10 @@ RESERVED_DESCRIPTORS = 160
 # The fewest connections the cap allows (connections), whatever the descriptor limit.
 MIN_CONNECTIONS = 16
 
-_HEAD_TOO_LARGE = (b"431 Request Header Fields Too Large", b"Request header fields too large")
-_HEAD_TOO_SLOW = (b"408 Request Timeout", b"Request head not received in time")
-_TOO_MANY_CONNECTIONS = (b"503 Service Unavailable", b"Too many connections; try again")
+# The status lines and plain-text sentences of the refusals answered here (errors.py).
+_HEAD_TOO_LARGE = (b"431 Request Header Fields Too Large", errors.HeadTooLarge.default_message.encode())
+_HEAD_TOO_SLOW = (b"408 Request Timeout", errors.HeadTimeout.default_message.encode())
+_TOO_MANY_CONNECTIONS = (b"503 Service Unavailable", errors.TooManyConnections.default_message.encode())
 
 
 def connection_cap(setting: int = 0) -> int:

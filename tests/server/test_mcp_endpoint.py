@@ -20,7 +20,7 @@ from starlette.responses import Response, StreamingResponse
 
 from ai_search_server.api import ApiRequest, ApiRoute, Router
 from ai_search_server.app import create_app
-from ai_search_server.mcp import errors
+from ai_search_server.mcp import rpc_errors
 from ai_search_server.mcp.dispatch import CallerAuth, build_query_string, call_route
 from ai_search_server.mcp.endpoint import accepts_json
 from ai_search_server.ratelimit import RateLimiter
@@ -712,5 +712,5 @@ async def test_an_answer_over_5_mib_once_encoded_gets_413(probe_app: Starlette, 
 async def test_dispatch_deadline(probe_app: Starlette, workspace: Workspace) -> None:
     alice = workspace["alice"]
     auth = CallerAuth(alice.user.id, alice.pat, "127.0.0.1", b"testserver")
-    with pytest.raises(errors.ToolTimeout, match="MCP tool call timed out after 50 ms"):
+    with pytest.raises(rpc_errors.ToolTimeout, match="MCP tool call timed out after 50 ms"):
         await call_route(probe_app, route_named("rooms.isMember"), {}, auth, timeout_seconds=0.05)

@@ -22,9 +22,9 @@ import httpx
 import pytest
 import redis
 
+from ai_search_server.errors import refusal_response
 from ai_search_server.ratelimit import (
     MCP_RATE_LIMIT,
-    TOO_MANY_REQUESTS_BODY,
     FailedAuthMiddleware,
     OnStorageError,
     RateLimit,
@@ -34,7 +34,7 @@ from ai_search_server.ratelimit import (
     caller_key,
     client_address,
     rate_limit_headers,
-    too_many_requests_response,
+    too_many_requests,
 )
 
 REDIS_BINARY = shutil.which("redis-server") or "/usr/bin/redis-server"
@@ -105,13 +105,12 @@ async def test_429_response_has_body_headers_and_retry_after() -> None:
         for _ in range(3):
             await limiter.hit("login", "ip:203.0.113.9", THREE_PER_MINUTE)
         refused = await limiter.hit("login", "ip:203.0.113.9", THREE_PER_MINUTE)
-    response = too_many_requests_response(refused)
+    response = refusal_response(too_many_requests(refused))
     assert response.status_code == 429
     assert (
         response.body
         == b'{"success":false,"error":"Too many requests","errorType":"error-too-many-requests"}'
     )
-    assert TOO_MANY_REQUESTS_BODY["errorType"] == "error-too-many-requests"
     assert response.headers["x-ratelimit-limit"] == "3"
     assert response.headers["x-ratelimit-remaining"] == "0"
     assert 1 <= int(response.headers["retry-after"]) <= 61
@@ -119,7 +118,7 @@ async def test_429_response_has_body_headers_and_retry_after() -> None:
 
 def test_mcp_429_uses_the_upstream_jsonrpc_envelope() -> None:
     result = RateLimitResult(allowed=False, limit=60, remaining=0, reset_epoch_seconds=int(time.time()) + 30)
-    response = too_many_requests_response(result, jsonrpc=True)
+    response = refusal_response(too_many_requests(result), jsonrpc=True)
     assert response.status_code == 429
     assert response.body == b'{"jsonrpc":"2.0","error":{"code":-32000,"message":"Too many requests"}}'
 

@@ -1,7 +1,8 @@
 """The MCP endpoint: the REST routes as MCP tools, called as the user through the REST stack.
 
 ``catalog`` (tools from route metadata), ``protocol`` (JSON-RPC), ``dispatch`` (in-process REST
-calls), ``endpoint`` (the HTTP gates), ``errors`` (the boundary's exception tree), ``limits``.
+calls), ``endpoint`` (the HTTP gates, refused with the server's ``errors``), ``rpc_errors`` (in-band
+JSON-RPC errors and failed tool calls), ``limits``.
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ from starlette.types import ASGIApp, Message
 
 from ..api import RESOLVED_CALLER_SCOPE_KEY, ApiRoute
 from ..services import Caller
-from . import errors
+from . import rpc_errors
 from .limits import MAX_RESPONSE_BYTES, TOOL_CALL_TIMEOUT_SECONDS, byte_limit_text
 from .protocol import ToolResponse
 
@@ -64,10 +64,10 @@ class ByteBudget:
         self.remaining = limit_bytes
 
     def charge(self, size: int) -> None:
-        """Raises errors.BatchBudgetExceeded once the batch has read more than its limit."""
+        """Raises rpc_errors.BatchBudgetExceeded once the batch has read more than its limit."""
         self.remaining -= size
         if self.remaining < 0:
-            raise errors.BatchBudgetExceeded(
+            raise rpc_errors.BatchBudgetExceeded(
                 f"MCP batch response exceeds the {byte_limit_text(self.limit_bytes)} limit"
             )
 
@@ -108,7 +108,7 @@ class _Exchange:
         self.status = 500
         self.chunks: list[bytes] = []
         self.size = 0
-        self.failure: errors.ToolFailure | None = None
+        self.failure: rpc_errors.ToolFailure | None = None
 
     async def receive(self) -> Message:
         if self._request is not None:
@@ -123,7 +123,7 @@ class _Exchange:
             self.status = message["status"]
             for name, value in message.get("headers", ()):
                 if name.lower() == b"content-length" and value.isdigit() and int(value) > self._max_bytes:
-                    self._fail(errors.ToolResponseTooLarge())
+                    self._fail(rpc_errors.ToolResponseTooLarge())
             return
         if message["type"] != "http.response.body":
             return
@@ -131,17 +131,17 @@ class _Exchange:
         if chunk:
             self.size += len(chunk)
             if self.size > self._max_bytes:
-                self._fail(errors.ToolResponseTooLarge())
+                self._fail(rpc_errors.ToolResponseTooLarge())
             if self._budget is not None:
                 try:
                     self._budget.charge(len(chunk))
-                except errors.BatchBudgetExceeded as exc:
+                except rpc_errors.BatchBudgetExceeded as exc:
                     self._fail(exc)
             self.chunks.append(chunk)
         if not message.get("more_body", False):
             self._done.set()
 
-    def _fail(self, failure: errors.ToolFailure) -> None:
+    def _fail(self, failure: rpc_errors.ToolFailure) -> None:
         # Raised into the app, which stops writing; remembered, because middleware may wrap it.
         self.failure = failure
         raise failure
@@ -173,9 +173,9 @@ async def call_route(
     """Call ``route`` with ``arguments`` as the caller, through the whole app.
 
     Raises:
-        errors.ToolTimeout: no complete answer within ``timeout_seconds``.
-        errors.ToolResponseTooLarge: the answer declared or streamed more than ``max_bytes``.
-        errors.BatchBudgetExceeded: the batch's shared ``budget`` ran out while reading.
+        rpc_errors.ToolTimeout: no complete answer within ``timeout_seconds``.
+        rpc_errors.ToolResponseTooLarge: the answer declared or streamed more than ``max_bytes``.
+        rpc_errors.BatchBudgetExceeded: the batch's shared ``budget`` ran out while reading.
     """
     if route.reads_body:
         body = _json_body(arguments)
@@ -212,14 +212,14 @@ async def call_route(
         with anyio.fail_after(timeout_seconds):
             await app(scope, exchange.receive, exchange.send)
     except TimeoutError:
-        raise errors.ToolTimeout(
+        raise rpc_errors.ToolTimeout(
             f"MCP tool call timed out after {round(timeout_seconds * 1000)} ms"
         ) from None
     except Exception as exc:
         if exchange.failure is not None:
             raise exchange.failure from None
         log.exception("MCP tool call to %s %s failed", route.method, path)
-        raise errors.ToolFailure("internal server error") from exc
+        raise rpc_errors.ToolFailure("internal server error") from exc
     return ToolResponse(
         ok=200 <= exchange.status < 300, status=exchange.status, text=_text_of(b"".join(exchange.chunks))
     )

@@ -27,7 +27,7 @@ so there a bad Origin is refused ahead of step 1; step 3 keeps the endpoint safe
 
 Differences from the upstream, on purpose: its route-level authentication ran before step 2, so
 there a disabled endpoint first checked credentials; here the cheap, store-free gates come first.
-Error envelopes leave out an ``id`` they could not read instead of sending null (see ``errors``).
+Error envelopes leave out an ``id`` they could not read instead of sending null (``errors.py``).
 A client's JSON-RPC response is accepted with 202 (the transport allows both), step 5 follows the
 SDK's 406, and ``server/discover`` (a 2026-era client's first request) is answered 400 as an
 unsupported version even without the version header, so such a client falls back to ``initialize``.
@@ -46,21 +46,19 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from .. import errors as api_errors
+from .. import errors
 from ..api import ApiRoute
 from ..ratelimit import MCP_RATE_LIMIT
 from ..security import OriginPolicy, request_origin_allowed
 from ..services import Caller, Services
 from ..store.base import StorageFailure
-from . import errors
 from .catalog import Catalog, Tool, build_catalog
 from .dispatch import ByteBudget, CallerAuth, call_route
-from .limits import BATCH_WORKERS, MAX_BATCH_ENTRIES, MAX_RESPONSE_BYTES
+from .limits import BATCH_WORKERS, MAX_BATCH_ENTRIES, MAX_RESPONSE_BYTES, byte_limit_text
 from .protocol import (
     SUPPORTED_PROTOCOL_VERSIONS,
     ToolCaller,
     ToolResponse,
-    encode_error,
     handle_message,
     is_client_response,
     is_valid_request,
@@ -117,13 +115,9 @@ def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def _refusal(exc: errors.HttpRefusal, headers: Mapping[str, str] | None = None) -> Response:
-    return Response(
-        encode_error(exc.code, exc.message),
-        status_code=exc.status,
-        headers={**(headers or {}), **exc.headers},
-        media_type=_JSON,
-    )
+def _refusal(exc: errors.ApiError, headers: Mapping[str, str] | None = None) -> Response:
+    """The refusal as an id-less JSON-RPC envelope; its own headers win over the rate-limit ones."""
+    return errors.refusal_response(exc, jsonrpc=True, headers={**(headers or {}), **exc.headers})
 
 
 class McpEndpoint:
@@ -147,7 +141,7 @@ class McpEndpoint:
             else:
                 await self._gate(request, post=False)
                 raise errors.MethodNotAllowed(headers={"Allow": "POST"})
-        except errors.HttpRefusal as exc:
+        except errors.ApiError as exc:
             response = _refusal(exc)
         await response(scope, receive, send)
 
@@ -161,7 +155,7 @@ class McpEndpoint:
         if not self.enabled:
             raise errors.EndpointDisabled()
         if not request_origin_allowed(headers, self.policy, request.url.scheme):
-            raise errors.OriginRefused()
+            raise errors.OriginNotAllowed()
         version = headers.get("mcp-protocol-version")
         if version is not None and version not in SUPPORTED_PROTOCOL_VERSIONS:
             raise errors.UnsupportedVersion()
@@ -170,7 +164,7 @@ class McpEndpoint:
             raise errors.NotAcceptable()
         try:
             caller = self.services.resolve_caller(user_id, token)
-        except api_errors.Unauthorized:
+        except errors.Unauthorized:
             raise errors.PatRequired() from None
         except StorageFailure:
             raise errors.ServiceUnavailable() from None
@@ -178,12 +172,9 @@ class McpEndpoint:
             raise errors.PatRequired()
         rate_headers: dict[str, str] = {}
         if post:
-            try:
-                rate_headers = dict(
-                    await self.services.check_rate_limit(_RATE_LIMIT_KEY, caller.user.id, MCP_RATE_LIMIT)
-                )
-            except api_errors.TooManyRequests as exc:
-                raise errors.RateLimited(headers=exc.headers) from None
+            # errors.TooManyRequests, with its headers, when the budget is spent.
+            limited = await self.services.check_rate_limit(_RATE_LIMIT_KEY, caller.user.id, MCP_RATE_LIMIT)
+            rate_headers = dict(limited)
         if ACCESS_MCP_PERMISSION not in caller.permissions:
             raise errors.PermissionRequired(headers=rate_headers)
         return caller, rate_headers
@@ -193,7 +184,7 @@ class McpEndpoint:
         caller, rate_headers = await self._gate(request, post=True)
         try:
             return await self._answer(request, caller, rate_headers)
-        except errors.HttpRefusal as exc:
+        except errors.ApiError as exc:
             return _refusal(exc, rate_headers)
 
     async def _answer(self, request: Request, caller: Caller, rate_headers: dict[str, str]) -> Response:
@@ -226,7 +217,9 @@ class McpEndpoint:
         if answer is None:
             return Response(status_code=202, headers=rate_headers, media_type=_JSON)
         if len(answer) > MAX_RESPONSE_BYTES:
-            raise errors.ResponseTooLarge()
+            raise errors.ResponseTooLarge(
+                f"MCP response exceeds the {byte_limit_text(MAX_RESPONSE_BYTES)} limit"
+            )
         return Response(answer, headers=rate_headers, media_type=_JSON)
 
     async def _batch(self, entries: list[Any], app: Any, auth: CallerAuth) -> bytes | None:

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import __version__
-from . import errors
+from . import rpc_errors
 from .catalog import Catalog, Tool
 
 __all__ = [
@@ -69,7 +69,7 @@ class ToolResponse:
 
 
 #: Calls one tool's route as the caller: ``(tool, arguments) -> ToolResponse``.
-#: Raises errors.ToolFailure (timeout, size caps), which becomes an ``isError`` result.
+#: Raises rpc_errors.ToolFailure (timeout, size caps), which becomes an ``isError`` result.
 ToolCaller = Callable[[Tool, Mapping[str, Any]], Awaitable[ToolResponse]]
 
 
@@ -151,7 +151,7 @@ def _initialize(params: Mapping[str, Any]) -> bytes:
         and isinstance(client_info.get("name"), str)
         and isinstance(client_info.get("version"), str)
     ):
-        raise errors.InvalidParams("Invalid initialize parameters")
+        raise rpc_errors.RpcInvalidParams("Invalid initialize parameters")
     return _json(
         {
             "protocolVersion": negotiate_version(params["protocolVersion"]),
@@ -164,20 +164,20 @@ def _initialize(params: Mapping[str, Any]) -> bytes:
 def _tools_list(params: Mapping[str, Any], catalog: Catalog) -> bytes:
     # Every list fits one page and we never hand out a cursor, so any cursor is one we did not issue.
     if params.get("cursor") is not None:
-        raise errors.InvalidParams("Invalid cursor: tools/list has a single page")
+        raise rpc_errors.RpcInvalidParams("Invalid cursor: tools/list has a single page")
     return catalog.list_result_json
 
 
 async def _tools_call(params: Mapping[str, Any], catalog: Catalog, call_tool: ToolCaller) -> bytes:
     name, arguments = params.get("name"), params.get("arguments", {})
     if not isinstance(name, str) or type(arguments) is not dict:
-        raise errors.InvalidParams("Invalid tools/call parameters")
+        raise rpc_errors.RpcInvalidParams("Invalid tools/call parameters")
     tool = catalog.by_name.get(name)
     if tool is None:
-        raise errors.InvalidParams(f"Unknown tool: {name}")
+        raise rpc_errors.RpcInvalidParams(f"Unknown tool: {name}")
     try:
         response = await call_tool(tool, arguments)
-    except errors.ToolFailure as exc:
+    except rpc_errors.ToolFailure as exc:
         text, is_error = f"Tool execution failed: {exc.message}", True
     else:
         text, is_error = response.text, not response.ok
@@ -193,7 +193,7 @@ async def handle_message(message: Any, catalog: Catalog, call_tool: ToolCaller) 
     if not is_valid_request(message):
         if is_client_response(message):
             return None
-        return encode_error(errors.InvalidRequest.code, errors.InvalidRequest.default_message)
+        return encode_error(rpc_errors.RpcInvalidRequest.code, rpc_errors.RpcInvalidRequest.default_message)
     method: str = message["method"]
     if "id" not in message or method in _SILENT_METHODS:
         return None
@@ -209,12 +209,11 @@ async def handle_message(message: Any, catalog: Catalog, call_tool: ToolCaller) 
         elif method == "initialize":
             result = _initialize(params)
         else:
-            raise errors.MethodNotFound(f"Method not found: {method}")
-    except errors.RpcError as exc:
+            raise rpc_errors.RpcMethodNotFound(f"Method not found: {method}")
+    except rpc_errors.RpcError as exc:
         return encode_error(exc.code, exc.message, request_id, has_id=True)
     except Exception:  # a bug: answer it as such, without its text, and keep the rest of a batch going
         log.exception("MCP %s failed", method)
-        return encode_error(
-            errors.InternalError.code, errors.InternalError.default_message, request_id, has_id=True
-        )
+        internal = rpc_errors.RpcInternalError()
+        return encode_error(internal.code, internal.message, request_id, has_id=True)
     return _encode_result(request_id, result)
