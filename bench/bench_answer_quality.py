@@ -80,9 +80,9 @@ async def evaluate(data_dir: Path) -> list[dict[str, Any]]:
 
     from _judged_sets import JUDGED_SETS
     from ai_search import AnswerSourceRef
-    from ai_search_server.answers.service import AnswerService
+    from ai_search_server.answers.answer_service import AnswerService
     from ai_search_server.retrieval.embedded import EmbeddedPipeline
-    from ai_search_server.retrieval.service import SearchRequest, SearchService
+    from ai_search_server.retrieval.search_service import SearchRequest, SearchService
     from ai_search_server.retrieval.wiring import search_options
     from ai_search_server.settings import load_settings
     from bench_relevance import prepare

@@ -40,7 +40,7 @@ from tests.server._fake_openai import FakeOpenAI  # noqa: E402
 from tests.server.conftest import build_workspace  # noqa: E402
 
 from _figures import Baseline, Figure, Report  # noqa: E402
-from ai_search_server.answers.service import AnswerService  # noqa: E402
+from ai_search_server.answers.answer_service import AnswerService  # noqa: E402
 from ai_search_server.app import create_app  # noqa: E402
 from ai_search_server.outbound import GuardedClient, OutboundPolicy  # noqa: E402
 from ai_search_server.settings import load_settings  # noqa: E402

@@ -39,7 +39,7 @@ from ai_search import CandidateSource, PipelineConfig, PipelineFilters, build_in
 from ai_search_server.retrieval.embedded import EmbeddedPipeline, parse_pipeline_request
 from ai_search_server.retrieval.floor import RelevanceFloor
 from ai_search_server.retrieval.index import EmbeddedIndex
-from ai_search_server.retrieval.service import SearchOptions, SearchService
+from ai_search_server.retrieval.search_service import SearchOptions, SearchService
 from ai_search_server.store.base import Store
 from ai_search_server.store.records import Message
 from bench_relevance import NO_ANSWER, TARGET_NO_ANSWER, ndcg, prepare, request_for

@@ -48,7 +48,7 @@ from ai_search_server.retrieval.embedded import EmbeddedPipeline
 from ai_search_server.retrieval.floor import RelevanceFloor, floor_for
 from ai_search_server.retrieval.index import INDEX_FILENAME, EmbeddedIndex
 from ai_search_server.retrieval.local_embedder import LOCAL_RUNTIMES
-from ai_search_server.retrieval.service import SearchOptions, SearchRequest, SearchService
+from ai_search_server.retrieval.search_service import SearchOptions, SearchRequest, SearchService
 from ai_search_server.store import open_store
 from ai_search_server.store.base import Store
 

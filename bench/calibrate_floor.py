@@ -31,7 +31,7 @@ from _judged_sets import JUDGED_SETS, JudgedSet
 from ai_search import CandidateSource, PipelineFilters
 from ai_search_server.retrieval.embedded import EmbeddedPipeline
 from ai_search_server.retrieval.floor import RelevanceFloor
-from ai_search_server.retrieval.service import SearchOptions, SearchService
+from ai_search_server.retrieval.search_service import SearchOptions, SearchService
 from bench_relevance import NO_ANSWER, TARGET_NO_ANSWER, ndcg, prepare, request_for
 
 

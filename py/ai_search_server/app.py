@@ -27,12 +27,12 @@ from starlette.routing import BaseRoute, Mount, Route
 from ai_search import MAX_SEARCH_QUERY_LENGTH
 
 from . import __version__, errors
-from .api import ApiRoute, error_response, make_endpoint
 from .mcp import MCP_PATH, McpEndpoint
 from .openapi import build_openapi
 from .outbound import OutboundPolicy, OutboundRefused, check_configured_url
 from .ratelimit import FailedAuthMiddleware, RateLimiter
 from .redaction import SecretRedactor
+from .rest import ApiRoute, error_response, make_endpoint
 from .routes import all_routes
 from .security import (
     BodyLimitMiddleware,

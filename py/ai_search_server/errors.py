@@ -1,7 +1,7 @@
 """Every refusal the server answers over HTTP, and the one function that renders them.
 
 Each class carries its HTTP status, its stable ``errorType``, its sentence, its JSON-RPC code and the
-reason the OpenAPI document gives for it. Routes, the dispatcher (``api.py``), the middleware
+reason the OpenAPI document gives for it. Routes, the dispatcher (``rest.py``), the middleware
 (``security.py``, ``ratelimit.py``) and the MCP endpoint raise or build these, and
 :func:`refusal_response` renders them, as Rocket.Chat's REST body
 ``{"success": false, "error": <message>, "errorType": <type>}`` or, on the MCP endpoint, as an

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .api import ApiRoute
+from .rest import ApiRoute
 
 __all__ = ["build_openapi"]
 

@@ -5,7 +5,7 @@ on, so the type checker knows every wire. Tests build a server around a temporar
 settings, and swap one service by setting its field (``app.state.services.search = handle``).
 
 Also here: who is calling (``Caller``, resolved from ``X-User-Id`` + ``X-Auth-Token``), and whose rate
-limit a request spends; ``api.py`` (the dispatcher) and ``mcp/`` (the MCP endpoint) both ask this.
+limit a request spends; ``rest.py`` (the dispatcher) and ``mcp/`` (the MCP endpoint) both ask this.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from starlette.requests import Request
 
 from . import errors
-from .answers.service import AnswerService
+from .answers.answer_service import AnswerService
 from .outbound import GuardedClient, OutboundPolicy
 from .ratelimit import (
     RateLimit,

@@ -17,12 +17,12 @@ import httpx
 from starlette.applications import Starlette
 
 from ai_search import PipelineConfig
+from ai_search_server.answers.answer_service import AnswerService
 from ai_search_server.answers.provider import OpenAICompatibleProvider, ProviderConfig
-from ai_search_server.answers.service import AnswerService
 from ai_search_server.app import create_app
 from ai_search_server.outbound import OutboundPolicy
 from ai_search_server.retrieval.pipeline_client import RemotePipeline
-from ai_search_server.retrieval.service import SearchService
+from ai_search_server.retrieval.search_service import SearchService
 from ai_search_server.retrieval.wiring import SearchHandle, search_options
 from ai_search_server.store.base import Store
 from tests.server.conftest import BASE_URL

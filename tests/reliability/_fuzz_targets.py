@@ -79,10 +79,10 @@ def _grammar(data: bytes) -> None:
 def _query_target() -> Callable[[bytes], None]:
     """The ai.search decoder: Starlette's query parsing, the route's validation, the search request."""
     with atheris.instrument_imports(
-        include=["ai_search_server.api", "ai_search_server.routes.search", "ai_search_server.routes.params"]
+        include=["ai_search_server.rest", "ai_search_server.routes.search", "ai_search_server.routes.params"]
     ):
         from ai_search_server import errors
-        from ai_search_server.api import validate_params
+        from ai_search_server.rest import validate_params
         from ai_search_server.routes import search as search_route
     from starlette.datastructures import QueryParams
 
@@ -92,7 +92,7 @@ def _query_target() -> Callable[[bytes], None]:
     def fuzz(data: bytes) -> None:
         query = QueryParams(data[: MAX_INPUT_CHARS * 4].decode("latin-1"))
         if any(len(query.getlist(key)) > 1 for key in query):
-            return  # api.read_raw_params refuses a repeated parameter before validation
+            return  # rest.read_raw_params refuses a repeated parameter before validation
         with contextlib.suppress(errors.InvalidParams):
             search_route._request(validate_params(route, dict(query)))  # type: ignore[arg-type]
 

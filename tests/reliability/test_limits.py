@@ -26,7 +26,6 @@ import pytest
 from pydantic import BaseModel, ConfigDict
 from starlette.types import Message
 
-from ai_search_server.api import ApiRequest, Router
 from ai_search_server.app import create_app
 from ai_search_server.mcp import MCP_PATH
 from ai_search_server.mcp.limits import BATCH_WORKERS, MAX_BATCH_ENTRIES, TOOL_CALL_TIMEOUT_SECONDS
@@ -37,6 +36,7 @@ from ai_search_server.outbound import (
     OutboundTooLarge,
 )
 from ai_search_server.ratelimit import AUTH_FAILURE_RATE_LIMIT, RateLimiter
+from ai_search_server.rest import ApiRequest, Router
 from ai_search_server.security import DEFAULT_MAX_REQUEST_BODY_BYTES, BodyLimitMiddleware
 from ai_search_server.serving import REQUEST_HEAD_TIMEOUT_SECONDS, server_options
 from ai_search_server.store.base import Store

@@ -30,13 +30,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from starlette.applications import Starlette
 
+from ai_search_server.answers.answer_service import AnswerService
 from ai_search_server.answers.provider import OpenAICompatibleProvider, ProviderConfig
-from ai_search_server.answers.service import AnswerService
 from ai_search_server.app import create_app
 from ai_search_server.mcp import MCP_PATH
 from ai_search_server.outbound import GuardedClient, OutboundPolicy
 from ai_search_server.ratelimit import RateLimiter
-from ai_search_server.retrieval.service import SearchOptions, SearchService
+from ai_search_server.retrieval.search_service import SearchOptions, SearchService
 from ai_search_server.retrieval.wiring import SearchHandle
 from ai_search_server.store import Attachment, open_store
 from ai_search_server.store.base import Conflict, StorageFailure, Store

@@ -18,10 +18,10 @@ import httpx
 import pytest
 from starlette.applications import Starlette
 
-from ai_search_server.api import ApiRoute
 from ai_search_server.app import create_app
 from ai_search_server.mcp import MCP_PATH
 from ai_search_server.mcp.catalog import build_catalog
+from ai_search_server.rest import ApiRoute
 from ai_search_server.routes import all_routes
 from ai_search_server.store.base import Store
 from tests.server.conftest import BASE_URL, Workspace

@@ -22,10 +22,10 @@ from jsonschema import validators
 from starlette.applications import Starlette
 from starlette.routing import Route
 
-from ai_search_server.api import ApiRoute, make_endpoint
 from ai_search_server.app import create_app
 from ai_search_server.mcp import MCP_PATH, McpEndpoint
 from ai_search_server.ratelimit import RateLimiter
+from ai_search_server.rest import ApiRoute, make_endpoint
 from ai_search_server.security import OriginPolicy
 from ai_search_server.services import Services
 from ai_search_server.serving import server_options

@@ -20,7 +20,7 @@ import numpy.typing as npt
 from ai_search_server.retrieval.embedded import EmbeddedPipeline
 from ai_search_server.retrieval.embedder import EmbeddingFailed, normalise_rows
 from ai_search_server.retrieval.index import INDEX_FILENAME, EmbeddedIndex
-from ai_search_server.retrieval.service import SearchOptions, SearchService
+from ai_search_server.retrieval.search_service import SearchOptions, SearchService
 from ai_search_server.retrieval.terms import words_with_offsets
 from ai_search_server.store.base import Store
 

@@ -23,8 +23,8 @@ from hypothesis import strategies as st
 from starlette.applications import Starlette
 
 from ai_search import ANSWER_INSTRUCTION, DEFAULT_ANSWER_SYSTEM_PROMPT, QUESTION_HEADER, SOURCES_HEADER
+from ai_search_server.answers.answer_service import AnswerService
 from ai_search_server.answers.provider import OpenAICompatibleProvider, ProviderConfig
-from ai_search_server.answers.service import AnswerService
 from ai_search_server.answers.stream import AnswerTextStream, shape_answer_text, wants_event_stream
 from ai_search_server.app import create_app
 from ai_search_server.outbound import GuardedClient, OutboundPolicy

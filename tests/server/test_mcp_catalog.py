@@ -11,7 +11,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from ai_search_server.api import ApiRequest, ApiRoute, Method
 from ai_search_server.mcp.catalog import (
     ALLOWED_TOOL_NAMES,
     build_catalog,
@@ -22,6 +21,7 @@ from ai_search_server.mcp.catalog import (
     unique_tool_names,
     variants_for_schema,
 )
+from ai_search_server.rest import ApiRequest, ApiRoute, Method
 from ai_search_server.routes import all_routes
 from ai_search_server.routes.params import NoParams
 

@@ -18,12 +18,12 @@ from pydantic import BaseModel, ConfigDict
 from starlette.applications import Starlette
 from starlette.responses import Response, StreamingResponse
 
-from ai_search_server.api import ApiRequest, ApiRoute, Router
 from ai_search_server.app import create_app
 from ai_search_server.mcp import rpc_errors
 from ai_search_server.mcp.dispatch import CallerAuth, build_query_string, call_route
 from ai_search_server.mcp.endpoint import accepts_json
 from ai_search_server.ratelimit import RateLimiter
+from ai_search_server.rest import ApiRequest, ApiRoute, Router
 from ai_search_server.store.base import Store
 
 from ._mcp_fixtures import (

@@ -7,7 +7,7 @@ from typing import Any
 import httpx
 import pytest
 
-from ai_search_server.api import COMMON_REFUSALS
+from ai_search_server.rest import COMMON_REFUSALS
 from ai_search_server.routes import all_routes
 
 from .conftest import Workspace

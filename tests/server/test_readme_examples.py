@@ -25,7 +25,7 @@ from ai_search_server.ratelimit import RateLimiter
 from ai_search_server.retrieval.embedded import EmbeddedPipeline
 from ai_search_server.retrieval.index import INDEX_FILENAME, EmbeddedIndex
 from ai_search_server.retrieval.local_embedder import load_local_embedder
-from ai_search_server.retrieval.service import SearchService
+from ai_search_server.retrieval.search_service import SearchService
 from ai_search_server.retrieval.wiring import SearchHandle, search_options
 from ai_search_server.settings import load_settings
 from ai_search_server.store import open_store

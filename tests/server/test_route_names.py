@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
-from ai_search_server.limits import MAX_MESSAGE_TEXT_CHARS, MAX_NAME_CHARS
+from ai_search_server.api_limits import MAX_MESSAGE_TEXT_CHARS, MAX_NAME_CHARS
 from ai_search_server.store import schema
 
 from .conftest import Workspace

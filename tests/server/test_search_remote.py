@@ -21,7 +21,7 @@ from ai_search_server.retrieval.embedded import EmbeddedPipeline
 from ai_search_server.retrieval.index import EmbeddedIndex
 from ai_search_server.retrieval.pipeline_client import PipelineError, RemotePipeline
 from ai_search_server.retrieval.pipeline_http import pipeline_app
-from ai_search_server.retrieval.service import SearchOptions, SearchRequest, SearchService
+from ai_search_server.retrieval.search_service import SearchOptions, SearchRequest, SearchService
 
 from ._search_support import EMBED_WAIT_SECONDS, UvicornThread, open_test_index
 from .conftest import Workspace

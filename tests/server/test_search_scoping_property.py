@@ -22,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ai_search_server.retrieval.service import SearchOptions, SearchRequest, SearchService
+from ai_search_server.retrieval.search_service import SearchOptions, SearchRequest, SearchService
 from ai_search_server.store import open_store
 from ai_search_server.store.base import Conflict, Store
 from ai_search_server.store.records import Room

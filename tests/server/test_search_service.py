@@ -8,7 +8,7 @@ import pytest
 
 from ai_search_server.retrieval.floor import RelevanceFloor
 from ai_search_server.retrieval.pipeline_client import PipelineError
-from ai_search_server.retrieval.service import SearchOptions, SearchRequest, SearchService
+from ai_search_server.retrieval.search_service import SearchOptions, SearchRequest, SearchService
 
 from ._search_fakes import ScriptedPipeline, hit
 from .conftest import Workspace

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ai_search_server.retrieval.service import THREAD_TITLE_CHARS, SearchRequest, thread_title
+from ai_search_server.retrieval.search_service import THREAD_TITLE_CHARS, SearchRequest, thread_title
 from ai_search_server.store import Attachment
 
 from ._search_support import EMBED_WAIT_SECONDS, search_stack

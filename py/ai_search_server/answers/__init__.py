@@ -2,7 +2,7 @@
 
 - ``provider``: the OpenAI-compatible client (models, completions, streamed completions).
 - ``stream``: the answer's text shaping, whole or chunk by chunk, and the server-sent events.
-- ``service``: status checks, source loading under the caller's permissions, LLM or extractive.
+- ``answer_service``: status checks, source loading under the caller's permissions, LLM or extractive.
 
 The routes are ``routes/answers.py`` (``ai.search.answer``, ``ai.llm.models``).
 """

@@ -36,7 +36,7 @@ from ..store.base import Store
 from ..store.records import Message
 
 if TYPE_CHECKING:
-    from .service import LoadedSource
+    from .answer_service import LoadedSource
 
 __all__ = [
     "CONTEXT_ROOM_AFTER",

@@ -28,7 +28,7 @@ from ai_search import (
     resolve_turns,
 )
 
-from ..retrieval.service import SearchRequest, SearchService
+from ..retrieval.search_service import SearchRequest, SearchService
 from ..store.records import User
 
 __all__ = ["FollowUpPlan", "FollowUpSearch", "plan"]

@@ -74,7 +74,7 @@ def openable_answer(store: Store, reader: User, answer_id: str) -> StoredAnswer:
 
 def _visible_sources(store: Store, reader: User, stored: StoredAnswer) -> list[AnswerSource | None]:
     # Imported here: the service imports this module, and builds sources the same way.
-    from .service import loaded_source
+    from .answer_service import loaded_source
 
     messages = store.get_messages(s.msg_id for s in stored.sources)
     readable = store.readable_room_ids(reader.id)

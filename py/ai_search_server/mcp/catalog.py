@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..api import ApiRoute, Method
+from ..rest import ApiRoute, Method
 from .limits import MAX_TOOL_NAME_CHARS
 
 __all__ = [

@@ -29,7 +29,7 @@ from urllib.parse import urlencode
 import anyio
 from starlette.types import ASGIApp, Message
 
-from ..api import RESOLVED_CALLER_SCOPE_KEY, ApiRoute
+from ..rest import RESOLVED_CALLER_SCOPE_KEY, ApiRoute
 from ..services import Caller
 from . import rpc_errors
 from .limits import MAX_RESPONSE_BYTES, TOOL_CALL_TIMEOUT_SECONDS, byte_limit_text
@@ -51,7 +51,7 @@ class CallerAuth:
     client_host: str
     host_header: bytes  # the MCP request's Host, so the inner request passes the same Host check
     # The caller the endpoint resolved from user_id and token: the inner request carries it in its scope
-    # (api.RESOLVED_CALLER_SCOPE_KEY) rather than resolving the same credentials again, for that one
+    # (rest.RESOLVED_CALLER_SCOPE_KEY) rather than resolving the same credentials again, for that one
     # request only. None: the inner request resolves them.
     caller: Caller | None = None
 

@@ -47,8 +47,8 @@ from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from .. import errors
-from ..api import ApiRoute
 from ..ratelimit import MCP_RATE_LIMIT
+from ..rest import ApiRoute
 from ..security import OriginPolicy, request_origin_allowed
 from ..services import Caller, Services
 from ..store.base import StorageFailure

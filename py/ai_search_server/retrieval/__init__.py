@@ -2,7 +2,7 @@
 
 Modules, one noun each::
 
-    service.py          SearchService: the three scoping steps, branches, fusion, results from the store
+    search_service.py   SearchService: the three scoping steps, branches, fusion, results from the store
     pipeline_client.py  Pipeline protocol, PipelineError, RemotePipeline (the guarded HTTP client)
     embedded.py         EmbeddedPipeline: the contract answered from the embedded index
     pipeline_http.py    the embedded pipeline served over HTTP at the same contract
@@ -30,7 +30,7 @@ from .embedded import EmbeddedPipeline, PipelineRequestError, parse_pipeline_req
 from .embedder import Embedder, EmbedderError, EmbedderUnavailable, EmbeddingFailed, OpenAIEmbedder
 from .index import INDEX_FILENAME, EmbeddedIndex
 from .pipeline_client import Pipeline, PipelineError, RemotePipeline
-from .service import SearchOptions, SearchOutcome, SearchRequest, SearchService
+from .search_service import SearchOptions, SearchOutcome, SearchRequest, SearchService
 from .wiring import SearchHandle
 
 __all__ = [

@@ -41,7 +41,7 @@ from .embedder import Embedder, EmbedderError, OpenAIEmbedder
 from .floor import floor_for
 from .index import INDEX_FILENAME, EmbeddedIndex
 from .pipeline_client import Pipeline, RemotePipeline
-from .service import SearchOptions, SearchService
+from .search_service import SearchOptions, SearchService
 
 __all__ = [
     "EMBEDDED_PIPELINE_ID",

@@ -3,7 +3,7 @@ document and the MCP catalog read."""
 
 from __future__ import annotations
 
-from ..api import ApiRoute
+from ..rest import ApiRoute
 from . import answers, auth, chat, history, marks, rooms, search, shared_answers, threads, users
 
 __all__ = ["all_routes"]

@@ -10,7 +10,7 @@ does not exist, so the user directory is not an enumeration oracle.
 from __future__ import annotations
 
 from .. import errors
-from ..api import Refusal
+from ..rest import Refusal
 from ..store.base import Store
 from ..store.records import Message, Room, User
 

@@ -1,7 +1,7 @@
 """Cited answers (``ai.search.answer``) and the provider's model list (``ai.llm.models``).
 
 ``POST /api/v1/ai.search.answer`` takes message *ids* (with the scores ``ai.search`` gave them), never
-texts; the server loads each source itself under the caller's permissions (``answers.service``).
+texts; the server loads each source itself under the caller's permissions (``answers.answer_service``).
 Two ways to get the answer, same body:
 
 - plain JSON (the default, and what MCP tools get): ``{"answer", "citations": [{"n", "msgId", "rid"}],
@@ -47,11 +47,11 @@ from ai_search import (
 )
 
 from .. import errors
+from ..answers.answer_service import AnswerDelta, AnswerDone, UpstreamBusy, UpstreamTimeout
 from ..answers.follow_ups import FollowUpSearch
-from ..answers.service import AnswerDelta, AnswerDone, UpstreamBusy, UpstreamTimeout
 from ..answers.stream import SSE_MEDIA_TYPE, sse_event, wants_event_stream
-from ..api import ApiRequest, Refusal, Router
 from ..ratelimit import RateLimit
+from ..rest import ApiRequest, Refusal, Router
 from .params import NoParams, Params
 
 __all__ = [

@@ -7,9 +7,9 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from .. import errors
-from ..api import ApiRequest, Refusal, Router
-from ..limits import MAX_PASSWORD_CHARS
+from ..api_limits import MAX_PASSWORD_CHARS
 from ..ratelimit import RateLimit
+from ..rest import ApiRequest, Refusal, Router
 from .params import Name, NoParams, Params
 from .shapes import user_json
 

@@ -12,9 +12,9 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, Field
 
 from .. import errors
-from ..api import ApiRequest, Refusal, Router
-from ..limits import MAX_ID_CHARS, MAX_MESSAGE_TEXT_CHARS
+from ..api_limits import MAX_ID_CHARS, MAX_MESSAGE_TEXT_CHARS
 from ..ratelimit import RateLimit
+from ..rest import ApiRequest, Refusal, Router
 from ..store import base as store_base
 from ..store.records import Message, Room
 from .access import (

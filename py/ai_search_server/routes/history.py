@@ -14,8 +14,8 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from .. import errors
-from ..api import ApiRequest, Router
 from ..ratelimit import RateLimit
+from ..rest import ApiRequest, Router
 from ..store.records import RoomType
 from .access import ROOM_NOT_FOUND, ROOM_REFUSAL, readable_room
 from .params import DEFAULT_COUNT, Count, Id, Offset, Params

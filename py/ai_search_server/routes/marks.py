@@ -8,8 +8,8 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from .. import errors
-from ..api import ApiRequest, Refusal, Router
 from ..ratelimit import RateLimit
+from ..rest import ApiRequest, Refusal, Router
 from ..store import base as store_base
 from ..store.message_rows import MAX_EMOJI_LENGTH, check_emoji
 from .access import MESSAGE_REFUSAL, ROOM_REFUSAL, readable_message, readable_room

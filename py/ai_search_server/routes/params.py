@@ -9,8 +9,8 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from .. import errors
-from ..api import refuse_lone_surrogates
-from ..limits import DEFAULT_PAGE_ITEMS, MAX_ID_CHARS, MAX_NAME_CHARS, MAX_PAGE_ITEMS, MAX_SELECTOR_CHARS
+from ..api_limits import DEFAULT_PAGE_ITEMS, MAX_ID_CHARS, MAX_NAME_CHARS, MAX_PAGE_ITEMS, MAX_SELECTOR_CHARS
+from ..rest import refuse_lone_surrogates
 from ..store.base import InvalidValue
 from ..store.schema import check_room_name
 

@@ -10,9 +10,9 @@ from pydantic import Field
 from ai_search import AI_SEARCH_ROOM_LOOKUP_LIMIT
 
 from .. import errors
-from ..api import ApiRequest, Refusal, Router
-from ..limits import MAX_CREATE_MEMBERS
+from ..api_limits import MAX_CREATE_MEMBERS
 from ..ratelimit import RateLimit
+from ..rest import ApiRequest, Refusal, Router
 from ..store import base as store_base
 from ..store.records import Room
 from .access import ROOM_REFUSAL, readable_room, room_by_reference

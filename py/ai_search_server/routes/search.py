@@ -35,9 +35,9 @@ from ai_search import (
 )
 
 from .. import errors
-from ..api import ApiRequest, Router
 from ..ratelimit import RateLimit
-from ..retrieval.service import SearchRequest
+from ..rest import ApiRequest, Router
+from ..retrieval.search_service import SearchRequest
 from .params import Params
 
 __all__ = ["MAX_COMMA_LIST_CHARS", "MAX_QUERY_LINE_CHARS", "SearchLineParams", "SearchParams", "router"]

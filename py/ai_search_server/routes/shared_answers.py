@@ -16,8 +16,8 @@ from pydantic import Field
 
 from .. import errors
 from ..answers.records import ANSWER_NOT_FOUND, openable_answer, reader_view
-from ..api import ApiRequest, Refusal, Router
 from ..ratelimit import RateLimit
+from ..rest import ApiRequest, Refusal, Router
 from ..store import base as store_base
 from ..store.answer_rows import MAX_FEEDBACK_REASON_LENGTH
 from .params import Id, Params

@@ -12,8 +12,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from ..api import ApiRequest, Router
 from ..ratelimit import RateLimit
+from ..rest import ApiRequest, Router
 from ..store.base import Store
 from ..store.records import Message
 from .access import MESSAGE_REFUSAL, ROOM_REFUSAL, readable_message, readable_room

@@ -7,9 +7,9 @@ from typing import Any
 from pydantic import Field
 
 from .. import errors
-from ..api import ApiRequest, Refusal, Router
-from ..limits import USER_AUTOCOMPLETE_LIMIT
+from ..api_limits import USER_AUTOCOMPLETE_LIMIT
 from ..ratelimit import RateLimit
+from ..rest import ApiRequest, Refusal, Router
 from ..store import base as store_base
 from .access import visible_user, visible_user_ids
 from .params import Id, Name, NoParams, Params, Selector, parse_selector

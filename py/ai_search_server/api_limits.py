@@ -1,4 +1,4 @@
-"""Server-side limits, each with its unit and the reason for its value."""
+"""The REST API's parameter limits, each with its unit and the reason for its value."""
 
 from __future__ import annotations
 
