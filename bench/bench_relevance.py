@@ -163,7 +163,7 @@ async def evaluate(
         row = [query["id"], query["kind"]]
         for search_type in SEARCH_TYPES:
             outcome = await service.search(user, request_for(query["query"], search_type))
-            ranked = [r["_id"] for r in outcome.results]
+            ranked = [hit.message.id for hit in outcome.hits]
             scores[search_type][query["kind"]].add(ranked, query["relevant"])
             if query["relevant"]:
                 scores[search_type]["all"].add(ranked, query["relevant"])

@@ -84,7 +84,7 @@ async def score(
     for query in judged.queries():
         user = store.get_user_by_username(query["user"])
         outcome = await service.search(user, request_for(query["query"], "hybrid"))
-        ranked = [r["_id"] for r in outcome.results]
+        ranked = [hit.message.id for hit in outcome.hits]
         if query["kind"] == NO_ANSWER:
             no_answer.append(not ranked)
             continue

@@ -20,8 +20,9 @@ import numpy.typing as npt
 from ai_search_server.retrieval.embedded import EmbeddedPipeline
 from ai_search_server.retrieval.embedder import EmbeddingFailed, normalise_rows
 from ai_search_server.retrieval.index import INDEX_FILENAME, EmbeddedIndex
-from ai_search_server.retrieval.search_service import SearchOptions, SearchService
+from ai_search_server.retrieval.search_service import SearchOptions, SearchOutcome, SearchService
 from ai_search_server.retrieval.terms import words_with_offsets
+from ai_search_server.routes.shapes import retrieval_json, search_hit_json
 from ai_search_server.store.base import Store
 
 from ._fake_openai import UvicornThread
@@ -31,7 +32,9 @@ __all__ = [
     "FailingEmbedder",
     "HashingEmbedder",
     "UvicornThread",
+    "hits_json",
     "open_test_index",
+    "report_json",
     "search_stack",
 ]
 
@@ -106,3 +109,13 @@ def search_stack(
     index = open_test_index(store, data_dir, embedder)
     assert index.wait_until_embedded(EMBED_WAIT_SECONDS), "the test embedder did not drain its queue"
     return SearchService(store, EmbeddedPipeline(index), SearchOptions(**options)), index
+
+
+def hits_json(outcome: SearchOutcome) -> list[dict[str, Any]]:
+    """The outcome's hits as ``ai.search`` answers them (routes/shapes.py)."""
+    return [search_hit_json(hit) for hit in outcome.hits]
+
+
+def report_json(outcome: SearchOutcome) -> dict[str, Any]:
+    """The outcome's report as ``ai.search`` answers it in ``meta.retrieval``."""
+    return retrieval_json(outcome.report)

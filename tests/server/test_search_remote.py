@@ -23,7 +23,7 @@ from ai_search_server.retrieval.pipeline_client import PipelineError, RemotePipe
 from ai_search_server.retrieval.pipeline_http import pipeline_app
 from ai_search_server.retrieval.search_service import SearchOptions, SearchRequest, SearchService
 
-from ._search_support import EMBED_WAIT_SECONDS, UvicornThread, open_test_index
+from ._search_support import EMBED_WAIT_SECONDS, UvicornThread, hits_json, open_test_index, report_json
 from .conftest import Workspace
 
 pytestmark = pytest.mark.anyio
@@ -91,9 +91,9 @@ async def test_remote_client_against_the_served_embedded_pipeline_matches_in_pro
     finally:
         await over_http.aclose()
     direct = await in_process.search(caller, request(text, search_type=search_type))
-    assert via_http.results == direct.results
-    assert via_http.retrieval["pipeline"] == "remote"
-    assert via_http.retrieval["degraded"] is False
+    assert hits_json(via_http) == hits_json(direct)
+    assert report_json(via_http)["pipeline"] == "remote"
+    assert report_json(via_http)["degraded"] is False
 
 
 async def test_wrong_keys_fail_the_branch_not_the_search(
@@ -105,8 +105,8 @@ async def test_wrong_keys_fail_the_branch_not_the_search(
         outcome = await service.search(workspace["alice"].user, request("deploy"))
     finally:
         await service.aclose()
-    assert outcome.results == []
-    assert outcome.retrieval["branches"] == {"keyword": "failed", "semantic": "failed"}
+    assert hits_json(outcome) == []
+    assert report_json(outcome)["branches"] == {"keyword": "failed", "semantic": "failed"}
 
 
 class Misbehaving:
@@ -195,11 +195,11 @@ async def test_a_misbehaving_semantic_branch_degrades_to_keyword_results(
         outcome = await service.search(workspace["alice"].user, request("deploy"))
     finally:
         await service.aclose()
-    assert [r["_id"] for r in outcome.results] == [workspace.messages["ops-3"].id]
-    assert outcome.retrieval["branches"] == {"keyword": "ok", "semantic": "failed"}
-    assert outcome.retrieval["degraded"] is True
-    assert notice in outcome.retrieval["notices"][0]
-    assert "secret detail" not in str(outcome.retrieval)
+    assert [r["_id"] for r in hits_json(outcome)] == [workspace.messages["ops-3"].id]
+    assert report_json(outcome)["branches"] == {"keyword": "ok", "semantic": "failed"}
+    assert report_json(outcome)["degraded"] is True
+    assert notice in report_json(outcome)["notices"][0]
+    assert "secret detail" not in str(report_json(outcome))
     assert fake.redirect_followed == 0
 
 
@@ -233,9 +233,9 @@ async def test_a_closed_port_is_unreachable(workspace: Workspace, outbound: Guar
         port = sock.getsockname()[1]
     service = SearchService(workspace.store, remote(outbound, f"http://127.0.0.1:{port}"), SearchOptions())
     outcome = await service.search(workspace["alice"].user, request("deploy"))
-    assert outcome.results == []
-    assert outcome.retrieval["branches"] == {"keyword": "failed", "semantic": "failed"}
-    assert outcome.retrieval["notices"][0].endswith("could not be reached; showing what else was found.")
+    assert hits_json(outcome) == []
+    assert report_json(outcome)["branches"] == {"keyword": "failed", "semantic": "failed"}
+    assert report_json(outcome)["notices"][0].endswith("could not be reached; showing what else was found.")
 
 
 async def test_a_private_address_is_refused_without_an_allow_list(

@@ -29,6 +29,7 @@ from ai_search_server.store.records import Room
 
 from ._legacy import write_legacy_room
 from ._search_fakes import ScriptedPipeline, hit
+from ._search_support import hits_json
 
 # Trials per run: each builds a fresh SQLite workspace (about 10 ms).
 MAX_EXAMPLES = 200
@@ -135,9 +136,9 @@ def check(case: dict) -> None:
             )
             outcome = anyio.run(service.search, caller, request)
             if case["by_name"] and names and not asked:
-                assert outcome.results == [], "names the caller reads no room of answer nothing"
+                assert hits_json(outcome) == [], "names the caller reads no room of answer nothing"
                 return
-            for result in outcome.results:
+            for result in hits_json(outcome):
                 assert result["rid"] in readable, "a result from a room the caller may not read"
                 assert store.get_message(result["_id"]) is not None
                 if asked:
@@ -151,7 +152,7 @@ def check(case: dict) -> None:
                 for m in stored
                 if m.room_id in readable and (not asked or m.room_id in {r.id for r in asked})
             }
-            assert {r["_id"] for r in outcome.results} == expected, "a readable message went missing"
+            assert {r["_id"] for r in hits_json(outcome)} == expected, "a readable message went missing"
         finally:
             store.close()
 

@@ -11,6 +11,7 @@ from ai_search_server.retrieval.pipeline_client import PipelineError
 from ai_search_server.retrieval.search_service import SearchOptions, SearchRequest, SearchService
 
 from ._search_fakes import ScriptedPipeline, hit
+from ._search_support import hits_json, report_json
 from .conftest import Workspace
 
 pytestmark = pytest.mark.anyio
@@ -55,14 +56,14 @@ async def test_a_failing_branch_degrades_to_the_other(
     }
     answers[failing] = PipelineError("timeout", branch=failing, detail="http://pipeline.internal took 10 s")
     outcome = await run(service(workspace, ScriptedPipeline(answers)), workspace, "alice")
-    assert len(outcome.results) == 1
-    assert {r["matchReason"] for r in outcome.results} == reasons
-    assert outcome.retrieval["branches"] == branches
-    assert outcome.retrieval["degraded"] is True
-    assert outcome.retrieval["notices"] == [
+    assert len(hits_json(outcome)) == 1
+    assert {r["matchReason"] for r in hits_json(outcome)} == reasons
+    assert report_json(outcome)["branches"] == branches
+    assert report_json(outcome)["degraded"] is True
+    assert report_json(outcome)["notices"] == [
         f"The {failing} search did not answer in time; showing what else was found."
     ]
-    assert "pipeline.internal" not in str(outcome.retrieval)
+    assert "pipeline.internal" not in str(report_json(outcome))
 
 
 async def test_both_branches_failing_gives_an_empty_degraded_answer(workspace: Workspace) -> None:
@@ -73,9 +74,9 @@ async def test_both_branches_failing_gives_an_empty_degraded_answer(workspace: W
         }
     )
     outcome = await run(service(workspace, pipeline), workspace, "alice")
-    assert outcome.results == []
-    assert outcome.retrieval["degraded"] is True
-    assert outcome.retrieval["branches"] == {"keyword": "failed", "semantic": "failed"}
+    assert hits_json(outcome) == []
+    assert report_json(outcome)["degraded"] is True
+    assert report_json(outcome)["branches"] == {"keyword": "failed", "semantic": "failed"}
 
 
 async def test_the_pipeline_filter_holds_only_readable_rooms(workspace: Workspace) -> None:
@@ -94,9 +95,9 @@ async def test_the_pipeline_filter_holds_only_readable_rooms(workspace: Workspac
 async def test_no_readable_requested_room_means_no_pipeline_call(workspace: Workspace) -> None:
     pipeline = ScriptedPipeline()
     outcome = await run(service(workspace, pipeline), workspace, "alice", room_names=("secret",))
-    assert outcome.results == []
+    assert hits_json(outcome) == []
     assert pipeline.calls == []
-    assert outcome.retrieval["notices"] == ["None of the requested rooms is one you can read."]
+    assert report_json(outcome)["notices"] == ["None of the requested rooms is one you can read."]
 
 
 @pytest.mark.parametrize(
@@ -107,7 +108,7 @@ async def test_a_pipeline_ignoring_the_filter_leaks_nothing(workspace: Workspace
         {mode: every_message(workspace, with_rid=with_rid) for mode in ("keyword", "semantic")}
     )
     outcome = await run(service(workspace, pipeline), workspace, "alice")
-    assert sorted(keys(workspace, outcome.results)) == [
+    assert sorted(keys(workspace, hits_json(outcome))) == [
         "dm-6",
         "dm-7",
         "general-1",
@@ -131,7 +132,7 @@ async def test_a_ban_during_the_pipeline_call_counts(workspace: Workspace) -> No
         "alice",
         search_type="keyword",
     )
-    assert sorted(keys(workspace, outcome.results)) == ["dm-6", "dm-7", "ops-3", "ops-4"]
+    assert sorted(keys(workspace, hits_json(outcome))) == ["dm-6", "dm-7", "ops-3", "ops-4"]
 
 
 async def test_deleted_and_unknown_messages_are_dropped(workspace: Workspace) -> None:
@@ -146,7 +147,7 @@ async def test_deleted_and_unknown_messages_are_dropped(workspace: Workspace) ->
     outcome = await run(
         service(workspace, ScriptedPipeline({"keyword": answer})), workspace, "alice", search_type="keyword"
     )
-    assert keys(workspace, outcome.results) == ["ops-3"]
+    assert keys(workspace, hits_json(outcome)) == ["ops-3"]
 
 
 @pytest.mark.parametrize(
@@ -169,7 +170,7 @@ async def test_filters_are_enforced_on_stored_messages(
     outcome = await run(
         service(workspace, pipeline), workspace, "alice", search_type="keyword", **request_filters
     )
-    assert sorted(keys(workspace, outcome.results)) == expected
+    assert sorted(keys(workspace, hits_json(outcome))) == expected
 
 
 async def test_fusion_puts_messages_both_branches_found_first(workspace: Workspace) -> None:
@@ -181,9 +182,9 @@ async def test_fusion_puts_messages_both_branches_found_first(workspace: Workspa
         }
     )
     outcome = await run(service(workspace, pipeline), workspace, "alice")
-    assert keys(workspace, outcome.results) == ["ops-3", "ops-4", "general-1"]
-    assert [r["matchReason"] for r in outcome.results] == ["both", "semantic", "keyword"]
-    assert [r.get("score") for r in outcome.results] == [0.8, 0.9, None]
+    assert keys(workspace, hits_json(outcome)) == ["ops-3", "ops-4", "general-1"]
+    assert [r["matchReason"] for r in hits_json(outcome)] == ["both", "semantic", "keyword"]
+    assert [r.get("score") for r in hits_json(outcome)] == [0.8, 0.9, None]
 
 
 async def test_minimum_similarity_drops_weak_semantic_hits(workspace: Workspace) -> None:
@@ -194,7 +195,7 @@ async def test_minimum_similarity_drops_weak_semantic_hits(workspace: Workspace)
     outcome = await run(
         service(workspace, pipeline, min_similarity_percent=70), workspace, "alice", search_type="semantic"
     )
-    assert keys(workspace, outcome.results) == ["ops-3"]
+    assert keys(workspace, hits_json(outcome)) == ["ops-3"]
 
 
 async def test_recency_boost_lifts_newer_messages(workspace: Workspace) -> None:
@@ -216,17 +217,17 @@ async def test_recency_boost_lifts_newer_messages(workspace: Workspace) -> None:
         clock=lambda: now,
     )
     boosted = await run(boosted_service, workspace, "alice", search_type="keyword")
-    assert keys(workspace, plain.results) == ["general-1", "dm-7"]
-    assert keys(workspace, boosted.results) == ["dm-7", "general-1"]
+    assert keys(workspace, hits_json(plain)) == ["general-1", "dm-7"]
+    assert keys(workspace, hits_json(boosted)) == ["dm-7", "general-1"]
 
 
 async def test_disabled_search_never_calls_the_pipeline(workspace: Workspace) -> None:
     pipeline = ScriptedPipeline({"keyword": every_message(workspace)})
     svc = service(workspace, pipeline, enabled=False)
     outcome = await run(svc, workspace, "alice")
-    assert outcome.results == []
+    assert hits_json(outcome) == []
     assert pipeline.calls == []
-    assert svc.status()["intelligentSearchEnabled"] is False
+    assert svc.status().enabled is False
 
 
 async def test_limit_cuts_the_results(workspace: Workspace) -> None:
@@ -234,7 +235,7 @@ async def test_limit_cuts_the_results(workspace: Workspace) -> None:
     outcome = await service(workspace, pipeline).search(
         workspace["alice"].user, SearchRequest(text="x", limit=2, search_type="keyword")
     )
-    assert len(outcome.results) == 2
+    assert len(hits_json(outcome)) == 2
     assert pipeline.calls[0].limit == 20  # candidates: max(limit, 5) x 3, at least 20
 
 
@@ -258,14 +259,14 @@ async def test_keyword_hits_below_the_coverage_floor_are_no_results(
         search_type=search_type,
     )
     expected = {"hybrid": ["ops-3", "ops-4"], "keyword": ["ops-3"]}[search_type]
-    assert sorted(keys(workspace, outcome.results)) == expected
+    assert sorted(keys(workspace, hits_json(outcome))) == expected
 
 
 async def test_a_remote_pipelines_keyword_hits_carry_no_coverage_and_all_count(workspace: Workspace) -> None:
     pipeline = ScriptedPipeline({"keyword": {"results": [hit(workspace.messages["ops-3"].id)]}})
     svc = service(workspace, pipeline, floor=RelevanceFloor(keyword_coverage=0.9))
     outcome = await run(svc, workspace, "alice", search_type="keyword")
-    assert keys(workspace, outcome.results) == ["ops-3"]
+    assert keys(workspace, hits_json(outcome)) == ["ops-3"]
 
 
 def _semantic(workspace: Workspace, similarities: dict[str, float]) -> dict:
@@ -344,11 +345,11 @@ async def test_the_relevance_floor(
     keyword = {"results": [hit(workspace.messages[k].id) for k in keyword_hits]}
     pipeline = ScriptedPipeline({"keyword": keyword, "semantic": _semantic(workspace, similarities)})
     outcome = await run(service(workspace, pipeline, floor=floor), workspace, "alice", text=text)
-    assert sorted(keys(workspace, outcome.results)) == expected
+    assert sorted(keys(workspace, hits_json(outcome))) == expected
 
 
 async def test_the_semantic_only_search_has_the_floor_too(workspace: Workspace) -> None:
     pipeline = ScriptedPipeline({"semantic": _semantic(workspace, {"ops-3": 0.5, "ops-4": 0.2})})
     svc = service(workspace, pipeline, floor=RelevanceFloor(semantic=0.3))
     outcome = await run(svc, workspace, "alice", search_type="semantic")
-    assert keys(workspace, outcome.results) == ["ops-3"]
+    assert keys(workspace, hits_json(outcome)) == ["ops-3"]

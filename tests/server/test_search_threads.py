@@ -13,7 +13,7 @@ import pytest
 from ai_search_server.retrieval.search_service import THREAD_TITLE_CHARS, SearchRequest, thread_title
 from ai_search_server.store import Attachment
 
-from ._search_support import EMBED_WAIT_SECONDS, search_stack
+from ._search_support import EMBED_WAIT_SECONDS, hits_json, search_stack
 from .conftest import Workspace
 
 pytestmark = pytest.mark.anyio
@@ -33,17 +33,29 @@ async def test_a_reply_carries_its_thread_and_a_file_is_found_by_its_name(
     try:
         assert index.wait_until_embedded(EMBED_WAIT_SECONDS)
         user = workspace["alice"].user
-        found = (await service.search(user, SearchRequest(text="zookeeper", limit=5, search_type="keyword"))).results
+        found = hits_json(
+            await service.search(user, SearchRequest(text="zookeeper", limit=5, search_type="keyword"))
+        )
         (hit,) = found
         assert hit["msgId"] == reply.id and hit["tmid"] == parent.id
-        assert hit["thread"] == {"_id": parent.id, "title": "Why did checkout get slow on Tuesday?", "replies": 1}
-        first = (await service.search(user, SearchRequest(text="checkout", limit=5, search_type="keyword"))).results
+        assert hit["thread"] == {
+            "_id": parent.id,
+            "title": "Why did checkout get slow on Tuesday?",
+            "replies": 1,
+        }
+        first = hits_json(
+            await service.search(user, SearchRequest(text="checkout", limit=5, search_type="keyword"))
+        )
         assert first[0]["msgId"] == parent.id and "tmid" not in first[0]
         assert first[0]["thread"]["replies"] == 1
-        files = (await service.search(user, SearchRequest(text="pgbouncer", limit=5, search_type="keyword"))).results
+        files = hits_json(
+            await service.search(user, SearchRequest(text="pgbouncer", limit=5, search_type="keyword"))
+        )
         assert [r["msgId"] for r in files] == [config.id]
         assert files[0]["files"] == [{"name": "pgbouncer.ini", "title": "pool settings", "type": ""}]
-        plain = (await service.search(user, SearchRequest(text="rolling", limit=5, search_type="keyword"))).results
+        plain = hits_json(
+            await service.search(user, SearchRequest(text="rolling", limit=5, search_type="keyword"))
+        )
         assert "thread" not in plain[0]  # neither a reply nor a thread's first message
     finally:
         await service.aclose()

@@ -42,11 +42,7 @@ class FollowUpSearch:
 
     async def __call__(self, user: User, text: str) -> list[AnswerSourceRef]:
         outcome = await self.service.search(user, SearchRequest(text=text, limit=FOLLOW_UP_SEARCH_RESULTS))
-        refs = []
-        for result in outcome.results:
-            score = result.get("score")
-            refs.append(AnswerSourceRef(str(result["_id"]), score if isinstance(score, float) else None))
-        return refs
+        return [AnswerSourceRef(hit.message.id, hit.score) for hit in outcome.hits]
 
 
 @dataclass(frozen=True, slots=True)

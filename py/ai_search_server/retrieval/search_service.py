@@ -19,8 +19,11 @@ branches must clear the relevance floor (``floor``: keyword hits a share of the 
 messages found only by meaning a similarity), the two lists are fused by weighted RRF and may be
 reranked by recency (all pure core). What clears no floor is not a result, so a query about nothing
 the workspace holds answers nothing, and the count is of results that passed. A branch that fails
-degrades the search to the other branch's results; ``SearchOutcome.retrieval`` says what happened
+degrades the search to the other branch's results; ``SearchOutcome.report`` says what happened
 so the page can show it.
+
+The service hands back records (``SearchHit``, ``SearchReport``); ``routes/shapes.py`` renders them as
+the REST answer, so every caller shares one service without sharing a wire shape.
 """
 
 from __future__ import annotations
@@ -28,9 +31,9 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Literal
 
 import anyio
 
@@ -47,7 +50,6 @@ from ai_search import (
     get_intelligent_search_candidate_limit,
     get_match_reason,
     normalize_intelligent_search_candidates,
-    to_iso_timestamp,
     to_ranked_candidates,
 )
 
@@ -60,11 +62,15 @@ from .terms import Term, highlight_ranges, query_terms
 __all__ = [
     "THREAD_TITLE_CHARS",
     "BranchState",
+    "SearchHit",
     "SearchOptions",
     "SearchOutcome",
+    "SearchReport",
     "SearchRequest",
     "SearchService",
+    "SearchStatus",
     "SearchType",
+    "ThreadRef",
     "thread_title",
 ]
 
@@ -108,10 +114,60 @@ class SearchRequest:
     search_type: SearchType | None = None
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
+class ThreadRef:
+    """The conversation a hit belongs to: its thread's first message's id, title and reply count."""
+
+    id: str
+    title: str
+    replies: int
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    """One result, rebuilt from the store: the message, its room, why and how well it matched."""
+
+    message: Message
+    room: Room
+    match_reason: str  # keyword, semantic or both
+    score: float | None
+    # [start, end) code-point ranges of the matched words in the message's text.
+    highlights: tuple[tuple[int, int], ...]
+    # None: neither a reply nor a thread's first message.
+    thread: ThreadRef | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SearchReport:
+    """How one search went: which pipeline answered, each branch's state, notices for the page.
+
+    ``ran`` False: search is switched off, and nothing but the pipeline's kind is said.
+    """
+
+    pipeline: str
+    ran: bool = True
+    search_type: SearchType = "hybrid"
+    keyword: BranchState = "off"
+    semantic: BranchState = "off"
+    degraded: bool = False
+    notices: tuple[str, ...] = ()
+    # Messages the embedded index has yet to embed (0: all of them, or a remote pipeline).
+    pending_embeddings: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class SearchStatus:
+    """Whether search answers at all, and whether answers can be asked for (they need only search:
+    without an LLM they are extractive)."""
+
+    enabled: bool
+    answers: bool
+
+
+@dataclass(frozen=True, slots=True)
 class SearchOutcome:
-    results: list[dict[str, Any]]
-    retrieval: dict[str, Any] = field(default_factory=dict)
+    hits: tuple[SearchHit, ...]
+    report: SearchReport
 
 
 @dataclass(slots=True)
@@ -137,13 +193,8 @@ class SearchService:
         self.options = options
         self._clock = clock
 
-    def status(self) -> dict[str, bool]:
-        """The upstream `meta` flags. Answers work without an LLM (extractive), so they only need search."""
-        return {
-            "intelligentSearchEnabled": self.options.enabled,
-            "intelligentSearchConfigured": True,
-            "answerGenerationConfigured": self.options.enabled and self.options.answer_enabled,
-        }
+    def status(self) -> SearchStatus:
+        return SearchStatus(self.options.enabled, self.options.enabled and self.options.answer_enabled)
 
     async def aclose(self) -> None:
         await self.pipeline.aclose()
@@ -176,7 +227,7 @@ class SearchService:
         request: SearchRequest,
         ranked: Sequence[IntelligentSearchCandidate],
         scope_rooms: frozenset[str],
-    ) -> list[dict[str, Any]]:
+    ) -> tuple[SearchHit, ...]:
         ids = list(dict.fromkeys(c.msg_id for c in ranked if c.msg_id))
         messages = self.store.get_messages(ids)
         # Read again: a subscription lost or a ban set while the pipeline answered counts.
@@ -187,7 +238,7 @@ class SearchService:
         }
         authors.discard("")
         terms = query_terms(request.text)
-        results: list[dict[str, Any]] = []
+        hits: list[SearchHit] = []
         seen: set[str] = set()
         for candidate in ranked:
             message = messages.get(candidate.msg_id or "")
@@ -197,42 +248,37 @@ class SearchService:
             if not _within(message, authors, request.start_date, request.end_date):
                 continue
             seen.add(message.id)
-            results.append(_result(message, room, candidate, terms))
-            if len(results) >= request.limit:
+            hits.append(_hit(message, room, candidate, terms))
+            if len(hits) >= request.limit:
                 break
-        self._add_threads(results, messages)
-        return results
+        return self._with_threads(hits, messages)
 
-    def _add_threads(self, results: list[dict[str, Any]], messages: dict[str, Message]) -> None:
-        """Say which conversation each result belongs to: its thread's id, title and reply count."""
-        found = [messages[r["msgId"]] for r in results]
-        thread_ids = {m.tmid or m.id for m in found}
-        summaries = self.store.thread_summaries(thread_ids)
+    def _with_threads(self, hits: list[SearchHit], messages: dict[str, Message]) -> tuple[SearchHit, ...]:
+        """Say which conversation each hit belongs to: its thread's id, title and reply count."""
+        found = [hit.message for hit in hits]
+        summaries = self.store.thread_summaries({m.tmid or m.id for m in found})
         parents = self.store.get_messages({m.tmid for m in found if m.tmid} - messages.keys())
         parents.update(messages)
-        for result, message in zip(results, found, strict=True):
-            thread_id = message.tmid or message.id
+        threaded: list[SearchHit] = []
+        for hit in hits:
+            thread_id = hit.message.tmid or hit.message.id
             summary = summaries.get(thread_id)
-            if summary is None:
-                continue  # neither a reply nor a thread's first message
-            parent = parents.get(thread_id)
-            result["thread"] = {
-                "_id": thread_id,
-                "title": thread_title(parent.text) if parent is not None else "",
-                "replies": summary.count,
-            }
-            if message.tmid is not None:
-                result["tmid"] = message.tmid
+            if summary is not None:
+                parent = parents.get(thread_id)
+                title = thread_title(parent.text) if parent is not None else ""
+                hit = replace(hit, thread=ThreadRef(thread_id, title, summary.count))
+            threaded.append(hit)
+        return tuple(threaded)
 
     # -- retrieval ---------------------------------------------------------------------------------
 
     async def search(self, user: User, request: SearchRequest) -> SearchOutcome:
         """Raises nothing for pipeline trouble (the outcome says so); store errors propagate."""
         if not self.options.enabled:
-            return SearchOutcome([], {"pipeline": self.pipeline.kind, "degraded": False, "notices": []})
+            return SearchOutcome((), SearchReport(self.pipeline.kind, ran=False))
         filters = self._pipeline_filters(user, request)
         if filters is None:
-            return SearchOutcome([], self._report(_Branches(), request, scoped_out=True))
+            return SearchOutcome((), self._report(_Branches(), request, scoped_out=True))
         scope_rooms = frozenset(_filter_rooms(filters))
         weight = _TYPE_WEIGHTS.get(request.search_type or "hybrid", self.options.semantic_weight)
         branches = _Branches()
@@ -282,8 +328,8 @@ class SearchService:
             if weight > 0:
                 group.start_soon(run, "semantic")
         ranked = self._rank(found, weight, limit, coverage, request.text)
-        results = self._resolve(user, request, ranked, scope_rooms)
-        return SearchOutcome(results, self._report(branches, request))
+        hits = self._resolve(user, request, ranked, scope_rooms)
+        return SearchOutcome(hits, self._report(branches, request))
 
     def _rank(
         self,
@@ -329,20 +375,18 @@ class SearchService:
 
     def _report(
         self, branches: _Branches, request: SearchRequest, *, scoped_out: bool = False
-    ) -> dict[str, Any]:
-        report: dict[str, Any] = {
-            "pipeline": self.pipeline.kind,
-            "searchType": request.search_type or "hybrid",
-            "branches": {"keyword": branches.keyword, "semantic": branches.semantic},
-            "degraded": "failed" in (branches.keyword, branches.semantic),
-            "notices": branches.notices,
-        }
-        if scoped_out:
-            report["notices"] = ["None of the requested rooms is one you can read."]
+    ) -> SearchReport:
+        notices = ["None of the requested rooms is one you can read."] if scoped_out else branches.notices
         pending = getattr(getattr(self.pipeline, "index", None), "pending_embeddings", 0)
-        if pending:
-            report["pendingEmbeddings"] = pending
-        return report
+        return SearchReport(
+            self.pipeline.kind,
+            search_type=request.search_type or "hybrid",
+            keyword=branches.keyword,
+            semantic=branches.semantic,
+            degraded="failed" in (branches.keyword, branches.semantic),
+            notices=tuple(notices),
+            pending_embeddings=pending,
+        )
 
 
 def _keyword_coverage(raw: object) -> dict[str, float]:
@@ -374,25 +418,12 @@ def _within(message: Message, authors: set[str], start: datetime | None, end: da
     return end is None or message.ts <= end
 
 
-def _result(
+def _hit(
     message: Message, room: Room, candidate: IntelligentSearchCandidate, terms: Sequence[Term]
-) -> dict[str, Any]:
-    result: dict[str, Any] = {
-        "_id": message.id,
-        "rid": message.room_id,
-        "msgId": message.id,
-        "text": message.text,
-        "ts": to_iso_timestamp(message.ts),
-        "u": {"_id": message.user_id, "username": message.username, "name": message.user_name},
-        "room": {"_id": room.id, "t": room.type, "name": room.name, "fname": room.fname},
-        "highlights": [list(r) for r in highlight_ranges(message.text, terms)],
-        "matchReason": get_match_reason(candidate),
-    }
-    if candidate.score is not None and math.isfinite(candidate.score):
-        result["score"] = candidate.score
-    if message.attachments:
-        result["files"] = [{"name": a.name, "title": a.title, "type": a.type} for a in message.attachments]
-    return result
+) -> SearchHit:
+    score = candidate.score if candidate.score is not None and math.isfinite(candidate.score) else None
+    highlights = tuple((start, end) for start, end in highlight_ranges(message.text, terms))
+    return SearchHit(message, room, get_match_reason(candidate), score, highlights)
 
 
 def thread_title(text: str) -> str:

@@ -39,6 +39,7 @@ from ..ratelimit import RateLimit
 from ..rest import ApiRequest, Router
 from ..retrieval.search_service import SearchRequest
 from .params import Params
+from .shapes import search_hit_json, search_meta_json
 
 __all__ = ["MAX_COMMA_LIST_CHARS", "MAX_QUERY_LINE_CHARS", "SearchLineParams", "SearchParams", "router"]
 
@@ -183,4 +184,7 @@ async def ai_search(req: ApiRequest[SearchParams | SearchLineParams]) -> dict[st
     request = _request(req.params)
     service = await req.services.search.get()
     outcome = await service.search(req.user, request)
-    return {"intelligent": outcome.results, "meta": {**service.status(), "retrieval": outcome.retrieval}}
+    return {
+        "intelligent": [search_hit_json(hit) for hit in outcome.hits],
+        "meta": search_meta_json(service.status(), outcome.report),
+    }

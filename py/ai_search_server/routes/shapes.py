@@ -1,18 +1,25 @@
-"""Rocket.Chat-shaped JSON for store records, so existing clients and agents read them as they are."""
+"""Rocket.Chat-shaped JSON for the records the store and the services hand back, so existing clients
+and agents read them as they are. Times are written as JavaScript's ``Date#toISOString`` does
+(``2026-11-30T12:00:00.000Z``), by the core's ``to_iso_timestamp``."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
+from ai_search import to_iso_timestamp
+
+from ..retrieval.search_service import SearchHit, SearchReport, SearchStatus
 from ..store.records import Message, Room, Subscription, ThreadSummary, User
 
-__all__ = ["iso", "message_json", "room_json", "subscription_json", "user_json"]
-
-
-def iso(ts: datetime) -> str:
-    """``2026-11-30T12:00:00.000Z``: the form JavaScript's Date#toISOString writes."""
-    return ts.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{ts.microsecond // 1000:03d}Z"
+__all__ = [
+    "message_json",
+    "retrieval_json",
+    "room_json",
+    "search_hit_json",
+    "search_meta_json",
+    "subscription_json",
+    "user_json",
+]
 
 
 def user_json(user: User, *, full: bool = False) -> dict[str, Any]:
@@ -22,7 +29,7 @@ def user_json(user: User, *, full: bool = False) -> dict[str, Any]:
             {
                 "roles": list(user.roles),
                 "active": user.active,
-                "createdAt": iso(user.created_at),
+                "createdAt": to_iso_timestamp(user.created_at),
                 "type": "user",
             }
         )
@@ -35,7 +42,7 @@ def room_json(room: Room, *, usernames: list[str] | None = None) -> dict[str, An
         "t": room.type,
         "name": room.name,
         "fname": room.fname,
-        "ts": iso(room.created_at),
+        "ts": to_iso_timestamp(room.created_at),
     }
     if room.topic:
         out["topic"] = room.topic
@@ -51,18 +58,19 @@ def message_json(message: Message, thread: ThreadSummary | None = None) -> dict[
         "_id": message.id,
         "rid": message.room_id,
         "msg": message.text,
-        "ts": iso(message.ts),
+        "ts": to_iso_timestamp(message.ts),
         "u": {"_id": message.user_id, "username": message.username, "name": message.user_name},
-        "_updatedAt": iso(message.edited_at or message.ts),
+        "_updatedAt": to_iso_timestamp(message.edited_at or message.ts),
     }
     if message.edited_at is not None:
-        out["editedAt"] = iso(message.edited_at)
+        out["editedAt"] = to_iso_timestamp(message.edited_at)
         if message.edited_by is not None:
             out["editedBy"] = {"_id": message.edited_by}
     if message.tmid is not None:
         out["tmid"] = message.tmid
     if thread is not None:
-        out.update({"tcount": thread.count, "tlm": iso(thread.last_reply_at), "replies": list(thread.participants)})
+        last_reply = to_iso_timestamp(thread.last_reply_at)
+        out.update({"tcount": thread.count, "tlm": last_reply, "replies": list(thread.participants)})
     if message.attachments:
         out["files"] = [{"name": a.name, "type": a.type, "size": a.size} for a in message.attachments]
         out["attachments"] = [
@@ -74,7 +82,8 @@ def message_json(message: Message, thread: ThreadSummary | None = None) -> dict[
     if message.mentions:
         out["mentions"] = [{"username": username, "type": "user"} for username in message.mentions]
     if message.pinned_at is not None:
-        out.update({"pinned": True, "pinnedAt": iso(message.pinned_at), "pinnedBy": {"_id": message.pinned_by}})
+        pinned_at = to_iso_timestamp(message.pinned_at)
+        out.update({"pinned": True, "pinnedAt": pinned_at, "pinnedBy": {"_id": message.pinned_by}})
     return out
 
 
@@ -86,7 +95,56 @@ def subscription_json(sub: Subscription, room: Room) -> dict[str, Any]:
         "t": room.type,
         "name": room.name,
         "fname": room.fname,
-        "ts": iso(sub.created_at),
+        "ts": to_iso_timestamp(sub.created_at),
         "open": True,
         "banned": sub.banned,
+    }
+
+
+def search_hit_json(hit: SearchHit) -> dict[str, Any]:
+    """One ``ai.search`` result: upstream's fields (``_id, rid, msgId, text, ts, u, score, room``), then
+    ``highlights`` and ``matchReason``; ``files``, ``thread`` and ``tmid`` when the message has them."""
+    message, room = hit.message, hit.room
+    out: dict[str, Any] = {
+        "_id": message.id,
+        "rid": message.room_id,
+        "msgId": message.id,
+        "text": message.text,
+        "ts": to_iso_timestamp(message.ts),
+        "u": {"_id": message.user_id, "username": message.username, "name": message.user_name},
+        "room": {"_id": room.id, "t": room.type, "name": room.name, "fname": room.fname},
+        "highlights": [list(span) for span in hit.highlights],
+        "matchReason": hit.match_reason,
+    }
+    if hit.score is not None:
+        out["score"] = hit.score
+    if message.attachments:
+        out["files"] = [{"name": a.name, "title": a.title, "type": a.type} for a in message.attachments]
+    if hit.thread is not None:
+        out["thread"] = {"_id": hit.thread.id, "title": hit.thread.title, "replies": hit.thread.replies}
+        if message.tmid is not None:
+            out["tmid"] = message.tmid
+    return out
+
+
+def retrieval_json(report: SearchReport) -> dict[str, Any]:
+    """What the search did: the pipeline, each branch's state, notices for the page."""
+    retrieval: dict[str, Any] = {"pipeline": report.pipeline}
+    if report.ran:
+        retrieval["searchType"] = report.search_type
+        retrieval["branches"] = {"keyword": report.keyword, "semantic": report.semantic}
+    retrieval["degraded"] = report.degraded
+    retrieval["notices"] = list(report.notices)
+    if report.pending_embeddings:
+        retrieval["pendingEmbeddings"] = report.pending_embeddings
+    return retrieval
+
+
+def search_meta_json(status: SearchStatus, report: SearchReport) -> dict[str, Any]:
+    """``ai.search``'s ``meta``: upstream's three flags, and ``retrieval``."""
+    return {
+        "intelligentSearchEnabled": status.enabled,
+        "intelligentSearchConfigured": True,
+        "answerGenerationConfigured": status.answers,
+        "retrieval": retrieval_json(report),
     }

@@ -6,6 +6,8 @@ from typing import Any
 
 from pydantic import Field
 
+from ai_search import to_iso_timestamp
+
 from .. import errors
 from ..api_limits import USER_AUTOCOMPLETE_LIMIT
 from ..ratelimit import RateLimit
@@ -13,7 +15,7 @@ from ..rest import ApiRequest, Refusal, Router
 from ..store import base as store_base
 from .access import visible_user, visible_user_ids
 from .params import Id, Name, NoParams, Params, Selector, parse_selector
-from .shapes import iso, user_json
+from .shapes import user_json
 
 router = Router(tags=("Users",))
 
@@ -126,8 +128,8 @@ async def list_tokens(req: ApiRequest[NoParams]) -> dict[str, Any]:
         "tokens": [
             {
                 "name": t.label,
-                "createdAt": iso(t.created_at),
-                "lastUsedAt": iso(t.last_used_at) if t.last_used_at else None,
+                "createdAt": to_iso_timestamp(t.created_at),
+                "lastUsedAt": to_iso_timestamp(t.last_used_at) if t.last_used_at else None,
             }
             for t in tokens
         ]
