@@ -28,6 +28,8 @@ schemas refuse ``null``). Messages are written for the person calling the API; u
     ├── TooManyRequests        429     error-too-many-requests           -32000  a rate limit reached
     │   └── AuthFailuresSpent  429                                       -32000  failed sign-ins spent
     ├── UpstreamFailure        502     error-ai-provider-request-failed  -32000  a provider failed
+    │   ├── UpstreamTimeout    504                                       -32000  too slow
+    │   └── UpstreamBusy       503                                       -32000  outbound calls at cap
     ├── ServiceUnavailable     503     error-service-unavailable         -32603  the database failed
     │ the HTTP server's own, in plain text (serving.py):
     ├── HeadTimeout            408                                               the head came too late
@@ -79,7 +81,9 @@ __all__ = [
     "TooManyRequests",
     "Unauthorized",
     "UnsupportedVersion",
+    "UpstreamBusy",
     "UpstreamFailure",
+    "UpstreamTimeout",
     "refusal_response",
 ]
 
@@ -207,6 +211,19 @@ class UpstreamFailure(ApiError):
     default_type = "error-ai-provider-request-failed"
     default_message = "The AI provider request failed"
     rpc_code = -32000
+
+
+class UpstreamTimeout(UpstreamFailure):
+    """The provider passed its deadline: 504, with the errorType of any other provider failure."""
+
+    status = 504
+
+
+class UpstreamBusy(UpstreamFailure):
+    """The app's cap of outbound calls stayed full (``outbound_max_concurrent_calls``): 503 with
+    ``Retry-After``, with the errorType of any other provider failure; the provider was not called."""
+
+    status = 503
 
 
 class ServiceUnavailable(ApiError):

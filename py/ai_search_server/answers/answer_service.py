@@ -26,20 +26,20 @@ around the app's ``GuardedClient``. Per request, in order:
    kept and marked ``truncated: true``.
 
 ``answer`` returns the whole result; ``answer_events`` yields ``AnswerDelta``s then one
-``AnswerDone``, for the streamed route. Both raise ``errors.ApiError`` subclasses.
+``AnswerDone``, for the streamed route. Both return records (``routes/shapes.py`` writes them as JSON)
+and raise the answers' own errors (``answer_errors``) or the provider's ``ProviderError``; the routes
+turn those into refusals.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncGenerator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, replace
-from typing import Any
 
 from ai_search import (
     DEFAULT_ANSWER_SYSTEM_PROMPT,
-    AnswerSource,
     AnswerSourceRef,
     AnswerTurn,
     CheckedSentence,
@@ -49,21 +49,21 @@ from ai_search import (
     check_citations,
     extract_citations,
     model_list_fallback,
-    to_iso_timestamp,
 )
 
-from .. import errors
 from ..outbound import GuardedClient
 from ..redaction import SecretRedactor
 from ..settings import Settings
 from ..store.base import Store
-from ..store.records import Message, Room, User
+from ..store.records import User
 from . import follow_ups
+from .answer_errors import AnswersOff, ProviderNotConfigured, SourcesRefused, UnknownModel
 from .context import load_context
 from .echo import PromptEcho
 from .follow_ups import FollowUpSearch
-from .provider import OpenAICompatibleProvider, ProviderConfig, ProviderError
+from .provider import OpenAICompatibleProvider, ProviderConfig
 from .records import keep_answer
+from .sources import Citation, LoadedSource, loaded_source
 from .stream import AnswerTextStream, shape_answer_text
 
 __all__ = [
@@ -73,8 +73,6 @@ __all__ = [
     "AnswerResult",
     "AnswerService",
     "Citation",
-    "LoadedSource",
-    "loaded_source",
 ]
 
 log = logging.getLogger(__name__)
@@ -86,50 +84,6 @@ NOT_CONFIGURED = "The AI provider is not fully configured: llm_base_url is set b
 NO_CLIENT = "The AI provider is configured, but this server was started without an outbound client for it."
 INVALID_SOURCES = "Some source messages do not exist or are not in rooms you can read."
 NO_SOURCE_TEXT = "None of the source messages has any text to answer from."
-
-
-class UpstreamTimeout(errors.UpstreamFailure):
-    """The provider passed its deadline: 504, with the same errorType as any other provider failure."""
-
-    status = 504
-
-
-class UpstreamBusy(errors.UpstreamFailure):
-    """The process's cap of outbound calls stayed full (``outbound_max_concurrent_calls``): 503 with
-    ``Retry-After``, with the same errorType as any other provider failure; the provider was not called."""
-
-    status = 503
-
-
-# Seconds a client is asked to wait after a 503 UpstreamBusy: the queue wait it just lost.
-BUSY_RETRY_AFTER_SECONDS = 2
-
-
-@dataclass(frozen=True, slots=True)
-class LoadedSource:
-    """A source the caller may read, as loaded from the store, numbered by its position (1-based)."""
-
-    msg_id: str
-    rid: str
-    source: AnswerSource
-
-
-def loaded_source(message: Message, rooms: Mapping[str, Room], score: float | None = None) -> LoadedSource:
-    """A stored message as an answer source: its text, author, room name and time."""
-    room = rooms.get(message.room_id)
-    room_name = (room.fname or room.name) if room is not None else None
-    source = AnswerSource(message.text, message.username, room_name, to_iso_timestamp(message.ts), score)
-    return LoadedSource(message.id, message.room_id, source)
-
-
-@dataclass(frozen=True, slots=True)
-class Citation:
-    n: int
-    msg_id: str
-    rid: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {"n": self.n, "msgId": self.msg_id, "rid": self.rid}
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,19 +99,6 @@ class AnswerResult:
     searched: str | None = None
     # The id it is kept under, to share and rate it (None when it could not be stored).
     answer_id: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "answerId": self.answer_id,
-            "answer": self.answer,
-            "citations": [c.to_json() for c in self.citations],
-            "provider": dict(self.provider),
-            "truncated": self.truncated,
-            "sentences": [s.to_json() for s in self.sentences],
-        }
-        if self.searched is not None:
-            out["searched"] = self.searched
-        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,19 +175,19 @@ class AnswerService:
         """The provider to ask, or None for an extractive answer.
 
         Raises:
-            errors.FeatureUnavailable: answers are off, or the provider lacks a model.
+            AnswersOff, ProviderNotConfigured: answers are off, or the provider lacks a model.
         """
         if not self.enabled:
-            raise errors.FeatureUnavailable(NOT_ENABLED, error_type="error-ai-not-enabled")
+            raise AnswersOff(NOT_ENABLED)
         if self.extractive:
             return None
         if self.provider is None:
             # A wiring fault, not a setting: the app did not hand this service its outbound client.
             log.error("llm_base_url is set but the answer service was built without an outbound client")
-            raise errors.FeatureUnavailable(NO_CLIENT, error_type="error-ai-provider-not-configured")
+            raise ProviderNotConfigured(NO_CLIENT)
         provider = self._ready_provider()
         if provider is None:
-            raise errors.FeatureUnavailable(NOT_CONFIGURED, error_type="error-ai-provider-not-configured")
+            raise ProviderNotConfigured(NOT_CONFIGURED)
         return provider
 
     # -- sources ---------------------------------------------------------------------------------
@@ -255,13 +196,12 @@ class AnswerService:
         """The sources, in request order, each read from the store under the caller's permissions.
 
         Raises:
-            errors.InvalidParams (error-invalid-search-answer-sources): an id is not a message in a
-                room the caller reads, or no source has any text.
+            SourcesRefused: an id is not a message in a room the caller reads, or no source has any text.
         """
         messages = self.store.get_messages(ref.msg_id for ref in refs)
         readable = self.store.readable_room_ids(user.id)
         if any(ref.msg_id not in messages or messages[ref.msg_id].room_id not in readable for ref in refs):
-            raise errors.InvalidParams(INVALID_SOURCES, error_type="error-invalid-search-answer-sources")
+            raise SourcesRefused(INVALID_SOURCES)
         rooms = self.store.get_rooms({messages[ref.msg_id].room_id for ref in refs})
         loaded = [
             loaded_source(messages[ref.msg_id], rooms, ref.score)
@@ -269,7 +209,7 @@ class AnswerService:
             if messages[ref.msg_id].text.strip()
         ]
         if not loaded:
-            raise errors.InvalidParams(NO_SOURCE_TEXT, error_type="error-invalid-search-answer-sources")
+            raise SourcesRefused(NO_SOURCE_TEXT)
         return loaded
 
     async def _asked(
@@ -310,17 +250,15 @@ class AnswerService:
         """The provider to ask (with the requested model, when one is named), or None: extractive.
 
         Raises:
-            errors.FeatureUnavailable: see ``_check_ready``.
-            errors.InvalidParams (error-invalid-model): the provider does not offer that model.
+            AnswersOff, ProviderNotConfigured: see ``_check_ready``.
+            UnknownModel: the provider does not offer that model (or its list could not be read).
         """
         provider = self._check_ready()
         if provider is None or not model or model == provider.model:
             return provider
         offered = {option.key for option in await provider.list_models()}
         if model not in offered:
-            raise errors.InvalidParams(
-                f"The AI provider does not offer the model {model!r}", error_type="error-invalid-model"
-            )
+            raise UnknownModel(f"The AI provider does not offer the model {model!r}")
         return provider.with_model(model)
 
     async def answer(
@@ -337,19 +275,17 @@ class AnswerService:
         the conversation) the question is a follow-up: see ``follow_ups``.
 
         Raises:
-            errors.FeatureUnavailable, errors.InvalidParams: see ``_provider_for`` and ``load_sources``.
-            errors.UpstreamFailure: the provider failed (504 ``UpstreamTimeout`` when it was too slow).
+            AnswerError: see ``_provider_for`` and ``load_sources``.
+            ProviderError: the provider failed (``timed_out`` when it was too slow, ``busy`` when the
+                app's cap of outbound calls stayed full).
         """
         provider = await self._provider_for(model)
         asked = await self._asked(user, query, refs, turns, search)
         sources = self.load_sources(user, asked.refs)
         if provider is None:
             return self._finish(user, query, asked, self._extractive(user, asked.question, sources), sources)
-        try:
-            prompt = self._prompt(query, sources, asked.earlier)
-            completion = await provider.complete(self.system_prompt, prompt)
-        except ProviderError as exc:
-            raise _api_error(exc) from None
+        prompt = self._prompt(query, sources, asked.earlier)
+        completion = await provider.complete(self.system_prompt, prompt)
         result = self._result(completion.text, sources, provider, truncated=completion.truncated)
         return self._finish(user, query, asked, result, sources)
 
@@ -383,19 +319,16 @@ class AnswerService:
         echo = self.echo.stream() if self.echo is not None else None
         secrets = self.secrets.stream()
         parts: list[str] = []
-        try:
-            prompt = self._prompt(query, sources, asked.earlier)
-            async with aclosing(provider.stream(self.system_prompt, prompt)) as deltas:
-                async for delta in deltas:
-                    parts.append(delta)
-                    text = shaper.feed(delta)
-                    if echo is not None:
-                        text = echo.feed(text)
-                    text = secrets.feed(text)
-                    if text:
-                        yield AnswerDelta(text)
-        except ProviderError as exc:
-            raise _api_error(exc) from None
+        prompt = self._prompt(query, sources, asked.earlier)
+        async with aclosing(provider.stream(self.system_prompt, prompt)) as deltas:
+            async for delta in deltas:
+                parts.append(delta)
+                text = shaper.feed(delta)
+                if echo is not None:
+                    text = echo.feed(text)
+                text = secrets.feed(text)
+                if text:
+                    yield AnswerDelta(text)
         tail = shaper.flush()
         if echo is not None:
             tail = echo.feed(tail) + echo.flush()
@@ -441,12 +374,3 @@ class AnswerService:
         )
         sentences = tuple(check_citations(answer, [s.source for s in sources]))
         return AnswerResult(answer, citations, label, truncated, sentences)
-
-
-def _api_error(exc: ProviderError) -> errors.UpstreamFailure:
-    if exc.busy:
-        return UpstreamBusy(
-            exc.message, error_type=exc.error_type, headers={"Retry-After": str(BUSY_RETRY_AFTER_SECONDS)}
-        )
-    error_class = UpstreamTimeout if exc.timed_out else errors.UpstreamFailure
-    return error_class(exc.message, error_type=exc.error_type)

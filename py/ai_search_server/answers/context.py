@@ -28,15 +28,12 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import TYPE_CHECKING
 
 from ai_search import content_stems
 
 from ..store.base import Store
 from ..store.records import Message
-
-if TYPE_CHECKING:
-    from .answer_service import LoadedSource
+from .sources import LoadedSource
 
 __all__ = [
     "CONTEXT_ROOM_AFTER",

@@ -17,6 +17,8 @@ from collections.abc import Iterable
 from datetime import UTC, date, datetime, time
 from typing import Any, Literal, TextIO
 
+from ai_search import to_iso_timestamp
+
 from ..store.base import Store
 from ..store.records import AnswerFeedback, StoredAnswer
 
@@ -53,22 +55,18 @@ def parse_since(value: str) -> datetime:
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
-def _iso(moment: datetime) -> str:
-    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
-
-
 def _record(feedback: AnswerFeedback, answer: StoredAnswer, username: str) -> dict[str, Any]:
     return {
         "answerId": answer.id,
-        "ratedAt": _iso(feedback.updated_at),
-        "firstRatedAt": _iso(feedback.created_at),
+        "ratedAt": to_iso_timestamp(feedback.updated_at),
+        "firstRatedAt": to_iso_timestamp(feedback.created_at),
         "username": username,
         "rating": feedback.rating,
         "reason": feedback.reason,
         "query": answer.query,
         "searched": answer.searched,
         "answer": answer.answer,
-        "answeredAt": _iso(answer.created_at),
+        "answeredAt": to_iso_timestamp(answer.created_at),
         "provider": answer.provider.get("name", ""),
         "model": answer.provider.get("model", ""),
         "sources": [source.msg_id for source in answer.sources],

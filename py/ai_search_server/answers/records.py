@@ -14,21 +14,34 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
 
-from ai_search import HIDDEN_SOURCES_NOTE, AnswerSource, answer_for_reader
+from ai_search import AnswerSource, ReaderView, answer_for_reader
 
-from .. import errors
 from ..store.base import Store, StoreError
 from ..store.records import AnswerFeedback, AnswerSourceRecord, StoredAnswer, User
 from ..store.sqlite import new_id
+from .answer_errors import AnswerNotFound
+from .sources import Citation, loaded_source
 
-__all__ = ["ANSWER_NOT_FOUND", "keep_answer", "openable_answer", "reader_view"]
+__all__ = ["ANSWER_NOT_FOUND", "OpenedAnswer", "keep_answer", "openable_answer", "reader_view"]
 
 log = logging.getLogger(__name__)
 
 ANSWER_NOT_FOUND = "Answer not found or not shared with you"
+
+
+@dataclass(frozen=True, slots=True)
+class OpenedAnswer:
+    """A kept answer as one reader may see it (``ai.search.answer.get``): ``view`` holds only what the
+    sources they read now say, ``citations`` only the sources they read."""
+
+    stored: StoredAnswer
+    view: ReaderView
+    citations: tuple[Citation, ...]
+    mine: bool
+    feedback: AnswerFeedback | None
 
 
 def keep_answer(
@@ -64,18 +77,15 @@ def openable_answer(store: Store, reader: User, answer_id: str) -> StoredAnswer:
     """The answer, if ``reader`` owns it or its owner shared it.
 
     Raises:
-        errors.NotFound (error-answer-not-found): no such answer, or not the reader's to open.
+        AnswerNotFound: no such answer, or not the reader's to open.
     """
     stored = store.get_answer(answer_id)
     if stored is None or (stored.user_id != reader.id and stored.shared_at is None):
-        raise errors.NotFound(ANSWER_NOT_FOUND, error_type="error-answer-not-found")
+        raise AnswerNotFound(ANSWER_NOT_FOUND)
     return stored
 
 
 def _visible_sources(store: Store, reader: User, stored: StoredAnswer) -> list[AnswerSource | None]:
-    # Imported here: the service imports this module, and builds sources the same way.
-    from .answer_service import loaded_source
-
     messages = store.get_messages(s.msg_id for s in stored.sources)
     readable = store.readable_room_ids(reader.id)
     rooms = store.get_rooms({m.room_id for m in messages.values() if m.room_id in readable})
@@ -89,30 +99,14 @@ def _visible_sources(store: Store, reader: User, stored: StoredAnswer) -> list[A
 
 def reader_view(
     store: Store, reader: User, stored: StoredAnswer, feedback: AnswerFeedback | None
-) -> dict[str, Any]:
-    """The JSON of a stored answer as ``reader`` may see it (``ai.search.answer.get``)."""
+) -> OpenedAnswer:
+    """A stored answer as ``reader`` may see it (``ai.search.answer.get``)."""
     sources = _visible_sources(store, reader, stored)
     view = answer_for_reader(stored.answer, sources)
     cited = dict.fromkeys(n for sentence in view.sentences for n in sentence.citations)
-    citations = [
-        {"n": n, "msgId": stored.sources[n - 1].msg_id, "rid": stored.sources[n - 1].rid}
+    citations = tuple(
+        Citation(n, stored.sources[n - 1].msg_id, stored.sources[n - 1].rid)
         for n in cited
         if sources[n - 1] is not None
-    ]
-    out: dict[str, Any] = {
-        "answerId": stored.id,
-        "query": stored.query,
-        "answer": view.answer,
-        "citations": citations,
-        "sentences": [s.to_json() for s in view.sentences],
-        "provider": dict(stored.provider),
-        "createdAt": stored.created_at.isoformat().replace("+00:00", "Z"),
-        "shared": stored.shared_at is not None,
-        "mine": stored.user_id == reader.id,
-        "hiddenSources": view.hidden_sources,
-        "note": HIDDEN_SOURCES_NOTE if view.hidden_sources or view.dropped_sentences else None,
-        "feedback": None if feedback is None else {"rating": feedback.rating, "reason": feedback.reason},
-    }
-    if stored.searched is not None:
-        out["searched"] = stored.searched
-    return out
+    )
+    return OpenedAnswer(stored, view, citations, stored.user_id == reader.id, feedback)

@@ -24,8 +24,8 @@ results and the earlier turns' sources (``answers.follow_ups``); the answer says
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
-from contextlib import aclosing
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping
+from contextlib import aclosing, contextmanager
 from typing import Annotated, Any
 
 from pydantic import Field
@@ -47,19 +47,31 @@ from ai_search import (
 )
 
 from .. import errors
-from ..answers.answer_service import AnswerDelta, AnswerDone, UpstreamBusy, UpstreamTimeout
+from ..answers.answer_errors import (
+    AnswerError,
+    AnswerNotFound,
+    AnswersOff,
+    ProviderNotConfigured,
+    SourcesRefused,
+    UnknownModel,
+)
+from ..answers.answer_service import AnswerDelta, AnswerDone
 from ..answers.follow_ups import FollowUpSearch
+from ..answers.provider import ProviderError
 from ..answers.stream import SSE_MEDIA_TYPE, sse_event, wants_event_stream
 from ..ratelimit import RateLimit
 from ..rest import ApiRequest, Refusal, Router
 from .params import NoParams, Params
+from .shapes import answer_json
 
 __all__ = [
     "ANSWER_RATE_LIMIT",
     "MODELS_RATE_LIMIT",
     "MODEL_SETTING_PERMISSION",
     "AnswerParams",
+    "answer_refusals",
     "may_list_models",
+    "refusal_of",
     "router",
 ]
 
@@ -84,9 +96,43 @@ ANSWER_REFUSALS = (
     Refusal(errors.FeatureUnavailable.status, "AI answers are off or not configured on this server"),
     Refusal(errors.Forbidden.status, MODEL_CHOICE_FORBIDDEN),
     Refusal(errors.UpstreamFailure.status, "The AI provider failed or answered nothing usable"),
-    Refusal(UpstreamBusy.status, "Too many answers are being written at once: retry after Retry-After"),
-    Refusal(UpstreamTimeout.status, "The AI provider did not answer in time"),
+    Refusal(
+        errors.UpstreamBusy.status, "Too many answers are being written at once: retry after Retry-After"
+    ),
+    Refusal(errors.UpstreamTimeout.status, "The AI provider did not answer in time"),
 )
+# Seconds a client is asked to wait after a 503 UpstreamBusy: the queue wait it just lost.
+BUSY_RETRY_AFTER_SECONDS = 2
+# The answers' errors as the refusals a caller gets (the answers' own error_type kept).
+_REFUSAL_OF: dict[type[AnswerError], type[errors.ApiError]] = {
+    AnswersOff: errors.FeatureUnavailable,
+    ProviderNotConfigured: errors.FeatureUnavailable,
+    SourcesRefused: errors.InvalidParams,
+    UnknownModel: errors.InvalidParams,
+    AnswerNotFound: errors.NotFound,
+}
+
+
+def refusal_of(exc: AnswerError | ProviderError) -> errors.ApiError:
+    """The refusal answering an answer that could not be given: 400/404 for the caller's part, 502
+    for the provider's (504 when it was too slow, 503 with Retry-After when the app's cap of outbound
+    calls stayed full)."""
+    if isinstance(exc, ProviderError):
+        if exc.busy:
+            retry = {"Retry-After": str(BUSY_RETRY_AFTER_SECONDS)}
+            return errors.UpstreamBusy(exc.message, error_type=exc.error_type, headers=retry)
+        failure = errors.UpstreamTimeout if exc.timed_out else errors.UpstreamFailure
+        return failure(exc.message, error_type=exc.error_type)
+    return _REFUSAL_OF[type(exc)](exc.message, error_type=exc.error_type)
+
+
+@contextmanager
+def answer_refusals() -> Iterator[None]:
+    """Within the block, an answer that cannot be given is raised as its refusal (``refusal_of``)."""
+    try:
+        yield
+    except (AnswerError, ProviderError) as exc:
+        raise refusal_of(exc) from None
 
 
 def _drop_default(schema: dict[str, Any]) -> None:
@@ -184,13 +230,15 @@ async def search_answer(req: ApiRequest[AnswerParams]) -> Mapping[str, Any] | Re
     service = req.services.answers
     search = await _follow_up_search(req) if turns else None
     if not wants_event_stream(req.http.headers.get("accept")):
-        result = await service.answer(req.user, query, refs, model=model, turns=turns, search=search)
-        return result.to_json()
+        with answer_refusals():
+            result = await service.answer(req.user, query, refs, model=model, turns=turns, search=search)
+        return answer_json(result)
     events = service.answer_events(req.user, query, refs, model=model, turns=turns, search=search)
     # The first event is awaited here, so a failure before any text (answers off, sources refused,
     # provider down or too slow to start) is a JSON error with its status, not a 200 stream.
     try:
-        first = await anext(events)
+        with answer_refusals():
+            first = await anext(events)
     except BaseException:
         await events.aclose()
         raise
@@ -209,12 +257,13 @@ async def _event_stream(
         try:
             while True:
                 if isinstance(event, AnswerDone):
-                    yield sse_event("done", event.result.to_json())
+                    yield sse_event("done", answer_json(event.result))
                     return
                 yield sse_event("delta", {"text": event.text})
                 event = await anext(events)
-        except errors.ApiError as exc:
-            yield sse_event("error", {"errorType": exc.error_type, "error": exc.message})
+        except (AnswerError, ProviderError) as exc:
+            refusal = refusal_of(exc)
+            yield sse_event("error", {"errorType": refusal.error_type, "error": refusal.message})
         except Exception:
             # A bug, not a provider failure: the client still gets a closed stream with an error.
             log.exception("answer stream failed")

@@ -6,13 +6,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from ai_search import to_iso_timestamp
+from ai_search import HIDDEN_SOURCES_NOTE, CheckedSentence, to_iso_timestamp
 
+from ..answers.answer_service import AnswerResult
+from ..answers.records import OpenedAnswer
+from ..answers.sources import Citation
 from ..retrieval.search_service import SearchHit, SearchReport, SearchStatus
 from ..store.records import Message, Room, Subscription, ThreadSummary, User
 
 __all__ = [
+    "answer_json",
     "message_json",
+    "opened_answer_json",
     "retrieval_json",
     "room_json",
     "search_hit_json",
@@ -148,3 +153,48 @@ def search_meta_json(status: SearchStatus, report: SearchReport) -> dict[str, An
         "answerGenerationConfigured": status.answers,
         "retrieval": retrieval_json(report),
     }
+
+
+def _citations_json(citations: tuple[Citation, ...]) -> list[dict[str, Any]]:
+    return [{"n": c.n, "msgId": c.msg_id, "rid": c.rid} for c in citations]
+
+
+def _sentences_json(sentences: tuple[CheckedSentence, ...]) -> list[dict[str, Any]]:
+    return [sentence.to_json() for sentence in sentences]
+
+
+def answer_json(result: AnswerResult) -> dict[str, Any]:
+    """``ai.search.answer``'s answer (and the streamed ``done`` event's)."""
+    out: dict[str, Any] = {
+        "answerId": result.answer_id,
+        "answer": result.answer,
+        "citations": _citations_json(result.citations),
+        "provider": dict(result.provider),
+        "truncated": result.truncated,
+        "sentences": _sentences_json(result.sentences),
+    }
+    if result.searched is not None:
+        out["searched"] = result.searched
+    return out
+
+
+def opened_answer_json(opened: OpenedAnswer) -> dict[str, Any]:
+    """``ai.search.answer.get``: a kept answer as its reader may see it."""
+    stored, view, feedback = opened.stored, opened.view, opened.feedback
+    out: dict[str, Any] = {
+        "answerId": stored.id,
+        "query": stored.query,
+        "answer": view.answer,
+        "citations": _citations_json(opened.citations),
+        "sentences": _sentences_json(view.sentences),
+        "provider": dict(stored.provider),
+        "createdAt": to_iso_timestamp(stored.created_at),
+        "shared": stored.shared_at is not None,
+        "mine": opened.mine,
+        "hiddenSources": view.hidden_sources,
+        "note": HIDDEN_SOURCES_NOTE if view.hidden_sources or view.dropped_sentences else None,
+        "feedback": None if feedback is None else {"rating": feedback.rating, "reason": feedback.reason},
+    }
+    if stored.searched is not None:
+        out["searched"] = stored.searched
+    return out

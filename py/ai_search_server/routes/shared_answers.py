@@ -14,13 +14,17 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from ai_search import to_iso_timestamp
+
 from .. import errors
 from ..answers.records import ANSWER_NOT_FOUND, openable_answer, reader_view
 from ..ratelimit import RateLimit
 from ..rest import ApiRequest, Refusal, Router
 from ..store import base as store_base
 from ..store.answer_rows import MAX_FEEDBACK_REASON_LENGTH
+from .answers import answer_refusals
 from .params import Id, Params
+from .shapes import opened_answer_json
 
 __all__ = ["ANSWER_LINK_PARAMETER", "router"]
 
@@ -57,8 +61,10 @@ class FeedbackParams(Params):
 )
 async def get_answer(req: ApiRequest[AnswerIdParams]) -> dict[str, Any]:
     store = req.services.store
-    stored = openable_answer(store, req.user, req.params.answerId)
-    return reader_view(store, req.user, stored, store.answer_feedback(stored.id, req.user.id))
+    with answer_refusals():
+        stored = openable_answer(store, req.user, req.params.answerId)
+    feedback = store.answer_feedback(stored.id, req.user.id)
+    return opened_answer_json(reader_view(store, req.user, stored, feedback))
 
 
 @router.post(
@@ -71,7 +77,8 @@ async def get_answer(req: ApiRequest[AnswerIdParams]) -> dict[str, Any]:
 )
 async def share_answer(req: ApiRequest[AnswerIdParams]) -> dict[str, Any]:
     store = req.services.store
-    stored = openable_answer(store, req.user, req.params.answerId)
+    with answer_refusals():
+        stored = openable_answer(store, req.user, req.params.answerId)
     if stored.user_id != req.user.id:
         raise errors.NotFound(ANSWER_NOT_FOUND, error_type="error-answer-not-found")
     shared = store.share_answer(stored.id)
@@ -80,7 +87,7 @@ async def share_answer(req: ApiRequest[AnswerIdParams]) -> dict[str, Any]:
     return {
         "answerId": shared.id,
         "link": f"{site}/?{ANSWER_LINK_PARAMETER}={shared.id}",
-        "sharedAt": shared.shared_at.isoformat().replace("+00:00", "Z"),
+        "sharedAt": to_iso_timestamp(shared.shared_at),
     }
 
 
@@ -94,7 +101,8 @@ async def share_answer(req: ApiRequest[AnswerIdParams]) -> dict[str, Any]:
 )
 async def answer_feedback(req: ApiRequest[FeedbackParams]) -> dict[str, Any]:
     store, params = req.services.store, req.params
-    stored = openable_answer(store, req.user, params.answerId)
+    with answer_refusals():
+        stored = openable_answer(store, req.user, params.answerId)
     try:
         feedback = store.rate_answer(stored.id, req.user.id, params.rating, params.reason)
     except store_base.InvalidValue as error:
