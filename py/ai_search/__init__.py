@@ -23,6 +23,7 @@ Modules (private; everything public is re-exported here and listed in ``__all__`
 - ``_follow_ups``: follow-up questions: earlier turns, what a follow-up asks, its sources.
 - ``_sharing``: a shared answer as one reader may see it, nothing from a source hidden from them.
 - ``_grounding``: the citation check: the passage of its cited sources that supports each sentence.
+- ``_event_stream``: server-sent events parsed as the bytes arrive (a provider's stream, the answer's).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from . import (
     _answers,
     _citations,
     _constants,
+    _event_stream,
     _extractive,
     _follow_ups,
     _fusion,
@@ -50,6 +52,7 @@ from ._answer_kinds import *  # noqa: F403
 from ._answers import *  # noqa: F403
 from ._citations import *  # noqa: F403
 from ._constants import *  # noqa: F403
+from ._event_stream import *  # noqa: F403
 from ._extractive import *  # noqa: F403
 from ._follow_ups import *  # noqa: F403
 from ._fusion import *  # noqa: F403
@@ -82,4 +85,5 @@ __all__: list[str] = [
     *_grounding.__all__,
     *_follow_ups.__all__,
     *_sharing.__all__,
+    *_event_stream.__all__,
 ]

@@ -12,7 +12,6 @@ Routes (query parameters in brackets):
 - ``/sse`` [``events``]: an event stream (comments, multi-line data, ``[DONE]``), then close.
 - ``/sse-cut``: two events, then a third cut off before its blank line.
 - ``/sse-drip`` [``interval``]: one event per interval, forever.
-- ``/lines``: lines ended by ``\\n``, ``\\r\\n`` and ``\\r``, the last one with no line break.
 - ``/status`` [``code``]: that status with a small JSON error body.
 - ``/redirect`` [``code``, ``to``]: a redirect to ``to``.
 - ``/raw?body=...``: 200 ``application/json`` with that body (the percent-decoded query, as bytes).
@@ -108,10 +107,6 @@ async def _sse_drip(server: LoopbackServer, writer: asyncio.StreamWriter, reques
         await asyncio.sleep(interval)
 
 
-async def _lines(server: LoopbackServer, writer: asyncio.StreamWriter, request: Request) -> None:
-    await _send(writer, 200, "alpha\nbeta\r\ngamma\r\rdelta\r\n\u00e9t\u00e9 \u2713".encode(), "text/plain")
-
-
 async def _status(server: LoopbackServer, writer: asyncio.StreamWriter, request: Request) -> None:
     code = int(request.query.get("code", "500"))
     await _send(writer, code, b'{"error": "upstream says no: internal detail"}', "application/json")
@@ -169,7 +164,6 @@ ROUTES: dict[str, Handler] = {
     "/sse": _sse,
     "/sse-cut": _sse_cut,
     "/sse-drip": _sse_drip,
-    "/lines": _lines,
     "/status": _status,
     "/redirect": _redirect,
     "/raw": _raw,

@@ -11,8 +11,8 @@ from datetime import timedelta
 import httpx
 import pytest
 
-from ai_search_server.answers.sources import LoadedSource, loaded_source
 from ai_search_server.answers.context import CONTEXT_ROOM_GAP_MINUTES, load_context
+from ai_search_server.answers.sources import LoadedSource, loaded_source
 from ai_search_server.store.base import Store
 from ai_search_server.store.records import Message
 

@@ -8,7 +8,6 @@ arrived. The only seam is DNS (``resolve=``), to play a name that resolves to lo
 from __future__ import annotations
 
 import ipaddress
-import itertools
 import logging
 import re
 import socket
@@ -38,7 +37,6 @@ from ai_search_server.outbound import (
     classify_address,
     parse_ip_literal,
 )
-from ai_search_server.outbound._sse import LineDecoder
 from tests.server._outbound_servers import LoopbackServer
 
 MiB = 1024 * 1024
@@ -159,18 +157,6 @@ async def test_allowed_upstream_streams_sse_data_payloads(server: LoopbackServer
 async def test_event_cut_off_by_the_end_of_the_stream_is_dropped(server: LoopbackServer) -> None:
     async with GuardedClient(LOOPBACK_POLICY) as client:
         assert await collect_sse(client, server.url("/sse-cut")) == ["one", "two"]
-
-
-@pytest.mark.anyio
-async def test_stream_lines_splits_on_every_line_break_and_keeps_the_last_line(
-    server: LoopbackServer,
-) -> None:
-    async with (
-        GuardedClient(LOOPBACK_POLICY) as client,
-        aclosing(client.stream_lines("GET", server.url("/lines"))) as lines,
-    ):
-        got = [line async for line in lines]
-    assert got == ["alpha", "beta", "gamma", "", "delta", "été ✓"]
 
 
 @pytest.mark.anyio
@@ -679,34 +665,6 @@ def test_a_single_string_allow_list_is_one_entry() -> None:
     policy = OutboundPolicy(allow_hosts="localhost")  # type: ignore[arg-type]
     assert policy.allow_hosts == ("localhost",)
     assert policy.host_allowed("LOCALHOST")
-
-
-# --- line splitting --------------------------------------------------------------------------------
-
-_LINE_TEXT = st.text(st.characters(exclude_characters="\r\n", exclude_categories=["Cs"]), max_size=8)
-
-
-@given(
-    lines=st.lists(st.tuples(_LINE_TEXT, st.sampled_from(["\n", "\r\n", "\r"])), max_size=12),
-    tail=_LINE_TEXT,
-    cuts=st.lists(st.integers(0, 400), max_size=10),
-)
-@settings(max_examples=300, deadline=None)
-def test_line_splitting_does_not_depend_on_chunk_boundaries(
-    lines: list[tuple[str, str]], tail: str, cuts: list[int]
-) -> None:
-    text = "".join(line + end for line, end in lines) + tail
-    expected = re.split(r"\r\n|\r|\n", text)
-    if expected[-1] == "":
-        expected.pop()
-    data = text.encode()
-    bounds = sorted({0, len(data), *(c for c in cuts if c < len(data))})
-    decoder = LineDecoder()
-    got: list[str] = []
-    for start, end in itertools.pairwise(bounds):
-        got += decoder.feed(data[start:end])
-    got += decoder.flush()
-    assert got == expected
 
 
 def test_public_names_are_exported() -> None:

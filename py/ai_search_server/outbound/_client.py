@@ -34,6 +34,7 @@ from typing import Any, Self
 
 import httpx
 
+from ai_search import EventStreamParser, ServerEvent
 from ai_search_server.outbound._addresses import Resolver, system_resolve
 from ai_search_server.outbound._call import Call, checked_headers, checked_url, redacted
 from ai_search_server.outbound._errors import (
@@ -47,7 +48,6 @@ from ai_search_server.outbound._errors import (
 )
 from ai_search_server.outbound._gate import CallGate, GateBusy
 from ai_search_server.outbound._policy import OutboundPolicy, check_max_bytes, check_timeout
-from ai_search_server.outbound._sse import LineDecoder, SSEParser
 from ai_search_server.outbound._transport import PinnedBackend, PinnedTransport
 
 __all__ = ["ERROR_BODY_EXCERPT_BYTES", "GuardedClient", "OutboundResponse"]
@@ -143,35 +143,6 @@ class GuardedClient:
             ) from None
         return OutboundResponse(response.status_code, dict(response.headers.items()), body, parsed)
 
-    async def stream_lines(
-        self,
-        method: str,
-        url: str,
-        *,
-        headers: Mapping[str, str] | None = None,
-        json: Any = None,
-        timeout_seconds: float | None = None,
-        max_bytes: int | None = None,
-    ) -> AsyncGenerator[str, None]:
-        """Yield the body's lines (UTF-8, without line breaks) as they arrive, the last one even if unended.
-
-        Raises:
-            OutboundError: any subclass, before the first line or between lines.
-        """
-        async with self._exchange(method, url, headers, json, timeout_seconds, max_bytes, "*/*") as (
-            call,
-            response,
-        ):
-            decoder = LineDecoder()
-            chunks = response.aiter_bytes()
-            while (chunk := await call.next_chunk(chunks)) is not None:
-                for line in _lines(call, decoder, chunk):
-                    call.check_deadline()
-                    yield line
-            for line in _lines(call, decoder, None):
-                call.check_deadline()
-                yield line
-
     async def stream_sse(
         self,
         method: str,
@@ -188,21 +159,18 @@ class GuardedClient:
         Raises:
             OutboundError: any subclass, before the first event or between events.
         """
-        parser = SSEParser()
+        parser = EventStreamParser(errors="strict")
         async with self._exchange(
             method, url, headers, json, timeout_seconds, max_bytes, "text/event-stream"
         ) as (call, response):
-            decoder = LineDecoder()
             chunks = response.aiter_bytes()
             while (chunk := await call.next_chunk(chunks)) is not None:
-                for line in _lines(call, decoder, chunk):
-                    if (payload := parser.feed_line(line)) is not None:
-                        call.check_deadline()
-                        yield payload
-            for line in _lines(call, decoder, None):
-                if (payload := parser.feed_line(line)) is not None:
+                for event in _events(call, parser, chunk):
                     call.check_deadline()
-                    yield payload
+                    yield event.data
+            for event in _events(call, parser, None):
+                call.check_deadline()
+                yield event.data
 
     @asynccontextmanager
     async def _exchange(
@@ -321,14 +289,16 @@ class GuardedClient:
             )
 
 
-def _lines(call: Call, decoder: LineDecoder, chunk: bytes | None) -> list[str]:
-    """The complete lines ``chunk`` finishes; None flushes the last one at the end of the stream."""
+def _events(call: Call, parser: EventStreamParser, chunk: bytes | None) -> list[ServerEvent]:
+    """The events ``chunk`` completes; None ends the stream (an unfinished event is dropped)."""
     try:
-        return decoder.flush() if chunk is None else decoder.feed(chunk)
+        return parser.close() if chunk is None else parser.feed(chunk)
     except UnicodeDecodeError:
         raise OutboundProtocolError(
             f"outbound {call.method} {call.target}: the stream is not valid UTF-8", target=call.target
         ) from None
+    except ValueError as exc:  # an event that never ends (only with a byte cap above the parser's)
+        raise OutboundProtocolError(f"outbound {call.method} {call.target}: {exc}", target=call.target) from None
 
 
 def _refuse_constant(name: str) -> Any:
