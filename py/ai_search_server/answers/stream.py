@@ -28,6 +28,8 @@ from typing import Any, Final
 from ai_search import CitationStreamNormalizer, mark_unknown_citations, normalize_citations
 from ai_search._citations import MAX_CITATION_NUMBER_DIGITS
 
+from ..accept_header import accepts
+
 __all__ = ["SSE_MEDIA_TYPE", "AnswerTextStream", "shape_answer_text", "sse_event", "wants_event_stream"]
 
 SSE_MEDIA_TYPE = "text/event-stream"
@@ -111,19 +113,9 @@ def sse_event(event: str, data: Any) -> bytes:
 
 
 def wants_event_stream(accept: str | None) -> bool:
-    """Whether an ``Accept`` header lists ``text/event-stream`` (with a q-value above 0).
+    """Whether an ``Accept`` header names ``text/event-stream`` (with a weight above 0).
 
     ``*/*`` does not count: a client gets the stream only when it asks for it by name, so plain
     JSON clients (curl, MCP tools, SDKs) keep the JSON shape.
     """
-    for item in (accept or "").split(","):
-        media, *params = (part.strip() for part in item.split(";"))
-        if media.lower() != SSE_MEDIA_TYPE:
-            continue
-        quality = next((p.partition("=")[2] for p in params if p.lower().startswith("q=")), "1")
-        try:
-            if float(quality) > 0:
-                return True
-        except ValueError:
-            continue
-    return False
+    return accepts(accept, SSE_MEDIA_TYPE, wildcards=False)

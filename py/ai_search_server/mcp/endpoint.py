@@ -38,7 +38,6 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
-from functools import lru_cache
 from typing import Any
 
 import anyio
@@ -47,6 +46,7 @@ from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from .. import errors
+from ..accept_header import accepts
 from ..ratelimit import MCP_RATE_LIMIT
 from ..rest import ApiRoute
 from ..security import OriginPolicy, request_origin_allowed
@@ -78,28 +78,14 @@ ACCESS_MCP_PERMISSION = "access-mcp"
 # The limiter's route key: one budget for the endpoint, whatever the JSON-RPC method.
 _RATE_LIMIT_KEY = "mcp"
 _JSON = "application/json"
-_ACCEPTED_RANGES = frozenset({"application/json", "application/*", "*/*"})
 # Methods that open a session of a newer protocol than ours: answered as an unsupported version (400),
 # with or without the version header, so a 2026-era client falls back to initialize.
 NEWER_HANDSHAKES = frozenset({"server/discover"})
 
 
-@lru_cache(maxsize=64)
 def accepts_json(accept: str) -> bool:
-    """Whether an ``Accept`` value admits application/json (a range with ``q=0`` refuses it)."""
-    for media_range in accept.split(","):
-        media, *params = (part.strip().lower() for part in media_range.split(";"))
-        if media in _ACCEPTED_RANGES and not any(_is_zero_quality(p) for p in params):
-            return True
-    return False
-
-
-def _is_zero_quality(param: str) -> bool:
-    name, _, value = param.partition("=")
-    try:
-        return name.strip() == "q" and float(value) == 0
-    except ValueError:
-        return False
+    """Whether an ``Accept`` value admits application/json (a wildcard counts; ``q=0`` refuses it)."""
+    return accepts(accept, _JSON)
 
 
 def _finite_float(text: str) -> float:
