@@ -23,6 +23,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ai_search import (
+    DEFAULT_INTELLIGENT_SEARCH_RECENCY_HALF_LIFE_DAYS,
+    DEFAULT_INTELLIGENT_SEARCH_SEMANTIC_WEIGHT,
+)
+
+from .outbound import DEFAULT_MAX_CONCURRENT_CALLS, DEFAULT_QUEUE_WAIT_SECONDS
+from .ratelimit import DEFAULT_RATE_LIMIT_STORAGE
+from .security import DEFAULT_MAX_REQUEST_BODY_BYTES, DEFAULT_REQUEST_BODY_TIMEOUT_SECONDS
+
 __all__ = [
     "ENV_PREFIX",
     "SECRET_SETTINGS",
@@ -83,15 +92,18 @@ class Settings:
         high=10,
     )
     rate_limit_storage: str = _s(
-        "memory://",
+        DEFAULT_RATE_LIMIT_STORAGE,
         "Where rate-limit counters live: memory:// (one process) or "
         "redis://host:port/db (shared by several processes).",
     )
     max_request_body_bytes: int = _s(
-        5 * 1024 * 1024, "Largest request body accepted (bytes).", low=1024, high=64 * 1024 * 1024
+        DEFAULT_MAX_REQUEST_BODY_BYTES,
+        "Largest request body accepted (bytes).",
+        low=1024,
+        high=64 * 1024 * 1024,
     )
     request_body_timeout_seconds: int = _s(
-        20,
+        int(DEFAULT_REQUEST_BODY_TIMEOUT_SECONDS),
         "Longest time reading one request body may take (seconds); a slower upload is answered 408.",
         low=1,
         high=600,
@@ -137,14 +149,17 @@ class Settings:
         high=100,
     )
     search_semantic_weight: int = _s(
-        50,
+        DEFAULT_INTELLIGENT_SEARCH_SEMANTIC_WEIGHT,
         "Share of the semantic branch in fusion (percent; 0 = keyword only, 100 = semantic only).",
         low=0,
         high=100,
     )
     search_recency_weight: int = _s(0, "Boost for recent messages (percent; 0 = off).", low=0, high=100)
     search_recency_half_life_days: int = _s(
-        30, "Age at which the recency boost halves (days).", low=1, high=3650
+        DEFAULT_INTELLIGENT_SEARCH_RECENCY_HALF_LIFE_DAYS,
+        "Age at which the recency boost halves (days).",
+        low=1,
+        high=3650,
     )
     embedded_pipeline_http: bool = _s(
         False,
@@ -187,9 +202,10 @@ class Settings:
         "may reach even though they are private or loopback.",
     )
     outbound_max_concurrent_calls: int = _s(
-        32,
+        DEFAULT_MAX_CONCURRENT_CALLS,
         "Outbound calls (pipeline, LLM, embeddings) running at once in the process; one more waits "
-        "up to 2 s for a slot, then fails with 503 (a search degrades instead).",
+        f"up to {DEFAULT_QUEUE_WAIT_SECONDS:g} s for a slot, then fails with 503 (a search degrades "
+        "instead).",
         low=1,
         high=1024,
     )

@@ -29,7 +29,6 @@ from ai_search_server.answers.stream import AnswerTextStream, shape_answer_text,
 from ai_search_server.app import create_app
 from ai_search_server.outbound import GuardedClient, OutboundPolicy
 from ai_search_server.ratelimit import RateLimiter
-from ai_search_server.routes.answers import may_list_models
 from ai_search_server.settings import load_settings
 from ai_search_server.store.base import Store
 
@@ -661,23 +660,6 @@ async def test_models_are_for_privileged_setting_permissions_only(
         r = await http.get(MODELS, headers={"X-User-Id": dave.id, "X-Auth-Token": session})
     assert r.status_code == status
     assert len(fake.requests) == (1 if status == 200 else 0)
-
-
-@pytest.mark.parametrize(
-    ("permissions", "allowed"),
-    [
-        pytest.param({"view-privileged-setting"}, True, id="view"),
-        pytest.param({"edit-privileged-setting"}, True, id="edit"),
-        pytest.param(
-            {"manage-selected-settings", "change-setting-llm_model"}, True, id="selected-plus-setting"
-        ),
-        pytest.param({"manage-selected-settings"}, False, id="selected-alone"),
-        pytest.param({"change-setting-llm_model"}, False, id="setting-alone"),
-        pytest.param({"access-mcp", "create-c"}, False, id="member-permissions"),
-    ],
-)
-def test_model_list_permission_rule(permissions: set[str], allowed: bool) -> None:
-    assert may_list_models(frozenset(permissions)) is allowed
 
 
 async def test_models_list_the_provider_models_for_an_admin(

@@ -14,7 +14,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ai_search import _model_list
-from ai_search._model_list import ModelOption, locale_compare_key, model_list_fallback, parse_model_list
+from ai_search._model_list import (
+    ModelOption,
+    locale_compare_key,
+    may_list_models,
+    model_list_fallback,
+    parse_model_list,
+)
 
 # All 128 ASCII characters that ICU does not ignore, in node's `localeCompare` order.
 ICU_ASCII_ORDER = (
@@ -149,3 +155,20 @@ def _case_insensitive_then_lower_first(left: str, right: str) -> int:
 def test_alphanumeric_ids_sort_case_insensitively_then_lower_first(ids: list[str]) -> None:
     expected = sorted(ids, key=functools.cmp_to_key(_case_insensitive_then_lower_first))
     assert sorted(ids, key=locale_compare_key) == expected
+
+
+@pytest.mark.parametrize(
+    ("permissions", "allowed"),
+    [
+        pytest.param({"view-privileged-setting"}, True, id="view"),
+        pytest.param({"edit-privileged-setting"}, True, id="edit"),
+        pytest.param(
+            {"manage-selected-settings", "change-setting-llm_model"}, True, id="selected-plus-setting"
+        ),
+        pytest.param({"manage-selected-settings"}, False, id="selected-alone"),
+        pytest.param({"change-setting-llm_model"}, False, id="setting-alone"),
+        pytest.param({"access-mcp", "create-c"}, False, id="member-permissions"),
+    ],
+)
+def test_who_may_list_models(permissions: set[str], allowed: bool) -> None:
+    assert may_list_models(frozenset(permissions)) is allowed

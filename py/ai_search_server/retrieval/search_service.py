@@ -39,6 +39,8 @@ import anyio
 
 from ai_search import (
     AI_SEARCH_PAGE_SIZE,
+    DEFAULT_INTELLIGENT_SEARCH_RECENCY_HALF_LIFE_DAYS,
+    DEFAULT_INTELLIGENT_SEARCH_SEMANTIC_WEIGHT,
     CandidateSource,
     IntelligentSearchCandidate,
     PipelineFilters,
@@ -89,9 +91,9 @@ class SearchOptions:
     """The search settings, read once from `Settings` (see `wiring.search_options`)."""
 
     enabled: bool = True
-    semantic_weight: int = 50
+    semantic_weight: int = DEFAULT_INTELLIGENT_SEARCH_SEMANTIC_WEIGHT
     recency_weight: int = 0
-    recency_half_life_days: int = 30
+    recency_half_life_days: int = DEFAULT_INTELLIGENT_SEARCH_RECENCY_HALF_LIFE_DAYS
     min_similarity_percent: int = 0
     answer_enabled: bool = True
     # What a candidate must hold to be a result (floor.py); the wiring picks the embedder's.

@@ -41,6 +41,7 @@ from ai_search import (
     AnswerSourceRef,
     AnswerTurn,
     InvalidAnswerRequestError,
+    may_list_models,
     normalize_answer_query,
     normalize_answer_sources,
     normalize_answer_turns,
@@ -67,10 +68,8 @@ from .shapes import answer_json
 __all__ = [
     "ANSWER_RATE_LIMIT",
     "MODELS_RATE_LIMIT",
-    "MODEL_SETTING_PERMISSION",
     "AnswerParams",
     "answer_refusals",
-    "may_list_models",
     "refusal_of",
     "router",
 ]
@@ -83,13 +82,8 @@ router = Router(tags=("AI",))
 ANSWER_RATE_LIMIT = RateLimit(count=10, period_seconds=60)
 # Model lists per user and minute, as upstream: only the settings page asks.
 MODELS_RATE_LIMIT = RateLimit(count=5, period_seconds=60)
-# The per-setting permission that, with manage-selected-settings, lets a user pick the model
-# (upstream's change-setting-AI_LLM_OpenAI_Model, named after our setting).
-MODEL_SETTING_PERMISSION = "change-setting-llm_model"
 # Characters of a model name a caller may ask for.
 MAX_MODEL_NAME_CHARS = 200
-_PRIVILEGED_SETTING_PERMISSIONS = frozenset({"view-privileged-setting", "edit-privileged-setting"})
-_SELECTED_SETTING_PERMISSIONS = frozenset({"manage-selected-settings", MODEL_SETTING_PERMISSION})
 MODEL_CHOICE_FORBIDDEN = "Choosing the answer model needs the permission to list models"
 MODELS_FORBIDDEN = "Listing the models needs a permission to change the model setting"
 ANSWER_REFUSALS = (
@@ -269,12 +263,6 @@ async def _event_stream(
             log.exception("answer stream failed")
             failure = errors.ApiError()
             yield sse_event("error", {"errorType": failure.error_type, "error": failure.message})
-
-
-def may_list_models(permissions: frozenset[str]) -> bool:
-    """Upstream's rule: a privileged-setting permission, or both manage-selected-settings and the
-    model setting's own permission."""
-    return bool(permissions & _PRIVILEGED_SETTING_PERMISSIONS) or permissions >= _SELECTED_SETTING_PERMISSIONS
 
 
 @router.get(
