@@ -42,7 +42,7 @@ from .security import (
     normalize_origin,
 )
 from .services import Services, outbound_policy
-from .settings import Settings, SettingsError
+from .settings import IGNORED_WILDCARD_SETTINGS, UPSTREAM_URL_SETTINGS, Settings, SettingsError
 from .static import PROJECT_ROOT, REVALIDATE_CACHE, PageFiles, python_files
 from .store.base import Store
 
@@ -93,13 +93,13 @@ def embed_origins(settings: Settings) -> tuple[str, ...]:
     return tuple(dict.fromkeys(origin for origin in origins if origin is not None))
 
 
-# Settings that name an upstream the server calls: checked at start-up, so a typo or a planted value
-# (file:, credentials in the URL, a literal metadata address) stops the server instead of a user.
-UPSTREAM_URL_SETTINGS = ("llm_base_url", "pipeline_base_url", "embedding_base_url")
-
-
 def check_upstream_urls(settings: Settings, policy: OutboundPolicy) -> None:
-    """Raises SettingsError naming the first upstream URL setting no call could ever use."""
+    """What only the outbound policy can judge of the upstream URLs (the settings checked the rest
+    when they were built): a literal metadata or link-local address the allow-list does not name.
+
+    Raises:
+        SettingsError: naming the first upstream URL setting no call could ever use.
+    """
     for name in UPSTREAM_URL_SETTINGS:
         url = getattr(settings, name)
         if not url:
@@ -110,33 +110,11 @@ def check_upstream_urls(settings: Settings, policy: OutboundPolicy) -> None:
             raise SettingsError(f"setting {name!r}: {exc}") from None
 
 
-# Settings that list browser origins: every entry must be an http(s) origin a browser could send, so a
-# typo stops the server at start-up (naming the setting) instead of failing every request or silently
-# authorising nothing. A '*' in cors_allowed_origins is the documented exception: it never authorises
-# a browser origin, and is ignored with a warning. The widget's frame-ancestors have no such
-# wildcard: each embedding site is named.
-ORIGIN_LIST_SETTINGS = ("cors_allowed_origins", "embed_allowed_origins")
-_IGNORED_WILDCARD_SETTINGS = frozenset({"cors_allowed_origins"})
-
-
-def check_origin_settings(settings: Settings) -> None:
-    """Raises SettingsError naming the first origin setting whose value no browser could ever send."""
-    if settings.site_url and normalize_origin(settings.site_url) is None:
-        raise SettingsError(
-            f"setting 'site_url': {settings.site_url!r} is not an http or https URL (scheme://host[:port])"
-        )
-    for name in ORIGIN_LIST_SETTINGS:
-        for entry in getattr(settings, name):
-            if entry == "*" and name in _IGNORED_WILDCARD_SETTINGS:
-                log.warning("setting %r: '*' never authorises a browser origin; it is ignored", name)
-                continue
-            if normalize_origin(entry) is None:
-                hint = (
-                    "a wildcard is not allowed: name each site as scheme://host[:port]"
-                    if "*" in entry
-                    else "expected an origin such as https://docs.example.com (scheme://host[:port])"
-                )
-                raise SettingsError(f"setting {name!r}: {entry!r} is not an http or https origin; {hint}")
+def warn_about_ignored_origins(settings: Settings) -> None:
+    """A '*' in cors_allowed_origins never authorises a browser origin (the settings let it pass)."""
+    for name in IGNORED_WILDCARD_SETTINGS:
+        if "*" in getattr(settings, name):
+            log.warning("setting %r: '*' never authorises a browser origin; it is ignored", name)
 
 
 def create_app(
@@ -148,11 +126,8 @@ def create_app(
     root: Path = PROJECT_ROOT,
 ) -> Starlette:
     """Build the app around an open store; ``limiter`` None: no rate limits."""
-    check_origin_settings(settings)
-    try:
-        outbound = outbound_policy(settings)
-    except ValueError as exc:
-        raise SettingsError(f"setting 'outbound_allow_hosts': {exc}") from None
+    warn_about_ignored_origins(settings)
+    outbound = outbound_policy(settings)  # the settings checked its allow-list when they were built
     check_upstream_urls(settings, outbound)
     SecretRedactor.warn_about_short_secrets(settings)
     services = Services.build(settings, store, policy=outbound, limiter=limiter)

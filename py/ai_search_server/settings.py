@@ -5,6 +5,11 @@ help text (``metadata["help"]``). Values come from, in increasing priority: the 
 TOML config file, environment variables ``AI_SEARCH_<NAME>`` (upper case), and the command line.
 No module reads the environment on import; ``load_settings`` is called once by the CLI.
 
+Every ``Settings`` is checked when it is built, however it is built (``load_settings``, a test's
+``Settings(...)`` or ``dataclasses.replace``): each value's type, range and choices, the groups that
+only work together, the browser origins, and the upstream URLs as far as no outbound policy is needed
+to judge them (``create_app`` checks the rest against the policy).
+
 A bad value fails at start-up with a message naming the setting, for example::
 
     SettingsError: setting 'search_semantic_weight' (env AI_SEARCH_SEARCH_SEMANTIC_WEIGHT):
@@ -13,12 +18,14 @@ A bad value fails at start-up with a message naming the setting, for example::
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import functools
 import os
 import tomllib
 import types
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,19 +35,27 @@ from ai_search import (
     DEFAULT_INTELLIGENT_SEARCH_SEMANTIC_WEIGHT,
 )
 
-from .outbound import DEFAULT_MAX_CONCURRENT_CALLS, DEFAULT_QUEUE_WAIT_SECONDS
+from .outbound import (
+    DEFAULT_MAX_CONCURRENT_CALLS,
+    DEFAULT_QUEUE_WAIT_SECONDS,
+    OutboundPolicy,
+    OutboundRefused,
+    check_url_shape,
+)
 from .ratelimit import DEFAULT_RATE_LIMIT_STORAGE
-from .security import DEFAULT_MAX_REQUEST_BODY_BYTES, DEFAULT_REQUEST_BODY_TIMEOUT_SECONDS
+from .security import DEFAULT_MAX_REQUEST_BODY_BYTES, DEFAULT_REQUEST_BODY_TIMEOUT_SECONDS, normalize_origin
 
 __all__ = [
     "ENV_PREFIX",
+    "IGNORED_WILDCARD_SETTINGS",
+    "ORIGIN_LIST_SETTINGS",
     "SECRET_SETTINGS",
+    "UPSTREAM_URL_SETTINGS",
     "Settings",
     "SettingsError",
     "check_complete",
+    "check_settings",
     "load_settings",
-    "settings_markdown",
-    "settings_table",
 ]
 
 ENV_PREFIX = "AI_SEARCH_"
@@ -50,12 +65,21 @@ class SettingsError(ValueError):
     """A setting has a value that cannot be used; the message names the setting and its source."""
 
 
-def _s(default: Any, help: str, *, low: int | None = None, high: int | None = None) -> Any:
+def _s(
+    default: Any,
+    help: str,
+    *,
+    low: int | None = None,
+    high: int | None = None,
+    choices: Sequence[str] | None = None,
+) -> Any:
     meta: dict[str, Any] = {"help": help}
     if low is not None:
         meta["low"] = low
     if high is not None:
         meta["high"] = high
+    if choices is not None:
+        meta["choices"] = tuple(choices)
     if isinstance(default, list):
         return field(default_factory=lambda: list(default), metadata=meta)
     return field(default=default, metadata=meta)
@@ -128,7 +152,9 @@ class Settings:
         low=1,
         high=3650,
     )
-    log_level: str = _s("info", "Log level: debug, info, warning, error.")
+    log_level: str = _s(
+        "info", "Log level: debug, info, warning, error.", choices=("debug", "info", "warning", "error")
+    )
     # -- search ----------------------------------------------------------------------------------
     search_enabled: bool = _s(True, "AI search on or off.")
     pipeline_base_url: str = _s(
@@ -174,11 +200,13 @@ class Settings:
         "local",
         "Embeddings for the semantic branch: local (packaged all-MiniLM-L6-v2, "
         "offline), openai (an OpenAI-compatible /embeddings endpoint), or none (keyword only).",
+        choices=("local", "openai", "none"),
     )
     embedder_runtime: str = _s(
         "auto",
         "How the local model runs: auto (the fastest available, said in the log at start-up), "
         "onnx-int8 (ONNX Runtime, int8), onnx (ONNX Runtime, float32) or numpy (no extra dependency).",
+        choices=("auto", "onnx-int8", "onnx", "numpy"),
     )
     embedder_threads: int = _s(
         0, "Threads the local ONNX embedder spreads a batch over; 0: one per core.", low=0, high=16
@@ -213,6 +241,9 @@ class Settings:
     mcp_enabled: bool = _s(False, "The MCP endpoint at /api/v1/mcp (on with --demo).")
     mcp_expose_extended_api: bool = _s(False, "Expose the extended, allow-listed tool set over MCP.")
 
+    def __post_init__(self) -> None:
+        check_settings(self)
+
     def public_view(self) -> dict[str, Any]:
         """Every setting with secrets replaced by whether they are set: safe to log or show."""
         out: dict[str, Any] = {}
@@ -244,54 +275,25 @@ _BOOL_WORDS = {
 }
 
 
-def settings_table() -> list[tuple[str, str, Any, str]]:
-    """(name, type, default, help) for every setting: the README table is printed from this."""
-    rows = []
-    hints = typing.get_type_hints(Settings)
-    for f in dataclasses.fields(Settings):
-        default = f.default if f.default_factory is dataclasses.MISSING else f.default_factory()
-        rows.append((f.name, _type_name(hints[f.name]), default, f.metadata["help"]))
-    return rows
-
-
-def _type_name(tp: Any) -> str:
-    if isinstance(tp, types.GenericAlias):
-        return "list"
-    return str(tp.__name__)
-
-
 def _convert(name: str, source: str, tp: Any, raw: Any, meta: Mapping[str, Any]) -> Any:
-    def fail(expected: str) -> SettingsError:
-        return SettingsError(f"setting {name!r} ({source}): expected {expected}, got {raw!r}")
+    """``raw`` (text from the environment or the command line, or a TOML value) as the field's type.
 
-    if tp is bool:
-        if isinstance(raw, bool):
-            return raw
-        word = str(raw).strip().lower()
-        if word not in _BOOL_WORDS:
-            raise fail("true or false")
-        return _BOOL_WORDS[word]
-    if tp is int:
-        low, high = meta.get("low"), meta.get("high")
-        expected = f"an integer from {low} to {high}" if low is not None else "an integer"
-        if isinstance(raw, bool):
-            raise fail(expected)
-        try:
-            value = int(str(raw).strip()) if not isinstance(raw, int) else raw
-        except ValueError:
-            raise fail(expected) from None
-        if (low is not None and value < low) or (high is not None and value > high):
-            raise fail(expected)
-        return value
-    if isinstance(tp, types.GenericAlias):  # list[str]
-        if isinstance(raw, list):
-            items = [str(x).strip() for x in raw]
-        else:
-            items = [part.strip() for part in str(raw).split(",")]
-        return [item for item in items if item]
-    if not isinstance(raw, str):
-        raise fail("a string")
-    return raw.strip()
+    Raises:
+        SettingsError: naming the setting and ``source``, when the value does not fit the field.
+    """
+    value: Any = raw
+    if tp is bool and not isinstance(raw, bool):
+        value = _BOOL_WORDS.get(str(raw).strip().lower(), raw)
+    elif tp is int and isinstance(raw, str):
+        with contextlib.suppress(ValueError):
+            value = int(raw.strip())
+    elif isinstance(tp, types.GenericAlias):  # list[str]: a TOML list, or comma-separated text
+        items = [str(x).strip() for x in raw] if isinstance(raw, list) else str(raw).split(",")
+        value = [item.strip() for item in items if item.strip()]
+    elif isinstance(raw, str):
+        value = raw.strip()
+    _check_value(name, tp, value, meta, source=source, shown=raw)
+    return value
 
 
 def load_settings(
@@ -303,7 +305,8 @@ def load_settings(
     """Build the settings from the config file, the environment and explicit overrides.
 
     Raises:
-        SettingsError: an unknown key in the config file, or a value of the wrong type or range.
+        SettingsError: an unknown key in the config file, a value of the wrong type or range (naming
+            where it came from), or any refusal of ``check_settings``.
     """
     environ = os.environ if environ is None else environ
     hints = typing.get_type_hints(Settings)
@@ -333,25 +336,7 @@ def load_settings(
             raise SettingsError(f"unknown setting {name!r}")
         values[name] = _convert(name, "command line", hints[name], raw, fields[name].metadata)
 
-    settings = Settings(**values)
-    check_complete(settings)
-    if settings.embedder not in ("local", "openai", "none"):
-        raise SettingsError(f"setting 'embedder': expected local, openai or none, got {settings.embedder!r}")
-    runtimes = ("auto", "onnx-int8", "onnx", "numpy")
-    if settings.embedder_runtime not in runtimes:
-        raise SettingsError(
-            f"setting 'embedder_runtime': expected {', '.join(runtimes)}, got {settings.embedder_runtime!r}"
-        )
-    if settings.session_idle_days > settings.session_max_age_days:
-        raise SettingsError(
-            f"setting 'session_idle_days': {settings.session_idle_days} is longer than "
-            f"session_max_age_days ({settings.session_max_age_days})"
-        )
-    if settings.log_level not in ("debug", "info", "warning", "error"):
-        raise SettingsError(
-            f"setting 'log_level': expected debug, info, warning or error, got {settings.log_level!r}"
-        )
-    return settings
+    return Settings(**values)
 
 
 @dataclass(frozen=True)
@@ -398,21 +383,92 @@ def check_complete(settings: Settings) -> None:
             raise SettingsError(f"{group.feature} needs {needed}: set {them}, or {group.instead}")
 
 
-def settings_markdown() -> str:
-    """The README's settings table; ``python -m ai_search_server.settings`` prints it."""
-    rows = ["| setting | environment variable | type | default | what it does |", "|---|---|---|---|---|"]
-    for name, type_name, default, help_text in settings_table():
-        shown = (
-            ",".join(default)
-            if isinstance(default, list)
-            else str(default).lower()
-            if isinstance(default, bool)
-            else str(default)
+# Settings that name an upstream the server calls: a typo or a planted value (file:, credentials in the
+# URL, a disguised numeric host) stops the server instead of a user. What only the outbound policy can
+# judge (a literal metadata or link-local address, unless allow-listed) create_app checks.
+UPSTREAM_URL_SETTINGS = ("llm_base_url", "pipeline_base_url", "embedding_base_url")
+# Settings that list browser origins: every entry must be an http(s) origin a browser could send, so a
+# typo stops the server at start-up (naming the setting) instead of failing every request or silently
+# authorising nothing. A '*' in cors_allowed_origins is the documented exception: it never authorises
+# a browser origin and is ignored (create_app says so). The widget's frame-ancestors have no such
+# wildcard: each embedding site is named.
+ORIGIN_LIST_SETTINGS = ("cors_allowed_origins", "embed_allowed_origins")
+IGNORED_WILDCARD_SETTINGS = frozenset({"cors_allowed_origins"})
+
+
+@functools.cache
+def _hints() -> dict[str, Any]:
+    return typing.get_type_hints(Settings)
+
+
+def check_settings(settings: Settings) -> None:
+    """The checks every ``Settings`` passes, however it was built.
+
+    Raises:
+        SettingsError: naming the first setting whose value cannot work.
+    """
+    hints = _hints()
+    for f in dataclasses.fields(settings):
+        _check_value(f.name, hints[f.name], getattr(settings, f.name), f.metadata)
+    if settings.session_idle_days > settings.session_max_age_days:
+        raise SettingsError(
+            f"setting 'session_idle_days': {settings.session_idle_days} is longer than "
+            f"session_max_age_days ({settings.session_max_age_days})"
         )
-        cell = f"`{shown}`" if shown else "(empty)"
-        rows.append(f"| `{name}` | `{ENV_PREFIX}{name.upper()}` | {type_name} | {cell} | {help_text} |")
-    return "\n".join(rows) + "\n"
+    check_complete(settings)
+    _check_origins(settings)
+    for name in UPSTREAM_URL_SETTINGS:
+        url = getattr(settings, name)
+        try:
+            if url:
+                check_url_shape(url)
+        except OutboundRefused as exc:
+            raise SettingsError(f"setting {name!r}: {exc}") from None
+    try:
+        OutboundPolicy(
+            allow_hosts=tuple(settings.outbound_allow_hosts),
+            max_concurrent_calls=settings.outbound_max_concurrent_calls,
+        )
+    except ValueError as exc:
+        raise SettingsError(f"setting 'outbound_allow_hosts': {exc}") from None
 
 
-if __name__ == "__main__":
-    print(settings_markdown(), end="")
+def _check_value(
+    name: str, tp: Any, value: Any, meta: Mapping[str, Any], *, source: str = "", shown: Any = None
+) -> None:
+    """The value meets its field's type, range and choices (``source``: where it came from)."""
+    low, high, choices = meta.get("low"), meta.get("high"), meta.get("choices")
+    if tp is bool:
+        ok, expected = isinstance(value, bool), "true or false"
+    elif tp is int:
+        expected = f"an integer from {low} to {high}" if low is not None else "an integer"
+        ok = isinstance(value, int) and not isinstance(value, bool)
+        ok = ok and (low is None or value >= low) and (high is None or value <= high)
+    elif isinstance(tp, types.GenericAlias):  # list[str]
+        ok, expected = isinstance(value, list) and all(isinstance(v, str) for v in value), "a list of strings"
+    elif choices is not None:
+        ok, expected = value in choices, ", ".join(choices[:-1]) + f" or {choices[-1]}"
+    else:
+        ok, expected = isinstance(value, str), "a string"
+    if not ok:
+        where = f" ({source})" if source else ""
+        got = value if shown is None else shown
+        raise SettingsError(f"setting {name!r}{where}: expected {expected}, got {got!r}")
+
+
+def _check_origins(settings: Settings) -> None:
+    if settings.site_url and normalize_origin(settings.site_url) is None:
+        raise SettingsError(
+            f"setting 'site_url': {settings.site_url!r} is not an http or https URL (scheme://host[:port])"
+        )
+    for name in ORIGIN_LIST_SETTINGS:
+        for entry in getattr(settings, name):
+            if entry == "*" and name in IGNORED_WILDCARD_SETTINGS:
+                continue
+            if normalize_origin(entry) is None:
+                hint = (
+                    "a wildcard is not allowed: name each site as scheme://host[:port]"
+                    if "*" in entry
+                    else "expected an origin such as https://docs.example.com (scheme://host[:port])"
+                )
+                raise SettingsError(f"setting {name!r}: {entry!r} is not an http or https origin; {hint}")

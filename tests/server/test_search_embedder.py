@@ -38,7 +38,8 @@ from ai_search_server.retrieval.minilm_int8 import MINILM_INT8_MODEL_ID
 from ai_search_server.retrieval.minilm_onnx import OnnxMiniLMEmbedder
 from ai_search_server.retrieval.pipeline_client import RemotePipeline
 from ai_search_server.retrieval.wiring import SearchHandle, build_embedder
-from ai_search_server.settings import Settings, SettingsError, load_settings, settings_table
+from ai_search_server.settings import Settings, SettingsError, load_settings
+from ai_search_server.settings_docs import settings_table
 
 from ._search_support import UvicornThread
 from .conftest import Workspace
@@ -157,7 +158,6 @@ def test_an_unconfigured_endpoint_is_unavailable(base_url: str, model: str, clie
     ("overrides", "kind"),
     [
         pytest.param({"embedder": "none"}, type(None), id="none-means-keyword-only"),
-        pytest.param({"embedder": "openai"}, type(None), id="openai-without-url-falls-back-to-keyword-only"),
         pytest.param(
             {"embedder": "openai", "embedding_base_url": "http://127.0.0.1:9/v1", "embedding_model": "m"},
             OpenAIEmbedder,
@@ -359,8 +359,13 @@ def test_a_named_runtime_that_cannot_load_is_unavailable_not_replaced(
 def test_an_unknown_runtime_is_refused(settings: Settings) -> None:
     with pytest.raises(ValueError, match="unknown local embedder runtime 'gpu'"):
         load_local_embedder("gpu")
-    with pytest.raises(SettingsError, match="'embedder_runtime': expected auto, onnx-int8, onnx, numpy"):
+    with pytest.raises(
+        SettingsError,
+        match=r"'embedder_runtime' \(env AI_SEARCH_EMBEDDER_RUNTIME\): expected auto, onnx-int8, onnx or numpy",
+    ):
         load_settings(environ={"AI_SEARCH_EMBEDDER_RUNTIME": "gpu"})
+    with pytest.raises(SettingsError, match="'embedder_runtime': expected auto, onnx-int8, onnx or numpy"):
+        dataclasses.replace(settings, embedder_runtime="gpu")
 
 
 def test_the_settings_offer_every_runtime() -> None:

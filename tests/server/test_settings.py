@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -11,9 +12,8 @@ from ai_search_server.settings import (
     Settings,
     SettingsError,
     load_settings,
-    settings_markdown,
-    settings_table,
 )
+from ai_search_server.settings_docs import settings_markdown, settings_table
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -84,6 +84,38 @@ def test_bad_values_fail_naming_the_setting(env: dict[str, str], fragment: str) 
         load_settings(environ=env)
 
 
+@pytest.mark.parametrize(
+    ("changes", "fragment"),
+    [
+        pytest.param(
+            {"search_semantic_weight": 500},
+            r"'search_semantic_weight': expected an integer from 0 to 100",
+            id="range",
+        ),
+        pytest.param({"mcp_enabled": "yes"}, r"'mcp_enabled': expected true or false, got 'yes'", id="type"),
+        pytest.param({"cors_allowed_origins": "https://a.example"}, "expected a list of strings", id="list"),
+        pytest.param({"embedder": "gpu"}, r"'embedder': expected local, openai or none", id="choice"),
+        pytest.param({"session_idle_days": 100}, "is longer than session_max_age_days", id="across-fields"),
+        pytest.param({"embedder": "openai"}, r"embedder = openai needs embedding_base_url", id="incomplete"),
+        pytest.param({"site_url": "example.com"}, "'site_url': 'example.com' is not an http", id="origin"),
+        pytest.param(
+            {"llm_base_url": "file:///etc/passwd", "llm_model": "m"},
+            "'llm_base_url': .*scheme 'file'",
+            id="url",
+        ),
+        pytest.param({"outbound_allow_hosts": ["*.internal"]}, "'outbound_allow_hosts'", id="allow-list"),
+    ],
+)
+def test_settings_built_in_code_are_checked_as_loaded_ones_are(
+    changes: dict[str, object], fragment: str
+) -> None:
+    """Not only load_settings: ``Settings(...)`` and ``dataclasses.replace`` run the same checks."""
+    with pytest.raises(SettingsError, match=fragment):
+        Settings(**changes)  # type: ignore[arg-type]
+    with pytest.raises(SettingsError, match=fragment):
+        dataclasses.replace(Settings(), **changes)  # type: ignore[arg-type]
+
+
 def test_priority_is_file_then_environment_then_overrides(tmp_path: Path) -> None:
     config = tmp_path / "config.toml"
     config.write_text('llm_model = "from-file"\nsearch_recency_weight = 10\nmcp_enabled = true\n')
@@ -121,6 +153,8 @@ def test_public_view_never_shows_secrets() -> None:
 def test_readme_settings_table_is_the_one_the_code_prints() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     block = readme.split("<!-- settings:start -->\n", 1)[1].split("<!-- settings:end -->", 1)[0]
-    assert block == settings_markdown(), "README settings table is stale: python -m ai_search_server.settings"
+    assert block == settings_markdown(), (
+        "README settings table is stale: python -m ai_search_server.settings_docs"
+    )
     for name, _type, _default, _help in settings_table():
         assert f"`{ENV_PREFIX}{name.upper()}`" in block

@@ -57,7 +57,7 @@ from ai_search_server.outbound._addresses import (
     system_resolve,
 )
 from ai_search_server.outbound._blocking import BlockingClient, blocking_client
-from ai_search_server.outbound._call import check_configured_url
+from ai_search_server.outbound._call import check_configured_url, check_url_shape
 from ai_search_server.outbound._client import ERROR_BODY_EXCERPT_BYTES, GuardedClient, OutboundResponse
 from ai_search_server.outbound._errors import (
     OutboundBusy,
@@ -102,6 +102,7 @@ __all__ = [
     "blocking_client",
     "check_addresses",
     "check_configured_url",
+    "check_url_shape",
     "classify_address",
     "parse_ip_literal",
     "system_resolve",

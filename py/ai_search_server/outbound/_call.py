@@ -25,7 +25,7 @@ from ai_search_server.outbound._errors import (
 )
 from ai_search_server.outbound._policy import OutboundPolicy
 
-__all__ = ["Call", "check_configured_url", "checked_headers", "checked_url", "redacted"]
+__all__ = ["Call", "check_configured_url", "check_url_shape", "checked_headers", "checked_url", "redacted"]
 
 _ALLOWED_SCHEMES = frozenset({"http", "https"})
 # RFC 9110 token and field-value, as h11 checks them; checked here first so that h11's message,
@@ -154,22 +154,33 @@ def checked_headers(call: Call, headers: Mapping[str, str]) -> dict[str, str]:
     return {name.lower(): value for name, value in headers.items()}
 
 
-def check_configured_url(url: str, policy: OutboundPolicy) -> None:
-    """Refuse, at start-up, a configured upstream URL that no call could ever use: a bad shape, a
-    numeric host written in a disguised form (``2130706433`` for 127.0.0.1), or a literal metadata or
-    link-local address the policy does not list. Everything else, host names above all, is checked
-    at each call after DNS, where loopback and private addresses meet the allow-list.
+def check_url_shape(url: str) -> httpx.URL:
+    """Refuse a configured upstream URL whose shape no call could ever use, whatever the policy: a bad
+    shape (scheme, credentials, port) or a numeric host written in a disguised form (``2130706433``
+    for 127.0.0.1). The settings run this when they are built.
 
     Raises:
         OutboundRefused: saying why.
     """
     parsed = checked_url(url)
     literal = parse_ip_literal(parsed.host)
-    if literal is None:
-        return
-    if str(literal) != parsed.host.strip("[]"):
+    if literal is not None and str(literal) != parsed.host.strip("[]"):
         raise OutboundRefused(
             f"outbound destination refused: write the address {parsed.host!r} as {literal} if it is meant"
         )
-    if literal in METADATA_ADDRESSES or literal.is_link_local:
+    return parsed
+
+
+def check_configured_url(url: str, policy: OutboundPolicy) -> None:
+    """Refuse, at start-up, a configured upstream URL that no call could ever use: ``check_url_shape``,
+    then a literal metadata or link-local address the policy does not list. Everything else, host
+    names above all, is checked at each call after DNS, where loopback and private addresses meet
+    the allow-list.
+
+    Raises:
+        OutboundRefused: saying why.
+    """
+    parsed = check_url_shape(url)
+    literal = parse_ip_literal(parsed.host)
+    if literal is not None and (literal in METADATA_ADDRESSES or literal.is_link_local):
         check_addresses(parsed.host, [literal], policy)
