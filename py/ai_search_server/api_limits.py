@@ -5,7 +5,7 @@ from __future__ import annotations
 # Characters of one chat message (Rocket.Chat's default Message_MaxAllowedSize).
 MAX_MESSAGE_TEXT_CHARS = 5000
 # Characters of a room, user or token name given to the API: the store's longest room name and token
-# label (store/schema.py), so every name a route takes is one the store can keep.
+# label (store/rules.py), so every name a route takes is one the store can keep.
 MAX_NAME_CHARS = 100
 # Characters of an opaque id (user, room, message) given to the API.
 MAX_ID_CHARS = 128

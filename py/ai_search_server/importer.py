@@ -57,10 +57,12 @@ from rich.progress import (
 )
 
 from .store.base import InvalidValue, Store
-from .store.message_rows import check_attachments, check_emoji
 from .store.records import Attachment, ImportRow, Reaction
-from .store.schema import (
+from .store.rules import (
+    ID_LENGTH,
+    check_attachments,
     check_display_name,
+    check_emoji,
     check_message_id,
     check_room_name,
     check_room_type,
@@ -69,7 +71,6 @@ from .store.schema import (
     fold,
     to_ms,
 )
-from .store.sqlite import ID_LENGTH
 
 __all__ = [
     "DEFAULT_IMPORT_BATCH_SIZE",

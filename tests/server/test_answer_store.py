@@ -7,9 +7,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from ai_search_server.store.answer_rows import MAX_STORED_ANSWER_LENGTH, MAX_STORED_ANSWER_SOURCES
 from ai_search_server.store.base import InvalidValue, NotFound, Store
 from ai_search_server.store.records import AnswerSourceRecord, StoredAnswer
+from ai_search_server.store.rules import MAX_STORED_ANSWER_LENGTH, MAX_STORED_ANSWER_SOURCES
 from ai_search_server.store.schema import answers_sql
 
 from .conftest import Workspace

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from ai_search_server import importer
 from ai_search_server.importer import ImportReport, derive_message_id, import_jsonl, import_rows
 from ai_search_server.store import MessageEvent, SQLiteStore, open_store
-from ai_search_server.store.schema import MAX_MESSAGE_TEXT_LENGTH, to_ms
+from ai_search_server.store.rules import MAX_MESSAGE_TEXT_LENGTH, to_ms
 
 
 @pytest.fixture

@@ -26,13 +26,13 @@ from ai_search_server.store import (
     StorageFailure,
     open_store,
     passwords,
-    schema,
+    rules,
 )
 from ai_search_server.store import sqlite as sqlite_module
 from ai_search_server.store.records import MessageChanges
+from ai_search_server.store.rules import MAX_MESSAGE_TEXT_LENGTH
 from ai_search_server.store.schema import (
     ALL_PERMISSIONS,
-    MAX_MESSAGE_TEXT_LENGTH,
     MIGRATIONS,
     SCHEMA_VERSION,
     message_change_log_sql,
@@ -126,7 +126,7 @@ def test_lookup_by_username(store: SQLiteStore, lookup: str, found: bool) -> Non
         pytest.param("a,b", id="comma-splits-filters"),
         pytest.param("@alice", id="leading-at"),
         pytest.param('al"ice', id="quote"),
-        pytest.param("x" * (schema.MAX_USERNAME_LENGTH + 1), id="too-long"),
+        pytest.param("x" * (rules.MAX_USERNAME_LENGTH + 1), id="too-long"),
     ],
 )
 def test_malformed_usernames_are_refused(store: SQLiteStore, username: str) -> None:
@@ -387,7 +387,7 @@ def test_last_used_at_is_written_at_most_once_per_resolution(
     alice = store.create_user("alice")
     token, plain = store.create_token(alice.id, "session")
     assert token.last_used_at is None
-    clock = [schema.to_ms(T0)]
+    clock = [rules.to_ms(T0)]
     monkeypatch.setattr(sqlite_module, "now_ms", lambda: clock[0])
     first = store.resolve_token(alice.id, plain)
     assert first is not None and first.last_used_at == T0
@@ -494,7 +494,7 @@ def test_a_name_resolves_only_among_the_callers_rooms_and_a_dm_first(store: SQLi
         pytest.param("c", " ops", id="surrounding-space"),
         pytest.param("c", "a\nb", id="control-character"),
         pytest.param("c", 'the "ops" room', id="quote-the-search-line-cannot-name"),
-        pytest.param("c", "x" * (schema.MAX_ROOM_NAME_LENGTH + 1), id="too-long"),
+        pytest.param("c", "x" * (rules.MAX_ROOM_NAME_LENGTH + 1), id="too-long"),
     ],
 )
 def test_malformed_rooms_are_refused(store: SQLiteStore, room_type: str, name: str) -> None:

@@ -37,8 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 from urllib.parse import urljoin
 
-from ai_search import ModelOption, model_list_fallback, parse_model_list
-from ai_search._constants import MAX_AI_SERVICE_RESPONSE_SIZE
+from ai_search import MAX_AI_SERVICE_RESPONSE_SIZE, ModelOption, model_list_fallback, parse_model_list
 
 from ..outbound import (
     GuardedClient,

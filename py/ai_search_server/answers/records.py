@@ -21,7 +21,7 @@ from ai_search import AnswerSource, ReaderView, answer_for_reader
 
 from ..store.base import Store, StoreError
 from ..store.records import AnswerFeedback, AnswerSourceRecord, StoredAnswer, User
-from ..store.sqlite import new_id
+from ..store.rules import new_id
 from .answer_errors import AnswerNotFound
 from .sources import Citation, loaded_source
 

@@ -25,8 +25,12 @@ import json
 import re
 from typing import Any, Final
 
-from ai_search import CitationStreamNormalizer, mark_unknown_citations, normalize_citations
-from ai_search._citations import MAX_CITATION_NUMBER_DIGITS
+from ai_search import (
+    MAX_CITATION_NUMBER_DIGITS,
+    CitationStreamNormalizer,
+    mark_unknown_citations,
+    normalize_citations,
+)
 
 from ..accept_header import accepts
 

@@ -12,7 +12,7 @@ import ipaddress
 import math
 from dataclasses import dataclass, field
 
-from ai_search._constants import MAX_AI_SERVICE_RESPONSE_SIZE
+from ai_search import MAX_AI_SERVICE_RESPONSE_SIZE
 
 __all__ = [
     "DEFAULT_MAX_CONCURRENT_CALLS",

@@ -37,7 +37,7 @@ READ_RATE_LIMIT = RateLimit(count=1200, period_seconds=60)
 
 
 def _storable_text(value: str) -> str:
-    # The store's own rules for a message (store/schema.py check_text), checked where the caller learns
+    # The store's own rules for a message (store/rules.py check_text), checked where the caller learns
     # which parameter is wrong: FTS5 and other SQLite functions stop reading a string at NUL.
     if not value.strip():
         raise ValueError("must hold a non-space character")

@@ -11,7 +11,7 @@ from .. import errors
 from ..ratelimit import RateLimit
 from ..rest import ApiRequest, Refusal, Router
 from ..store import base as store_base
-from ..store.message_rows import MAX_EMOJI_LENGTH, check_emoji
+from ..store.rules import MAX_EMOJI_LENGTH, check_emoji
 from .access import MESSAGE_REFUSAL, ROOM_REFUSAL, readable_message, readable_room
 from .params import DEFAULT_COUNT, Count, Id, Offset, Params
 from .shapes import message_json

@@ -12,7 +12,7 @@ from .. import errors
 from ..api_limits import DEFAULT_PAGE_ITEMS, MAX_ID_CHARS, MAX_NAME_CHARS, MAX_PAGE_ITEMS, MAX_SELECTOR_CHARS
 from ..rest import refuse_lone_surrogates
 from ..store.base import InvalidValue
-from ..store.schema import check_room_name
+from ..store.rules import check_room_name
 
 __all__ = [
     "NAME_PATTERN",

@@ -21,7 +21,7 @@ from ..answers.records import ANSWER_NOT_FOUND, openable_answer, reader_view
 from ..ratelimit import RateLimit
 from ..rest import ApiRequest, Refusal, Router
 from ..store import base as store_base
-from ..store.answer_rows import MAX_FEEDBACK_REASON_LENGTH
+from ..store.rules import MAX_FEEDBACK_REASON_LENGTH
 from .answers import answer_refusals
 from .params import Id, Params
 from .shapes import opened_answer_json

@@ -16,29 +16,14 @@ from typing import Any, cast
 
 from .base import InvalidValue
 from .records import AnswerFeedback, AnswerRating, AnswerSourceRecord, StoredAnswer
-from .schema import from_ms, to_ms
+from .rules import MAX_STORED_ANSWER_LENGTH, MAX_STORED_ANSWER_SOURCES, from_ms, to_ms
 
 __all__ = [
-    "ANSWER_RATINGS",
-    "MAX_FEEDBACK_REASON_LENGTH",
-    "MAX_STORED_ANSWER_LENGTH",
-    "MAX_STORED_ANSWER_SOURCES",
-    "check_feedback",
     "feedback_since",
     "insert_answer",
     "read_answer",
     "read_feedback",
-    "upsert_feedback",
-]
-
-# Characters of an answer's text kept (characters): far above any answer a model writes within its
-# output limit; a longer one is cut, so one runaway answer cannot fill the disk.
-MAX_STORED_ANSWER_LENGTH = 20_000
-# Sources one stored answer may number (messages): an answer's 20 and their conversations' context.
-MAX_STORED_ANSWER_SOURCES = 200
-# Characters of the optional reason given with a rating (characters): a sentence or two.
-MAX_FEEDBACK_REASON_LENGTH = 1000
-ANSWER_RATINGS: tuple[AnswerRating, ...] = ("up", "down")
+    "upsert_feedback",]
 
 _ANSWER_COLUMNS = "id, user_id, query, answer, sources, provider, created_at, shared_at, searched"
 _FEEDBACK_COLUMNS = "answer_id, user_id, rating, reason, created_at, updated_at"
@@ -93,23 +78,6 @@ def insert_answer(conn: sqlite3.Connection, answer: StoredAnswer) -> None:
 def read_answer(conn: sqlite3.Connection, answer_id: str) -> StoredAnswer | None:
     row = conn.execute(f"SELECT {_ANSWER_COLUMNS} FROM answers WHERE id = ?", (answer_id,)).fetchone()
     return None if row is None else _answer(row)
-
-
-def check_feedback(rating: str, reason: str) -> tuple[AnswerRating, str]:
-    """The rating and the trimmed reason.
-
-    Raises:
-        InvalidValue: a rating other than up or down, or a reason over ``MAX_FEEDBACK_REASON_LENGTH``
-            characters or holding a NUL.
-    """
-    if rating not in ANSWER_RATINGS:
-        raise InvalidValue(f"rating must be 'up' or 'down' (not {rating!r})")
-    reason = reason.strip()
-    if len(reason) > MAX_FEEDBACK_REASON_LENGTH:
-        raise InvalidValue(f"reason must be at most {MAX_FEEDBACK_REASON_LENGTH} characters, got {len(reason)}")
-    if "\x00" in reason:
-        raise InvalidValue("reason must not contain NUL characters")
-    return rating, reason
 
 
 def upsert_feedback(

@@ -13,9 +13,9 @@ import json
 import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 
-from . import message_rows, schema
+from . import message_rows, rules, schema
 from .records import ImportRow, Message, MessageEvent
-from .schema import check_display_name, check_room_name, check_text, fold, from_ms, to_ms
+from .rules import check_display_name, check_room_name, check_text, fold, from_ms, to_ms
 
 __all__ = ["ImportBatch", "check_import_row"]
 
@@ -37,21 +37,21 @@ def check_import_row(row: ImportRow) -> tuple[ImportRow, int]:
     room = check_room_name(row.room)
     if room != row.room:
         row = dataclasses.replace(row, room=room)
-    schema.check_room_type(row.room_type)
-    schema.check_username(row.username)
+    rules.check_room_type(row.room_type)
+    rules.check_username(row.username)
     for member in row.members:
-        schema.check_username(member)
+        rules.check_username(member)
     if row.user_name is not None:
         check_display_name(row.user_name)
     check_text(row.text)
-    schema.check_message_id(row.message_id)
+    rules.check_message_id(row.message_id)
     if row.tmid is not None:
-        schema.check_message_id(row.tmid)
-    message_rows.check_attachments(row.attachments)
+        rules.check_message_id(row.tmid)
+    rules.check_attachments(row.attachments)
     for reaction in row.reactions:
-        message_rows.check_emoji(reaction.emoji)
+        rules.check_emoji(reaction.emoji)
         for username in reaction.usernames:
-            schema.check_username(username)
+            rules.check_username(username)
     if row.edited_at is not None:
         to_ms(row.edited_at)
     return row, to_ms(row.ts)
@@ -71,7 +71,7 @@ class ImportBatch:
         self.conn = conn
         self.new_id = new_id
         self.events = events
-        self.now = schema.now_ms()
+        self.now = rules.now_ms()
         self.imported = self.unchanged = self.users_created = self.rooms_created = 0
         usernames = {
             name
@@ -159,7 +159,7 @@ class ImportBatch:
         for position, a in enumerate(row.attachments):
             self.attachments.append((row.message_id, position, a.name, a.title, a.description, a.type, a.size))
         for reaction in row.reactions:
-            emoji = message_rows.check_emoji(reaction.emoji)
+            emoji = rules.check_emoji(reaction.emoji)
             for username in reaction.usernames:
                 self.reactions.append((row.message_id, emoji, self._user(username, None)[0], ts_ms))
         if "@" in row.text:

@@ -16,38 +16,23 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from .base import InvalidValue
 from .records import Attachment, Message, Reaction
-from .schema import from_ms
+from .rules import from_ms
 
 __all__ = [
-    "MAX_ATTACHMENTS",
-    "MAX_ATTACHMENT_TEXT_LENGTH",
-    "MAX_EMOJI_LENGTH",
     "MESSAGE_SELECT",
-    "check_attachments",
-    "check_emoji",
     "mentioned_usernames",
     "read_messages",
     "write_attachments",
-    "write_mentions",
-]
+    "write_mentions",]
 
 MESSAGE_SELECT = (
     "SELECT m.id, m.room_id, m.user_id, u.username, u.name, m.ts, m.text, m.edited_at,"
     " m.tmid, m.pinned_at, m.pinned_by, m.edited_by"
     " FROM messages m JOIN users u ON u.id = m.user_id"
 )
-# Files or links on one message (attachments): Rocket.Chat posts one file per message; exports from
-# other systems carry a handful. More is refused rather than silently cut.
-MAX_ATTACHMENTS = 20
-# Characters of an attachment's name, title, description or type.
-MAX_ATTACHMENT_TEXT_LENGTH = 1000
-# Characters of a reaction's emoji name (":+1:", ":white_check_mark:", a custom ":party-parrot:").
-MAX_EMOJI_LENGTH = 64
 # An ``@name`` not preceded by a word character or another ``@`` (so ``a@b.io`` mentions nobody).
 _MENTION = re.compile(r"(?<![\w@])@([\w.-]+)")
-_EMOJI = re.compile(r":[\w+-]{1,62}:")
 
 Row = tuple[Any, ...]
 
@@ -114,33 +99,6 @@ def _message(
         reactions=reactions,
         mentions=mentions,
     )
-
-
-def check_attachments(attachments: Sequence[Attachment]) -> tuple[Attachment, ...]:
-    """Raises InvalidValue for too many attachments, an empty name, over-long text or a negative size."""
-    if len(attachments) > MAX_ATTACHMENTS:
-        raise InvalidValue(f"a message has at most {MAX_ATTACHMENTS} attachments")
-    for attachment in attachments:
-        if not attachment.name.strip():
-            raise InvalidValue("an attachment needs a name")
-        texts = (attachment.name, attachment.title, attachment.description, attachment.type)
-        if any(len(text) > MAX_ATTACHMENT_TEXT_LENGTH for text in texts):
-            raise InvalidValue(f"an attachment's texts have at most {MAX_ATTACHMENT_TEXT_LENGTH} characters")
-        if any("\x00" in text for text in texts):
-            raise InvalidValue("an attachment's texts must not hold NUL characters")
-        if attachment.size < 0:
-            raise InvalidValue("an attachment's size is not negative")
-    return tuple(attachments)
-
-
-def check_emoji(emoji: str) -> str:
-    """``:name:`` (a leading and trailing colon are added when missing), at most MAX_EMOJI_LENGTH."""
-    emoji = emoji.strip()
-    if not emoji.startswith(":"):
-        emoji = f":{emoji}:"
-    if len(emoji) > MAX_EMOJI_LENGTH or not _EMOJI.fullmatch(emoji):
-        raise InvalidValue("an emoji is a name like :+1: or :white_check_mark:")
-    return emoji
 
 
 def write_attachments(conn: sqlite3.Connection, message_id: str, attachments: Sequence[Attachment]) -> None:

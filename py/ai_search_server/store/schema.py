@@ -9,24 +9,20 @@ Times are stored as integer milliseconds since the Unix epoch, UTC: compact, fas
 and exact to the millisecond the records expose. Case-insensitive names use SQLite's ``NOCASE``
 collation, which folds ASCII letters only; ``fold`` mirrors it in Python so caches agree with the index.
 
-The value checks live here, next to the columns they protect, so the store and the importer refuse the
-same values with the same words.
+The values a column accepts are checked by ``rules.py``, the store's interface, so every implementation,
+the importer and the routes refuse the same values with the same words.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import sqlite3
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
-from functools import lru_cache
 from pathlib import Path
 
 from . import names
-from .base import InvalidValue, StorageFailure
-from .records import RoomType
+from .base import StorageFailure
 
 __all__ = [
     "ALL_PERMISSIONS",
@@ -34,61 +30,20 @@ __all__ = [
     "ANSWER_RETENTION_DAYS",
     "DEFAULT_ROLE_PERMISSIONS",
     "KNOWN_ROLES",
-    "MAX_DISPLAY_NAME_LENGTH",
-    "MAX_MESSAGE_ID_LENGTH",
-    "MAX_MESSAGE_TEXT_LENGTH",
-    "MAX_ROLE_LENGTH",
-    "MAX_ROOM_NAME_LENGTH",
-    "MAX_TOKEN_LABEL_LENGTH",
-    "MAX_TOPIC_LENGTH",
-    "MAX_USERNAME_LENGTH",
     "MESSAGE_CHANGES_KEPT",
     "MESSAGE_CHANGES_PRUNE_EVERY",
     "MIGRATIONS",
-    "ROOM_TYPES",
     "SCHEMA_VERSION",
     "Migration",
     "answers_sql",
-    "check_display_name",
-    "check_message_id",
-    "check_roles",
-    "check_room_name",
-    "check_room_type",
-    "check_text",
-    "check_token_label",
-    "check_topic",
-    "check_username",
     "connect",
-    "fold",
-    "from_ms",
     "insert_room_name_keys",
     "message_change_log_sql",
     "migrate",
-    "now_ms",
     "roles_from_column",
     "roles_to_column",
-    "room_name_clash",
-    "to_ms",
-]
+    "room_name_clash",]
 
-# Characters of a username; Rocket.Chat's default validation allows about as much.
-MAX_USERNAME_LENGTH = 64
-# Characters of a display name (user name, room fname).
-MAX_DISPLAY_NAME_LENGTH = 120
-# Characters of a room name.
-MAX_ROOM_NAME_LENGTH = 100
-# Characters of a room topic.
-MAX_TOPIC_LENGTH = 250
-# Characters of a message text: Rocket.Chat's default Message_MaxAllowedSize.
-MAX_MESSAGE_TEXT_LENGTH = 5000
-# Characters of a message id given by a caller or an import file (our own ids are 17).
-MAX_MESSAGE_ID_LENGTH = 64
-# Characters of a personal access token's label.
-MAX_TOKEN_LABEL_LENGTH = 100
-# Characters of a role name.
-MAX_ROLE_LENGTH = 64
-
-ROOM_TYPES: tuple[RoomType, ...] = ("c", "p", "d")
 KNOWN_ROLES = ("admin", "user", "bot")
 
 # Every permission the server checks. 'admin' has all of them by rule (see SQLiteStore.permissions_of),
@@ -132,163 +87,6 @@ DEFAULT_ROLE_PERMISSIONS: dict[str, tuple[str, ...]] = {
     "bot": _MEMBER_PERMISSIONS,
 }
 
-# Letters, digits and ``._-``: nothing the filter grammar (``from:@a,b``) would split or quote.
-_USERNAME = re.compile(r"[\w.-]+")
-_ROLE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
-_MESSAGE_ID = re.compile(r"[A-Za-z0-9._-]+")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_MS = timedelta(milliseconds=1)
-
-
-# -- values ---------------------------------------------------------------------------------------
-
-
-def fold(text: str) -> str:
-    """``text`` with ASCII letters lower-cased: the key SQLite's NOCASE collation compares."""
-    return text.translate(_ASCII_LOWER)
-
-
-def _check_unicode(value: str, what: str) -> None:
-    # JSON can carry lone surrogates ("\\ud800"); SQLite stores UTF-8 and would refuse them mid-write.
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise InvalidValue(f"{what} is not valid Unicode (it holds a lone surrogate)") from None
-
-
-# Distinct names remembered by the cached checks below (names).
-_CHECK_CACHE_SIZE = 4096
-
-
-# Cached (here and check_room_name) because an import checks the same few names on every line.
-@lru_cache(maxsize=_CHECK_CACHE_SIZE)
-def check_username(username: str) -> str:
-    if not username:
-        raise InvalidValue("a username cannot be empty")
-    if len(username) > MAX_USERNAME_LENGTH:
-        raise InvalidValue(f"a username has at most {MAX_USERNAME_LENGTH} characters")
-    if not _USERNAME.fullmatch(username):
-        raise InvalidValue(f"username {username!r} may hold only letters, digits, '.', '_' and '-'")
-    return username
-
-
-def check_display_name(name: str) -> str:
-    if len(name) > MAX_DISPLAY_NAME_LENGTH:
-        raise InvalidValue(f"a display name has at most {MAX_DISPLAY_NAME_LENGTH} characters")
-    if _CONTROL.search(name):
-        raise InvalidValue("a display name cannot hold control characters")
-    _check_unicode(name, "a display name")
-    return name
-
-
-@lru_cache(maxsize=_CHECK_CACHE_SIZE)
-def check_room_name(name: str) -> str:
-    """The room name to store (NFKC form), or InvalidValue.
-
-    Free text, but trimmed, one line, no leading '#' (lookups strip one, so such a name could never be
-    found as typed), no '"' (the search line quotes a name with spaces or commas and has no escape for
-    a quote inside it, so `in:` could never name such a room), and nothing invisible or reordering
-    (zero-width characters, bidi controls: names.invisible_character), so that what people see is the
-    name. Look-alikes of other rooms are the store's Conflict (names.confusable_keys)."""
-    _check_unicode(name, "a room name")
-    hidden = names.invisible_character(name)
-    if hidden is not None and not _CONTROL.search(name):
-        raise InvalidValue(
-            f"a room name cannot hold invisible or text-reordering characters ({hidden}): "
-            "people would see a name other than the one stored"
-        )
-    name = names.normal_room_name(name)
-    if not name or not name.strip():
-        raise InvalidValue("a room name cannot be empty")
-    if name != name.strip():
-        raise InvalidValue("a room name cannot start or end with whitespace")
-    if name.startswith("#"):
-        raise InvalidValue("a room name cannot start with '#'")
-    if len(name) > MAX_ROOM_NAME_LENGTH:
-        raise InvalidValue(f"a room name has at most {MAX_ROOM_NAME_LENGTH} characters")
-    if _CONTROL.search(name):
-        raise InvalidValue("a room name cannot hold control characters")
-    if '"' in name:
-        raise InvalidValue("a room name cannot hold '\"' (the search line could not name the room)")
-    return name
-
-
-def check_room_type(room_type: str) -> RoomType:
-    if room_type not in ROOM_TYPES:
-        raise InvalidValue(f"room type must be one of c, p, d (not {room_type!r})")
-    return room_type
-
-
-def check_topic(topic: str) -> str:
-    if len(topic) > MAX_TOPIC_LENGTH:
-        raise InvalidValue(f"a topic has at most {MAX_TOPIC_LENGTH} characters")
-    _check_unicode(topic, "a topic")
-    return topic
-
-
-def check_text(text: str) -> str:
-    """A message text: not blank, at most MAX_MESSAGE_TEXT_LENGTH characters, no NUL (several SQLite
-    functions, FTS5 included, stop reading a string at NUL)."""
-    if not text.strip():
-        raise InvalidValue("a message text cannot be empty")
-    if len(text) > MAX_MESSAGE_TEXT_LENGTH:
-        raise InvalidValue(
-            f"a message text has at most {MAX_MESSAGE_TEXT_LENGTH} characters (got {len(text)})"
-        )
-    if "\x00" in text:
-        raise InvalidValue("a message text cannot hold NUL characters")
-    _check_unicode(text, "a message text")
-    return text
-
-
-def check_message_id(message_id: str) -> str:
-    if not message_id or len(message_id) > MAX_MESSAGE_ID_LENGTH or not _MESSAGE_ID.fullmatch(message_id):
-        raise InvalidValue(
-            f"a message id is 1 to {MAX_MESSAGE_ID_LENGTH} characters of letters, digits, '.', '_' and '-'"
-        )
-    return message_id
-
-
-def check_token_label(label: str) -> str:
-    if len(label) > MAX_TOKEN_LABEL_LENGTH:
-        raise InvalidValue(f"a token label has at most {MAX_TOKEN_LABEL_LENGTH} characters")
-    if _CONTROL.search(label):
-        raise InvalidValue("a token label cannot hold control characters")
-    _check_unicode(label, "a token label")
-    return label
-
-
-def check_roles(roles: Iterable[str]) -> tuple[str, ...]:
-    """Role names, first occurrence kept, order preserved. Any well-formed name is a role: one with no
-    rows in role_permissions simply grants nothing (KNOWN_ROLES are the ones seeded)."""
-    if isinstance(roles, str):
-        # A bare string would iterate as one-letter roles.
-        raise InvalidValue(f"roles must be a list of role names, not the string {roles!r}")
-    unique = tuple(dict.fromkeys(roles))
-    for role in unique:
-        if not isinstance(role, str) or len(role) > MAX_ROLE_LENGTH or not _ROLE.fullmatch(role):
-            raise InvalidValue(
-                f"role {role!r} must be 1 to {MAX_ROLE_LENGTH} letters, digits, '.', '_' or '-',"
-                " starting with a letter or digit"
-            )
-    return unique
-
-
-def to_ms(moment: datetime) -> int:
-    """Milliseconds since the epoch; refuses naive datetimes, whose zone would be a guess."""
-    if moment.tzinfo is None or moment.utcoffset() is None:
-        raise InvalidValue("times must be timezone-aware (UTC)")
-    return (moment - _EPOCH) // _MS
-
-
-def from_ms(ms: int) -> datetime:
-    return _EPOCH + ms * _MS
-
-
-def now_ms() -> int:
-    return to_ms(datetime.now(UTC))
 
 
 def roles_to_column(roles: Sequence[str]) -> str:

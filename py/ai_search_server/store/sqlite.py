@@ -28,9 +28,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-import secrets
 import sqlite3
-import string
 import threading
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
@@ -40,9 +38,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, cast
 
-from ai_search._constants import MAX_ROOM_SEARCH_PATTERN_LENGTH
+from ai_search import MAX_ROOM_SEARCH_PATTERN_LENGTH
 
-from . import answer_rows, message_rows, passwords, schema
+from . import answer_rows, message_rows, passwords, rules, schema
 from .base import Conflict, InvalidValue, MessageListener, NotFound, StorageFailure
 from .import_batch import ImportBatch, check_import_row
 from .records import (
@@ -63,28 +61,22 @@ from .records import (
     TokenKind,
     User,
 )
-from .schema import check_display_name, check_room_name, check_text, from_ms, now_ms, to_ms
+from .rules import check_display_name, check_room_name, check_text, from_ms, new_id, now_ms, to_ms
 
 __all__ = [
     "BUSY_TIMEOUT_MS",
-    "ID_LENGTH",
     "MAX_TOKEN_LENGTH",
     "TOKEN_LAST_USED_RESOLUTION_MS",
-    "SQLiteStore",
-    "new_id",
-]
+    "SQLiteStore",]
 
 # How long a write waits for another process's write lock before failing (milliseconds).
 BUSY_TIMEOUT_MS = 5000
 # A token's last_used_at is rewritten at most this often (milliseconds): one write per minute per
 # token instead of one per request.
 TOKEN_LAST_USED_RESOLUTION_MS = 60_000
-# Characters of the ids we mint, as Rocket.Chat's Random.id(): 17 base62 characters, about 101 bits.
-ID_LENGTH = 17
 # Characters of a presented token; ours are 43. Longer input is refused before hashing.
 MAX_TOKEN_LENGTH = 256
 
-_ID_ALPHABET = string.digits + string.ascii_letters
 _LIKE_SPECIAL = re.compile(r"([\\%_])")
 _USER_COLUMNS = "id, username, name, roles, created_at, password_hash IS NOT NULL, active"
 _ROOM_COLUMNS = "id, t, name, fname, created_at, creator_id, topic"
@@ -96,11 +88,6 @@ _SUBSCRIBE = "INSERT OR IGNORE INTO subscriptions (user_id, room_id, banned, cre
 _log = logging.getLogger(__name__)
 
 Row = tuple[Any, ...]
-
-
-def new_id() -> str:
-    """A fresh random id: ID_LENGTH base62 characters from the OS's CSPRNG."""
-    return "".join(secrets.choice(_ID_ALPHABET) for _ in range(ID_LENGTH))
 
 
 def _like_contains(text: str) -> tuple[str, str]:
@@ -345,9 +332,9 @@ class SQLiteStore:
         password: str | None = None,
         roles: Sequence[str] = ("user",),
     ) -> User:
-        schema.check_username(username)
+        rules.check_username(username)
         display = check_display_name(name.strip()) if name and name.strip() else username
-        checked_roles = schema.check_roles(roles)
+        checked_roles = rules.check_roles(roles)
         # Hashed before taking the write lock: 40 ms of scrypt must not hold up other writers.
         password_hash = None if password is None else passwords.hash_password(password)
         created = now_ms()
@@ -437,7 +424,7 @@ class SQLiteStore:
                 raise NotFound(f"user {user_id!r} does not exist")
 
     def set_roles(self, user_id: str, roles: Sequence[str]) -> None:
-        column = schema.roles_to_column(schema.check_roles(roles))
+        column = schema.roles_to_column(rules.check_roles(roles))
         with self._transaction("set roles") as write:
             if not write.conn.execute("UPDATE users SET roles = ? WHERE id = ?", (column, user_id)).rowcount:
                 raise NotFound(f"user {user_id!r} does not exist")
@@ -471,7 +458,7 @@ class SQLiteStore:
         self._change_permission(role, permission, grant=False)
 
     def _change_permission(self, role: str, permission: str, *, grant: bool) -> None:
-        schema.check_roles([role])
+        rules.check_roles([role])
         if permission not in schema.ALL_PERMISSIONS:
             raise InvalidValue(f"unknown permission {permission!r}")
         sql = (
@@ -487,7 +474,7 @@ class SQLiteStore:
     def create_token(self, user_id: str, kind: TokenKind, *, label: str = "") -> tuple[Token, str]:
         """Personal access tokens need a non-empty label, unique per user (exact match)."""
         _check_token_kind(kind)
-        schema.check_token_label(label)
+        rules.check_token_label(label)
         if kind == "pat" and not label.strip():
             raise InvalidValue("a personal access token needs a label")
         plain = passwords.new_token()
@@ -572,10 +559,10 @@ class SQLiteStore:
         members: Sequence[str] = (),
         topic: str = "",
     ) -> Room:
-        schema.check_room_type(type)
+        rules.check_room_type(type)
         name = check_room_name(name)
         display = check_display_name(fname) if fname and fname.strip() else name
-        schema.check_topic(topic)
+        rules.check_topic(topic)
         member_ids = list(dict.fromkeys([*([creator_id] if creator_id else []), *members]))
         room = Room(new_id(), type, name, display, from_ms(now_ms()), creator_id, topic)
         created = to_ms(room.created_at)
@@ -657,7 +644,7 @@ class SQLiteStore:
             params.append(_json_list(room_ids))
         if types is not None:
             sql.append("AND t IN (SELECT value FROM json_each(?))")
-            params.append(_json_list(schema.check_room_type(t) for t in types))
+            params.append(_json_list(rules.check_room_type(t) for t in types))
         sql.append("ORDER BY name LIKE ? ESCAPE '\\' DESC, name, id LIMIT ?")
         params += [prefix, limit]
         return [_room(row) for row in self._all(" ".join(sql), params)]
@@ -747,9 +734,9 @@ class SQLiteStore:
         """``ts`` is kept to the millisecond. Raises Conflict when ``message_id`` is taken, NotFound when
         ``tmid`` names no message of this room (a reply to a reply joins the first message's thread)."""
         check_text(text)
-        attachments = message_rows.check_attachments(attachments)
+        attachments = rules.check_attachments(attachments)
         ts_ms = now_ms() if ts is None else to_ms(ts)
-        message_id = new_id() if message_id is None else schema.check_message_id(message_id)
+        message_id = new_id() if message_id is None else rules.check_message_id(message_id)
         with self._transaction("post a message") as write:
             self._require_user_and_room(write.conn, user_id, room_id)
             if write.conn.execute("SELECT 1 FROM messages WHERE id = ?", (message_id,)).fetchone():
@@ -812,7 +799,7 @@ class SQLiteStore:
 
     def set_reaction(self, message_id: str, user_id: str, emoji: str, react: bool) -> Message:
         """Add (``react``) or take back the user's ``emoji`` on a message; idempotent either way."""
-        emoji = message_rows.check_emoji(emoji)
+        emoji = rules.check_emoji(emoji)
         with self._transaction("react to a message") as write:
             if not write.conn.execute("SELECT 1 FROM messages WHERE id = ?", (message_id,)).fetchone():
                 raise NotFound(f"message {message_id!r} does not exist")
@@ -1036,7 +1023,7 @@ class SQLiteStore:
         return answer
 
     def rate_answer(self, answer_id: str, user_id: str, rating: str, reason: str = "") -> AnswerFeedback:
-        checked_rating, checked_reason = answer_rows.check_feedback(rating, reason)
+        checked_rating, checked_reason = rules.check_feedback(rating, reason)
         with self._transaction("store the feedback") as write:
             if write.conn.execute("SELECT 1 FROM answers WHERE id = ?", (answer_id,)).fetchone() is None:
                 raise NotFound(f"no answer {answer_id!r}")

@@ -1,0 +1,308 @@
+"""The values a store accepts, whatever its database: names, texts, ids, emoji, feedback, times.
+
+Part of the store's interface (with ``base.py`` and ``records.py``): every implementation refuses the
+same values with the same words, and the layers above check a value where the caller learns of it
+(a route's parameter, an import line) with the very rule the store applies. Each check returns the
+value to keep (trimmed or normalised) or raises ``InvalidValue``. Case-insensitive names compare by
+``fold``, which mirrors SQLite's ``NOCASE`` collation (ASCII letters only). Times are aware UTC
+datetimes, kept as integer milliseconds since the Unix epoch (``to_ms``, ``from_ms``).
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+import string
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime, timedelta
+from functools import lru_cache
+
+from . import names
+from .base import InvalidValue
+from .records import AnswerRating, Attachment, RoomType
+
+__all__ = [
+    "ANSWER_RATINGS",
+    "ID_LENGTH",
+    "MAX_ATTACHMENTS",
+    "MAX_ATTACHMENT_TEXT_LENGTH",
+    "MAX_DISPLAY_NAME_LENGTH",
+    "MAX_EMOJI_LENGTH",
+    "MAX_FEEDBACK_REASON_LENGTH",
+    "MAX_MESSAGE_ID_LENGTH",
+    "MAX_MESSAGE_TEXT_LENGTH",
+    "MAX_ROLE_LENGTH",
+    "MAX_ROOM_NAME_LENGTH",
+    "MAX_STORED_ANSWER_LENGTH",
+    "MAX_STORED_ANSWER_SOURCES",
+    "MAX_TOKEN_LABEL_LENGTH",
+    "MAX_TOPIC_LENGTH",
+    "MAX_USERNAME_LENGTH",
+    "ROOM_TYPES",
+    "check_attachments",
+    "check_display_name",
+    "check_emoji",
+    "check_feedback",
+    "check_message_id",
+    "check_roles",
+    "check_room_name",
+    "check_room_type",
+    "check_text",
+    "check_token_label",
+    "check_topic",
+    "check_username",
+    "fold",
+    "from_ms",
+    "new_id",
+    "now_ms",
+    "to_ms",
+]
+
+# Characters of a username; Rocket.Chat's default validation allows about as much.
+MAX_USERNAME_LENGTH = 64
+# Characters of a display name (user name, room fname).
+MAX_DISPLAY_NAME_LENGTH = 120
+# Characters of a room name.
+MAX_ROOM_NAME_LENGTH = 100
+# Characters of a room topic.
+MAX_TOPIC_LENGTH = 250
+# Characters of a message text: Rocket.Chat's default Message_MaxAllowedSize.
+MAX_MESSAGE_TEXT_LENGTH = 5000
+# Characters of a message id given by a caller or an import file (our own ids are 17).
+MAX_MESSAGE_ID_LENGTH = 64
+# Characters of a personal access token's label.
+MAX_TOKEN_LABEL_LENGTH = 100
+# Characters of a role name.
+MAX_ROLE_LENGTH = 64
+# Files or links on one message (attachments): Rocket.Chat posts one file per message; exports from
+# other systems carry a handful. More is refused rather than silently cut.
+MAX_ATTACHMENTS = 20
+# Characters of an attachment's name, title, description or type.
+MAX_ATTACHMENT_TEXT_LENGTH = 1000
+# Characters of a reaction's emoji name (":+1:", ":white_check_mark:", a custom ":party-parrot:").
+MAX_EMOJI_LENGTH = 64
+# Characters of an answer's text kept (characters): far above any answer a model writes within its
+# output limit; a longer one is cut, so one runaway answer cannot fill the disk.
+MAX_STORED_ANSWER_LENGTH = 20_000
+# Sources one stored answer may number (messages): an answer's 20 and their conversations' context.
+MAX_STORED_ANSWER_SOURCES = 200
+# Characters of the optional reason given with a rating (characters): a sentence or two.
+MAX_FEEDBACK_REASON_LENGTH = 1000
+ANSWER_RATINGS: tuple[AnswerRating, ...] = ("up", "down")
+# Characters of the ids we mint, as Rocket.Chat's Random.id(): 17 base62 characters, about 101 bits.
+ID_LENGTH = 17
+
+ROOM_TYPES: tuple[RoomType, ...] = ("c", "p", "d")
+# Letters, digits and ``._-``: nothing the filter grammar (``from:@a,b``) would split or quote.
+_USERNAME = re.compile(r"[\w.-]+")
+_ROLE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+_MESSAGE_ID = re.compile(r"[A-Za-z0-9._-]+")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MS = timedelta(milliseconds=1)
+_EMOJI = re.compile(r":[\w+-]{1,62}:")
+_ID_ALPHABET = string.digits + string.ascii_letters
+
+
+# -- values ---------------------------------------------------------------------------------------
+
+
+def fold(text: str) -> str:
+    """``text`` with ASCII letters lower-cased: the key SQLite's NOCASE collation compares."""
+    return text.translate(_ASCII_LOWER)
+
+
+def _check_unicode(value: str, what: str) -> None:
+    # JSON can carry lone surrogates ("\\ud800"); SQLite stores UTF-8 and would refuse them mid-write.
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidValue(f"{what} is not valid Unicode (it holds a lone surrogate)") from None
+
+
+# Distinct names remembered by the cached checks below (names).
+_CHECK_CACHE_SIZE = 4096
+
+
+# Cached (here and check_room_name) because an import checks the same few names on every line.
+@lru_cache(maxsize=_CHECK_CACHE_SIZE)
+def check_username(username: str) -> str:
+    if not username:
+        raise InvalidValue("a username cannot be empty")
+    if len(username) > MAX_USERNAME_LENGTH:
+        raise InvalidValue(f"a username has at most {MAX_USERNAME_LENGTH} characters")
+    if not _USERNAME.fullmatch(username):
+        raise InvalidValue(f"username {username!r} may hold only letters, digits, '.', '_' and '-'")
+    return username
+
+
+def _check_one_line(value: str, what: str, max_length: int) -> str:
+    """A short free text shown on one line: a display name, a token label."""
+    if len(value) > max_length:
+        raise InvalidValue(f"{what} has at most {max_length} characters")
+    if _CONTROL.search(value):
+        raise InvalidValue(f"{what} cannot hold control characters")
+    _check_unicode(value, what)
+    return value
+
+
+def check_display_name(name: str) -> str:
+    return _check_one_line(name, "a display name", MAX_DISPLAY_NAME_LENGTH)
+
+
+@lru_cache(maxsize=_CHECK_CACHE_SIZE)
+def check_room_name(name: str) -> str:
+    """The room name to store (NFKC form), or InvalidValue.
+
+    Free text, but trimmed, one line, no leading '#' (lookups strip one, so such a name could never be
+    found as typed), no '"' (the search line quotes a name with spaces or commas and has no escape for
+    a quote inside it, so `in:` could never name such a room), and nothing invisible or reordering
+    (zero-width characters, bidi controls: names.invisible_character), so that what people see is the
+    name. Look-alikes of other rooms are the store's Conflict (names.confusable_keys)."""
+    _check_unicode(name, "a room name")
+    hidden = names.invisible_character(name)
+    if hidden is not None and not _CONTROL.search(name):
+        raise InvalidValue(
+            f"a room name cannot hold invisible or text-reordering characters ({hidden}): "
+            "people would see a name other than the one stored"
+        )
+    name = names.normal_room_name(name)
+    if not name or not name.strip():
+        raise InvalidValue("a room name cannot be empty")
+    if name != name.strip():
+        raise InvalidValue("a room name cannot start or end with whitespace")
+    if name.startswith("#"):
+        raise InvalidValue("a room name cannot start with '#'")
+    if len(name) > MAX_ROOM_NAME_LENGTH:
+        raise InvalidValue(f"a room name has at most {MAX_ROOM_NAME_LENGTH} characters")
+    if _CONTROL.search(name):
+        raise InvalidValue("a room name cannot hold control characters")
+    if '"' in name:
+        raise InvalidValue("a room name cannot hold '\"' (the search line could not name the room)")
+    return name
+
+
+def check_room_type(room_type: str) -> RoomType:
+    if room_type not in ROOM_TYPES:
+        raise InvalidValue(f"room type must be one of c, p, d (not {room_type!r})")
+    return room_type
+
+
+def check_topic(topic: str) -> str:
+    if len(topic) > MAX_TOPIC_LENGTH:
+        raise InvalidValue(f"a topic has at most {MAX_TOPIC_LENGTH} characters")
+    _check_unicode(topic, "a topic")
+    return topic
+
+
+def check_text(text: str) -> str:
+    """A message text: not blank, at most MAX_MESSAGE_TEXT_LENGTH characters, no NUL (several SQLite
+    functions, FTS5 included, stop reading a string at NUL)."""
+    if not text.strip():
+        raise InvalidValue("a message text cannot be empty")
+    if len(text) > MAX_MESSAGE_TEXT_LENGTH:
+        raise InvalidValue(
+            f"a message text has at most {MAX_MESSAGE_TEXT_LENGTH} characters (got {len(text)})"
+        )
+    if "\x00" in text:
+        raise InvalidValue("a message text cannot hold NUL characters")
+    _check_unicode(text, "a message text")
+    return text
+
+
+def check_message_id(message_id: str) -> str:
+    if not message_id or len(message_id) > MAX_MESSAGE_ID_LENGTH or not _MESSAGE_ID.fullmatch(message_id):
+        raise InvalidValue(
+            f"a message id is 1 to {MAX_MESSAGE_ID_LENGTH} characters of letters, digits, '.', '_' and '-'"
+        )
+    return message_id
+
+
+def check_token_label(label: str) -> str:
+    return _check_one_line(label, "a token label", MAX_TOKEN_LABEL_LENGTH)
+
+
+def check_roles(roles: Iterable[str]) -> tuple[str, ...]:
+    """Role names, first occurrence kept, order preserved. Any well-formed name is a role: one with no
+    rows in role_permissions simply grants nothing (KNOWN_ROLES are the ones seeded)."""
+    if isinstance(roles, str):
+        # A bare string would iterate as one-letter roles.
+        raise InvalidValue(f"roles must be a list of role names, not the string {roles!r}")
+    unique = tuple(dict.fromkeys(roles))
+    for role in unique:
+        if not isinstance(role, str) or len(role) > MAX_ROLE_LENGTH or not _ROLE.fullmatch(role):
+            raise InvalidValue(
+                f"role {role!r} must be 1 to {MAX_ROLE_LENGTH} letters, digits, '.', '_' or '-',"
+                " starting with a letter or digit"
+            )
+    return unique
+
+
+def to_ms(moment: datetime) -> int:
+    """Milliseconds since the epoch; refuses naive datetimes, whose zone would be a guess."""
+    if moment.tzinfo is None or moment.utcoffset() is None:
+        raise InvalidValue("times must be timezone-aware (UTC)")
+    return (moment - _EPOCH) // _MS
+
+
+def from_ms(ms: int) -> datetime:
+    return _EPOCH + ms * _MS
+
+
+def now_ms() -> int:
+    return to_ms(datetime.now(UTC))
+
+
+def check_attachments(attachments: Sequence[Attachment]) -> tuple[Attachment, ...]:
+    """Raises InvalidValue for too many attachments, an empty name, over-long text or a negative size."""
+    if len(attachments) > MAX_ATTACHMENTS:
+        raise InvalidValue(f"a message has at most {MAX_ATTACHMENTS} attachments")
+    for attachment in attachments:
+        if not attachment.name.strip():
+            raise InvalidValue("an attachment needs a name")
+        texts = (attachment.name, attachment.title, attachment.description, attachment.type)
+        if any(len(text) > MAX_ATTACHMENT_TEXT_LENGTH for text in texts):
+            raise InvalidValue(f"an attachment's texts have at most {MAX_ATTACHMENT_TEXT_LENGTH} characters")
+        if any("\x00" in text for text in texts):
+            raise InvalidValue("an attachment's texts must not hold NUL characters")
+        if attachment.size < 0:
+            raise InvalidValue("an attachment's size is not negative")
+    return tuple(attachments)
+
+
+def check_emoji(emoji: str) -> str:
+    """``:name:`` (a leading and trailing colon are added when missing), at most MAX_EMOJI_LENGTH."""
+    emoji = emoji.strip()
+    if not emoji.startswith(":"):
+        emoji = f":{emoji}:"
+    if len(emoji) > MAX_EMOJI_LENGTH or not _EMOJI.fullmatch(emoji):
+        raise InvalidValue("an emoji is a name like :+1: or :white_check_mark:")
+    return emoji
+
+
+def check_feedback(rating: str, reason: str) -> tuple[AnswerRating, str]:
+    """The rating and the trimmed reason.
+
+    Raises:
+        InvalidValue: a rating other than up or down, or a reason over ``MAX_FEEDBACK_REASON_LENGTH``
+            characters or holding a NUL.
+    """
+    if rating not in ANSWER_RATINGS:
+        raise InvalidValue(f"rating must be 'up' or 'down' (not {rating!r})")
+    reason = reason.strip()
+    if len(reason) > MAX_FEEDBACK_REASON_LENGTH:
+        raise InvalidValue(
+            f"reason must be at most {MAX_FEEDBACK_REASON_LENGTH} characters, got {len(reason)}"
+        )
+    if "\x00" in reason:
+        raise InvalidValue("reason must not contain NUL characters")
+    return rating, reason
+
+
+# -- ids ---------------------------------------------------------------------------------------
+
+
+def new_id() -> str:
+    """A fresh random id: ID_LENGTH base62 characters from the OS's CSPRNG."""
+    return "".join(secrets.choice(_ID_ALPHABET) for _ in range(ID_LENGTH))
