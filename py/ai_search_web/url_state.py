@@ -16,7 +16,7 @@ import js
 
 from .dom import listen
 
-__all__ = ["QUERY_PARAMETER", "on_query_change", "push_query", "read_query", "replace_query"]
+__all__ = ["QUERY_PARAMETER", "on_query_change", "push_query", "read_query"]
 
 QUERY_PARAMETER = "q"
 
@@ -41,12 +41,6 @@ def push_query(query: str) -> None:
     """A new history entry for ``query``, unless the address already holds it."""
     if query != read_query():
         js.history.pushState(None, "", _url_for(query))
-
-
-def replace_query(query: str) -> None:
-    """Change the current entry's query without adding one (the page fixed up the line)."""
-    if query != read_query():
-        js.history.replaceState(None, "", _url_for(query))
 
 
 def on_query_change(handler: Callable[[str], None]) -> None:
