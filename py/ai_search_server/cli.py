@@ -118,12 +118,12 @@ def _load_demo(store: Store) -> None:
 
 
 def cmd_users_create(args: argparse.Namespace) -> int:
-    from .store.base import Conflict, InvalidValue
+    from .store.base import AlreadyTaken, InvalidValue
 
     store = _open_store(_data_dir(args))
     try:
         user = store.create_user(args.username, name=args.name, password=args.password, roles=(args.role,))
-    except Conflict:
+    except AlreadyTaken:
         raise CliError(f"a user named {args.username!r} already exists") from None
     except InvalidValue as exc:
         raise CliError(str(exc)) from None
@@ -134,7 +134,7 @@ def cmd_users_create(args: argparse.Namespace) -> int:
 
 
 def cmd_tokens_create(args: argparse.Namespace) -> int:
-    from .store.base import Conflict
+    from .store.base import AlreadyTaken
 
     store = _open_store(_data_dir(args))
     try:
@@ -144,7 +144,7 @@ def cmd_tokens_create(args: argparse.Namespace) -> int:
         label = args.name or _free_label(store, user.id)
         try:
             _token, plain = store.create_token(user.id, "pat", label=label)
-        except Conflict:
+        except AlreadyTaken:
             raise CliError(
                 f"{args.username} already has a token named {label!r}; pick another --name"
             ) from None

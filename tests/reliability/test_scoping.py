@@ -39,7 +39,7 @@ from ai_search_server.ratelimit import RateLimiter
 from ai_search_server.retrieval.search_service import SearchOptions, SearchService
 from ai_search_server.retrieval.wiring import SearchHandle
 from ai_search_server.store import Attachment, open_store
-from ai_search_server.store.base import Conflict, StorageFailure, Store
+from ai_search_server.store.base import AlreadyTaken, StorageFailure, Store
 from tests.server._fake_openai import FakeOpenAI
 from tests.server._legacy import write_legacy_room
 from tests.server._search_fakes import ScriptedPipeline, hit
@@ -218,7 +218,7 @@ async def _make_twins(case: dict[str, Any], store: Store, app: Starlette, people
             try:
                 store.create_room(kind, dm.name)
                 accepted = True
-            except Conflict:
+            except AlreadyTaken:
                 accepted = False
         else:
             member_ids = [people[u].id for u in range(case["users"]) if case["twin_members"][(u, t)]]

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from ai_search_server.store.base import InvalidValue, NotFound, Store
+from ai_search_server.store.base import InvalidValue, RecordNotFound, Store
 from ai_search_server.store.records import AnswerSourceRecord, StoredAnswer
 from ai_search_server.store.rules import MAX_STORED_ANSWER_LENGTH, MAX_STORED_ANSWER_SOURCES
 from ai_search_server.store.schema import answers_sql
@@ -52,7 +52,7 @@ def test_sharing_keeps_the_first_time(workspace: Workspace, store: Store) -> Non
     first = store.share_answer("a1").shared_at
     assert first is not None
     assert store.share_answer("a1").shared_at == first
-    with pytest.raises(NotFound):
+    with pytest.raises(RecordNotFound):
         store.share_answer("nope")
 
 
@@ -70,7 +70,7 @@ def test_ratings_replace_each_other_per_person(workspace: Workspace, store: Stor
     for bad in (("sideways", ""), ("up", "x" * 1001), ("up", "a\x00b")):
         with pytest.raises(InvalidValue):
             store.rate_answer("a1", alice, *bad)
-    with pytest.raises(NotFound):
+    with pytest.raises(RecordNotFound):
         store.rate_answer("nope", alice, "up")
 
 

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from ai_search_server.retrieval.search_service import SearchOptions, SearchRequest, SearchService
 from ai_search_server.store import open_store
-from ai_search_server.store.base import Conflict, Store
+from ai_search_server.store.base import AlreadyTaken, Store
 from ai_search_server.store.records import Room
 
 from ._legacy import write_legacy_room
@@ -92,7 +92,7 @@ def check(case: dict) -> None:
                     store.set_banned(users[u].id, rooms[r].id, True)
             twin_of: dict[int, Room] = {}
             for t, (r, kind) in enumerate(case["twins"]):
-                with pytest.raises(Conflict):  # the product never makes a twin of a DM's name
+                with pytest.raises(AlreadyTaken):  # the product never makes a twin of a DM's name
                     store.create_room(kind, rooms[r].name)
                 if any(twin.name == rooms[r].name for twin in twin_of.values()):
                     continue  # two DMs may share a name; channels and groups never did

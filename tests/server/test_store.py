@@ -15,13 +15,13 @@ from pathlib import Path
 import pytest
 
 from ai_search_server.store import (
+    AlreadyTaken,
     Attachment,
-    Conflict,
     ImportRow,
     InvalidValue,
     MessageEvent,
-    NotFound,
     Reaction,
+    RecordNotFound,
     SQLiteStore,
     StorageFailure,
     open_store,
@@ -97,7 +97,7 @@ def test_a_user_without_a_name_is_named_after_the_username(store: SQLiteStore) -
 )
 def test_usernames_are_unique_case_insensitively(store: SQLiteStore, first: str, second: str) -> None:
     store.create_user(first)
-    with pytest.raises(Conflict, match="already taken"):
+    with pytest.raises(AlreadyTaken, match="already taken"):
         store.create_user(second)
 
 
@@ -315,7 +315,7 @@ def test_an_inactive_user_cannot_log_in_use_tokens_or_hold_permissions(store: SQ
     ],
 )
 def test_changing_an_unknown_user_raises_not_found(store: SQLiteStore, change: object) -> None:
-    with pytest.raises(NotFound):
+    with pytest.raises(RecordNotFound):
         change(store)  # type: ignore[operator]
 
 
@@ -358,7 +358,7 @@ def test_only_a_sha256_of_the_token_is_stored(store: SQLiteStore, data_dir: Path
 def test_pat_labels_are_unique_per_user_and_required(store: SQLiteStore) -> None:
     alice, bob = store.create_user("alice"), store.create_user("bob")
     store.create_token(alice.id, "pat", label="ci")
-    with pytest.raises(Conflict, match="ci"):
+    with pytest.raises(AlreadyTaken, match="ci"):
         store.create_token(alice.id, "pat", label="ci")
     store.create_token(bob.id, "pat", label="ci")  # another user may reuse it
     store.create_token(alice.id, "session")
@@ -440,7 +440,7 @@ def test_room_names_are_unique_and_unconfusable_across_all_rooms(
     store.create_room(first[0], first[1])  # type: ignore[arg-type]
     if conflict:
         match = conflict if isinstance(conflict, str) else "already exists"
-        with pytest.raises(Conflict, match=match) as refused:
+        with pytest.raises(AlreadyTaken, match=match) as refused:
             store.create_room(second[0], second[1])  # type: ignore[arg-type]
         if match == "looks like":
             assert first[1] not in str(refused.value), "the look-alike, maybe a private room, is not named"
@@ -503,7 +503,7 @@ def test_malformed_rooms_are_refused(store: SQLiteStore, room_type: str, name: s
 
 
 def test_a_room_with_unknown_members_is_not_created(store: SQLiteStore) -> None:
-    with pytest.raises(NotFound, match="nobody"):
+    with pytest.raises(RecordNotFound, match="nobody"):
         store.create_room("c", "ops", members=["nobody"])
     assert store.get_room_by_name("ops") is None
 
@@ -597,9 +597,9 @@ def test_subscribe_is_idempotent_and_unsubscribe_removes(store: SQLiteStore) -> 
     store.unsubscribe(alice.id, room.id)
     store.unsubscribe(alice.id, room.id)
     assert store.get_subscription(alice.id, room.id) is None
-    with pytest.raises(NotFound):
+    with pytest.raises(RecordNotFound):
         store.subscribe(alice.id, "no-room")
-    with pytest.raises(NotFound):
+    with pytest.raises(RecordNotFound):
         store.set_banned("nobody", room.id, True)
 
 
@@ -625,9 +625,9 @@ def test_post_get_edit_delete(store: SQLiteStore, room_and_author: tuple[str, st
     assert store.get_messages([posted.id, "nope"]) == {posted.id: edited}
     store.delete_message(posted.id)
     assert store.get_message(posted.id) is None
-    with pytest.raises(NotFound):
+    with pytest.raises(RecordNotFound):
         store.delete_message(posted.id)
-    with pytest.raises(NotFound):
+    with pytest.raises(RecordNotFound):
         store.edit_message(posted.id, "again")
 
 
@@ -641,9 +641,9 @@ def test_post_get_edit_delete(store: SQLiteStore, room_and_author: tuple[str, st
         pytest.param({"text": "\ud800"}, InvalidValue, id="lone-surrogate"),
         pytest.param({"ts": datetime(2026, 11, 1)}, InvalidValue, id="naive-time"),
         pytest.param({"message_id": "has space"}, InvalidValue, id="malformed-id"),
-        pytest.param({"message_id": "taken"}, Conflict, id="id-taken"),
-        pytest.param({"room_id": "no-room"}, NotFound, id="unknown-room"),
-        pytest.param({"user_id": "no-user"}, NotFound, id="unknown-user"),
+        pytest.param({"message_id": "taken"}, AlreadyTaken, id="id-taken"),
+        pytest.param({"room_id": "no-room"}, RecordNotFound, id="unknown-room"),
+        pytest.param({"user_id": "no-user"}, RecordNotFound, id="unknown-user"),
     ],
 )
 def test_refused_posts(
@@ -705,7 +705,7 @@ def test_listeners_see_committed_writes_in_order(
     store.add_message_listener(listener)
     message = store.post_message(room_id, user_id, "one")
     store.edit_message(message.id, "two")
-    with pytest.raises(Conflict):
+    with pytest.raises(AlreadyTaken):
         store.post_message(room_id, user_id, "dup", message_id=message.id)  # failed writes tell no one
     store.delete_message(message.id)
     assert seen == [("posted", "one", True), ("edited", "two", True), ("deleted", "two", False)]
@@ -978,7 +978,7 @@ def test_a_reply_needs_a_first_message_in_its_own_room(
     other = store.create_room("p", "secret", creator_id=alice)
     elsewhere = store.post_message(other.id, alice, "private plans")
     tmid = "nope" if where == "missing" else elsewhere.id
-    with pytest.raises(NotFound, match="no message"):
+    with pytest.raises(RecordNotFound, match="no message"):
         store.post_message(room, alice, "reply", tmid=tmid)
 
 

@@ -98,7 +98,7 @@ async def post_message(req: ApiRequest[PostByRoomId | PostByChannel]) -> dict[st
         room = room_by_reference(store, req.user, params.channel)
     try:
         message = store.post_message(room.id, req.user.id, params.text, tmid=params.tmid)
-    except store_base.NotFound:  # the thread's first message is not in this room
+    except store_base.RecordNotFound:  # the thread's first message is not in this room
         raise errors.NotFound(MESSAGE_NOT_FOUND, error_type="error-invalid-thread") from None
     return {"ts": int(message.ts.timestamp() * 1000), "channel": room.name, "message": message_json(message)}
 

@@ -81,7 +81,7 @@ async def create_channel(req: ApiRequest[CreateChannelParams]) -> dict[str, Any]
         member_ids.append(user.id)
     try:
         room = store.create_room("c", name, creator_id=req.user.id, members=member_ids)
-    except store_base.Conflict as exc:
+    except store_base.AlreadyTaken as exc:
         # The store's sentence: the name is taken, or looks like one that is (never which room).
         raise errors.Conflict(
             f"{str(exc)[:1].upper()}{str(exc)[1:]}", error_type="error-duplicate-channel-name"

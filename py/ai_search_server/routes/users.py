@@ -111,7 +111,7 @@ async def generate_token(req: ApiRequest[GenerateTokenParams]) -> dict[str, Any]
         raise errors.Forbidden(TOKEN_NEEDS_SESSION, error_type="error-login-session-required")
     try:
         _token, plain = req.services.store.create_token(req.user.id, "pat", label=req.params.tokenName)
-    except store_base.Conflict:
+    except store_base.AlreadyTaken:
         raise errors.Conflict(TOKEN_EXISTS, error_type="error-token-already-exists") from None
     return {"token": plain}
 

@@ -9,7 +9,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .base import Conflict, InvalidValue, MessageListener, NotFound, StorageFailure, Store, StoreError
+from .base import (
+    AlreadyTaken,
+    InvalidValue,
+    MessageListener,
+    RecordNotFound,
+    StorageFailure,
+    Store,
+    StoreError,
+)
 from .records import (
     Attachment,
     ImportResult,
@@ -30,16 +38,16 @@ from .sqlite import SQLiteStore
 
 __all__ = [
     "DATABASE_FILENAME",
+    "AlreadyTaken",
     "Attachment",
-    "Conflict",
     "ImportResult",
     "ImportRow",
     "InvalidValue",
     "Message",
     "MessageEvent",
     "MessageListener",
-    "NotFound",
     "Reaction",
+    "RecordNotFound",
     "Role",
     "Room",
     "RoomType",

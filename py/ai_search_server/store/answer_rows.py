@@ -23,7 +23,8 @@ __all__ = [
     "insert_answer",
     "read_answer",
     "read_feedback",
-    "upsert_feedback",]
+    "upsert_feedback",
+]
 
 _ANSWER_COLUMNS = "id, user_id, query, answer, sources, provider, created_at, shared_at, searched"
 _FEEDBACK_COLUMNS = "answer_id, user_id, rating, reason, created_at, updated_at"

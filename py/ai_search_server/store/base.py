@@ -4,11 +4,12 @@ SQLite (WAL) is the embedded default (``sqlite.py``); a PostgreSQL implementatio
 deployments with several proxy processes. Dialect-specific parts (pragmas, FTS5) stay inside an
 implementation; nothing above this interface writes SQL.
 
-Exception tree (each class maps to one HTTP answer in the API layer)::
+Exception tree (each class maps to one HTTP answer, one of ``errors.py``'s refusals, in the routes;
+the names differ from the refusals' so that each is defined once)::
 
     StoreError
-    ├── NotFound          a user, room, message or token that does not exist (404 / error-*-not-found)
-    ├── Conflict          a username or room name already taken (400 / error-duplicate-*)
+    ├── RecordNotFound    a user, room, message or token that does not exist (404 / error-*-not-found)
+    ├── AlreadyTaken      a username, room name or id already taken (400 / error-duplicate-*)
     ├── InvalidValue      a value the store refuses: empty name, bad room type, over-long text (400)
     └── StorageFailure    the database itself failed: disk full, locked past the busy timeout (503)
 
@@ -43,10 +44,10 @@ from .records import (
 )
 
 __all__ = [
-    "Conflict",
+    "AlreadyTaken",
     "InvalidValue",
     "MessageListener",
-    "NotFound",
+    "RecordNotFound",
     "StorageFailure",
     "Store",
     "StoreError",
@@ -57,12 +58,12 @@ class StoreError(Exception):
     """Base of every error the store raises."""
 
 
-class NotFound(StoreError):
-    pass
+class RecordNotFound(StoreError):
+    """No user, room, message, token or answer has the id or name asked for."""
 
 
-class Conflict(StoreError):
-    pass
+class AlreadyTaken(StoreError):
+    """A username, room name (or a look-alike of one), token label or message id is taken."""
 
 
 class InvalidValue(StoreError):
@@ -99,7 +100,7 @@ class Store(Protocol):
         password: str | None = None,
         roles: Sequence[str] = ("user",),
     ) -> User:
-        """Raises Conflict when the username is taken (case-insensitively)."""
+        """Raises AlreadyTaken when the username is taken (case-insensitively)."""
         ...
 
     def get_user(self, user_id: str) -> User | None: ...
@@ -138,7 +139,7 @@ class Store(Protocol):
     # -- tokens ----------------------------------------------------------------------------------
     def create_token(self, user_id: str, kind: TokenKind, *, label: str = "") -> tuple[Token, str]:
         """A new token and its plain text, shown once; only a hash is stored.
-        Raises Conflict when a PAT with that label exists for the user."""
+        Raises AlreadyTaken when a PAT with that label exists for the user."""
         ...
 
     def resolve_token(
@@ -169,7 +170,7 @@ class Store(Protocol):
     ) -> Room:
         """``members`` are user ids subscribed at creation (the creator is added when given); the
         name is stored in NFKC form. Raises InvalidValue for a name with invisible or bidi-control
-        characters, and Conflict when a channel or group would share its name with any room (direct
+        characters, and AlreadyTaken when a channel or group would share its name with any room (direct
         rooms included, case-insensitive) or look like one (a confusable skeleton), or a direct room
         would take a channel's or group's name."""
         ...
@@ -222,7 +223,7 @@ class Store(Protocol):
         attachments: Sequence[Attachment] = (),
     ) -> Message:
         """Stores the message and notifies listeners. Does NOT check permissions (callers do).
-        ``tmid`` makes it a reply in that message's thread (NotFound unless it is in this room);
+        ``tmid`` makes it a reply in that message's thread (RecordNotFound unless it is in this room);
         ``@name``s in the text become mentions of the people who exist."""
         ...
 
@@ -308,12 +309,12 @@ class Store(Protocol):
 
     def get_answer(self, answer_id: str) -> StoredAnswer | None: ...
     def share_answer(self, answer_id: str) -> StoredAnswer:
-        """Mark the answer shared (the first time counts); NotFound when there is no such answer."""
+        """Mark the answer shared (the first time counts); RecordNotFound when there is no such answer."""
         ...
 
     def rate_answer(self, answer_id: str, user_id: str, rating: str, reason: str = "") -> AnswerFeedback:
         """One person's thumbs up or down, replacing their earlier one; InvalidValue for a rating
-        other than up or down or an over-long reason, NotFound for an unknown answer."""
+        other than up or down or an over-long reason, RecordNotFound for an unknown answer."""
         ...
 
     def answer_feedback(self, answer_id: str, user_id: str) -> AnswerFeedback | None: ...

@@ -24,7 +24,8 @@ __all__ = [
     "mentioned_usernames",
     "read_messages",
     "write_attachments",
-    "write_mentions",]
+    "write_mentions",
+]
 
 MESSAGE_SELECT = (
     "SELECT m.id, m.room_id, m.user_id, u.username, u.name, m.ts, m.text, m.edited_at,"

@@ -14,7 +14,7 @@ Two rooms whose names look the same on screen (``incidents`` and ``ıncidents`` 
 3. kept apart from every other room by its confusable keys, the Unicode TR39 skeleton of the name and
    of its case fold (``disarm.skeleton_key``, from Unicode's confusables.txt): :func:`confusable_keys`.
    A new channel or group whose keys meet an existing room's keys is refused (the store's
-   ``Conflict``), whatever that room's type, direct rooms included.
+   ``AlreadyTaken``), whatever that room's type, direct rooms included.
 
 ``KEY_VERSION`` names the key function; a change to it (a new disarm, so new Unicode data) comes with a
 schema migration that recomputes the stored keys (``schema.MIGRATIONS``).

@@ -159,7 +159,7 @@ def check_room_name(name: str) -> str:
     found as typed), no '"' (the search line quotes a name with spaces or commas and has no escape for
     a quote inside it, so `in:` could never name such a room), and nothing invisible or reordering
     (zero-width characters, bidi controls: names.invisible_character), so that what people see is the
-    name. Look-alikes of other rooms are the store's Conflict (names.confusable_keys)."""
+    name. Look-alikes of other rooms are the store's AlreadyTaken (names.confusable_keys)."""
     _check_unicode(name, "a room name")
     hidden = names.invisible_character(name)
     if hidden is not None and not _CONTROL.search(name):

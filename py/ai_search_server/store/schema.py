@@ -42,7 +42,8 @@ __all__ = [
     "migrate",
     "roles_from_column",
     "roles_to_column",
-    "room_name_clash",]
+    "room_name_clash",
+]
 
 KNOWN_ROLES = ("admin", "user", "bot")
 

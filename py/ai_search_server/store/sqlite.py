@@ -13,7 +13,7 @@ listener that raises is logged and skipped; the write it reports is already dura
 
 Errors: ``sqlite3`` exceptions never leave this module. "database or disk is full" and "database is
 locked" become ``StorageFailure`` with a message that says so; constraint failures become
-``Conflict``, ``NotFound`` or ``InvalidValue``.
+``AlreadyTaken``, ``RecordNotFound`` or ``InvalidValue``.
 
 Usage::
 
@@ -41,7 +41,7 @@ from typing import Any, cast
 from ai_search import MAX_ROOM_SEARCH_PATTERN_LENGTH
 
 from . import answer_rows, message_rows, passwords, rules, schema
-from .base import Conflict, InvalidValue, MessageListener, NotFound, StorageFailure
+from .base import AlreadyTaken, InvalidValue, MessageListener, RecordNotFound, StorageFailure
 from .import_batch import ImportBatch, check_import_row
 from .records import (
     AnswerFeedback,
@@ -67,7 +67,8 @@ __all__ = [
     "BUSY_TIMEOUT_MS",
     "MAX_TOKEN_LENGTH",
     "TOKEN_LAST_USED_RESOLUTION_MS",
-    "SQLiteStore",]
+    "SQLiteStore",
+]
 
 # How long a write waits for another process's write lock before failing (milliseconds).
 BUSY_TIMEOUT_MS = 5000
@@ -144,12 +145,12 @@ def _subscription(row: Row) -> Subscription:
 def _thread_of(conn: sqlite3.Connection, room_id: str, tmid: str) -> str:
     """The thread a reply to ``tmid`` joins: ``tmid`` itself, or its own thread when it is a reply.
 
-    Raises NotFound when no message of ``room_id`` has that id: a message of another room answers the
+    Raises RecordNotFound when no message of ``room_id`` has that id: a message of another room answers the
     same as none, so a reply never reveals what other rooms hold.
     """
     row = conn.execute("SELECT tmid FROM messages WHERE id = ? AND room_id = ?", (tmid, room_id)).fetchone()
     if row is None:
-        raise NotFound(f"no message {tmid!r} in this room to reply to")
+        raise RecordNotFound(f"no message {tmid!r} in this room to reply to")
     return str(row[0] or tmid)
 
 
@@ -224,9 +225,9 @@ class SQLiteStore:
         except sqlite3.IntegrityError as error:
             text = str(error)
             if "UNIQUE" in text:
-                raise Conflict(f"cannot {action}: it already exists ({text})") from error
+                raise AlreadyTaken(f"cannot {action}: it already exists ({text})") from error
             if "FOREIGN KEY" in text:
-                raise NotFound(f"cannot {action}: a user or room it refers to does not exist") from error
+                raise RecordNotFound(f"cannot {action}: a user or room it refers to does not exist") from error
             raise InvalidValue(f"cannot {action}: {text}") from error
         except sqlite3.Error as error:
             text = str(error)
@@ -341,7 +342,7 @@ class SQLiteStore:
         user_id = new_id()
         with self._transaction("create a user") as write:
             if write.conn.execute("SELECT 1 FROM users WHERE username = ?", (username,)).fetchone():
-                raise Conflict(f"username {username!r} is already taken")
+                raise AlreadyTaken(f"username {username!r} is already taken")
             write.conn.execute(
                 "INSERT INTO users (id, username, name, password_hash, roles, created_at, active)"
                 " VALUES (?, ?, ?, ?, ?, ?, 1)",
@@ -421,13 +422,13 @@ class SQLiteStore:
                 "UPDATE users SET password_hash = ? WHERE id = ?", (password_hash, user_id)
             ).rowcount
             if not updated:
-                raise NotFound(f"user {user_id!r} does not exist")
+                raise RecordNotFound(f"user {user_id!r} does not exist")
 
     def set_roles(self, user_id: str, roles: Sequence[str]) -> None:
         column = schema.roles_to_column(rules.check_roles(roles))
         with self._transaction("set roles") as write:
             if not write.conn.execute("UPDATE users SET roles = ? WHERE id = ?", (column, user_id)).rowcount:
-                raise NotFound(f"user {user_id!r} does not exist")
+                raise RecordNotFound(f"user {user_id!r} does not exist")
 
     def set_active(self, user_id: str, active: bool) -> None:
         """Deactivated users cannot log in, their tokens stop resolving, and they hold no permission."""
@@ -436,7 +437,7 @@ class SQLiteStore:
                 "UPDATE users SET active = ? WHERE id = ?", (int(active), user_id)
             ).rowcount
             if not updated:
-                raise NotFound(f"user {user_id!r} does not exist")
+                raise RecordNotFound(f"user {user_id!r} does not exist")
 
     def permissions_of(self, user: User) -> frozenset[str]:
         """Inactive users have none; 'admin' has every permission, whatever the table says."""
@@ -481,14 +482,14 @@ class SQLiteStore:
         token = Token(new_id(), user_id, kind, label, from_ms(now_ms()))
         with self._transaction("create a token") as write:
             if not write.conn.execute("SELECT 1 FROM users WHERE id = ?", (user_id,)).fetchone():
-                raise NotFound(f"user {user_id!r} does not exist")
+                raise RecordNotFound(f"user {user_id!r} does not exist")
             if (
                 kind == "pat"
                 and write.conn.execute(
                     "SELECT 1 FROM tokens WHERE user_id = ? AND kind = 'pat' AND label = ?", (user_id, label)
                 ).fetchone()
             ):
-                raise Conflict(f"a personal access token named {label!r} already exists")
+                raise AlreadyTaken(f"a personal access token named {label!r} already exists")
             write.conn.execute(
                 "INSERT INTO tokens (id, user_id, kind, label, hash, created_at) VALUES (?, ?, ?, ?, ?, ?)",
                 (token.id, user_id, kind, label, passwords.hash_token(plain), to_ms(token.created_at)),
@@ -572,10 +573,10 @@ class SQLiteStore:
                 (_json_list(member_ids),),
             ).fetchall()
             if found:
-                raise NotFound(f"user {found[0][0]!r} does not exist")
+                raise RecordNotFound(f"user {found[0][0]!r} does not exist")
             clash = schema.room_name_clash(write.conn, type, name)
             if clash is not None:
-                raise Conflict(clash)
+                raise AlreadyTaken(clash)
             write.conn.execute(
                 "INSERT INTO rooms (id, t, name, fname, topic, creator_id, created_at)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -651,9 +652,9 @@ class SQLiteStore:
 
     def _require_user_and_room(self, conn: sqlite3.Connection, user_id: str, room_id: str) -> None:
         if not conn.execute("SELECT 1 FROM users WHERE id = ?", (user_id,)).fetchone():
-            raise NotFound(f"user {user_id!r} does not exist")
+            raise RecordNotFound(f"user {user_id!r} does not exist")
         if not conn.execute("SELECT 1 FROM rooms WHERE id = ?", (room_id,)).fetchone():
-            raise NotFound(f"room {room_id!r} does not exist")
+            raise RecordNotFound(f"room {room_id!r} does not exist")
 
     def subscribe(self, user_id: str, room_id: str) -> Subscription:
         """Idempotent; subscribing again keeps a ban."""
@@ -731,7 +732,7 @@ class SQLiteStore:
         tmid: str | None = None,
         attachments: Sequence[Attachment] = (),
     ) -> Message:
-        """``ts`` is kept to the millisecond. Raises Conflict when ``message_id`` is taken, NotFound when
+        """``ts`` is kept to the millisecond. Raises AlreadyTaken when ``message_id`` is taken, RecordNotFound when
         ``tmid`` names no message of this room (a reply to a reply joins the first message's thread)."""
         check_text(text)
         attachments = rules.check_attachments(attachments)
@@ -740,7 +741,7 @@ class SQLiteStore:
         with self._transaction("post a message") as write:
             self._require_user_and_room(write.conn, user_id, room_id)
             if write.conn.execute("SELECT 1 FROM messages WHERE id = ?", (message_id,)).fetchone():
-                raise Conflict(f"message {message_id!r} already exists")
+                raise AlreadyTaken(f"message {message_id!r} already exists")
             thread = None if tmid is None else _thread_of(write.conn, room_id, tmid)
             write.conn.execute(
                 "INSERT INTO messages (id, room_id, user_id, ts, text, tmid) VALUES (?, ?, ?, ?, ?, ?)",
@@ -766,33 +767,33 @@ class SQLiteStore:
         with self._transaction("edit a message") as write:
             sql = "UPDATE messages SET text = ?, edited_at = ?, edited_by = ? WHERE id = ?"
             if not write.conn.execute(sql, (text, edited_ms, edited_by, message_id)).rowcount:
-                raise NotFound(f"message {message_id!r} does not exist")
+                raise RecordNotFound(f"message {message_id!r} does not exist")
             message_rows.write_mentions(write.conn, message_id, text)
             message = self._read_one(write.conn, message_id)
             write.events.append(MessageEvent("edited", message))
         return message
 
     def delete_message(self, message_id: str) -> None:
-        """Raises NotFound for an unknown id; listeners get the message as it was. The replies of a
+        """Raises RecordNotFound for an unknown id; listeners get the message as it was. The replies of a
         thread's first message stay (they are other people's words); their thread shows them alone."""
         with self._transaction("delete a message") as write:
             found = message_rows.read_messages(write.conn, "WHERE m.id = ?", (message_id,))
             if not found:
-                raise NotFound(f"message {message_id!r} does not exist")
+                raise RecordNotFound(f"message {message_id!r} does not exist")
             write.conn.execute("DELETE FROM messages WHERE id = ?", (message_id,))
             write.events.append(MessageEvent("deleted", found[0]))
 
     def set_pinned(self, message_id: str, pinned_by: str | None) -> Message:
-        """Pin (``pinned_by`` is who) or unpin (None). Raises NotFound for an unknown message or user."""
+        """Pin (``pinned_by`` is who) or unpin (None). Raises RecordNotFound for an unknown message or user."""
         with self._transaction("pin a message") as write:
             if pinned_by is not None and not write.conn.execute(
                 "SELECT 1 FROM users WHERE id = ?", (pinned_by,)
             ).fetchone():
-                raise NotFound(f"user {pinned_by!r} does not exist")
+                raise RecordNotFound(f"user {pinned_by!r} does not exist")
             pinned_at = None if pinned_by is None else now_ms()
             sql = "UPDATE messages SET pinned_at = ?, pinned_by = ? WHERE id = ?"
             if not write.conn.execute(sql, (pinned_at, pinned_by, message_id)).rowcount:
-                raise NotFound(f"message {message_id!r} does not exist")
+                raise RecordNotFound(f"message {message_id!r} does not exist")
             message = self._read_one(write.conn, message_id)
             write.events.append(MessageEvent("edited", message))
         return message
@@ -802,9 +803,9 @@ class SQLiteStore:
         emoji = rules.check_emoji(emoji)
         with self._transaction("react to a message") as write:
             if not write.conn.execute("SELECT 1 FROM messages WHERE id = ?", (message_id,)).fetchone():
-                raise NotFound(f"message {message_id!r} does not exist")
+                raise RecordNotFound(f"message {message_id!r} does not exist")
             if not write.conn.execute("SELECT 1 FROM users WHERE id = ?", (user_id,)).fetchone():
-                raise NotFound(f"user {user_id!r} does not exist")
+                raise RecordNotFound(f"user {user_id!r} does not exist")
             if react:
                 write.conn.execute(
                     "INSERT OR IGNORE INTO reactions (message_id, emoji, user_id, ts) VALUES (?, ?, ?, ?)",
@@ -1019,14 +1020,14 @@ class SQLiteStore:
             )
             answer = answer_rows.read_answer(write.conn, answer_id)
         if answer is None:
-            raise NotFound(f"no answer {answer_id!r}")
+            raise RecordNotFound(f"no answer {answer_id!r}")
         return answer
 
     def rate_answer(self, answer_id: str, user_id: str, rating: str, reason: str = "") -> AnswerFeedback:
         checked_rating, checked_reason = rules.check_feedback(rating, reason)
         with self._transaction("store the feedback") as write:
             if write.conn.execute("SELECT 1 FROM answers WHERE id = ?", (answer_id,)).fetchone() is None:
-                raise NotFound(f"no answer {answer_id!r}")
+                raise RecordNotFound(f"no answer {answer_id!r}")
             return answer_rows.upsert_feedback(
                 write.conn, answer_id, user_id, checked_rating, checked_reason, now_ms()
             )
