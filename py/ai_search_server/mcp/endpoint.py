@@ -43,7 +43,7 @@ from typing import Any
 import anyio
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .. import errors
 from ..accept_header import accepts
@@ -187,7 +187,7 @@ class McpEndpoint:
             host_header=request.headers.get("host", "").encode("latin-1"),
             caller=caller,
         )
-        app = request.scope["app"]
+        app: ASGIApp = request.scope["app"]
         if type(message) is list:
             if not supports_batching(request.headers.get("mcp-protocol-version")):
                 raise errors.InvalidEnvelope()
@@ -208,7 +208,7 @@ class McpEndpoint:
             )
         return Response(answer, headers=rate_headers, media_type=_JSON)
 
-    async def _batch(self, entries: list[Any], app: Any, auth: CallerAuth) -> bytes | None:
+    async def _batch(self, entries: list[Any], app: ASGIApp, auth: CallerAuth) -> bytes | None:
         """Entries run at most BATCH_WORKERS at once and share one byte budget; answers keep the
         request order, and entries with nothing to answer (notifications) are left out."""
         if not 1 <= len(entries) <= MAX_BATCH_ENTRIES:
@@ -228,7 +228,7 @@ class McpEndpoint:
         return b"[" + b",".join(parts) + b"]" if parts else None
 
 
-def _tool_caller(app: Any, auth: CallerAuth, budget: ByteBudget | None) -> ToolCaller:
+def _tool_caller(app: ASGIApp, auth: CallerAuth, budget: ByteBudget | None) -> ToolCaller:
     async def call_tool(tool: Tool, arguments: Mapping[str, Any]) -> ToolResponse:
         return await call_route(app, tool.route, arguments, auth, budget=budget)
 
