@@ -24,8 +24,9 @@ from urllib.parse import urlencode
 import js
 from pyodide.ffi import JsException, JsProxy, create_proxy, to_js
 
+from ai_search import EventStreamParser, ServerEvent
+
 from .messages import BAD_RESPONSE_ERROR_TYPE, NETWORK_ERROR_TYPE, error_message
-from .sse import EventStreamParser, ServerEvent
 
 __all__ = [
     "API_PREFIX",

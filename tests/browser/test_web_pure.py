@@ -1,9 +1,8 @@
-"""The pure helpers of the browser package, on CPython (they import no js): carets, the event-stream
-parser, error sentences, lookup answers."""
+"""The pure helpers of the browser package, on CPython (they import no js): carets, error sentences,
+lookup answers. The event-stream parser the page reads answers with is the core's
+(tests/unit/test_event_stream.py)."""
 
 from __future__ import annotations
-
-import itertools
 
 import pytest
 from hypothesis import given
@@ -14,7 +13,6 @@ from ai_search_web.caret import index_to_utf16, utf16_to_index
 from ai_search_web.highlights import BIDI_FORMATTING_CHARACTERS, bidi_runs
 from ai_search_web.lookups import MAX_CACHED_LOOKUPS, ROOM_LOOKUP, USER_LOOKUP, LookupCache
 from ai_search_web.messages import ERROR_MESSAGES, NETWORK_ERROR_TYPE, error_message, wait_words
-from ai_search_web.sse import MAX_EVENT_CHARS, EventStreamParser, ServerEvent
 from ai_search_web.wording import (
     COUNTER_FROM_CHARS,
     count_text,
@@ -48,41 +46,6 @@ def test_caret_conversion_round_trips(text: str, data: st.DataObject) -> None:
     index = data.draw(st.integers(0, len(text)))
     assert utf16_to_index(text, index_to_utf16(text, index)) == index
     assert index_to_utf16(text, len(text)) == len(text.encode("utf-16-le")) // 2
-
-
-STREAM = (
-    b'event: delta\ndata: {"text": "caf\xc3\xa9 "}\n\n'
-    b": a comment\r\n"
-    b'event: delta\r\ndata: {"text": "[1]"}\r\n\r\n'
-    b"data: line one\ndata: line two\nid: 7\n\n"
-    b'event: done\rdata: {"answer": "caf\xc3\xa9 [1]"}\r\r'
-)
-EVENTS = [
-    ServerEvent("delta", '{"text": "café "}'),
-    ServerEvent("delta", '{"text": "[1]"}'),
-    ServerEvent("message", "line one\nline two"),
-    ServerEvent("done", '{"answer": "café [1]"}'),
-]
-
-
-def test_the_event_stream_parser_reads_every_line_ending() -> None:
-    parser = EventStreamParser()
-    assert parser.feed(STREAM) + parser.close() == EVENTS
-
-
-@given(st.lists(st.integers(0, len(STREAM)), max_size=12))
-def test_the_event_stream_parser_does_not_care_where_chunks_end(cuts: list[int]) -> None:
-    """Chunks may end anywhere, inside a UTF-8 character or between CR and LF."""
-    parser = EventStreamParser()
-    edges = [0, *sorted(cuts), len(STREAM)]
-    events = [event for a, b in itertools.pairwise(edges) for event in parser.feed(STREAM[a:b])]
-    assert events + parser.close() == EVENTS
-
-
-def test_an_endless_event_is_refused() -> None:
-    parser = EventStreamParser()
-    with pytest.raises(ValueError, match="over"):
-        parser.feed(b"data: " + b"x" * (MAX_EVENT_CHARS + 1))
 
 
 @pytest.mark.parametrize(
