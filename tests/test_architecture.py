@@ -40,7 +40,7 @@ SERVER_LAYERS: tuple[tuple[str, ...], ...] = (
     ("cli", "settings_docs"),
     ("app", "serving"),
     ("routes", "mcp", "openapi"),
-    ("rest",),
+    ("rest", "api_limits"),
     ("services",),
     ("answers",),
     ("retrieval", "importer"),
@@ -48,7 +48,7 @@ SERVER_LAYERS: tuple[tuple[str, ...], ...] = (
     ("settings",),
     ("store", "ratelimit", "outbound"),
     ("security",),
-    ("errors", "accept_header", "api_limits", "static", "demo", ""),
+    ("errors", "accept_header", "static", "demo", ""),
 )
 # What the rest of the server may import of the store: the protocol, its records, its value rules and
 # room names' Unicode rules.

@@ -9,17 +9,11 @@ from typing import Any
 import httpx
 import pytest
 
-from ai_search_server.api_limits import MAX_MESSAGE_TEXT_CHARS, MAX_NAME_CHARS
-from ai_search_server.store import rules
+from ai_search_server.api_limits import MAX_NAME_CHARS
 
 from .conftest import Workspace
 
 pytestmark = pytest.mark.anyio
-
-
-def test_a_name_the_routes_take_is_one_the_store_can_keep() -> None:
-    assert min(rules.MAX_ROOM_NAME_LENGTH, rules.MAX_TOKEN_LABEL_LENGTH) >= MAX_NAME_CHARS
-    assert MAX_MESSAGE_TEXT_CHARS <= rules.MAX_MESSAGE_TEXT_LENGTH
 
 
 CREATE = "/api/v1/channels.create"
