@@ -44,6 +44,9 @@ from .conftest import Figure, reliability_settings
 
 # How long an import may take to write its first batch (seconds).
 START_TIMEOUT_SECONDS = 60.0
+# How long a cycle waits for its first acknowledged write before the kill window opens: the kill
+# must land while writes are flowing, however slowly a busy machine serves the first ones.
+FIRST_WRITE_TIMEOUT_SECONDS = 30.0
 # Writer threads posting at once, and the users they post as (each has its own rate-limit budget).
 WRITERS = 4
 USERS = 8
@@ -83,6 +86,13 @@ class Writes:
     refused: int = 0
     cut: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def _wait_for_more(writes: Writes, count: int, timeout: float) -> None:
+    """Return once more than ``count`` writes are acknowledged (or ``timeout`` seconds pass)."""
+    deadline = time.monotonic() + timeout
+    while len(writes.acknowledged) <= count and time.monotonic() < deadline:
+        time.sleep(0.01)
 
 
 def _write_until_cut(
@@ -154,8 +164,10 @@ def test_kill_9_while_posting_loses_no_acknowledged_write(
                     )
                     for w in range(WRITERS)
                 ]
+                acknowledged_before = len(writes.acknowledged)
                 for thread in threads:
                     thread.start()
+                _wait_for_more(writes, acknowledged_before, FIRST_WRITE_TIMEOUT_SECONDS)
                 time.sleep(rng.uniform(0.05, 0.3))
                 launcher.kill(pid)
                 stop.set()
