@@ -4,14 +4,13 @@
 //
 //   node scripts/pyodide-snapshot.mjs        (scripts/setup runs it after vendoring Pyodide)
 //
-// Writes the snapshot packed (the loader's packSnapshot: all-zero pages left out) and a gzip copy
-// beside it (the server sends that to browsers accepting gzip), then restores it once in a second
-// Pyodide and imports the core there through the snapshot's hook, so a snapshot this Pyodide would
-// refuse never reaches the page. The loader names what to preload, the format and where the file
-// goes: one source for all.
+// Writes the snapshot packed (static/snapshot-format.mjs: the allocator's free memory zeroed first,
+// stored against the wasm's initial memory, unchanged pages left out; scripts/setup then writes
+// its Brotli and gzip copies), then restores it once in a second Pyodide and imports the core there
+// through the snapshot's hook, so a snapshot this Pyodide would refuse never reaches the page. The
+// loader names what to preload, the format and where the file goes: one source for all.
 import { readFileSync, readdirSync, writeFileSync, renameSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { gzipSync, constants } from "node:zlib";
 
 const loader = await import(new URL("../static/pyodide-loader.mjs", import.meta.url).href);
 const { loadPyodide } = await import(new URL("pyodide.mjs", loader.INDEX_URL).href);
@@ -119,6 +118,39 @@ _compile_web_aside()
 del _compile_web_aside
 `;
 
+// A restored page starts with an empty standard library (everything it imports is in the snapshot).
+// This finder, last on sys.meta_path, is its way to the real one: when an import of a module of the
+// standard library (its top-level names, listed here from the full zip) finds nothing, it asks the
+// page for the zip once (the loader's stdlibOnDemand, a synchronous request) and looks again.
+const STDLIB_HOOK = `
+import importlib.machinery, sys, zipfile, zipimport
+
+def _stdlib_on_demand(zip_path):
+    with zipfile.ZipFile(zip_path) as archive:
+        names = frozenset(n.split("/")[0].removesuffix(".py") for n in archive.namelist())
+
+    class StdlibOnDemand:
+        """Finds nothing itself: fetches the full standard library for the first one it lacks."""
+
+        @staticmethod
+        def find_spec(name, path=None, target=None):
+            import js
+
+            if name.partition(".")[0] not in names or not hasattr(js, "__aiSearchLoadStdlib"):
+                return None
+            if not js.__aiSearchLoadStdlib():
+                return None
+            sys.path_importer_cache.pop(zip_path, None)
+            getattr(zipimport, "_zip_directory_cache", {}).pop(zip_path, None)
+            importlib.invalidate_caches()
+            return importlib.machinery.PathFinder.find_spec(name, path, target)
+
+    sys.meta_path.append(StdlibOnDemand)
+
+_stdlib_on_demand("/lib/python314.zip")
+del _stdlib_on_demand
+`;
+
 function writePackage(pyodide, folder, url) {
   pyodide.FS.mkdirTree(folder);
   for (const name of readdirSync(url).filter((n) => n.endsWith(".py"))) {
@@ -131,15 +163,29 @@ function writeCore(pyodide) {
   writePackage(pyodide, "ai_search_web", WEB);
 }
 
+// The empty standard library a restored page starts with (the loader's EMPTY_STDLIB): a zip of
+// nothing, its end-of-central-directory record alone.
+writeFileSync(fileURLToPath(loader.EMPTY_STDLIB), Buffer.from([0x50, 0x4b, 0x05, 0x06, ...new Array(18).fill(0)]));
+
 const maker = await loadPyodide(loader.baseOptions({ indexURL, _makeSnapshot: true }));
 maker.runPython(loader.PRELOADED);
 writeCore(maker);
 maker.runPython(CORE_HOOK);
 maker.runPython(WEB_HOOK);
+maker.runPython(STDLIB_HOOK);
+maker.runPython("import gc; gc.collect()");
+loader.zeroFreeMemory(maker._module);
 const bytes = maker.makeMemorySnapshot();
-const packed = loader.packSnapshot(bytes);
+const image = loader.initialMemory(readFileSync(new URL("pyodide.asm.wasm", loader.INDEX_URL)));
+const packed = loader.packSnapshot(bytes, image);
 
-const check = await loadPyodide(loader.baseOptions({ indexURL, _loadSnapshot: loader.unpackSnapshot(packed) }));
+const check = await loadPyodide(
+  loader.baseOptions({
+    indexURL,
+    _loadSnapshot: loader.unpackSnapshot(packed, image),
+    stdLibURL: fileURLToPath(loader.EMPTY_STDLIB),
+  }),
+);
 writeCore(check);
 const answer = check.runPython(
   `${loader.PRELOADED}\nimport sys, ai_search\nassert ai_search.__spec__.loader.__class__.__name__ == "SnapshotCore"\nsys.version.split()[0]`,
@@ -147,10 +193,5 @@ const answer = check.runPython(
 
 // Written under temporary names and renamed, so an interrupted run leaves no half file behind.
 writeFileSync(`${target}.tmp`, packed);
-writeFileSync(`${target}.gz.tmp`, gzipSync(packed, { level: constants.Z_BEST_COMPRESSION }));
 renameSync(`${target}.tmp`, target);
-renameSync(`${target}.gz.tmp`, `${target}.gz`);
-// The empty standard library a restored page starts with (the loader's EMPTY_STDLIB): a zip of
-// nothing, its end-of-central-directory record alone.
-writeFileSync(fileURLToPath(loader.EMPTY_STDLIB), Buffer.from([0x50, 0x4b, 0x05, 0x06, ...new Array(18).fill(0)]));
 console.log(`pyodide-snapshot: ${target} (${packed.length} bytes packed from ${bytes.length}, CPython ${answer})`);

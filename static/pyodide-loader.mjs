@@ -48,17 +48,19 @@
 // "making", "stored" or "failed" while the worker makes the browser's own; __pySnapshotCopy is
 // "stored", "current" or "replaced" once the server's copy has been kept or checked.
 import { loadPyodide as loadVendored, version } from "./vendor/pyodide-314.0.2/pyodide.mjs";
+import { initialMemory, packSnapshot, unpackSnapshot, zeroFreeMemory } from "./snapshot-format.mjs";
 
-export { version };
+export { initialMemory, packSnapshot, unpackSnapshot, version, zeroFreeMemory };
 
 export const INDEX_URL = new URL("./vendor/pyodide-314.0.2/", import.meta.url).href;
 // Bump when PRELOADED, the packed format or the way the snapshot is made changes: both snapshots'
 // names carry it, so a browser never restores an old one from its caches (a new core needs no
 // bump, the import hook notices it).
-export const SNAPSHOT_FORMAT = 4;
+export const SNAPSHOT_FORMAT = 5;
 export const SHIPPED_SNAPSHOT = new URL(`./snapshot-v${SNAPSHOT_FORMAT}.bin`, INDEX_URL).href;
 export const EMPTY_STDLIB = new URL("./python_stdlib-empty.zip", INDEX_URL).href;
 const FULL_STDLIB = new URL("./python_stdlib.zip", INDEX_URL).href;
+const WASM_URL = new URL("./pyodide.asm.wasm", INDEX_URL).href;
 // Where Pyodide puts the standard library in its file system (Python 3.14).
 const STDLIB_PATH = "/lib/python314.zip";
 const SNAPSHOT_CACHE = "ai-search-pyodide-snapshot";
@@ -78,68 +80,6 @@ const EMPTY_LOCK = JSON.stringify({
 // start-up and first requests get the CPU first.
 const SNAPSHOT_DELAY_MS = 1000;
 
-// The packed format: a header of little-endian uint32 (magic, memory bytes, page bytes, run count),
-// then each run of non-zero pages as (first page, page count), then those pages' bytes in order.
-const PACKED_MAGIC = 0x31534941; // "AIS1"
-// Bytes per page of the packed format: WebAssembly's own page, and coarse enough that the run
-// table stays a few hundred entries.
-const PACKED_PAGE_BYTES = 65536;
-const HEADER_WORDS = 4;
-
-function isZero(bytes, start, end) {
-  for (let i = start; i < end; i++) if (bytes[i] !== 0) return false;
-  return true;
-}
-
-/** The snapshot's memory with its all-zero pages left out (scripts/pyodide-snapshot.mjs, the worker).
- * Pyodide's snapshot is its header then the memory, so the last page may be short; it is packed
- * padded with zeros. */
-export function packSnapshot(memory) {
-  const bytes = memory instanceof Uint8Array ? memory : new Uint8Array(memory);
-  const runs = [];
-  for (let page = 0; page * PACKED_PAGE_BYTES < bytes.length; page++) {
-    const start = page * PACKED_PAGE_BYTES;
-    if (isZero(bytes, start, Math.min(start + PACKED_PAGE_BYTES, bytes.length))) continue;
-    const last = runs[runs.length - 1];
-    if (last && last[0] + last[1] === page) last[1] += 1;
-    else runs.push([page, 1]);
-  }
-  const pages = runs.reduce((sum, [, count]) => sum + count, 0);
-  const head = (HEADER_WORDS + 2 * runs.length) * 4;
-  const out = new Uint8Array(head + pages * PACKED_PAGE_BYTES);
-  const words = new DataView(out.buffer);
-  [PACKED_MAGIC, bytes.length, PACKED_PAGE_BYTES, runs.length].forEach((v, i) => words.setUint32(4 * i, v, true));
-  let offset = head;
-  runs.forEach(([first, count], i) => {
-    words.setUint32(4 * (HEADER_WORDS + 2 * i), first, true);
-    words.setUint32(4 * (HEADER_WORDS + 2 * i + 1), count, true);
-    const from = first * PACKED_PAGE_BYTES;
-    out.set(bytes.subarray(from, from + count * PACKED_PAGE_BYTES), offset);
-    offset += count * PACKED_PAGE_BYTES;
-  });
-  return out;
-}
-
-/** The snapshot a packed one stands for, byte for byte; throws on anything that is not one. */
-export function unpackSnapshot(buffer) {
-  const source = buffer instanceof Uint8Array ? buffer : new Uint8Array(buffer);
-  const view = new DataView(source.buffer, source.byteOffset, source.byteLength);
-  const word = (i) => view.getUint32(4 * i, true);
-  if (source.length < HEADER_WORDS * 4 || word(0) !== PACKED_MAGIC) throw new Error("not a packed snapshot");
-  const [length, pageBytes, count] = [word(1), word(2), word(3)];
-  const memory = new Uint8Array(length);
-  let offset = (HEADER_WORDS + 2 * count) * 4;
-  for (let i = 0; i < count; i++) {
-    const [first, pages] = [word(HEADER_WORDS + 2 * i), word(HEADER_WORDS + 2 * i + 1)];
-    const size = pages * pageBytes;
-    const at = first * pageBytes;
-    if (at >= length || offset + size > source.length) throw new Error("a truncated snapshot");
-    memory.set(source.subarray(offset, offset + Math.min(size, length - at)), at);
-    offset += size;
-  }
-  return memory;
-}
-
 function snapshotReady(memory) {
   performance.mark("ai-search:snapshot-ready"); // its bytes in memory, unpacked
   return memory;
@@ -158,9 +98,17 @@ async function store(packed, from, etag = "") {
   await cache.put(SNAPSHOT_KEY, new Response(packed, { headers }));
 }
 
+/** The wasm's initial memory (snapshot-format.mjs), read from the same immutable URL the
+ * interpreter is compiled from, so the HTTP cache serves it after the first download. */
+export async function wasmImage(response = fetch(WASM_URL)) {
+  const answer = await response;
+  if (!answer.ok) throw new Error(`${WASM_URL}: HTTP ${answer.status}`);
+  return initialMemory(new Uint8Array(await answer.arrayBuffer()));
+}
+
 /** Keep the browser's own snapshot (the worker, after a fresh start). */
 export async function writeSnapshot(memory) {
-  await store(packSnapshot(memory), "browser");
+  await store(packSnapshot(memory, await wasmImage()), "browser");
 }
 
 async function findCachedSnapshot() {
@@ -176,13 +124,13 @@ async function findCachedSnapshot() {
 // The server's snapshot as a promise of its memory; Pyodide awaits it only once it has the
 // interpreter's script, so the download runs alongside the wasm's. `downloaded` gets the packed
 // bytes and their ETag, to be kept in Cache Storage later.
-function shippedSnapshot(downloaded) {
+function shippedSnapshot(downloaded, image) {
   return fetch(SHIPPED_SNAPSHOT).then(async (response) => {
     if (!response.ok) throw new NoShippedSnapshot(`${response.status}`);
     const packed = await response.arrayBuffer();
     downloaded.packed = packed;
     downloaded.etag = response.headers.get("etag") ?? "";
-    return snapshotReady(unpackSnapshot(packed));
+    return snapshotReady(unpackSnapshot(packed, await image));
   });
 }
 
@@ -226,15 +174,18 @@ function makeSnapshotLater() {
   }, SNAPSHOT_DELAY_MS);
 }
 
-// Pyodide compiles its wasm only once it holds the snapshot, which arrives last (6.5 MB against
-// 3.5 MB). The page compiles it as soon as it is downloaded instead, and Pyodide's own
-// instantiateStreaming is handed that module: about 100 ms (first visit) or 40 ms (warm, from V8's
-// code cache) less on the path to a working page. Both requests name the same immutable URL, so
-// the browser's HTTP cache makes them one download.
-function compiledInterpreter() {
-  const compiled = WebAssembly.compileStreaming(fetch(new URL("pyodide.asm.wasm", INDEX_URL)));
+// Pyodide compiles its wasm only once it holds the snapshot. The page compiles it while it
+// downloads instead (compileStreaming), and Pyodide's own instantiateStreaming is handed that
+// module: about 100 ms (first visit) or 40 ms (warm, from V8's code cache) less on the path to a
+// working page. The same download gives the wasm's initial memory, which the packed snapshot is
+// stored against. Pyodide's own request names the same immutable URL: the HTTP cache answers it.
+function interpreterDownload() {
+  const response = fetch(WASM_URL);
+  const compiled = WebAssembly.compileStreaming(response.then((r) => r.clone()));
   compiled.then(() => performance.mark("ai-search:wasm-compiled"), () => {}); // a failure: Pyodide compiles it
-  return compiled;
+  const image = wasmImage(response);
+  image.catch(() => {}); // awaited with the snapshot; a failure means starting fresh
+  return { compiled, image };
 }
 
 async function withCompiled(compiled) {
@@ -261,25 +212,33 @@ async function withCompiled(compiled) {
 
 async function restore(base, memory, from, via) {
   const pyodide = await loadVendored({ ...base, _loadSnapshot: memory, stdLibURL: EMPTY_STDLIB });
+  stdlibOnDemand(pyodide);
   globalThis.__pySnapshot = "loaded";
   globalThis.__pySnapshotFrom = from;
   globalThis.__pySnapshotVia = via;
   return pyodide;
 }
 
-/** After a restore, the real standard library in place of the empty one (a fresh start has it).
- * Until it is there, importing a module the snapshot does not hold fails as if it did not exist. */
-export async function completeStdlib(pyodide) {
-  if (globalThis.__pySnapshot !== "loaded") return;
-  const response = await fetch(FULL_STDLIB);
-  if (!response.ok) throw new Error(`${FULL_STDLIB}: HTTP ${response.status}`);
-  pyodide.FS.writeFile(STDLIB_PATH, new Uint8Array(await response.arrayBuffer()));
-  // The import system remembered the empty zip: it forgets it and reads the real one when asked.
-  pyodide.runPython(
-    `import importlib, sys, zipimport\nsys.path_importer_cache.pop("${STDLIB_PATH}", None)\n` +
-      `getattr(zipimport, "_zip_directory_cache", {}).pop("${STDLIB_PATH}", None)\nimportlib.invalidate_caches()`,
-  );
-  globalThis.__pyStdlib = "complete";
+/** A restored Pyodide's way to the real standard library, which it starts without: the snapshot's
+ * last import finder (scripts/pyodide-snapshot.mjs) calls this, synchronously, the first time an
+ * import of a standard-library module finds nothing, and then looks again. No code path of the page
+ * does so today (everything it imports is in the snapshot), so a visit normally never downloads
+ * the 2.5 MB; a synchronous request on that rare path is the price of an import that just works. */
+function stdlibOnDemand(pyodide) {
+  globalThis.__aiSearchLoadStdlib = () => {
+    delete globalThis.__aiSearchLoadStdlib; // once: a failure is not retried on every import
+    const request = new XMLHttpRequest();
+    request.open("GET", FULL_STDLIB, false); // synchronous: an import cannot wait for a promise
+    request.overrideMimeType("text/plain; charset=x-user-defined"); // bytes as char codes
+    request.send();
+    if (request.status !== 200) return false;
+    const text = request.responseText;
+    const bytes = new Uint8Array(text.length);
+    for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i) & 0xff;
+    pyodide.FS.writeFile(STDLIB_PATH, bytes);
+    globalThis.__pyStdlib = "complete";
+    return true;
+  };
 }
 
 /** Options every Pyodide of the page gets: the vendored files (Node passes its own path), no lock
@@ -291,14 +250,15 @@ export function baseOptions(options = {}) {
 /** The page's Pyodide: restored from a snapshot when one is at hand, else started fresh. */
 export async function loadPyodide(options = {}) {
   performance.mark("ai-search:interpreter-start");
-  const compiled = compiledInterpreter();
+  const { compiled, image } = interpreterDownload();
   const base = baseOptions({ ...options, createPyodideModule: await withCompiled(compiled) });
   const cached = await findCachedSnapshot();
   const from = cached?.headers.get(FROM_HEADER) === "server" ? "server" : "browser";
   let pyodide = null;
   if (cached) {
     try {
-      pyodide = await restore(base, cached.arrayBuffer().then((b) => snapshotReady(unpackSnapshot(b))), from, "cache");
+      const memory = Promise.all([cached.arrayBuffer(), image]).then(([b, i]) => snapshotReady(unpackSnapshot(b, i)));
+      pyodide = await restore(base, memory, from, "cache");
       if (from === "server") keepServerCopyLater({}, cached.headers.get(ETAG_HEADER) ?? "");
     } catch (error) {
       console.warn("ai-search: the stored Pyodide snapshot was refused; starting without it.", error);
@@ -309,7 +269,7 @@ export async function loadPyodide(options = {}) {
   // fetched and refused again on every visit.
   if (pyodide === null && !(cached && from === "browser")) {
     const downloaded = {};
-    const memory = shippedSnapshot(downloaded);
+    const memory = shippedSnapshot(downloaded, image);
     // Pyodide awaits the memory only once the interpreter is on its way, and a 404 can come first:
     // a rejection with no handler yet is reported as an uncaught error, so one is attached here
     // (the await below still sees the rejection).
@@ -330,4 +290,14 @@ export async function loadPyodide(options = {}) {
   }
   performance.mark("ai-search:interpreter-ready");
   return pyodide;
+}
+
+let started = null;
+
+/** The page's one Pyodide, started on the first call (the boot module calls it as the page is
+ * parsed, so everything downloads at once) and handed to every later caller: PyScript asks for it
+ * through pyscript-interpreter.mjs once its own modules and configuration are in. */
+export function startPyodide() {
+  started ??= loadPyodide();
+  return started;
 }

@@ -43,7 +43,7 @@ from .security import (
 )
 from .services import Services, outbound_policy
 from .settings import IGNORED_WILDCARD_SETTINGS, UPSTREAM_URL_SETTINGS, Settings, SettingsError
-from .static import PROJECT_ROOT, REVALIDATE_CACHE, PageFiles, python_files
+from .static import PAGE_CONFIG, PROJECT_ROOT, REVALIDATE_CACHE, PageFiles, python_files, versioned_config
 from .store.base import Store
 
 __all__ = [
@@ -151,6 +151,12 @@ def create_app(
         # Each Python file's URL carries its digest, so browsers keep those files without asking.
         return JSONResponse({"files": python_files(root)}, headers={"cache-control": REVALIDATE_CACHE})
 
+    async def page_config(_request: Request) -> Response:
+        text = versioned_config((root / PAGE_CONFIG).read_text(encoding="utf-8"), root)
+        return Response(
+            text, media_type="text/plain; charset=utf-8", headers={"cache-control": REVALIDATE_CACHE}
+        )
+
     async def unknown_api(request: Request) -> Response:
         return error_response(
             errors.NotFound(f"Unknown API route {request.url.path}", error_type="error-unknown-route")
@@ -166,6 +172,7 @@ def create_app(
         Route("/", page, methods=["GET"]),
         Route(EMBED_PAGE_PATH, embed_page, methods=["GET"]),
         Route("/py/files.json", page_python, methods=["GET"]),
+        Route(f"/{PAGE_CONFIG}", page_config, methods=["GET"]),
         Mount("/static", PageFiles(directory=root / "static", immutable_prefixes=("/static/vendor/",))),
         # Only the browser's packages: the server's own code is not the page's business.
         Mount("/py/ai_search", PageFiles(directory=root / "py" / "ai_search", versioned=True)),

@@ -5,8 +5,11 @@ cached for a year as immutable; everything else (the page, its Python files) is 
 ETag on each load, so a deploy is seen at once. The page's Python files are the exception that
 needs no revalidation: ``GET /py/files.json`` lists them with each URL carrying its content digest
 (``/py/ai_search/_grammar.py?v=…``, :func:`python_files`), and a request whose ``v`` is the file's
-current digest is cached as immutable, so a warm visit fetches none of them. ``scripts/setup`` writes a ``.gz`` beside each large
-vendored file; it is sent to browsers that accept gzip, so nothing is compressed per request.
+current digest is cached as immutable, so a warm visit fetches none of them.
+
+Bodies go Brotli-compressed to browsers that accept it, else gzip (``encoding.py``): ``scripts/setup``
+writes a ``.br`` and a ``.gz`` beside each large vendored file, and the page's own small files are
+compressed on their first request.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import hashlib
 import mimetypes
 import os
 import re
+import tomllib
 from pathlib import Path
 from urllib.parse import parse_qs
 
@@ -23,14 +27,19 @@ from starlette.responses import FileResponse, Response
 from starlette.staticfiles import NotModifiedResponse, StaticFiles
 from starlette.types import Scope
 
+from .encoding import CODINGS, COMPRESSIBLE_SUFFIXES, accepted_codings, compress
+
 __all__ = [
     "IMMUTABLE_CACHE",
+    "PAGE_CONFIG",
     "PAGE_PACKAGES",
     "PROJECT_ROOT",
     "REVALIDATE_CACHE",
     "PageFiles",
     "content_digest",
+    "page_files",
     "python_files",
+    "versioned_config",
 ]
 
 # The project root: index.html, embed.html, py/ and static/ are served from here.
@@ -56,9 +65,14 @@ for _ext, _type in {
 
 # Hex digits of SHA-256 in a versioned URL: enough that two versions of a file never share one.
 DIGEST_HEX_CHARS = 16
-# The folders of py/ the page runs in Pyodide (every module of each; the server's own is not the
-# page's business). static/python-boot.mjs writes them into Pyodide's file system.
+# The folders of py/ the page runs in Pyodide (every module of each, as pyscript.toml's [files]
+# lists them; the server's own is not the page's business).
 PAGE_PACKAGES = ("ai_search", "ai_search_web")
+# PyScript's configuration of both pages, at the project root: its [files] is the one list of the
+# page's Python files.
+PAGE_CONFIG = "pyscript.toml"
+# A [files] source in pyscript.toml: a quoted ./py/… path at the start of a line.
+_CONFIG_SOURCE = re.compile(r'^"(\./py/[^"?]+)"', re.MULTILINE)
 _digests: dict[tuple[str, int, int], str] = {}
 # Files under an immutable prefix that scripts/setup rebuilds in place (the Pyodide memory snapshot,
 # remade whenever the page's Python changes, under a name that stays): revalidated, so a browser
@@ -76,17 +90,36 @@ def content_digest(path: str | os.PathLike[str]) -> str:
     return _digests[key]
 
 
-def python_files(root: Path) -> dict[str, str]:
-    """Each page module's path in Pyodide's file system -> its URL at its current digest.
+def page_files(root: Path) -> dict[str, str]:
+    """pyscript.toml's [files]: each source (``./py/…``, relative to the file) -> its path in
+    Pyodide's file system. The one list of the page's Python files; parsed on every call (it is a
+    few KB), so an edit is served at once."""
+    config = tomllib.loads((root / PAGE_CONFIG).read_text(encoding="utf-8"))
+    files = config.get("files", {})
+    if not isinstance(files, dict) or not all(isinstance(v, str) for v in files.values()):
+        raise ValueError(f"{PAGE_CONFIG}: [files] must map source paths to file-system paths")
+    return dict(files)
 
-    Read from the folders on every call (a stat per file), so a module added or edited is served
-    at once and none can be left out of a hand-kept list.
-    """
+
+def _versioned(source: str, root: Path) -> str:
+    """``./py/x.py`` -> ``./py/x.py?v=<digest>`` (a missing file is left as is: PyScript reports it)."""
+    path = root / source.removeprefix("./")
+    return f"{source}?v={content_digest(path)}" if path.is_file() else source
+
+
+def python_files(root: Path) -> dict[str, str]:
+    """Each page module's path in Pyodide's file system -> its URL at its current digest, as
+    GET /py/files.json lists them (the boot module requests them while the interpreter loads)."""
     return {
-        f"{package}/{path.name}": f"/py/{package}/{path.name}?v={content_digest(path)}"
-        for package in PAGE_PACKAGES
-        for path in sorted((root / "py" / package).glob("*.py"))
+        target.removeprefix("./"): _versioned(source, root).removeprefix(".")
+        for source, target in page_files(root).items()
     }
+
+
+def versioned_config(text: str, root: Path) -> str:
+    """pyscript.toml with each ``./py/…`` source given its digest, so PyScript's requests for them
+    are answered by the HTTP cache (the same URLs as :func:`python_files`)."""
+    return _CONFIG_SOURCE.sub(lambda match: f'"{_versioned(match[1], root)}"', text)
 
 
 class PageFiles(StaticFiles):
@@ -120,19 +153,48 @@ class PageFiles(StaticFiles):
             wanted = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("v", [])
             immutable = wanted == [content_digest(path)]
         media_type = mimetypes.guess_type(path)[0] or "application/octet-stream"
-        gz = path + ".gz"
-        if "gzip" in request_headers.get("accept-encoding", "") and os.path.isfile(gz):
-            response: Response = FileResponse(
-                gz, status_code=status_code, media_type=media_type, stat_result=os.stat(gz)
-            )
-            response.headers["content-encoding"] = "gzip"
-            response.headers["vary"] = "Accept-Encoding"
-            if self.is_not_modified(response.headers, request_headers):
-                response = NotModifiedResponse(response.headers)
-        else:
+        media_type += "; charset=utf-8" if media_type.startswith("text/") else ""
+        response = self._encoded(path, media_type, stat_result, request_headers, status_code)
+        if response is None:
             response = super().file_response(full_path, stat_result, scope, status_code)
-            response.headers["content-type"] = media_type + (
-                "; charset=utf-8" if media_type.startswith("text/") else ""
-            )
+            response.headers["content-type"] = media_type
+        if Path(path).suffix in COMPRESSIBLE_SUFFIXES:
+            response.headers["vary"] = "Accept-Encoding"
         response.headers["cache-control"] = IMMUTABLE_CACHE if immutable else REVALIDATE_CACHE
         return response
+
+    def _encoded(
+        self,
+        path: str,
+        media_type: str,
+        stat_result: os.stat_result,
+        request_headers: Headers,
+        status_code: int,
+    ) -> Response | None:
+        """The body in the best coding the browser accepts: a precompressed sibling, else the file
+        compressed now (kept per version); None to send it as it is."""
+        accepted = accepted_codings(request_headers.get("accept-encoding", ""))
+        for coding, suffix in CODINGS:
+            if coding not in accepted:
+                continue
+            sibling = path + suffix
+            if os.path.isfile(sibling):
+                response: Response = FileResponse(
+                    sibling, status_code=status_code, media_type=media_type, stat_result=os.stat(sibling)
+                )
+            elif (
+                Path(path).suffix in COMPRESSIBLE_SUFFIXES
+                and (body := compress(path, coding, stat_result)) is not None
+            ):
+                etag = f'"{content_digest(path)}-{coding}"'
+                response = Response(
+                    body, status_code=status_code, media_type=media_type, headers={"etag": etag}
+                )
+            else:
+                continue
+            response.headers["content-type"] = media_type
+            response.headers["content-encoding"] = coding
+            if self.is_not_modified(response.headers, request_headers):
+                return NotModifiedResponse(response.headers)
+            return response
+        return None

@@ -1,4 +1,4 @@
-"""The entry module of index.html and of the widget page embed.html: static/python-boot.mjs imports it."""
+"""The entry script of index.html and of the widget page embed.html (PyScript runs it: ``<script type="py" src=...>``)."""
 
 from ai_search_web.embed_bridge import EmbedBridge
 from ai_search_web.page import Page
