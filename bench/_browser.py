@@ -31,6 +31,7 @@ class ByteCounter:
         self.total = 0
         self.requests = 0
         session = context.new_cdp_session(page)
+        self.session = session  # kept open: network emulation (bench/_page_start.py) lives with it
         session.send("Network.enable")
         session.on("Network.requestWillBeSent", self._sent)
         session.on("Network.loadingFinished", self._finished)

@@ -18,14 +18,17 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from _browser import CHROMIUM, CHROMIUM_ARGS, WAIT_MS, ByteCounter
 
 __all__ = [
+    "LINKS",
     "MARKS",
     "READY_TYPED",
+    "Link",
     "kept_for_next_time",
     "login",
     "new_profile",
@@ -54,6 +57,40 @@ new MutationObserver((_changes, observer) => {
   }
 }).observe(document, { subtree: true, childList: true, attributes: true, attributeFilter: ["data-py", "data-by"] });
 """
+
+
+@dataclass(frozen=True)
+class Link:
+    """A network the browser is made to see (Chromium's emulation, CDP
+    ``Network.emulateNetworkConditions``): throughput each way and the added round-trip time."""
+
+    name: str
+    megabits_per_second: float | None  # None: loopback as it is
+    latency_ms: float = 0
+
+    def emulate(self, cdp: Any) -> None:
+        if self.megabits_per_second is None:
+            return
+        bytes_per_second = self.megabits_per_second * 1_000_000 / 8
+        cdp.send("Network.enable")
+        cdp.send(
+            "Network.emulateNetworkConditions",
+            {
+                "offline": False,
+                "latency": self.latency_ms,
+                "downloadThroughput": bytes_per_second,
+                "uploadThroughput": bytes_per_second,
+            },
+        )
+
+
+# The links every start is measured on: loopback, and two real connections (a good home or office
+# line, a slow one).
+LINKS = (
+    Link("loopback", None),
+    Link("20 Mbit/s, 40 ms", 20, 40),
+    Link("10 Mbit/s, 100 ms", 10, 100),
+)
 
 
 def login(url: str, username: str) -> dict[str, str]:
@@ -196,14 +233,19 @@ def kept_for_next_time(page: Any) -> None:
 
 
 def visits(
-    pw: Any, url: str, session: dict[str, str], then: Callable[[Any], Any] | None = None
+    pw: Any,
+    url: str,
+    session: dict[str, str],
+    then: Callable[[Any], Any] | None = None,
+    link: Link = LINKS[0],
 ) -> dict[str, Any]:
-    """A first visit in a fresh profile, then a warm one (after what the page keeps is kept); ``then``
-    runs on the same page before the profile goes, its result under ``"then"``."""
+    """A first visit in a fresh profile, then a warm one (after what the page keeps is kept), both
+    over ``link``; ``then`` runs on the same page before the profile goes, its result under ``"then"``."""
     context, profile = new_profile(pw)
     try:
         page = seeded_page(context, session)
         counter = ByteCounter(context, page)
+        link.emulate(counter.session)
         cold = start(page, counter, False, url)
         kept_for_next_time(page)
         warm = start(page, counter, True, url)

@@ -49,8 +49,10 @@ from _browser import WAIT_MS, ByteCounter
 from _figures import Baseline, Figure, Report, Target, percentile
 from _harness import demo_app_server
 from _page_start import (
+    LINKS,
     MARKS,
     READY_TYPED,
+    Link,
     login,
     new_profile,
     seeded_page,
@@ -76,6 +78,10 @@ PYTHON_READY_COLD_MS = 1500
 PYTHON_READY_WARM_MS = 1000
 SUGGESTIONS_COLD_MS = 1000
 SUGGESTIONS_WARM_MS = 300
+# The first visit's budgets on real links: the first Python suggestion (ms) on each emulated link,
+# and the bytes on the wire (on every link the same).
+SUGGESTIONS_COLD_ON_LINK_MS = {"20 Mbit/s, 40 ms": 2000, "10 Mbit/s, 100 ms": 4000}
+FIRST_VISIT_BYTES = 3_000_000
 KEYSTROKE_P95_MS = 16
 # The worker of the client comparison: Pyodide plus the pyodide-http wheel (no micropip), answering
 # {url, headers} messages with a synchronous urllib call, which pyodide-http turns into sync XHR.
@@ -124,7 +130,7 @@ def serve() -> Iterator[tuple[str, str]]:
     work = Path(tempfile.mkdtemp(prefix="bench-page-"))
     site = work / "site"
     site.mkdir()
-    for name in ("index.html", "embed.html"):
+    for name in ("index.html", "embed.html", "pyscript.toml"):
         shutil.copy(ROOT / name, site / name)
     shutil.copytree(ROOT / "static", site / "static")
     shutil.copytree(ROOT / "py", site / "py", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
@@ -148,10 +154,16 @@ def _keystrokes(page: Any) -> dict[str, Any]:
     return timings
 
 
+def on_links(pw: Any, url: str, session: dict[str, str]) -> dict[str, Any]:
+    """A first and a warm visit over each emulated link (loopback is ``run_once``'s)."""
+    return {link.name: visits(pw, url, session, link=link) for link in LINKS if link.megabits_per_second}
+
+
 def run_once(
     pw: Any, url: str, bare_url: str, session: dict[str, str], bare_session: dict[str, str]
 ) -> dict[str, Any]:
-    """One fresh profile: a cold start, a warm one, then keystrokes; another for the baseline."""
+    """One fresh profile: a cold start, a warm one, then keystrokes; another for the baseline; then
+    a first and a warm visit over each emulated link, a fresh profile each."""
     run = visits(pw, url, session, then=_keystrokes)
     context, profile = new_profile(pw)
     try:
@@ -160,7 +172,13 @@ def run_once(
     finally:
         context.close()
         shutil.rmtree(profile, ignore_errors=True)
-    return {"cold": run["cold"], "warm": run["warm"], "cold_no_snapshot": fresh, "keys": run["then"]}
+    return {
+        "cold": run["cold"],
+        "warm": run["warm"],
+        "cold_no_snapshot": fresh,
+        "keys": run["then"],
+        "links": on_links(pw, url, session),
+    }
 
 
 def compare_clients(pw: Any, url: str, session: dict[str, str]) -> dict[str, Any]:
@@ -228,6 +246,52 @@ METHOD = (
 
 def _phase_values(runs: list[dict[str, Any]], phase: str, key: str) -> list[float]:
     return [float(run[phase][key]) for run in runs if run.get(phase) and run[phase][key] is not None]
+
+
+def _link_values(runs: list[dict[str, Any]], link: Link, phase: str, key: str) -> list[float]:
+    visits_on = [run["links"][link.name] for run in runs if link.name in run.get("links", {})]
+    return _phase_values(visits_on, phase, key)
+
+
+def _link_figures(
+    report: Report, link: Link, runs: list[dict[str, Any]], previous: list[dict[str, Any]] | None
+) -> None:
+    """First and warm visits over one emulated link: bytes, a usable box, the first Python suggestion."""
+
+    def before(phase: str, key: str) -> Baseline | None:
+        if not previous:
+            return None
+        return Baseline("previous page (--previous)", _link_values(previous, link, phase, key))
+
+    for phase, visit in (("cold", "first visit"), ("warm", "warm")):
+        cold = phase == "cold"
+        report.add(
+            Figure(
+                f"{link.name}: bytes on the wire, {visit}",
+                "bytes",
+                _link_values(runs, link, phase, "bytes"),
+                baseline=before(phase, "bytes"),
+                target=Target("<=", FIRST_VISIT_BYTES) if cold else None,
+            )
+        )
+        report.add(
+            Figure(
+                f"{link.name}: navigation → usable box, {visit}",
+                "ms",
+                _link_values(runs, link, phase, "usable"),
+                baseline=before(phase, "usable"),
+            )
+        )
+        budget = SUGGESTIONS_COLD_ON_LINK_MS.get(link.name) if cold else None
+        report.add(
+            Figure(
+                f"{link.name}: navigation → first Python suggestion, {visit}",
+                "ms",
+                _link_values(runs, link, phase, "suggest"),
+                baseline=before(phase, "suggest"),
+                target=Target("<=", budget) if budget else None,
+            )
+        )
 
 
 def build_report(
@@ -314,11 +378,15 @@ def build_report(
             baseline=before(
                 "cold", "bytes", Baseline("no server snapshot", each("cold_no_snapshot", "bytes"))
             ),
+            target=Target("<=", FIRST_VISIT_BYTES),
         )
     )
     report.add(
         Figure("bytes on the wire, warm", "bytes", each("warm", "bytes"), baseline=before("warm", "bytes"))
     )
+    for link in LINKS:
+        if link.megabits_per_second is not None:
+            _link_figures(report, link, runs, previous)
     report.add(
         Figure(
             "ai.search from the page's Python (awaited fetch), p50",
@@ -358,6 +426,14 @@ def _print_phases(label: str, runs: list[dict[str, Any]], phases: tuple[str, ...
         )
 
 
+def _print_links(label: str, runs: list[dict[str, Any]]) -> None:
+    for link in LINKS:
+        if link.megabits_per_second is None:
+            continue
+        on = [run["links"][link.name] for run in runs if link.name in run.get("links", {})]
+        _print_phases(f"{label}{link.name} ", on, ("cold", "warm"))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5, help="fresh browser profiles (default 5)")
@@ -382,7 +458,13 @@ def main() -> None:
         if args.previous is not None:
             with serve_previous(args.previous.resolve()) as previous_url:
                 previous_session = login(previous_url, "bob")
-                previous = [visits(pw, previous_url, previous_session) for _ in range(args.runs)]
+                previous = [
+                    {
+                        **visits(pw, previous_url, previous_session),
+                        "links": on_links(pw, previous_url, previous_session),
+                    }
+                    for _ in range(args.runs)
+                ]
 
     build_report(runs, clients, previous).write(args.json)
     print(f"search page, {args.runs} runs, medians (ms from navigation start; bytes on the wire)")
@@ -391,6 +473,7 @@ def main() -> None:
         f" {'bytes':>11} {'requests':>8}  first Python suggestion per run (snapshot)"
     )
     _print_phases("", runs, PHASES)
+    _print_links("", runs)
     for phase in ("cold", "warm"):
         steps = ", ".join(
             f"{key} {_median([run[phase][key] for run in runs]):.0f}"
@@ -400,6 +483,7 @@ def main() -> None:
         print(f"  {phase} marks (medians, ms): {steps}")
     if previous:
         _print_phases(f"previous ({args.previous.name}) ", previous, ("cold", "warm"))
+        _print_links(f"previous ({args.previous.name}) ", previous)
     else:
         print(
             f"previous (BENCHMARKS.md): Python ready {PREVIOUS['python ready, first visit']} ms first visit, "

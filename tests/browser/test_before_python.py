@@ -15,13 +15,13 @@ pytestmark = pytest.mark.browser
 
 
 class HeldPython:
-    """Holds the list of the page's Python files (static/python-boot.mjs writes them before it
-    imports the entry module) until :meth:`release`: until then the page is the fallback's."""
+    """Holds PyScript's configuration (pyscript.toml: PyScript starts nothing without it) until
+    :meth:`release`: until then the page is the fallback's."""
 
     def __init__(self, page: Any) -> None:
         self.routes: list[Any] = []
         self.released = False
-        page.route("**/py/files.json", self._hold)
+        page.route("**/pyscript.toml", self._hold)
 
     def _hold(self, route: Any) -> None:
         if self.released:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -23,11 +24,30 @@ def test_every_file_a_page_names_is_served_locally(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", PAGES)
-def test_no_page_runs_pyscript_or_inline_python(name: str) -> None:
-    """Python starts from static/python-boot.mjs; nothing in a page is Python for anything to run."""
+def test_pyscript_runs_the_one_entry_script_from_the_config(name: str) -> None:
+    """PyScript starts the page's Python from pyscript.toml; nothing else in a page is Python for
+    anything to run (no inline Python, no <py-*> elements, no MicroPython)."""
     html = (ROOT / name).read_text(encoding="utf-8")
-    assert 'src="./static/python-boot.mjs"' in html
-    assert not re.search(r'type="m?py"|<py-|pyscript', html)
+    assert 'src="./static/pyscript-boot.mjs"' in html
+    scripts = re.findall(r"<script\b[^>]*\btype=\"m?py\"[^>]*>", html)
+    assert scripts == ['<script type="py" src="./py/ai_search_web/main.py" config="./pyscript.toml">']
+    assert '<script type="py" src="./py/ai_search_web/main.py" config="./pyscript.toml"></script>' in html
+    assert not re.search(r"<py-|<mpy-|type=\"mpy\"", html)
+
+
+def test_the_config_lists_every_page_module_and_keeps_pyscript_quiet() -> None:
+    """[files] is the one list of the page's Python files: every module of both packages, each to
+    the same path in Pyodide's file system; the interpreter is ours and the error box is off."""
+    config = tomllib.loads((ROOT / "pyscript.toml").read_text(encoding="utf-8"))
+    expected = {
+        f"./py/{package}/{path.name}": f"./{package}/{path.name}"
+        for package in ("ai_search", "ai_search_web")
+        for path in sorted((ROOT / "py" / package).glob("*.py"))
+    }
+    assert config["files"] == expected
+    assert config["interpreter"] == "./static/pyscript-interpreter.mjs"
+    assert "!error" in config["plugins"]
+    assert "packages" not in config  # nothing through micropip: the page works offline
 
 
 def test_the_vendored_versions_are_the_ones_the_page_names() -> None:
@@ -40,13 +60,14 @@ def test_the_vendored_versions_are_the_ones_the_page_names() -> None:
 
 
 def test_the_pages_preload_only_files_that_exist() -> None:
-    """The modulepreload links of both pages name files that exist (a Pyodide upgrade renames its
-    folder); each page preloads the loader and the two Pyodide modules it imports."""
+    """The modulepreload links of both pages name files that exist (a Pyodide or PyScript upgrade
+    renames its folder, a PyScript upgrade its chunks); each page preloads the loader and its
+    format, the two Pyodide modules and PyScript's two."""
     if not (ROOT / "static/vendor").is_dir():
         pytest.skip("static/vendor is not set up (scripts/setup vendors it)")
     for name in PAGES:
         html = (ROOT / name).read_text(encoding="utf-8")
         preloads = re.findall(r'<link rel="modulepreload" href="\./([^"]+)"', html)
-        assert len(preloads) == 3, name
+        assert len(preloads) == 6, name
         for reference in preloads:
             assert (ROOT / reference).is_file(), f"{name}: {reference}"

@@ -268,7 +268,7 @@ def test_the_box_suggests_before_python_from_the_rooms_python_then_reuses(page: 
     """Until Python is ready the fallback offers rooms from one lookup made at load; Python's first
     list comes from the same answer, without asking again."""
     held: list[Any] = []
-    page.route("**/py/files.json", lambda route: held.append(route))
+    page.route("**/pyscript.toml", lambda route: held.append(route))
     lookups: list[str] = []
     page.on("request", lambda r: "rooms.autocomplete" in r.url and lookups.append(r.url))
     user_id, token = server.credentials("bob")
@@ -284,7 +284,7 @@ def test_the_box_suggests_before_python_from_the_rooms_python_then_reuses(page: 
     page.wait_for_function("() => window.aiSearchFallback.rooms !== null")
     for route in held:
         route.continue_()
-    page.unroute("**/py/files.json")
+    page.unroute("**/pyscript.toml")
     page.wait_for_selector("html[data-py=ready]", timeout=PYTHON_READY_MS)
     page.wait_for_selector("#suggestions[data-by=python] [role=option]")
     assert page.locator("#suggestions .option-title").all_inner_texts() == ["engineering"]

@@ -21,8 +21,9 @@ widget             static/embed.js on another site: the /embed page's results an
 Each payload's JavaScript assigns ``window.__xss`` and its Python ``window.__pyxss``; both are
 counting setters installed before any script. ``py-click`` payloads name ``pwned``, a Python global
 the test defines that assigns ``__pyxss``; every node of the sinks then gets a click, so a wired
-handler would fire. The page runs Pyodide without PyScript (static/python-boot.mjs), so nothing in it
-turns markup into Python; the payloads still try, in case a later page does. A positive control (a
+handler would fire. PyScript wires ``py-*`` attributes of elements it sees, but the page's own DOM
+writer (py/ai_search_web/dom.py) allows no such attribute and makes untrusted text text nodes, so no
+payload can reach it. A positive control (a
 ``py-click`` element and a ``<script type="py">`` the test itself adds to a sink, and the page's own
 interpreter calling ``pwned``) proves the audit finds such markup and both canaries count. Every tab also fails on
 any console error, CSP violation, dialog or request off the server's origin (tests/browser/conftest.py).
@@ -593,7 +594,7 @@ def test_no_payload_runs_from_the_page_before_python(
     page.add_init_script(CANARY)
     _seed_session(page, site.server)
     held: list[Any] = []
-    page.route("**/py/files.json", lambda route: held.append(route))  # Python never starts
+    page.route("**/pyscript.toml", lambda route: held.append(route))  # Python never starts
     page.goto(site.server.url)
     page.wait_for_selector("html[data-fallback=ready]")
     tally = Tally()

@@ -1,9 +1,10 @@
-"""The page's Python files are listed by content digest (GET /py/files.json), so browsers keep them,
-and the pages carry the server's query limit."""
+"""The page's Python files are listed by content digest (pyscript.toml as served, GET
+/py/files.json), so browsers keep them, and the pages carry the server's query limit."""
 
 from __future__ import annotations
 
 import re
+import tomllib
 from pathlib import Path
 
 import httpx
@@ -13,6 +14,7 @@ from ai_search import MAX_SEARCH_QUERY_LENGTH
 from ai_search_server.app import MAX_QUERY_PLACEHOLDER
 from ai_search_server.static import (
     IMMUTABLE_CACHE,
+    PAGE_CONFIG,
     PAGE_PACKAGES,
     REVALIDATE_CACHE,
     content_digest,
@@ -35,12 +37,32 @@ async def test_the_file_list_names_every_page_module_by_its_digest(client: httpx
     assert {path.split("/")[0] for path in served} == {"ai_search", "ai_search_web"}
 
 
-def test_a_new_module_is_listed_without_any_list_to_edit(tmp_path: Path) -> None:
-    for package in PAGE_PACKAGES:
-        (tmp_path / "py" / package).mkdir(parents=True)
+def test_the_file_list_is_the_configs_files(tmp_path: Path) -> None:
+    """GET /py/files.json is pyscript.toml's [files], with each source at its digest; a file the
+    config names but the folder lacks keeps its plain URL (PyScript reports it)."""
+    (tmp_path / "py" / "ai_search_web").mkdir(parents=True)
     (tmp_path / "py" / "ai_search_web" / "brand_new.py").write_text("X = 1\n", encoding="utf-8")
-    (tmp_path / "py" / "ai_search_web" / "notes.txt").write_text("not python\n", encoding="utf-8")
-    assert list(python_files(tmp_path)) == ["ai_search_web/brand_new.py"]
+    (tmp_path / PAGE_CONFIG).write_text(
+        '[files]\n"./py/ai_search_web/brand_new.py" = "./ai_search_web/brand_new.py"\n'
+        '"./py/ai_search_web/gone.py" = "./ai_search_web/gone.py"\n',
+        encoding="utf-8",
+    )
+    digest = content_digest(tmp_path / "py" / "ai_search_web" / "brand_new.py")
+    assert python_files(tmp_path) == {
+        "ai_search_web/brand_new.py": f"/py/ai_search_web/brand_new.py?v={digest}",
+        "ai_search_web/gone.py": "/py/ai_search_web/gone.py",
+    }
+
+
+async def test_the_served_config_names_the_same_urls(client: httpx.AsyncClient) -> None:
+    """PyScript reads pyscript.toml with the digests added; the boot module prefetches the list's
+    URLs, so both must be the same for the HTTP cache to answer PyScript."""
+    served = (await client.get("/py/files.json")).json()["files"]
+    config = tomllib.loads((await client.get(f"/{PAGE_CONFIG}")).text)
+    assert {source.removeprefix("."): target for source, target in config["files"].items()} == {
+        url: "./" + path for path, url in served.items()
+    }
+    assert config["interpreter"] == "./static/pyscript-interpreter.mjs"
 
 
 async def test_a_file_at_its_current_digest_is_immutable(client: httpx.AsyncClient) -> None:

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import brotli
 import httpx
 import pytest
+
+from ai_search_server.encoding import accepted_codings
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.anyio
@@ -69,3 +72,57 @@ async def test_the_snapshot_setup_rebuilds_is_revalidated(client: httpx.AsyncCli
     assert first.headers["cache-control"] == "no-cache"
     again = await client.get(url, headers={"Accept-Encoding": "gzip", "If-None-Match": first.headers["etag"]})
     assert again.status_code == 304
+
+
+async def test_brotli_goes_first_where_the_browser_takes_it(client: httpx.AsyncClient) -> None:
+    """The vendored wasm goes as setup's Brotli copy when the browser accepts br, gzip when it
+    accepts only that, and as it is when it refuses both (q=0)."""
+    wasm = next((ROOT / "static" / "vendor").glob("pyodide-*/pyodide.asm.wasm"), None)
+    if wasm is None or not wasm.with_name(wasm.name + ".br").is_file():
+        pytest.skip("static/vendor is not set up with Brotli copies (scripts/setup makes them)")
+    url = "/" + wasm.relative_to(ROOT).as_posix()
+    for header, coding in [
+        ("gzip, deflate, br, zstd", "br"),
+        ("gzip", "gzip"),
+        ("br;q=0, gzip;q=0", None),
+    ]:
+        async with client.stream("GET", url, headers={"Accept-Encoding": header}) as r:
+            raw = b"".join([chunk async for chunk in r.aiter_raw()])
+        assert r.headers.get("content-encoding") == coding, header
+        assert r.headers["vary"] == "Accept-Encoding"
+        if coding == "br":
+            assert brotli.decompress(raw) == wasm.read_bytes()
+            assert len(raw) < len(wasm.with_name(wasm.name + ".gz").read_bytes())
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        pytest.param("/static/fallback.js", id="page-script"),
+        pytest.param("/py/ai_search/_grammar.py", id="page-module"),
+    ],
+)
+async def test_the_pages_own_files_are_compressed_on_request(client: httpx.AsyncClient, path: str) -> None:
+    """No precompressed copy: compressed when asked for (and kept), revalidated by an ETag of its own."""
+    first = await client.get(path, headers={"Accept-Encoding": "br"})
+    assert first.headers["content-encoding"] == "br"
+    assert first.content == (ROOT / path.lstrip("/")).read_bytes()  # httpx decodes br
+    again = await client.get(path, headers={"Accept-Encoding": "br", "If-None-Match": first.headers["etag"]})
+    assert again.status_code == 304
+    plain = await client.get(path, headers={"Accept-Encoding": "identity"})
+    assert "content-encoding" not in plain.headers
+    assert plain.headers["etag"] != first.headers["etag"]
+
+
+@pytest.mark.parametrize(
+    ("header", "codings"),
+    [
+        pytest.param("gzip, deflate, br, zstd", {"gzip", "deflate", "br", "zstd"}, id="chromium"),
+        pytest.param("br;q=0, gzip", {"gzip"}, id="refused"),
+        pytest.param("BR; q=0.5", {"br"}, id="weighted"),
+        pytest.param("", set(), id="none"),
+        pytest.param("gzip;q=x", {"gzip"}, id="bad-weight-accepts"),
+    ],
+)
+def test_accept_encoding_is_read_with_its_weights(header: str, codings: set[str]) -> None:
+    assert accepted_codings(header) == codings
