@@ -9,8 +9,10 @@ a fresh profile per run and prints medians (never asserted anywhere); ``--json P
 them as a ``bench/_figures.py`` Report:
 
 - bytes: what the host page downloads from our server before the widget is opened, on the wire
-  (CDP encodedDataLength): with ``data-preload="none"`` only the loader; with the default idle
-  warm-up, the loader plus the iframe that starts Python (first visit, then from the HTTP cache);
+  (CDP encodedDataLength): with ``data-preload="none"`` only the loader (the default, ``intent``,
+  is the same until the pointer reaches the button); with the idle warm-up
+  (``data-preload="idle"``), the loader plus the iframe that starts Python (first visit, then from
+  the HTTP cache);
 - open: from the host asking to open (``ai-search:open``) to a usable box (``ai-search:opened``,
   the box has focus) and to a Python-ready box (``ai-search:ready``), for a first visit (cold: empty
   HTTP cache; Python from the server's Pyodide snapshot) and a second one (warm: HTTP cache), each without
@@ -58,10 +60,10 @@ window.benchOpen = () => {
 
 @contextmanager
 def host_site(server: str, port: int) -> Iterator[str]:
-    """The host site: ``/idle`` (default warm-up) and ``/none`` (``data-preload="none"``)."""
+    """The host site: ``/idle`` (``data-preload="idle"``: the warm-up) and ``/none``."""
 
     def page(preload: str) -> str:
-        attribute = f' data-preload="{preload}"' if preload != "idle" else ""
+        attribute = f' data-preload="{preload}"'
         return (
             '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Host</title>'
             '<link rel="icon" href="data:,"><script src="/host.js"></script></head>'

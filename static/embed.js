@@ -34,7 +34,9 @@
   const CHOICES = {
     theme: ["auto", "light", "dark"],
     position: ["bottom-right", "bottom-left", "inline", "none"],
-    preload: ["idle", "intent", "none"],
+    // intent first (the default): a host page whose visitors never reach for the widget pays for the
+    // loader alone, not for the Python runtime (about 6 MB on a first visit; docs/widget.md).
+    preload: ["intent", "idle", "none"],
   };
   const MAC = /Mac|iPhone|iPad/.test(navigator.userAgentData?.platform || navigator.platform || "");
   const data = script.dataset;

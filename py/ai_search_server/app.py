@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import contextlib
 import html
+import json
 import logging
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 
 from ai_search import MAX_SEARCH_QUERY_LENGTH
@@ -43,7 +44,7 @@ from .security import (
 )
 from .services import Services, outbound_policy
 from .settings import IGNORED_WILDCARD_SETTINGS, UPSTREAM_URL_SETTINGS, Settings, SettingsError
-from .static import PAGE_CONFIG, PROJECT_ROOT, REVALIDATE_CACHE, PageFiles, python_files, versioned_config
+from .static import PAGE_CONFIG, PROJECT_ROOT, PageFiles, made_response, python_files, versioned_config
 from .store.base import Store
 
 __all__ = [
@@ -136,26 +137,23 @@ def create_app(
     async def openapi(_request: Request) -> Response:
         return JSONResponse(build_openapi(api_routes, version=__version__, site_url=settings.site_url))
 
-    async def page(_request: Request) -> Response:
-        return HTMLResponse(_page_html(root / "index.html"), headers={"cache-control": REVALIDATE_CACHE})
+    async def page(request: Request) -> Response:
+        return made_response(request.headers, _page_html(root / "index.html"), "text/html; charset=utf-8")
 
     allowed_embedders = html.escape(" ".join(embed_origins(settings)))
 
-    async def embed_page(_request: Request) -> Response:
-        return HTMLResponse(
-            _page_html(root / "embed.html", **{EMBED_ORIGINS_PLACEHOLDER: allowed_embedders}),
-            headers={"cache-control": REVALIDATE_CACHE},
-        )
+    async def embed_page(request: Request) -> Response:
+        html_text = _page_html(root / "embed.html", **{EMBED_ORIGINS_PLACEHOLDER: allowed_embedders})
+        return made_response(request.headers, html_text, "text/html; charset=utf-8")
 
-    async def page_python(_request: Request) -> Response:
+    async def page_python(request: Request) -> Response:
         # Each Python file's URL carries its digest, so browsers keep those files without asking.
-        return JSONResponse({"files": python_files(root)}, headers={"cache-control": REVALIDATE_CACHE})
+        listing = json.dumps({"files": python_files(root)}, separators=(",", ":"))
+        return made_response(request.headers, listing, "application/json")
 
-    async def page_config(_request: Request) -> Response:
+    async def page_config(request: Request) -> Response:
         text = versioned_config((root / PAGE_CONFIG).read_text(encoding="utf-8"), root)
-        return Response(
-            text, media_type="text/plain; charset=utf-8", headers={"cache-control": REVALIDATE_CACHE}
-        )
+        return made_response(request.headers, text, "text/plain; charset=utf-8")
 
     async def unknown_api(request: Request) -> Response:
         return error_response(

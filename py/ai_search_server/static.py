@@ -27,7 +27,14 @@ from starlette.responses import FileResponse, Response
 from starlette.staticfiles import NotModifiedResponse, StaticFiles
 from starlette.types import Scope
 
-from .encoding import CODINGS, COMPRESSIBLE_SUFFIXES, accepted_codings, compress
+from .encoding import (
+    CODINGS,
+    COMPRESSIBLE_SUFFIXES,
+    MIN_COMPRESSIBLE_BYTES,
+    accepted_codings,
+    compress,
+    encode_small,
+)
 
 __all__ = [
     "IMMUTABLE_CACHE",
@@ -37,6 +44,7 @@ __all__ = [
     "REVALIDATE_CACHE",
     "PageFiles",
     "content_digest",
+    "made_response",
     "page_files",
     "python_files",
     "versioned_config",
@@ -120,6 +128,35 @@ def versioned_config(text: str, root: Path) -> str:
     """pyscript.toml with each ``./py/…`` source given its digest, so PyScript's requests for them
     are answered by the HTTP cache (the same URLs as :func:`python_files`)."""
     return _CONFIG_SOURCE.sub(lambda match: f'"{_versioned(match[1], root)}"', text)
+
+
+def _etag_matches(if_none_match: str, etag: str) -> bool:
+    """RFC 9110's weak comparison of an ``If-None-Match`` list (or ``*``) with our ETag."""
+    wanted = {tag.strip().removeprefix("W/") for tag in if_none_match.split(",")}
+    return "*" in wanted or etag in wanted
+
+
+def made_response(request_headers: Headers, text: str, media_type: str) -> Response:
+    """A response made per request (the pages with their placeholders filled in, pyscript.toml with
+    its digests, the file list): compressed like the files, revalidated with an ETag of its content,
+    so a warm visit whose page did not change gets a 304 and no body."""
+    body = text.encode("utf-8")
+    accepted = accepted_codings(request_headers.get("accept-encoding", ""))
+    coding = next((c for c, _suffix in CODINGS if c in accepted), None)
+    if len(body) < MIN_COMPRESSIBLE_BYTES:
+        coding = None
+    digest = hashlib.sha256(body).hexdigest()[:DIGEST_HEX_CHARS]
+    headers = {
+        "etag": f'"{digest}-{coding or "identity"}"',
+        "cache-control": REVALIDATE_CACHE,
+        "vary": "Accept-Encoding",
+    }
+    if _etag_matches(request_headers.get("if-none-match", ""), headers["etag"]):
+        return Response(status_code=304, headers=headers)
+    if coding is not None:
+        body = encode_small(body, coding)
+        headers["content-encoding"] = coding
+    return Response(body, media_type=media_type, headers=headers)
 
 
 class PageFiles(StaticFiles):

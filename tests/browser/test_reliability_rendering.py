@@ -622,7 +622,7 @@ def test_no_payload_runs_in_the_widget(site: HostileSite, site_tabs: SiteTabs, f
     """The widget on another site (static/embed.js, the /embed page in its iframe): results, the
     answer and the model picker, with the same payloads; nothing reaches the host page either."""
     server = site.server
-    site.host.pages["/"] = ("text/html", host_page(server, placeholder=PAYLOADS[3]))
+    site.host.pages["/"] = ("text/html", host_page(server, preload="idle", placeholder=PAYLOADS[3]))
     page, record = site_tabs.new()
     page.add_init_script(CANARY)
     _seed_session(page, server)

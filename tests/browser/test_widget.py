@@ -48,6 +48,8 @@ from .conftest import (
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[2]
+# Milliseconds the idle warm-up would wait at most (embed.js, IDLE_TIMEOUT_MS), plus a margin.
+IDLE_WARMUP_MAX_MS = 4500
 # Bytes of static/embed.js, gzip-compressed: the loader's promise to add almost nothing to a host page.
 MAX_LOADER_GZIP_BYTES = 6 * 1024
 HOSTILE_CSS = (
@@ -232,7 +234,12 @@ def test_the_shortcut_opens_a_scoped_search_with_an_answer_and_escape_closes_it(
     sites.allowed.pages["/"] = (
         "text/html",
         host_page(
-            server, filters="in:#ops", theme="dark", accent="#7c3aed", placeholder="Search the ops room"
+            server,
+            preload="idle",
+            filters="in:#ops",
+            theme="dark",
+            accent="#7c3aed",
+            placeholder="Search the ops room",
         ),
     )
     page, _record = widget_tabs.new()
@@ -346,6 +353,26 @@ def test_the_iframe_form_speaks_the_protocol_only_with_its_host(
     assert heights and all(h > 0 for h in heights)
 
 
+def test_a_host_page_that_never_reaches_for_the_widget_pays_for_the_loader_alone(
+    widget_tabs: WidgetTabs, sites: Sites
+) -> None:
+    """The default preload is intent: no iframe (so no Python runtime) until the pointer reaches the
+    button, it gets focus or the widget is opened; the idle time the warm-up would wait passes."""
+    server = sites.server
+    sites.allowed.pages["/"] = ("text/html", host_page(server))
+    page, _record = widget_tabs.new()
+    asked: list[str] = []
+    page.on("request", lambda r: r.url.startswith(server.origin) and asked.append(r.url))
+    page.goto(f"{sites.allowed.origin}/")
+    page.wait_for_load_state("networkidle")
+    page.wait_for_timeout(IDLE_WARMUP_MAX_MS)
+    assert asked == [f"{server.origin}/static/embed.js"]
+    assert in_shadow(page, "shadow.querySelector('iframe')") is None
+    page.hover("ai-search-widget")  # intent: the iframe starts warming up
+    wait_event(page, "ready", timeout=PYTHON_READY_MS)
+    assert not dialog_open(page)
+
+
 # -- a host outside the allow-list -----------------------------------------------------------------
 
 
@@ -353,7 +380,7 @@ def test_a_host_outside_the_allow_list_can_neither_frame_the_widget_nor_call_the
     widget_tabs: WidgetTabs, sites: Sites
 ) -> None:
     server = sites.server
-    sites.refused.pages["/"] = ("text/html", host_page(server))
+    sites.refused.pages["/"] = ("text/html", host_page(server, preload="idle"))
     page, record = widget_tabs.new()
     for expected in (
         REFUSAL,

@@ -126,3 +126,29 @@ async def test_the_pages_own_files_are_compressed_on_request(client: httpx.Async
 )
 def test_accept_encoding_is_read_with_its_weights(header: str, codings: set[str]) -> None:
     assert accepted_codings(header) == codings
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        pytest.param("/", id="page"),
+        pytest.param("/embed", id="widget-page"),
+        pytest.param("/pyscript.toml", id="config"),
+        pytest.param("/py/files.json", id="file-list"),
+    ],
+)
+async def test_made_responses_are_compressed_and_revalidated(client: httpx.AsyncClient, path: str) -> None:
+    """The pages and the config are made per request, yet a warm visit with nothing changed gets a
+    304 without a body."""
+    first = await client.get(path, headers={"Accept-Encoding": "br"})
+    assert first.status_code == 200
+    assert first.headers["content-encoding"] == "br"
+    assert first.headers["cache-control"] == "no-cache"
+    etag = first.headers["etag"]
+    for sent in (etag, f'"other", W/{etag}', "*"):
+        again = await client.get(path, headers={"Accept-Encoding": "br", "If-None-Match": sent})
+        assert again.status_code == 304, sent
+        assert again.content == b""
+    changed = await client.get(path, headers={"Accept-Encoding": "gzip", "If-None-Match": etag})
+    assert changed.status_code == 200  # another coding is another representation
+    assert changed.headers["content-encoding"] == "gzip"
