@@ -28,24 +28,38 @@ class ByteCounter:
     def __init__(self, context: Any, page: Any, origin: str | None = None) -> None:
         self.origin = origin
         self.urls: dict[str, str] = {}
+        self.codings: dict[str, str] = {}
+        # Since the last reset: each URL's bytes on the wire and its content coding ("" for none),
+        # for the per-file table of bench_page.
+        self.files: dict[str, tuple[int, str]] = {}
         self.total = 0
         self.requests = 0
         session = context.new_cdp_session(page)
         self.session = session  # kept open: network emulation (bench/_page_start.py) lives with it
         session.send("Network.enable")
         session.on("Network.requestWillBeSent", self._sent)
+        session.on("Network.responseReceived", self._received)
         session.on("Network.loadingFinished", self._finished)
 
     def _sent(self, event: dict[str, Any]) -> None:
         self.urls[event["requestId"]] = event["request"]["url"]
 
+    def _received(self, event: dict[str, Any]) -> None:
+        headers = {k.lower(): v for k, v in event["response"].get("headers", {}).items()}
+        self.codings[event["requestId"]] = headers.get("content-encoding", "")
+
     def _finished(self, event: dict[str, Any]) -> None:
-        if self.origin is None or self.urls.get(event["requestId"], "").startswith(self.origin + "/"):
-            self.total += int(event.get("encodedDataLength", 0))
+        url = self.urls.get(event["requestId"], "")
+        if self.origin is None or url.startswith(self.origin + "/"):
+            sent = int(event.get("encodedDataLength", 0))
+            self.total += sent
             self.requests += 1
+            before = self.files.get(url, (0, ""))[0]
+            self.files[url] = (before + sent, self.codings.get(event["requestId"], ""))
 
     def reset(self) -> None:
         self.total = self.requests = 0
+        self.files = {}
 
     def read(self) -> dict[str, int]:
         return {"bytes": self.total, "requests": self.requests}

@@ -165,6 +165,7 @@ def start(page: Any, counter: ByteCounter, reload: bool, url: str) -> dict[str, 
         "bytes": counter.total,
         "bytes_to_suggest": bytes_to_suggest,
         "requests": counter.requests,
+        "files": {url: list(sent) for url, sent in counter.files.items()},
     }
 
 
@@ -195,8 +196,9 @@ def serve_previous(checkout: Path) -> Iterator[str]:
 
     data = Path(tempfile.mkdtemp(prefix="bench-previous-"))
     port = free_port()
+    # No bytecode written: the other checkout (the main one, say) is only read.
     env = {**os.environ, "PYTHONPATH": str(checkout / "py"), "AI_SEARCH_EMBEDDER": "none",
-           "AI_SEARCH_LOG_LEVEL": "warning"}  # fmt: skip
+           "AI_SEARCH_LOG_LEVEL": "warning", "PYTHONDONTWRITEBYTECODE": "1"}  # fmt: skip
     command = [sys.executable, "-m", "ai_search_server", "serve", "--demo", "--data", str(data / "data"),
                "--host", "127.0.0.1", "--port", str(port)]  # fmt: skip
     process = subprocess.Popen(

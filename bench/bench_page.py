@@ -39,13 +39,14 @@ import shutil
 import statistics
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _browser import WAIT_MS, ByteCounter
+from _codings import FileCodings, file_codings
 from _figures import Baseline, Figure, Report, Target, percentile
 from _harness import demo_app_server
 from _page_start import (
@@ -83,6 +84,8 @@ SUGGESTIONS_WARM_MS = 300
 SUGGESTIONS_COLD_ON_LINK_MS = {"20 Mbit/s, 40 ms": 2000, "10 Mbit/s, 100 ms": 4000}
 FIRST_VISIT_BYTES = 3_000_000
 KEYSTROKE_P95_MS = 16
+# Files of the first visit listed one by one in the codings table; the rest are summed.
+CODINGS_SHOWN = 12
 # The worker of the client comparison: Pyodide plus the pyodide-http wheel (no micropip), answering
 # {url, headers} messages with a synchronous urllib call, which pyodide-http turns into sync XHR.
 NET_WORKER = """
@@ -124,7 +127,7 @@ js.window.benchMainCall = create_proxy(call)
 
 
 @contextmanager
-def serve() -> Iterator[tuple[str, str]]:
+def serve() -> Iterator[tuple[str, str, Path]]:
     """The real app with the demo workspace, from a copy of the page files (plus the bench worker);
     and a second one from the same files without the Pyodide snapshot (the baseline's server)."""
     work = Path(tempfile.mkdtemp(prefix="bench-page-"))
@@ -139,7 +142,7 @@ def serve() -> Iterator[tuple[str, str]]:
     shutil.copytree(site, bare, copy_function=os.link, ignore=shutil.ignore_patterns(SNAPSHOT_FILES))
     try:
         with demo_app_server(root=site) as url, demo_app_server(root=bare) as bare_url:
-            yield url, bare_url
+            yield url, bare_url, site
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -159,25 +162,38 @@ def on_links(pw: Any, url: str, session: dict[str, str]) -> dict[str, Any]:
     return {link.name: visits(pw, url, session, link=link) for link in LINKS if link.megabits_per_second}
 
 
+def first_visit(pw: Any, url: str, session: dict[str, str], link: Link = LINKS[0]) -> dict[str, Any]:
+    """A first visit alone, in a fresh profile, over ``link``."""
+    context, profile = new_profile(pw)
+    try:
+        page = seeded_page(context, session)
+        counter = ByteCounter(context, page)
+        link.emulate(counter.session)
+        return start(page, counter, False, url)
+    finally:
+        context.close()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
 def run_once(
     pw: Any, url: str, bare_url: str, session: dict[str, str], bare_session: dict[str, str]
 ) -> dict[str, Any]:
     """One fresh profile: a cold start, a warm one, then keystrokes; another for the baseline; then
-    a first and a warm visit over each emulated link, a fresh profile each."""
+    a first and a warm visit over each emulated link, a fresh profile each, and a first visit
+    without the server's snapshot over each (what the snapshot costs or saves on that link)."""
     run = visits(pw, url, session, then=_keystrokes)
-    context, profile = new_profile(pw)
-    try:
-        page = seeded_page(context, bare_session)  # the other server has a store of its own
-        fresh = start(page, ByteCounter(context, page), False, bare_url)
-    finally:
-        context.close()
-        shutil.rmtree(profile, ignore_errors=True)
+    # The other server has a store of its own, hence its own session.
+    fresh = first_visit(pw, bare_url, bare_session)
+    links = on_links(pw, url, session)
+    for link in LINKS:
+        if link.megabits_per_second:
+            links[link.name]["cold_no_snapshot"] = first_visit(pw, bare_url, bare_session, link)
     return {
         "cold": run["cold"],
         "warm": run["warm"],
         "cold_no_snapshot": fresh,
         "keys": run["then"],
-        "links": on_links(pw, url, session),
+        "links": links,
     }
 
 
@@ -292,10 +308,21 @@ def _link_figures(
                 target=Target("<=", budget) if budget else None,
             )
         )
+    for key, what in (("bytes", "bytes on the wire"), ("suggest", "navigation → first Python suggestion")):
+        report.add(
+            Figure(
+                f"{link.name}: {what}, first visit, no server snapshot",
+                "bytes" if key == "bytes" else "ms",
+                _link_values(runs, link, "cold_no_snapshot", key),
+            )
+        )
 
 
 def build_report(
-    runs: list[dict[str, Any]], clients: dict[str, Any], previous: list[dict[str, Any]] | None = None
+    runs: list[dict[str, Any]],
+    clients: dict[str, Any],
+    previous: list[dict[str, Any]] | None = None,
+    codings: Sequence[FileCodings] = (),
 ) -> Report:
     def each(phase: str, key: str) -> list[float]:
         return _phase_values(runs, phase, key)
@@ -387,6 +414,16 @@ def build_report(
     for link in LINKS:
         if link.megabits_per_second is not None:
             _link_figures(report, link, runs, previous)
+    if codings:
+        report.add(
+            Figure(
+                "first visit's files, Brotli 11 (bodies)",
+                "bytes",
+                [sum(row.brotli for row in codings)],
+                baseline=Baseline("gzip -9", [sum(row.gzip for row in codings)]),
+                note=f"the {len(codings)} files of one first visit; as they are: {sum(r.raw for r in codings):,} bytes",
+            )
+        )
     report.add(
         Figure(
             "ai.search from the page's Python (awaited fetch), p50",
@@ -431,7 +468,36 @@ def _print_links(label: str, runs: list[dict[str, Any]]) -> None:
         if link.megabits_per_second is None:
             continue
         on = [run["links"][link.name] for run in runs if link.name in run.get("links", {})]
-        _print_phases(f"{label}{link.name} ", on, ("cold", "warm"))
+        phases = (
+            ("cold", "warm", "cold_no_snapshot")
+            if all("cold_no_snapshot" in v for v in on)
+            else ("cold", "warm")
+        )
+        _print_phases(f"{label}{link.name} ", on, phases)
+
+
+def _codings(site: Path, visit: dict[str, Any]) -> list[FileCodings]:
+    return file_codings(site, visit["files"])
+
+
+def _print_codings(rows: list[FileCodings]) -> None:
+    """The first visit's files in each coding (bytes), largest first; the small ones summed."""
+    print("first visit's files: as sent / none / gzip -9 / Brotli 11 (bytes; the server sends Brotli)")
+    shown, rest = rows[:CODINGS_SHOWN], rows[CODINGS_SHOWN:]
+    for row in shown:
+        print(
+            f"  {row.path[:58]:<58} {row.wire:>10,} {row.coding or '-':>4} {row.raw:>11,} {row.gzip:>10,}"
+            f" {row.brotli:>10,}"
+        )
+    if rest:
+        print(
+            f"  {f'{len(rest)} smaller files':<58} {sum(r.wire for r in rest):>10,} {'':>4}"
+            f" {sum(r.raw for r in rest):>11,} {sum(r.gzip for r in rest):>10,} {sum(r.brotli for r in rest):>10,}"
+        )
+    print(
+        f"  {'all':<58} {sum(r.wire for r in rows):>10,} {'':>4} {sum(r.raw for r in rows):>11,}"
+        f" {sum(r.gzip for r in rows):>10,} {sum(r.brotli for r in rows):>10,}"
+    )
 
 
 def main() -> None:
@@ -451,7 +517,7 @@ def main() -> None:
     from playwright.sync_api import sync_playwright
 
     previous: list[dict[str, Any]] | None = None
-    with serve() as (url, bare_url), sync_playwright() as pw:
+    with serve() as (url, bare_url, site), sync_playwright() as pw:
         session, bare_session = login(url, "bob"), login(bare_url, "bob")
         runs = [run_once(pw, url, bare_url, session, bare_session) for _ in range(args.runs)]
         clients = compare_clients(pw, url, session)
@@ -466,7 +532,9 @@ def main() -> None:
                     for _ in range(args.runs)
                 ]
 
-    build_report(runs, clients, previous).write(args.json)
+        codings = _codings(site, runs[0]["cold"])
+
+    build_report(runs, clients, previous, codings).write(args.json)
     print(f"search page, {args.runs} runs, medians (ms from navigation start; bytes on the wire)")
     print(
         f"{'start':<27} {'paint':>7} {'usable':>7} {'interp.':>7} {'python':>7} {'suggest':>7} {'to suggest':>11}"
@@ -474,6 +542,7 @@ def main() -> None:
     )
     _print_phases("", runs, PHASES)
     _print_links("", runs)
+    _print_codings(codings)
     for phase in ("cold", "warm"):
         steps = ", ".join(
             f"{key} {_median([run[phase][key] for run in runs]):.0f}"

@@ -14,7 +14,7 @@ import gzip
 import os
 from pathlib import Path
 
-import brotli
+import brotli  # type: ignore[import-untyped]
 
 __all__ = [
     "CODINGS",
