@@ -124,22 +124,29 @@ def test_a_changed_core_file_is_imported_from_the_files(page: Any, server: Serve
     _chips_work(page)
 
 
-_WEB_LOADER = "import ai_search_web.page as m; type(m.__spec__.loader).__name__"
-_WEB_CODE_FROM_SNAPSHOT = (
-    "import ai_search_web.page as m, sys; "
-    "any(getattr(f, '__name__', '') == 'CompiledWeb' for f in sys.meta_path) and "
+_LOADER_OF = "import importlib; type(importlib.import_module({name!r}).__spec__.loader).__name__"
+_CODE_FROM_SNAPSHOT = (
+    "import importlib, sys; m = importlib.import_module({name!r}); "
+    "any(getattr(f, '__name__', '') == 'CompiledAside' for f in sys.meta_path) and "
     "m.__spec__.loader.get_code(m.__name__) is m.__spec__.loader.get_code(m.__name__)"
 )
 
 
-def test_the_snapshot_hands_out_the_page_modules_compiled(page: Any, server: Server) -> None:
-    """The page modules cannot be imported into the snapshot (they use the DOM) but are compiled
-    into it: while a file is the one compiled, its module runs that code object (the same object on
-    every call, where a compile would make a new one)."""
+@pytest.mark.parametrize(
+    "module",
+    [
+        pytest.param("ai_search_web.page", id="page-module"),
+        pytest.param("pyscript.web", id="pyscript-package"),
+    ],
+)
+def test_the_snapshot_hands_out_the_page_modules_compiled(page: Any, server: Server, module: str) -> None:
+    """The page modules and PyScript's own package cannot be imported into the snapshot (they use
+    the DOM) but are compiled into it: while a file is the one compiled, its module runs that code
+    object (the same object on every call, where a compile would make a new one)."""
     _forget_snapshots(page, server)
     open_page(page, server)
-    assert page.evaluate(_RUN_PYTHON, _WEB_LOADER) == "CompiledLoader"
-    assert page.evaluate(_RUN_PYTHON, _WEB_CODE_FROM_SNAPSHOT) is True
+    assert page.evaluate(_RUN_PYTHON, _LOADER_OF.format(name=module)) == "CompiledLoader"
+    assert page.evaluate(_RUN_PYTHON, _CODE_FROM_SNAPSHOT.format(name=module)) is True
 
 
 def test_a_changed_page_module_is_compiled_from_its_file(page: Any, server: Server) -> None:
@@ -150,7 +157,7 @@ def test_a_changed_page_module_is_compiled_from_its_file(page: Any, server: Serv
     page.route("**/py/ai_search_web/page.py*", changed)
     open_page(page, server)
     assert page.evaluate(_RUN_PYTHON, "import ai_search_web.page as m; m.CHANGED_AFTER_SETUP") is True
-    assert page.evaluate(_RUN_PYTHON, _WEB_CODE_FROM_SNAPSHOT) is False
+    assert page.evaluate(_RUN_PYTHON, _CODE_FROM_SNAPSHOT.format(name="ai_search_web.page")) is False
     _chips_work(page)
 
 
