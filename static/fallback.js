@@ -123,10 +123,16 @@ function accept(index) {
   show([]);
 }
 
+// Until Python is ready the status line says nothing about loading: the box searches and suggests
+// already. It speaks only when a person meets what is still missing, a finished filter that Python
+// would turn into a chip, and Python's own status replaces the sentence once it is ready.
+const CHIPS_LATER = "Filters become chips once the page has finished loading; Enter searches with them already.";
+const FINISHED_FILTER = /(?:^|\s)(in|from|after|before):(?:"[^"]+"|[^\s"]+)\s/i;
 box.addEventListener("input", () => {
   if (python()) return;
   const token = activeToken();
   show(token && (token.key === "after" || token.key === "before" || readSession()) ? suggestions(token) : []);
+  if (readSession() && FINISHED_FILTER.test(box.value) && !$("status").textContent.trim()) say(CHIPS_LATER);
 });
 box.addEventListener("keydown", (event) => {
   if (python() || list.hidden || event.isComposing || event.keyCode === 229) return;

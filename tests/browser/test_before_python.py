@@ -65,6 +65,27 @@ def test_enter_searches_before_python_and_python_keeps_it(page: Any, server: Ser
     assert set(page.locator("#result-list .result-room").all_inner_texts()) == {"#ops"}
 
 
+def test_the_status_speaks_of_loading_only_when_a_chip_is_missing(page: Any, server: Server) -> None:
+    """While Python loads the box suggests and searches, so the status says nothing about loading;
+    a finished filter (which Python would make a chip) is the moment it says why there is none,
+    and Python's own status replaces that once it is ready."""
+    held = HeldPython(page)
+    _signed_in(page, server, "bob")
+    page.goto(server.url)
+    page.wait_for_selector("html[data-fallback=ready]")
+    page.click("#search-box")
+    page.keyboard.type("in:op")
+    page.wait_for_selector("#suggestions [role=option]")  # the fallback's own suggestions
+    assert page.inner_text("#status").strip() == ""
+    page.keyboard.type("s ")
+    assert "chips once the page has finished loading" in page.inner_text("#status")
+
+    held.release()
+    page.wait_for_selector("html[data-py=ready]", timeout=PYTHON_READY_MS)
+    assert page.locator("#chips .chip-label").all_inner_texts() == ["#ops"]
+    assert "finished loading" not in page.inner_text("#status")
+
+
 def test_a_shared_url_is_searched_before_python(page: Any, server: Server) -> None:
     held = HeldPython(page)
     _signed_in(page, server, "bob")
