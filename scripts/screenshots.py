@@ -7,6 +7,12 @@ Debian's chromium, signed in as bob, in a fixed locale and time zone so that run
 shows one moment with everything on it: a search with a filter chip, its results, an AI answer
 (extractive: no language model is configured here), and the suggestion list open for the next
 filter being typed. Writes ``page-<width>-<scheme>.png`` and prints where.
+
+Two more show a first visit at 1280 px, light: ``page-loading.png`` while Python is still loading
+(PyScript's configuration held back, so the page is the fallback's: its suggestions for ``from:ca``
+after a finished ``in:`` filter, and the one sentence the status says then), and
+``page-loaded.png`` a moment after it is let through, the same text now Python's (a chip, Python's
+suggestions).
 """
 
 from __future__ import annotations
@@ -66,6 +72,42 @@ def shoot(pw: object, url: str, session: dict[str, str], out: Path) -> list[Path
     return written
 
 
+LOADING_TYPED = "in:engineering from:ca"
+
+
+def shoot_loading(pw: object, url: str, session: dict[str, str], out: Path) -> list[Path]:
+    profile = tempfile.mkdtemp(prefix="screenshots-")
+    held: list[object] = []
+    try:
+        context = pw.chromium.launch_persistent_context(  # type: ignore[attr-defined]
+            profile, executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS, locale=LOCALE,
+            timezone_id=TIME_ZONE, viewport={"width": 1280, "height": 800}, color_scheme="light",
+        )  # fmt: skip
+        page = context.new_page()
+        page.add_init_script(
+            f"sessionStorage.setItem({json.dumps(SESSION_KEY)}, {json.dumps(json.dumps(session))})"
+        )
+        page.route("**/pyscript.toml", held.append)  # PyScript starts nothing without it
+        page.goto(url)
+        page.wait_for_selector("html[data-fallback=ready]", timeout=WAIT_MS)
+        page.focus("#search-box")
+        page.keyboard.type(LOADING_TYPED)  # a finished filter, then the next one being typed
+        page.wait_for_selector("#suggestions[data-by=fallback] [role=option]", timeout=WAIT_MS)
+        page.mouse.move(0, 799)
+        loading = out / "page-loading.png"
+        page.screenshot(path=str(loading))
+        for route in held:
+            route.continue_()  # type: ignore[attr-defined]
+        page.unroute("**/pyscript.toml")
+        page.wait_for_selector("#suggestions[data-by=python] [role=option]", timeout=WAIT_MS)
+        loaded = out / "page-loaded.png"
+        page.screenshot(path=str(loaded))
+        context.close()
+    finally:
+        shutil.rmtree(profile, ignore_errors=True)
+    return [loading, loaded]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots", help="where the PNGs go")
@@ -79,7 +121,7 @@ def main() -> None:
         data = httpx.post(f"{url}/api/v1/login", json={"user": "bob", "password": "demo-bob"}).json()["data"]
         name = data.get("me", {}).get("name") or ""
         session = {"userId": data["userId"], "authToken": data["authToken"], "username": "bob", "name": name}
-        for path in shoot(pw, url, session, args.out):
+        for path in [*shoot(pw, url, session, args.out), *shoot_loading(pw, url, session, args.out)]:
             print(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)
 
 

@@ -1,5 +1,5 @@
 // The vendored Pyodide, started from a memory snapshot instead of from scratch whenever one is at
-// hand. Shared by the page's boot module (python-boot.mjs), the worker that makes the browser's own
+// hand. Shared by the page's boot module (pyscript-boot.mjs), the worker that makes the browser's own
 // snapshot (pyodide-snapshot-worker.mjs) and the script that makes the server's (scripts/
 // pyodide-snapshot.mjs), so the three agree on the file names, the format and what is preloaded.
 // Importing it starts nothing.

@@ -498,11 +498,13 @@ class BodyLimitMiddleware:
 
 
 # The page's Content-Security-Policy, directive by directive, and why each source is there. Measured
-# against the runtime the page loads (pyodide 314.0.x; static/python-boot.mjs starts it, no PyScript):
+# against the runtime the page loads (pyodide 314.0.x under PyScript 0.7.31; static/pyscript-boot.mjs starts it):
 # - Pyodide's only eval() calls are in the dynamic linker (EM_ASM/EM_JS of side modules, i.e.
 #   packages with .so files, which the page never loads), in emscripten_run_script and in a Node-only
 #   path, so no string is ever compiled. So 'unsafe-eval' is not needed; only WebAssembly
 #   compilation is, which 'wasm-unsafe-eval' allows without allowing eval().
+# - PyScript's one Function(...) builds the hooks of PyScript *workers*; the page runs none, and its
+#   boot module (static/pyscript-boot.mjs) empties that set before PyScript reads it.
 # - The page's one worker, the Pyodide snapshot maker, is a file of our own. So worker-src is 'self'.
 # - The page styles elements only through its stylesheets and the CSSOM (element.style, which CSP
 #   does not govern). No 'unsafe-inline'.

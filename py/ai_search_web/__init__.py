@@ -1,4 +1,5 @@
-"""ai_search_web: the search page's browser glue (Pyodide, main thread; static/python-boot.mjs starts it).
+"""ai_search_web: the search page's browser glue (Pyodide, main thread; PyScript runs it from
+pyscript.toml, and static/pyscript-boot.mjs starts the interpreter).
 
 Modules, one noun each (only ``dom`` creates DOM nodes, and only as text):
 

@@ -12,7 +12,7 @@ from .conftest import Server, open_page
 
 pytestmark = pytest.mark.browser
 
-# Runs inside the page's interpreter (the one static/python-boot.mjs started); returns JSON.
+# Runs inside the page's interpreter (the one static/pyscript-boot.mjs started); returns JSON.
 SMOKE = r"""
 import json, sys, pathlib
 import ai_search
