@@ -254,7 +254,9 @@ METHOD = (
     "the server's Pyodide memory snapshot; warm: a reload (HTTP cache). On every start in:gen is typed "
     "as soon as the box exists; 'first Python suggestion' is navigation to the first suggestion list "
     "Python shows for it. Baseline: another checkout's page with --previous, else a first visit to the "
-    "same site without the snapshot file (CPython initialised from scratch). Times from navigation start to "
+    "same site without the snapshot file (CPython initialised from scratch). The same first and warm visits "
+    "again over Chromium's emulated 20 Mbit/s / 40 ms and 10 Mbit/s / 100 ms links, and a first visit "
+    "without the snapshot over each. Times from navigation start to "
     "the page's marks; bytes on the wire (CDP encodedDataLength); keystrokes typed as bob, the Python "
     "input handler's own time per key (each run's percentile)."
 )
