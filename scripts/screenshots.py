@@ -10,7 +10,8 @@ filter being typed. Writes ``page-<width>-<scheme>.png`` and prints where.
 
 Two more show a first visit at 1280 px, light: ``page-loading.png`` while Python is still loading
 (PyScript's configuration held back, so the page is the fallback's: its suggestions for ``from:ca``
-after a finished ``in:`` filter, and the one sentence the status says then), and
+after a finished ``in:`` filter; ``page-loading-status.png`` with that list closed, the one sentence
+the status says then), and
 ``page-loaded.png`` a moment after it is let through, the same text now Python's (a chip, Python's
 suggestions).
 """
@@ -87,7 +88,7 @@ def shoot_loading(pw: object, url: str, session: dict[str, str], out: Path) -> l
         page.add_init_script(
             f"sessionStorage.setItem({json.dumps(SESSION_KEY)}, {json.dumps(json.dumps(session))})"
         )
-        page.route("**/pyscript.toml", held.append)  # PyScript starts nothing without it
+        page.route("**/pyscript.toml", lambda route: held.append(route))  # PyScript starts nothing without it
         page.goto(url)
         page.wait_for_selector("html[data-fallback=ready]", timeout=WAIT_MS)
         page.focus("#search-box")
@@ -96,6 +97,11 @@ def shoot_loading(pw: object, url: str, session: dict[str, str], out: Path) -> l
         page.mouse.move(0, 799)
         loading = out / "page-loading.png"
         page.screenshot(path=str(loading))
+        page.keyboard.press("Escape")  # the list closed: the status line's one sentence shows
+        status = out / "page-loading-status.png"
+        page.screenshot(path=str(status))
+        page.keyboard.press("Backspace")  # the list open again, for Python to take over
+        page.keyboard.type("a")
         for route in held:
             route.continue_()  # type: ignore[attr-defined]
         page.unroute("**/pyscript.toml")
@@ -105,7 +111,7 @@ def shoot_loading(pw: object, url: str, session: dict[str, str], out: Path) -> l
         context.close()
     finally:
         shutil.rmtree(profile, ignore_errors=True)
-    return [loading, loaded]
+    return [loading, status, loaded]
 
 
 def main() -> None:
