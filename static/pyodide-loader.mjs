@@ -9,20 +9,21 @@
 // restore a snapshot of the WebAssembly memory taken right after that initialisation. Two sources:
 //
 // 1. The server's snapshot, SHIPPED_SNAPSHOT: `scripts/setup` makes it once with the vendored
-//    Pyodide in Node and the server sends it gzip-compressed beside the other vendored files, so
-//    even the first visit restores it.
+//    Pyodide in Node and the server sends it Brotli-compressed (3 MB) beside the other vendored
+//    files, so even the first visit restores it.
 // 2. Without it (a 404) or when Pyodide refuses it, the page starts fresh and, once ready, a worker
 //    (pyodide-snapshot-worker.mjs) starts a throwaway Pyodide in snapshot mode and stores its memory
 //    in Cache Storage (this origin only); later starts restore that one first. The worker is needed
 //    because snapshot mode wraps `js` in a proxy that breaks DOM getters for the rest of that
 //    interpreter's life.
 //
-// Both are stored packed (packSnapshot): the memory's all-zero pages (about 45% of it) are left
-// out, so the browser inflates and copies 17 MB instead of 31 MB; unpackSnapshot puts them back.
+// Both are stored packed (snapshot-format.mjs): as their difference from the wasm's initial memory,
+// without the pages that are then all zero, so the browser decodes and copies 11.7 MB instead of
+// 31 MB; unpackSnapshot puts the memory back together.
 //
 // Warm visits: reading the server's snapshot back from the HTTP cache means revalidating it and
-// inflating 17 MB of gzip, the longest step of a warm start. So a second after a first visit the
-// page keeps the packed bytes it downloaded in Cache Storage too (17 MB, this origin only, with the
+// decoding 3 MB of Brotli into 11.7 MB, the longest step of a warm start. So a second after a first
+// visit the page keeps the packed bytes it downloaded in Cache Storage too (this origin only, with the
 // server's ETag), and later starts restore that copy directly; a second after each of those, one
 // conditional request asks the server whether its snapshot changed, and a new one replaces the copy
 // for the next visit. A copy older than the server's is still correct (the import hooks below check
