@@ -84,6 +84,12 @@ SUGGESTIONS_WARM_MS = 300
 SUGGESTIONS_COLD_ON_LINK_MS = {"20 Mbit/s, 40 ms": 2000, "10 Mbit/s, 100 ms": 4000}
 FIRST_VISIT_BYTES = 3_000_000
 KEYSTROKE_P95_MS = 16
+# What is reported of each visit over an emulated link: (key of a start, figure, unit).
+LINK_FIGURES = (
+    ("bytes", "bytes on the wire", "bytes"),
+    ("usable", "navigation → usable box", "ms"),
+    ("suggest", "navigation → first Python suggestion", "ms"),
+)
 # Files of the first visit listed one by one in the codings table; the rest are summed.
 CODINGS_SHOWN = 12
 # The worker of the client comparison: Pyodide plus the pyodide-http wheel (no micropip), answering
@@ -281,35 +287,19 @@ def _link_figures(
             return None
         return Baseline("previous page (--previous)", _link_values(previous, link, phase, key))
 
+    budgets = {"bytes": FIRST_VISIT_BYTES, "suggest": SUGGESTIONS_COLD_ON_LINK_MS.get(link.name)}
     for phase, visit in (("cold", "first visit"), ("warm", "warm")):
-        cold = phase == "cold"
-        report.add(
-            Figure(
-                f"{link.name}: bytes on the wire, {visit}",
-                "bytes",
-                _link_values(runs, link, phase, "bytes"),
-                baseline=before(phase, "bytes"),
-                target=Target("<=", FIRST_VISIT_BYTES) if cold else None,
+        for key, what, unit in LINK_FIGURES:
+            budget = budgets.get(key) if phase == "cold" else None
+            report.add(
+                Figure(
+                    f"{link.name}: {what}, {visit}",
+                    unit,
+                    _link_values(runs, link, phase, key),
+                    baseline=before(phase, key),
+                    target=Target("<=", budget) if budget else None,
+                )
             )
-        )
-        report.add(
-            Figure(
-                f"{link.name}: navigation → usable box, {visit}",
-                "ms",
-                _link_values(runs, link, phase, "usable"),
-                baseline=before(phase, "usable"),
-            )
-        )
-        budget = SUGGESTIONS_COLD_ON_LINK_MS.get(link.name) if cold else None
-        report.add(
-            Figure(
-                f"{link.name}: navigation → first Python suggestion, {visit}",
-                "ms",
-                _link_values(runs, link, phase, "suggest"),
-                baseline=before(phase, "suggest"),
-                target=Target("<=", budget) if budget else None,
-            )
-        )
     for key, what in (("bytes", "bytes on the wire"), ("suggest", "navigation → first Python suggestion")):
         report.add(
             Figure(
