@@ -254,7 +254,8 @@ def main() -> None:
             f"{row['usable_ms']:>10.0f} ms {row['python_ms']:>10.0f} ms {warmup:>14}  {each}"
         )
     print("cold: empty HTTP cache; warm: second visit. none: data-preload=none, opened after load;")
-    print("idle: data-preload=idle (the warm-up; the default is intent), opened once Python was ready. Times: ms from the host's open request.")
+    print("idle: data-preload=idle (the warm-up; the default is intent), opened once Python was ready.")
+    print("Times: ms from the host's open request.")
 
 
 if __name__ == "__main__":

@@ -49,6 +49,7 @@ SERVER_LAYERS: tuple[tuple[str, ...], ...] = (
     ("store", "ratelimit", "outbound"),
     ("security",),
     ("errors", "accept_header", "static", "demo", ""),
+    ("encoding",),
 )
 # What the rest of the server may import of the store: the protocol, its records, its value rules and
 # room names' Unicode rules.
