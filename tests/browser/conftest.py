@@ -53,6 +53,9 @@ CHROMIUM_ARGS = [
 SERVER_START_SECONDS = 90.0
 # Milliseconds a page may take until Python is ready (a cold Pyodide start on a busy 2-core runner).
 PYTHON_READY_MS = 60_000
+# The page's own Python script, PyScript's entry (index.html, embed.html): the one <script type="py">
+# a page may hold; the tests that look for injected Python scripts count every other.
+OWN_PYTHON_SCRIPT = 'body > script[type="py"][src="./py/ai_search_web/main.py"][config="./pyscript.toml"]'
 # Milliseconds Playwright waits for any other expectation.
 EXPECT_MS = 15_000
 SESSION_STORAGE_KEY = "ai-search.session"  # py/ai_search_web/auth.py

@@ -5,13 +5,14 @@ handlers, and CSP cannot stop that, so none may ever appear)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from ._hostile import HOSTILE_ANSWER, HOSTILE_ROOM, PAYLOADS, WORD
-from .conftest import Server
+from .conftest import OWN_PYTHON_SCRIPT, Server
 from .test_results import _search
 
 pytestmark = pytest.mark.browser
@@ -19,11 +20,13 @@ pytestmark = pytest.mark.browser
 CHECK = """() => ({
   xss: window.__xss ?? null,
   pyxss: window.__pyxss ?? null,
-  pyScripts: document.querySelectorAll('script[type="py"], script[type="mpy"], py-script, mpy-script').length,
+  // Every Python script but the page's own (the last child of <body>, main.py from pyscript.toml).
+  pyScripts: [...document.querySelectorAll('script[type="py"], script[type="mpy"], py-script, mpy-script')]
+    .filter((s) => s !== document.querySelector(OWN_SCRIPT)).length,
   handlers: document.querySelectorAll('[py-click], [mpy-click], [onerror], [onload], [srcdoc]').length,
   // The page's own icons are inline <svg class="icon">; any other SVG came from data.
   embeds: document.querySelectorAll('img, svg:not(.icon), iframe, object, embed, #pyclick').length,
-})"""
+})""".replace("OWN_SCRIPT", json.dumps(OWN_PYTHON_SCRIPT))
 CLEAN = {"xss": None, "pyxss": None, "pyScripts": 0, "handlers": 0, "embeds": 0}
 
 

@@ -56,6 +56,7 @@ from tests._figures import Figure
 
 from .conftest import (
     LLM_MODEL,
+    OWN_PYTHON_SCRIPT,
     PYTHON_READY_MS,
     SESSION_STORAGE_KEY,
     Server,
@@ -177,7 +178,9 @@ AUDIT = """async ([sinks, forbidden, settleMs]) => {
   // A wired handler may await the interpreter before it runs: a hit would land a little later (the
   // canaries count for the whole page's life, so only the last audit of a page needs to wait).
   if (settleMs) await new Promise((r) => setTimeout(r, settleMs));
-  const pyScripts = document.querySelectorAll('script[type="py"], script[type="mpy"], py-script, mpy-script');
+  const own = document.querySelector(OWN_SCRIPT); // the page's own (main.py), the one allowed
+  const pyScripts = [...document.querySelectorAll('script[type="py"], script[type="mpy"], py-script, mpy-script')]
+    .filter((s) => s !== own);
   const marks = [...document.querySelectorAll("mark")].filter((m) => !m.closest(".result-text"));
   return {
     injected: found,
@@ -185,7 +188,7 @@ AUDIT = """async ([sinks, forbidden, settleMs]) => {
     marks_outside_results: marks.length,
     hits: window.__hits ? window.__hits() : { js: ["canary missing"], py: [] },
   };
-}"""
+}""".replace("OWN_SCRIPT", json.dumps(OWN_PYTHON_SCRIPT))
 # Milliseconds the last audit of a page waits for a wired py-click handler to have run.
 SETTLE_MS = 100
 # The page's own Python global that py-click payloads name; a wired handler would call it.
@@ -348,7 +351,7 @@ class Tally:
         if last:
             self.js_hits += found["hits"]["js"]
             self.py_hits += found["hits"]["py"]
-        self.python_scripts += found["python_scripts"]  # the page itself has none
+        self.python_scripts += found["python_scripts"]  # the page's own is not counted
         self.forged_marks += found["marks_outside_results"]
 
     def report(self, figure: Figure, tabs: SiteTabs, record: Any, **extra: Any) -> None:
