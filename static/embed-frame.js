@@ -14,7 +14,7 @@
 // allow-list the server wrote into <html data-embed-origins> and (where the browser says) is the
 // parent's origin. Messages are accepted only from that parent and that origin.
 const PROTOCOL = 1; // the "aiSearch" field of every message (embed_protocol.py, embed.js)
-const CONFIG_KEYS = ["host", "theme", "accent", "placeholder", "filters"];
+const CONFIG_KEYS = ["host", "theme", "accent", "placeholder", "filters", "intercept"];
 const MAX_PLACEHOLDER_CHARS = 200;
 const html = document.documentElement;
 const params = new URLSearchParams(location.search);

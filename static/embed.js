@@ -182,9 +182,10 @@ iframe { display: block; width: 100%; height: 160px; max-height: min(var(--heigh
 
   function frame() {
     if (iframe) return;
-    const params = new URLSearchParams({ host: location.origin });
+    // intercept=1: this loader replies to every open-message (for the page's ai-search:open-message).
+    const params = new URLSearchParams({ host: location.origin, intercept: "1" });
     for (const name of ["theme", "accent", "placeholder", "filters"]) if (config[name]) params.set(name, config[name]);
-    iframe = make("iframe", { title: config.label, src: `${SERVER}/embed?${params}`,
+    iframe = make("iframe", { title: config.label, src: `${SERVER}/embed?${params}`, allow: "clipboard-write",
                               sandbox: "allow-scripts allow-same-origin allow-forms" });
     iframe.addEventListener("load", () => setTimeout(() => state === "loading" && refused(), HELLO_GRACE_MS));
     state = "loading";
@@ -243,6 +244,13 @@ iframe { display: block; width: 100%; height: 160px; max-height: min(var(--heigh
       iframe.style.height = `${Math.min(Math.ceil(m.height), MAX_FRAME_HEIGHT_PX)}px`;
     } else if (m.type === "close") {
       close();
+    } else if (m.type === "open-message" && Number.isSafeInteger(m.id) && typeof m.msgId === "string") {
+      // Cancellable: a host that calls preventDefault() shows the message itself; the widget does not.
+      const detail = { msgId: m.msgId, rid: String(m.rid ?? ""), tmid: String(m.tmid ?? ""),
+                       position: Number(m.position) || 0, via: String(m.via ?? "") };
+      const event = new CustomEvent("ai-search:open-message", { detail, cancelable: true });
+      document.dispatchEvent(event);
+      send({ type: "open-message-reply", id: m.id, taken: event.defaultPrevented });
     } else if (fields[m.type]) {
       const detail = fields[m.type](m);
       if (detail) emit(m.type, detail);

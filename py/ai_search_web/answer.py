@@ -3,7 +3,8 @@
 "Ask" sends the question (the search words) and the ids and scores of the results shown, never
 their texts (the server loads them under the caller's permissions). The answer streams in as
 ``delta`` events and is replaced by the ``done`` event's final text. Each ``[N]`` that names a source
-becomes a link to result ``N``; clicking it reveals, scrolls to and highlights that result. Answer
+becomes a link to result ``N``; clicking it opens that result in its conversation (the context view,
+which can mark a supporting ``(start, end)`` span of its text). Answer
 text is untrusted like any message: it only ever becomes text nodes and these links.
 
 An answer the server marks ``truncated`` (the model stopped at its length limit) is shown as cut short,
@@ -96,7 +97,7 @@ class AnswerPanel:
         error: JsProxy,
         picker: JsProxy,
         locate: Callable[[str], int | None],
-        cite: Callable[[int], None],
+        cite: Callable[[int, tuple[int, int] | None], None],
     ) -> None:
         self._panel, self._ask, self._label, self._body, self._error = panel, ask, label, body, error
         self._picker = picker
@@ -256,7 +257,7 @@ class AnswerPanel:
         event.preventDefault()
         position = present(link.getAttribute("data-position"))
         if isinstance(position, str) and position.isdigit() and position.isascii():
-            self._cite(int(position))
+            self._cite(int(position), None)
 
     # -- model picker --------------------------------------------------------------------------
 

@@ -202,6 +202,12 @@ ICONS: dict[str, str] = {
     "user": "M12 12a4 4 0 1 0 0-8 4 4 0 0 0 0 8Zm-7 8a7 7 0 0 1 14 0",
     "calendar": "M4 6h16v14H4zM4 10h16M8 3v5M16 3v5",
     "close": "M6 6l12 12M18 6 6 18",
+    "thread": "M4 5h16v11H10l-5 4v-4H4z",
+    "file": "M6 3h8l4 4v14H6zM14 3v4h4",
+    "image": "M4 5h16v14H4zM4 16l5-5 4 4 2-2 5 5M15 9.5h.01",
+    "pin": "M9 3h6l-1 7 3 3H7l3-3zM12 13v8",
+    "link": "M10 14a4 4 0 0 0 5.7 0l3-3a4 4 0 0 0-5.7-5.7l-1 1M14 10a4 4 0 0 0-5.7 0l-3 3a4 4 0 0 0 5.7 5.7l1-1",
+    "back": "M19 12H5M11 6l-6 6 6 6",
 }
 _SVG = "http://www.w3.org/2000/svg"
 

@@ -10,38 +10,45 @@ on Python answers the host::
                         with the default filters; then "opened"
     close            -> the suggestion list closes (the host hid the widget)
     result-selected  a result clicked, or Enter on a focused result: {msgId, rid, position}
+    open-message     a result, a citation or a thread's "N more" is about to open in the context
+                     view: {id, msgId, rid, tmid, position, via}; with ?intercept=1 the view waits
+                     for open-message-reply {id, taken} (at most HOST_REPLY_MS) and stays closed
+                     when the host took it
     answer-shown     an answer finished: {provider, citations}
 
-Results become keyboard-reachable (``tabindex=0``) because selecting one means something here.
 Messages from anything but the parent at the host origin are counted in ``<html data-embed-ignored>``
 (tests read it) and otherwise ignored.
 """
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING, Any
 
 import js
 from pyodide.ffi import JsProxy, create_proxy, to_js
 
 from .boundary import guarded
-from .dom import closest, get, listen, present, set_attribute
+from .dom import get, listen, present
 from .embed_protocol import (
+    HOST_REPLY_MS,
     host_origin,
     parse_allowed_origins,
     read_host_message,
     scoped_query,
     widget_message,
 )
-from .results import RESULT_ID_PREFIX
 
 if TYPE_CHECKING:
+    from .context import OpenRequest
     from .page import Page
 
 __all__ = ["EMBED_MODE", "EmbedBridge"]
 
 # <html data-mode> of the widget page.
 EMBED_MODE = "embed"
+# The iframe URL's parameter by which a host says it replies to open-message (static/embed.js sets it).
+INTERCEPT_PARAMETER = "intercept"
 
 
 def _parent_origin() -> str | None:
@@ -53,12 +60,15 @@ def _parent_origin() -> str | None:
 
 
 class EmbedBridge:
-    def __init__(self, page: Page, host: str, default_filters: str) -> None:
+    def __init__(self, page: Page, host: str, default_filters: str, *, intercept: bool = False) -> None:
         self.page = page
         self.host = host
         self.default_filters = default_filters
+        self.intercept = intercept  # the host replies to open-message, and may take it
         self.ignored = 0
         self._observers: list[JsProxy] = []  # kept alive with the page
+        self._requests = 0
+        self._replies: dict[int, asyncio.Future[bool]] = {}
 
     @classmethod
     def attach(cls, page: Page) -> EmbedBridge | None:
@@ -77,16 +87,18 @@ class EmbedBridge:
         if host is None:
             return None  # standalone, or a host the server does not allow: the page works alone
         filters = params.get("filters")
-        bridge = cls(page, host, filters if isinstance(filters, str) else "")
+        bridge = cls(
+            page,
+            host,
+            filters if isinstance(filters, str) else "",
+            intercept=params.get(INTERCEPT_PARAMETER) == "1",
+        )
         bridge.start()
         return bridge
 
     def start(self) -> None:
         listen(js.window, "message", self._on_message)
-        results = get("result-list")
-        listen(results, "click", self._on_result_click)
-        listen(results, "keydown", self._on_result_key)
-        self._observe(js.MutationObserver, self._results_changed, results, {"childList": True})
+        self.page.context.intercept = self._ask_host
         self._observe(
             js.MutationObserver, self._answer_changed, get("answer"), {"attributeFilter": ["data-provider"]}
         )
@@ -115,13 +127,21 @@ class EmbedBridge:
             self._ignore()
             return
         box = self.page.box
+        if message.type == "open-message-reply":
+            waiting = self._replies.get(message.request)
+            if waiting is not None and not waiting.done():
+                waiting.set_result(message.taken)
+            return
         if message.type == "close":
             box.close()
             return
         if message.query:
+            self.page.context.close(restore_focus=False)  # a new search: the results, not a message
             self.page.load_query(scoped_query(message.query, self.default_filters))
         if self.page.session.current is None:
             get("login-user").focus()  # nothing to search before signing in
+        elif self.page.context.is_open:
+            self.page.context.focus()  # the message it was showing when the host hid it
         else:
             box.focus()
             if not message.query:
@@ -134,32 +154,27 @@ class EmbedBridge:
 
     # -- to the host -----------------------------------------------------------------------------
 
-    def _results_changed(self) -> None:
-        for node in js.document.querySelectorAll("#result-list .result[tabindex='-1']"):
-            set_attribute(node, "tabindex", "0")
-
     def _answer_changed(self) -> None:
         provider = present(get("answer").getAttribute("data-provider")) or ""
         citations = int(get("answer-body").querySelectorAll("a.cite").length)
         self.post("answer-shown", provider=provider, citations=citations)
 
-    def _on_result_click(self, event: JsProxy) -> None:
-        self._select(closest(event, ".result"))
-
-    def _on_result_key(self, event: JsProxy) -> None:
-        item = closest(event, ".result")
-        if event.key == "Enter" and item is not None and item == present(event.target):
-            event.preventDefault()
-            self._select(item)
-
-    def _select(self, item: JsProxy | None) -> None:
-        if item is None:
-            return
+    async def _ask_host(self, request: OpenRequest) -> bool:
+        """Tell the host a message is about to open; True when it replied that it took it."""
+        if request["via"] == "result" and request["rid"]:
+            self.post(
+                "result-selected", msgId=request["msgId"], rid=request["rid"], position=request["position"]
+            )
+        self._requests += 1
+        number = self._requests
+        self.post("open-message", id=number, **request)
+        if not self.intercept:
+            return False
+        reply: asyncio.Future[bool] = asyncio.get_event_loop().create_future()
+        self._replies[number] = reply
         try:
-            position = int(str(item.id).removeprefix(RESULT_ID_PREFIX))
-            result = self.page.results.results[position - 1]
-        except (ValueError, IndexError):
-            return
-        msg_id, rid = result.get("_id"), result.get("rid")
-        if isinstance(msg_id, str) and isinstance(rid, str):
-            self.post("result-selected", msgId=msg_id, rid=rid, position=position)
+            return await asyncio.wait_for(reply, HOST_REPLY_MS / 1000)
+        except TimeoutError:
+            return False  # a host that does not answer does not keep the message closed
+        finally:
+            self._replies.pop(number, None)

@@ -5,13 +5,23 @@ plain object ``{"aiSearch": 1, "type": ..., ...fields}``; anything else is not o
 
     host -> widget   open {query?}   focus the box; with a query, search it (default filters kept)
                      close           the host hid the widget: close the suggestion list
+                     open-message-reply {id, taken}
+                                     the answer to open-message: taken, the host shows it itself
     widget -> host   hello           the page loaded (static/embed-frame.js, before Python)
                      ready           Python is ready
                      opened {python} the box has focus after an "open"
                      resize {height} the content's height in CSS pixels
                      close           Escape or the × button: the host should hide the widget
                      result-selected {msgId, rid, position}
+                     open-message    {id, msgId, rid, tmid, position, via}: a message is about to
+                                     open in the widget's context view; a host that replies
+                                     taken shows it itself instead
                      answer-shown    {provider, citations}
+
+A host takes ``open-message`` only if it says it will reply (``?intercept=1`` in the iframe URL;
+``static/embed.js`` always does, and replies for the host page's ``ai-search:open-message``
+listeners); the widget then waits for the reply at most ``HOST_REPLY_MS`` before it opens the message
+itself. Without ``intercept`` the message opens at once and ``open-message`` is only news.
 
 ``hello``, ``resize`` and ``close`` come from ``static/embed-frame.js`` (from the first paint, no
 Python needed); the rest from :mod:`.embed_bridge` (and ``opened`` from the script before Python).
@@ -41,6 +51,7 @@ from ai_search import (
 
 __all__ = [
     "HOST_MESSAGE_TYPES",
+    "HOST_REPLY_MS",
     "PROTOCOL_FIELD",
     "PROTOCOL_VERSION",
     "WIDGET_MESSAGE_TYPES",
@@ -54,18 +65,26 @@ __all__ = [
 
 PROTOCOL_FIELD = "aiSearch"
 PROTOCOL_VERSION = 1
-HOST_MESSAGE_TYPES = frozenset({"open", "close"})
+HOST_MESSAGE_TYPES = frozenset({"open", "close", "open-message-reply"})
 WIDGET_MESSAGE_TYPES = frozenset(
-    {"hello", "ready", "opened", "resize", "close", "result-selected", "answer-shown"}
+    {"hello", "ready", "opened", "resize", "close", "result-selected", "open-message", "answer-shown"}
 )
+# Milliseconds the widget waits for a host's open-message-reply before it opens the message itself:
+# the loader replies within the same task (a few ms); a host that hangs must not hang the widget.
+HOST_REPLY_MS = 1000
+# Request numbers a reply may carry: open-message counts from 1 (a JavaScript number is exact to 2**53).
+_MAX_REQUEST_ID = 2**53
 
 
 @dataclass(frozen=True, slots=True)
 class HostMessage:
-    """A message from the host: ``type`` is ``open`` or ``close``; ``query`` only for ``open``."""
+    """A message from the host: ``type`` is ``open``, ``close`` or ``open-message-reply``; ``query``
+    only for ``open``, ``request`` and ``taken`` only for a reply."""
 
     type: str
     query: str = ""
+    request: int = 0
+    taken: bool = False
 
 
 def parse_allowed_origins(text: str) -> frozenset[str]:
@@ -99,6 +118,13 @@ def read_host_message(data: Any) -> HostMessage | None:
     kind = data.get("type")
     if kind not in HOST_MESSAGE_TYPES:
         return None
+    if kind == "open-message-reply":
+        request = data.get("id")
+        if isinstance(request, float) and request.is_integer():
+            request = int(request)  # a JavaScript number arrives as a float when converted
+        if not isinstance(request, int) or isinstance(request, bool) or not 0 < request < _MAX_REQUEST_ID:
+            return None
+        return HostMessage(kind, request=request, taken=data.get("taken") is True)
     query = data.get("query") if kind == "open" else None
     return HostMessage(str(kind), query.strip()[:MAX_SEARCH_QUERY_LENGTH] if isinstance(query, str) else "")
 

@@ -3,7 +3,10 @@ address bar. The box itself (chips, suggestions, lookups) is :mod:`.search_box`.
 
     Enter      -> the search runs: the box's filters join the chips, the query line
                   (serialize_search_query) goes to ?q= (a history entry) and to ai.search
-    popstate   -> that entry's query line is loaded and searched again
+    a result   -> it opens in its conversation (:mod:`.context`; &msg= is a history entry), as do
+                  an answer's citations and a permalink (?msg=ID)
+    popstate   -> that entry's query line is searched again when it is another one, and its
+                  message opened or the view closed: Back from a message shows the results as they were
     start      -> take over from static/fallback.js without losing typed text, found results or
                   the rooms and people it already looked up
 
@@ -15,7 +18,7 @@ are awaited (:mod:`.api`), never blocking the page; everything runs behind :mod:
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Mapping
 from typing import Any
 
 import js
@@ -37,6 +40,7 @@ from .answer import AnswerPanel
 from .api import ApiClient, ApiError
 from .auth import Session
 from .boundary import spawn
+from .context import ContextView, Span
 from .dom import element, get, listen, present, replace_children, set_text
 from .results import ResultsView, result_anchor
 from .search_box import SearchBox
@@ -70,7 +74,20 @@ class Page:
             spawn=self._spawn,
             on_chip_removed=self._chip_removed,
         )
-        self.results = ResultsView(get("result-list"), get("show-more"), get("empty"), on_drop=self.box.drop)
+        self.results = ResultsView(
+            get("result-list"),
+            get("show-more"),
+            get("empty"),
+            on_drop=self.box.drop,
+            on_open=self.open_result,
+        )
+        self.context = ContextView(
+            self.api,
+            hits=self.results.hit,
+            locate=self.result_element,
+            spawn=self._spawn,
+            embedded=js.document.documentElement.getAttribute("data-mode") == "embed",
+        )
         self.answer = AnswerPanel(
             panel=get("answer"),
             ask=get("ask"),
@@ -92,12 +109,14 @@ class Page:
         listen(get("ask"), "click", lambda _e: self._spawn(self._ask(), "asking for an answer"))
         listen(get("retry"), "click", lambda _e: self._retry())
         listen(js.document, "keydown", self._on_shortcut)
-        url_state.on_query_change(self.load_query)
+        url_state.on_history_change(self.follow_history)
         js.window.aiSearchTimings = self.box.timings
 
         self._show_session()
         set_text(self.status, "Ready." if self.session.current else "Sign in to search.")
         self._take_over()
+        if url_state.read_message():
+            self._open_linked()
         get("fallback-results").hidden = True
         js.document.documentElement.dataset.py = "ready"
         js.performance.mark("ai-search:python-ready")
@@ -162,7 +181,9 @@ class Page:
         self.submit()
 
     def submit(self) -> None:
-        """Search for the box plus the chips; the query line goes to the address bar."""
+        """Search for the box plus the chips; the query line goes to the address bar (the message
+        open stays in the entry before, for Back)."""
+        self.context.close(history=False, restore_focus=False)
         parsed = parse_search_filter_text(drop_unfinished_search_filters(self.box.text))
         self.box.set_filters(merge_search_filters(self.box.filters, parsed.filters))
         self.box.set_text(parsed.search_text)
@@ -296,18 +317,58 @@ class Page:
             return f"all {self._room_count} rooms and direct messages you are in"
         return "all the rooms and direct messages you are in"
 
-    def cite(self, position: int) -> None:
-        """A citation was followed: bring its result into view and mark it."""
+    # -- messages in their conversation ------------------------------------------------------------
+
+    def follow_history(self) -> None:
+        """Back/Forward: search the entry's query line if it is not the one on screen, and show its
+        message (or none)."""
+        query, msg_id = url_state.read_query(), url_state.read_message()
+        if query != self.query:
+            self.load_query(query)
+        if msg_id and self.session.current is not None:
+            if msg_id != self.context.msg_id:
+                self.context.open(msg_id, hit=self.results.hit(msg_id), history="none")
+        else:
+            self.context.close(history=False)
+
+    def _open_linked(self) -> None:
+        """The address names a message (a permalink): open it, once signed in."""
+        msg_id = url_state.read_message()
+        if self.session.current is None:
+            set_text(self.status, "Sign in to see the linked message.")
+        elif msg_id:
+            self.context.open(msg_id, hit=self.results.hit(msg_id), history="none")
+
+    def result_element(self, msg_id: str) -> JsProxy | None:
+        """The listed result of a message, if it is on the page."""
+        position = self.results.position_of(msg_id)
+        if position is None or position > self.results.shown:
+            return None
+        return present(js.document.getElementById(result_anchor(position)))
+
+    def open_result(self, result: Mapping[str, Any], invoker: JsProxy, position: int | None) -> None:
+        """A result was clicked or Enter pressed on it (or a thread's "N more": no position): its
+        conversation."""
+        self.context.show_result(
+            result, invoker=invoker, position=position, via="result" if position is not None else "more"
+        )
+
+    def cite(self, position: int, span: Span | None = None) -> None:
+        """A citation was followed: mark its result and open it in its conversation, the
+        supporting ``span`` (code points of its text) marked when the answer gave one."""
         self.results.reveal(position)
         for node in js.document.querySelectorAll(".result.is-cited"):
             node.classList.remove("is-cited")
-        try:
-            node = get(result_anchor(position))
-        except LookupError:
+        if not 1 <= position <= len(self.results.results):
             return
-        node.classList.add("is-cited")
-        node.scrollIntoView(block="center")
-        node.focus(preventScroll=True)
+        present(js.document.getElementById(result_anchor(position))).classList.add("is-cited")
+        self.context.show_result(
+            self.results.results[position - 1],
+            invoker=present(js.document.activeElement),
+            position=position,
+            span=span,
+            via="citation",
+        )
 
     async def _ask(self) -> None:
         shown = self.results.results[: self.results.shown]
@@ -326,6 +387,7 @@ class Page:
         self._show_session()
         self.box.forget()
         self._room_count = None
+        self.context.reset()
         self._clear_results()
         if self.session.current is not None:
             set_text(self.status, "Signed in. Ready.")
@@ -333,6 +395,8 @@ class Page:
             if url_state.read_query():
                 self.load_query(url_state.read_query())
             self.box.focus()
+            if url_state.read_message():
+                self._open_linked()
         else:
             ended = (
                 "Your session has ended. Sign in again." if self.session.ended == "expired" else "Signed out."

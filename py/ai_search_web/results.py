@@ -1,17 +1,24 @@
-"""The result list: room, author, time, text with highlights, why it matched; pages and the empty state.
+"""The result list: room, author, time, text with highlights, why it matched, its thread and files;
+by conversation; pages and the empty state.
 
 Results arrive as ``ai.search`` returns them (``text``, ``ts``, ``u``, ``room``, ``highlights``,
-``matchReason``, optional ``score``). Every field is untrusted and reaches the page as text, each in
-its own bidirectional isolate (``dir="auto"``), so a right-to-left name cannot reorder what follows
-it. Why a result matched is said in words: the words it matched (from its highlights), similar
-meaning, or both; the fused score is a ranking detail, not shown. The
-first page shows ``AI_SEARCH_PAGE_SIZE`` results, each "Show more" ``AI_SEARCH_RESULTS_PAGE_SIZE``
-more, as upstream. Result ``n`` (1-based) is ``#result-n``: the answer's ``[n]`` links there.
+``matchReason``, optional ``score``, ``thread``, ``tmid``, ``files``). Every field is untrusted and
+reaches the page as text, each in its own bidirectional isolate (``dir="auto"``), so a right-to-left
+name cannot reorder what follows it. Why a result matched is said in words: the words it matched
+(from its highlights), similar meaning, or both; the fused score is a ranking detail, not shown.
+
+The list is by conversation (:mod:`.conversations`): a thread's hits together under its title, in
+the order they were written, at the rank of its best hit. The first page shows
+``AI_SEARCH_PAGE_SIZE`` results, each "Show more" ``AI_SEARCH_RESULTS_PAGE_SIZE`` more, as upstream.
+Result ``n`` (1-based, in the list's order) is ``#result-n``: the answer's ``[n]`` links there. A
+click on a result, or Enter on a focused one, asks the page to open it in its conversation
+(``on_open(result, element, position)``); so does a thread's "N more in this thread".
 
 When nothing matched, the empty state says what was searched (the words, each filter in force, the
 rooms searched) and offers one button per filter to search again without it::
 
-    view = ResultsView(get("result-list"), get("show-more"), get("empty"), on_drop=page.remove_chip)
+    view = ResultsView(get("result-list"), get("show-more"), get("empty"), on_drop=page.remove_chip,
+                       on_open=page.open_result)
     view.show(results)                       # first page
     view.show_more()
     view.show_empty("deploy", chips, "18 rooms you are in")
@@ -23,12 +30,14 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import js
-from pyodide.ffi import JsProxy, to_js
+from pyodide.ffi import JsProxy
 
 from ai_search import AI_SEARCH_PAGE_SIZE, AI_SEARCH_RESULTS_PAGE_SIZE, MAX_SOURCE_MESSAGE_LENGTH, FilterChip
 
-from .dom import closest, data_index, element, highlighted, listen, replace_children, set_text
-from .wording import match_words, reason_text
+from .conversations import Conversation, group_by_conversation, message_id
+from .dom import closest, data_index, element, highlighted, icon, listen, present, replace_children, set_text
+from .message_view import author, file_chips, thread_note, when
+from .wording import match_words, more_in_thread_text, reason_text, replies_text
 
 __all__ = ["RESULT_ID_PREFIX", "ResultsView", "result_anchor", "room_label"]
 
@@ -61,30 +70,46 @@ def room_label(room: Any) -> str:
 
 class ResultsView:
     def __init__(
-        self, listing: JsProxy, more: JsProxy, empty: JsProxy, *, on_drop: Callable[[FilterChip], None]
+        self,
+        listing: JsProxy,
+        more: JsProxy,
+        empty: JsProxy,
+        *,
+        on_drop: Callable[[FilterChip], None],
+        on_open: Callable[[Result, JsProxy, int | None], None],
     ) -> None:
         self._list = listing
         self._more = more
         self._empty = empty
         self._on_drop = on_drop
-        self.results: tuple[Result, ...] = ()
+        self._on_open = on_open
+        self.found: tuple[Result, ...] = ()  # every result of the search, best first
+        self.results: tuple[Result, ...] = ()  # those listed, in the list's order: result n is [n]
         self.shown = 0
+        self._groups: tuple[Conversation, ...] = ()
+        self._group_of: tuple[int, ...] = ()  # the group of each listed result
+        self._containers: dict[int, JsProxy] = {}  # a thread's list of hits, once it is on the page
         self._drops: tuple[FilterChip, ...] = ()
-        self._time_format: JsProxy | None = None  # made on first use: not on the start-up path
         listen(more, "click", lambda _event: self.show_more())
         listen(empty, "click", self._drop_click)
+        listen(listing, "click", self._click)
+        listen(listing, "keydown", self._key)
 
     def clear(self) -> None:
-        self.results, self.shown, self._drops = (), 0, ()
+        self.found, self.results, self.shown, self._drops = (), (), 0, ()
+        self._groups, self._group_of, self._containers = (), (), {}
         replace_children(self._list)
         replace_children(self._empty)
         self._empty.hidden = True
         self._more.hidden = True
 
     def show(self, results: Sequence[Result]) -> None:
-        """Show the first page of ``results`` (replacing what was there)."""
+        """Show the first page of ``results`` (replacing what was there), by conversation."""
         self.clear()
-        self.results = tuple(result for result in results if isinstance(result, Mapping))
+        self.found = tuple(result for result in results if isinstance(result, Mapping))
+        self._groups = tuple(group_by_conversation(self.found))
+        self.results = tuple(hit for group in self._groups for hit in group.hits)
+        self._group_of = tuple(index for index, group in enumerate(self._groups) for _hit in group.hits)
         self._reveal(min(AI_SEARCH_PAGE_SIZE, len(self.results)))
 
     def show_more(self) -> None:
@@ -95,11 +120,18 @@ class ResultsView:
         if self.shown < position <= len(self.results):
             self._reveal(position)
 
+    def hit(self, msg_id: str) -> Result | None:
+        """The result of this search for a message id (listed or not), if there is one."""
+        return next((result for result in self.found if msg_id and message_id(result) == msg_id), None)
+
     def _reveal(self, upto: int) -> None:
-        fresh = [self._item(self.results[i], i + 1) for i in range(self.shown, upto)]
-        for node in fresh:
-            self._list.appendChild(node)
         first_new = self.shown
+        fresh = []
+        for index in range(self.shown, upto):
+            node = self._item(self.results[index], index + 1)
+            self._place(node, self._group_of[index], last=index + 1 == len(self.results)
+                        or self._group_of[index + 1] != self._group_of[index])  # fmt: skip
+            fresh.append(node)
         self.shown = upto
         self._more.hidden = self.shown >= len(self.results)
         if fresh and first_new:
@@ -107,14 +139,54 @@ class ResultsView:
         left = len(self.results) - self.shown
         set_text(self._more, f"Show more ({min(left, AI_SEARCH_RESULTS_PAGE_SIZE)} of {left} left)")
 
+    def _place(self, node: JsProxy, group_index: int, *, last: bool) -> None:
+        """Put a result in the list, or in its thread's entry (made with its first hit); the entry
+        ends with its "N more in this thread" button once its last listed hit is there."""
+        group = self._groups[group_index]
+        if not group.grouped:
+            self._list.appendChild(node)
+            return
+        if group_index not in self._containers:
+            hits = self._containers[group_index] = element("ol", class_="conversation-hits")
+            self._list.appendChild(
+                element("li", self._heading(group), hits, class_="conversation", data_group=str(group_index))
+            )
+        self._containers[group_index].appendChild(node)
+        if last and group.more:
+            self._containers[group_index].parentElement.appendChild(
+                element(
+                    "button",
+                    icon("thread"),
+                    more_in_thread_text(len(group.more)),
+                    type="button",
+                    class_="conversation-more",
+                    data_index=str(group_index),
+                )
+            )
+
+    def _heading(self, group: Conversation) -> JsProxy:
+        thread = group.thread or {}
+        replies = replies_text(thread.get("replies"))
+        return element(
+            "header",
+            icon("thread"),
+            element("span", _text(thread.get("title")), class_="conversation-title", dir="auto"),
+            element(
+                "span",
+                " · ".join(part for part in (room_label(group.hits[0].get("room")), replies) if part),
+                class_="conversation-meta",
+                dir="auto",
+            ),
+            class_="conversation-head",
+        )
+
     def _item(self, result: Result, position: int) -> JsProxy:
         text = _text(result.get("text"))
         shown_text = text[:MAX_SOURCE_MESSAGE_LENGTH]
         spans = result.get("highlights")
-        user = result.get("u") if isinstance(result.get("u"), Mapping) else {}
-        username, name = _text(user.get("username")), _text(user.get("name"))
         reason = reason_text(result.get("matchReason"), match_words(shown_text, spans))
         ts = _text(result.get("ts"))
+        grouped = self._groups[self._group_of[position - 1]].grouped
         return element(
             "li",
             element(
@@ -123,17 +195,12 @@ class ResultsView:
                     "header",
                     element("span", f"[{position}]", class_="result-number"),
                     element("span", room_label(result.get("room")), class_="result-room", dir="auto"),
-                    element(
-                        "span",
-                        name or username,
-                        class_="result-author",
-                        title=f"@{username}" if username else None,
-                        dir="auto",
-                    ),
-                    element("time", self._when(ts), datetime=ts, class_="result-time") if ts else None,
+                    author(result, "result-author"),
+                    element("time", when(ts), datetime=ts, class_="result-time") if ts else None,
                     element("span", reason, class_="result-reason", dir="auto") if reason else None,
                     class_="result-meta",
                 ),
+                thread_note(result, grouped=grouped),
                 element(
                     "p",
                     *highlighted(shown_text, spans if isinstance(spans, list) else []),
@@ -141,30 +208,52 @@ class ResultsView:
                     class_="result-text",
                     dir="auto",
                 ),
+                file_chips(result),
             ),
             id=result_anchor(position),
             class_="result",
-            tabindex="-1",
-            data_msg_id=_text(result.get("msgId")) or _text(result.get("_id")),
+            tabindex="0",
+            data_msg_id=message_id(result),
         )
-
-    def _when(self, ts: str) -> str:
-        date = js.Date.new(ts)
-        if js.Number.isNaN(date.getTime()):
-            return ts
-        if self._time_format is None:
-            self._time_format = js.Intl.DateTimeFormat.new(
-                js.undefined,
-                to_js({"dateStyle": "medium", "timeStyle": "short"}, dict_converter=js.Object.fromEntries),
-            )
-        return str(self._time_format.format(date))
 
     def position_of(self, msg_id: str) -> int | None:
         """The 1-based position of the result with this message id, if it is in the list."""
         for index, result in enumerate(self.results):
-            if msg_id and msg_id in (result.get("msgId"), result.get("_id")):
+            if msg_id and msg_id == message_id(result):
                 return index + 1
         return None
+
+    # -- opening a result in its conversation ----------------------------------------------------
+
+    def _position(self, node: JsProxy | None) -> int | None:
+        raw = _text(present(node.id)) if node is not None else ""
+        number = raw.removeprefix(RESULT_ID_PREFIX)
+        if not number.isdigit() or not number.isascii() or not 1 <= int(number) <= self.shown:
+            return None
+        return int(number)
+
+    def _click(self, event: JsProxy) -> None:
+        more = closest(event, "button.conversation-more")
+        if more is not None:
+            index = data_index(more, len(self._groups))
+            if index is not None and self._groups[index].more:
+                self._on_open(self._groups[index].more[0], more, None)
+            return
+        item = closest(event, ".result")
+        position = self._position(item)
+        selection = present(js.window.getSelection())
+        if position is None or (selection is not None and not selection.isCollapsed):
+            return  # text being selected in a result is not a request to open it
+        self._on_open(self.results[position - 1], item, position)
+
+    def _key(self, event: JsProxy) -> None:
+        item = closest(event, ".result")
+        if event.key != "Enter" or item is None or item != present(event.target):
+            return
+        position = self._position(item)
+        if position is not None:
+            event.preventDefault()
+            self._on_open(self.results[position - 1], item, position)
 
     def show_empty(self, words: str, chips: Sequence[FilterChip], rooms: str) -> None:
         """Nothing matched: say what was searched, and offer to drop each filter."""

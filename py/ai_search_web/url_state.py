@@ -1,11 +1,14 @@
-"""The query line in the address bar (``?q=``), so a search can be shared and back/forward work.
+"""The address bar: the query line (``?q=``) and the message open in its context (``&msg=``), so a
+search or a message can be shared and back/forward work.
 
-A submitted search pushes one history entry; going back or forward calls the page's handler with
-that entry's query line (``""`` for none). The line is the serialized query, the same one the box,
-REST (``ai.search?q=``) and MCP read::
+A submitted search pushes one history entry (without ``msg``); opening a result in its context
+pushes another (the same ``q`` plus ``msg``), so Back closes the view and shows the results where
+they were. ``/?msg=ID`` alone is a message's permalink. The line is the serialized query, the same
+one the box, REST (``ai.search?q=``) and MCP read::
 
     push_query("in:ops deploy")          # /?q=in%3Aops+deploy
-    on_query_change(page.load_query)      # back/forward
+    push_message("demo-pg-failover-12")  # /?q=in%3Aops+deploy&msg=demo-pg-failover-12
+    on_history_change(page.follow_history)      # back/forward
 """
 
 from __future__ import annotations
@@ -13,36 +16,93 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import js
+from pyodide.ffi import to_js
 
-from .dom import listen
+from .dom import listen, present
 
-__all__ = ["QUERY_PARAMETER", "on_query_change", "push_query", "read_query"]
+__all__ = [
+    "MESSAGE_PARAMETER",
+    "QUERY_PARAMETER",
+    "message_was_pushed",
+    "on_history_change",
+    "permalink",
+    "push_message",
+    "push_query",
+    "read_message",
+    "read_query",
+    "replace_message",
+]
 
 QUERY_PARAMETER = "q"
+MESSAGE_PARAMETER = "msg"
+# The history state field of an entry that opened a message in its context (see message_was_pushed).
+_PUSHED_STATE = "aiSearchContext"
+# Longest message id the address bar is read for (characters): ids are short; anything longer is
+# no id of ours, and is not sent to the server.
+MAX_MESSAGE_ID_CHARS = 256
+
+
+def _read(name: str) -> str:
+    value = js.URLSearchParams.new(js.location.search).get(name)
+    return value if isinstance(value, str) else ""
 
 
 def read_query() -> str:
     """The ``q`` parameter of the current address, or ``""``."""
-    value = js.URLSearchParams.new(js.location.search).get(QUERY_PARAMETER)
-    return value if isinstance(value, str) else ""
+    return _read(QUERY_PARAMETER)
 
 
-def _url_for(query: str) -> str:
+def read_message() -> str:
+    """The ``msg`` parameter of the current address (a message id), or ``""``."""
+    value = _read(MESSAGE_PARAMETER).strip()
+    return value if len(value) <= MAX_MESSAGE_ID_CHARS else ""
+
+
+def _url_with(**changes: str) -> str:
+    """The current address with parameters set (``""`` removes one); others are kept."""
     params = js.URLSearchParams.new(js.location.search)
-    if query:
-        params.set(QUERY_PARAMETER, query)
-    else:
-        params.delete(QUERY_PARAMETER)
+    for name, value in changes.items():
+        if value:
+            params.set(name, value)
+        else:
+            params.delete(name)
     search = params.toString()
     return str(js.location.pathname) + ("?" + search if search else "")
 
 
 def push_query(query: str) -> None:
-    """A new history entry for ``query``, unless the address already holds it."""
-    if query != read_query():
-        js.history.pushState(None, "", _url_for(query))
+    """A new history entry for ``query`` (no message open), unless the address already holds it."""
+    if query != read_query() or read_message():
+        js.history.pushState(None, "", _url_with(q=query, msg=""))
 
 
-def on_query_change(handler: Callable[[str], None]) -> None:
-    """Call ``handler(query)`` when back/forward moves to another entry."""
-    listen(js.window, "popstate", lambda _event: handler(read_query()))
+def push_message(msg_id: str) -> None:
+    """A new history entry with ``msg_id`` open, the query kept, marked as the page's own."""
+    state = js.Object.fromEntries(to_js([[_PUSHED_STATE, True]]))
+    js.history.pushState(state, "", _url_with(msg=msg_id))
+
+
+def message_was_pushed() -> bool:
+    """Whether the current entry is one :func:`push_message` made (so Back leaves the message
+    for the entry before it), not a permalink opened as it is."""
+    state = present(js.history.state)
+    return state is not None and getattr(state, _PUSHED_STATE, None) is True
+
+
+def replace_message(msg_id: str) -> None:
+    """Set (or with ``""`` remove) the open message of the current entry without adding one."""
+    if msg_id != read_message():
+        js.history.replaceState(None, "", _url_with(msg=msg_id))
+
+
+def permalink(msg_id: str) -> str:
+    """The search page's address that opens ``msg_id`` in its context, for anyone who may read it
+    (from the widget too: the page's folder, not the widget's ``/embed``)."""
+    params = js.URLSearchParams.new()
+    params.set(MESSAGE_PARAMETER, msg_id)
+    return str(js.URL.new("./?" + params.toString(), js.location.href).href)
+
+
+def on_history_change(handler: Callable[[], None]) -> None:
+    """Call ``handler()`` when back/forward moves to another entry (read the address from it)."""
+    listen(js.window, "popstate", lambda _event: handler())

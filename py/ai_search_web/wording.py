@@ -23,9 +23,12 @@ __all__ = [
     "MAX_REASON_WORDS",
     "count_text",
     "counter_text",
+    "file_size_text",
     "lockout_text",
     "match_words",
+    "more_in_thread_text",
     "reason_text",
+    "replies_text",
     "too_long_text",
 ]
 
@@ -41,6 +44,11 @@ MATCH_REASONS: Mapping[str, str] = {
 _SOME_WORDS = "your words"
 # Matched words a reason names; the rest are counted ("and 2 more").
 MAX_REASON_WORDS = 3
+# File sizes: the units people read, each 1024 of the one before (as file managers count).
+_SIZE_UNITS = ("bytes", "KB", "MB", "GB", "TB")
+_SIZE_STEP = 1024
+# Below this many units a size keeps one decimal ("2.4 MB"); above it, whole units ("240 KB").
+_SIZE_DECIMALS_BELOW = 10
 
 
 def count_text(count: int) -> str:
@@ -95,3 +103,29 @@ def reason_text(reason: Any, words: Sequence[str]) -> str:
     if len(words) > MAX_REASON_WORDS:
         named += f" and {len(words) - MAX_REASON_WORDS} more"
     return template.format(words=named or _SOME_WORDS)
+
+
+def replies_text(count: Any) -> str:
+    """``1 reply``, ``6 replies``; ``""`` for what is not a count."""
+    if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+        return ""
+    return f"{count} repl{'y' if count == 1 else 'ies'}"
+
+
+def more_in_thread_text(count: int) -> str:
+    """The button under a thread whose other hits are not listed: ``2 more in this thread``."""
+    return f"{count} more in this thread"
+
+
+def file_size_text(size: Any) -> str:
+    """A file's size as people read it: ``512 bytes``, ``2.4 KB``, ``240 KB``; ``""`` when unknown."""
+    if not isinstance(size, int) or isinstance(size, bool) or size <= 0:
+        return ""
+    value, unit = float(size), 0
+    while value >= _SIZE_STEP and unit < len(_SIZE_UNITS) - 1:
+        value /= _SIZE_STEP
+        unit += 1
+    if unit == 0:
+        return f"{size} byte{'s' if size != 1 else ''}"
+    shown = f"{value:.1f}".removesuffix(".0") if value < _SIZE_DECIMALS_BELOW else f"{value:.0f}"
+    return f"{shown} {_SIZE_UNITS[unit]}"

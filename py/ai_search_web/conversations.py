@@ -1,0 +1,92 @@
+"""Results as conversations: the hits of one thread listed together, under the thread's title.
+
+A search for an incident finds its thread five times; read as five separate results it says less
+than the thread does. So the list shows conversations: each thread (the replies' ``tmid``, the
+``thread._id`` that ``ai.search`` gives a reply and a thread's first message) takes the rank of its
+best hit, and its hits sit together under it in the order they were written, so they read as the
+conversation did. A message outside any thread is a conversation of its own. A thread shows its
+``MAX_HITS_PER_CONVERSATION`` best hits; the others are counted ("2 more in this thread") and are
+one click away, highlighted in the thread's context view. The page numbers the hits in this order
+(``[N]``), and answers cite them in it. Pure (no ``js``), so CPython tests cover it::
+
+    groups = group_by_conversation(results)
+    shown = [hit for group in groups for hit in group.hits]   # the list, top to bottom
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["MAX_HITS_PER_CONVERSATION", "Conversation", "group_by_conversation", "message_id", "thread_of"]
+
+# Hits of one thread listed under it: enough to show why the thread matched, few enough that one busy
+# thread cannot fill the first page and push every other conversation below the fold.
+MAX_HITS_PER_CONVERSATION = 3
+
+Result = Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Conversation:
+    """One entry of the list: a thread's hits (``thread`` set), or a single message (``thread``
+    None, unless the message is a thread's only hit)."""
+
+    key: str
+    thread: Mapping[str, Any] | None
+    hits: tuple[Result, ...]  # in the order they were written
+    more: tuple[Result, ...] = ()  # hits of this thread found but not listed, best first
+
+    @property
+    def grouped(self) -> bool:
+        """Whether the list shows a conversation heading over several hits."""
+        return self.thread is not None and len(self.hits) + len(self.more) > 1
+
+
+def message_id(result: Result) -> str:
+    """The message id of a search result or a message (``msgId`` or ``_id``), or ``""``."""
+    for key in ("msgId", "_id"):
+        value = result.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return ""
+
+
+def thread_of(result: Result) -> Mapping[str, Any] | None:
+    """The result's thread ``{_id, title, replies}`` when it has a well-formed one."""
+    thread = result.get("thread")
+    if not isinstance(thread, Mapping) or not isinstance(thread.get("_id"), str) or not thread["_id"]:
+        return None
+    return thread
+
+
+def _written(result: Result) -> str:
+    ts = result.get("ts")
+    return ts if isinstance(ts, str) else ""
+
+
+def group_by_conversation(
+    results: Sequence[Result], max_hits: int = MAX_HITS_PER_CONVERSATION
+) -> list[Conversation]:
+    """``results`` (best first) as conversations, best first; each thread's best ``max_hits`` hits
+    in the order they were written (ISO times compare as text; ties keep their rank)."""
+    order: list[str] = []
+    hits: dict[str, list[Result]] = {}
+    threads: dict[str, Mapping[str, Any] | None] = {}
+    for index, result in enumerate(results):
+        thread = thread_of(result)
+        key = f"thread:{thread['_id']}" if thread is not None else f"message:{message_id(result) or index}"
+        if key not in hits:
+            order.append(key)
+            hits[key] = []
+            threads[key] = thread
+        hits[key].append(result)
+    groups = []
+    for key in order:
+        found = hits[key]
+        cut = max(1, max_hits) if threads[key] is not None else len(found)
+        kept, more = found[:cut], found[cut:]
+        ranked = sorted(range(len(kept)), key=lambda i: (_written(kept[i]), i))
+        groups.append(Conversation(key, threads[key], tuple(kept[i] for i in ranked), tuple(more)))
+    return groups

@@ -1,0 +1,130 @@
+"""What a message carries besides its text, read defensively: files, reactions, edits, pins, threads.
+
+Search results and ``chat.getMessageContext`` give these in Rocket.Chat's shapes, and like every
+answer they are untrusted data: anything malformed is left out, never shown half. Pure (no ``js``),
+so CPython tests cover it; :mod:`.message_view` turns the records into elements::
+
+    message_files({"files": [{"name": "pgbouncer.ini", "type": "text/plain", "size": 912}],
+                   "attachments": [{"title": "ledger pool settings"}]})
+    # [MessageFile(name='pgbouncer.ini', title='ledger pool settings', description='', ...)]
+    message_reactions({"reactions": {":+1:": {"usernames": ["bob", "carol"]}}})
+    # [Reaction(shortcode=':+1:', emoji='👍', usernames=('bob', 'carol'))]
+
+Reactions are stored by shortcode, as Rocket.Chat does. The common ones are shown as their emoji
+from :data:`REACTION_EMOJI` (a full shortcode library would add hundreds of kilobytes to what every
+visitor downloads into the browser, for names rarely used as reactions); any other shortcode is
+shown as written, which still says what it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "MAX_FILES_SHOWN",
+    "MAX_REACTIONS_SHOWN",
+    "REACTION_EMOJI",
+    "MessageFile",
+    "Reaction",
+    "emoji_for",
+    "is_image",
+    "message_files",
+    "message_reactions",
+    "text_field",
+]
+
+# Files and reactions one message shows at most: a message is not a file browser, and a flood of
+# either (an import gone wrong, a bot) must not push the conversation off the screen.
+MAX_FILES_SHOWN = 10
+MAX_REACTIONS_SHOWN = 20
+
+REACTION_EMOJI: Mapping[str, str] = {
+    ":+1:": "👍", ":thumbsup:": "👍", ":-1:": "👎", ":thumbsdown:": "👎", ":tada:": "🎉",
+    ":rocket:": "🚀", ":white_check_mark:": "✅", ":heavy_check_mark:": "✔️", ":x:": "❌",
+    ":lock:": "🔒", ":wave:": "👋", ":eyes:": "👀", ":heart:": "❤️", ":fire:": "🔥",
+    ":joy:": "😂", ":smile:": "😄", ":slight_smile:": "🙂", ":sweat_smile:": "😅", ":pray:": "🙏",
+    ":clap:": "👏", ":raised_hands:": "🙌", ":ok_hand:": "👌", ":100:": "💯", ":thinking:": "🤔",
+    ":thinking_face:": "🤔", ":warning:": "⚠️", ":bug:": "🐛", ":star:": "⭐", ":muscle:": "💪",
+    ":point_up:": "☝️", ":sob:": "😭", ":rotating_light:": "🚨", ":memo:": "📝", ":calendar:": "📅",
+}  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class MessageFile:
+    name: str
+    title: str = ""
+    description: str = ""
+    type: str = ""
+    size: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Reaction:
+    shortcode: str
+    emoji: str
+    usernames: tuple[str, ...]
+
+
+def text_field(record: Any, key: str) -> str:
+    """``record[key]`` when ``record`` is a mapping and the value is text, else ``""``."""
+    value = record.get(key) if isinstance(record, Mapping) else None
+    return value if isinstance(value, str) else ""
+
+
+def _size(record: Any) -> int:
+    value = record.get("size") if isinstance(record, Mapping) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def message_files(message: Mapping[str, Any]) -> list[MessageFile]:
+    """The files of a result (``files: [{name, title, type}]``) or a message (``files: [{name, type,
+    size}]`` beside ``attachments: [{title, description, size}]``, in the same order)."""
+    files = message.get("files")
+    attachments = message.get("attachments")
+    extra = attachments if isinstance(attachments, list) else []
+    found = []
+    for index, file in enumerate(files if isinstance(files, list) else []):
+        name = text_field(file, "name")
+        if not name:
+            continue
+        attachment = extra[index] if index < len(extra) and isinstance(extra[index], Mapping) else {}
+        title = text_field(file, "title") or text_field(attachment, "title")
+        found.append(
+            MessageFile(
+                name=name,
+                title="" if title == name else title,
+                description=text_field(attachment, "description"),
+                type=text_field(file, "type"),
+                size=_size(file) or _size(attachment),
+            )
+        )
+        if len(found) == MAX_FILES_SHOWN:
+            break
+    return found
+
+
+def is_image(file: MessageFile) -> bool:
+    return file.type.startswith("image/")
+
+
+def emoji_for(shortcode: str) -> str:
+    """The emoji of ``shortcode``, or the shortcode itself when the table does not have it."""
+    return REACTION_EMOJI.get(shortcode, shortcode)
+
+
+def message_reactions(message: Mapping[str, Any]) -> list[Reaction]:
+    """A message's reactions (``{":+1:": {"usernames": [...]}}``), those with people only."""
+    reactions = message.get("reactions")
+    found = []
+    for shortcode, reaction in reactions.items() if isinstance(reactions, Mapping) else ():
+        usernames = reaction.get("usernames") if isinstance(reaction, Mapping) else None
+        people = (
+            tuple(u for u in usernames if isinstance(u, str) and u) if isinstance(usernames, list) else ()
+        )
+        if isinstance(shortcode, str) and shortcode and people:
+            found.append(Reaction(shortcode, emoji_for(shortcode), people))
+        if len(found) == MAX_REACTIONS_SHOWN:
+            break
+    return found
