@@ -82,11 +82,11 @@ def file_chips(message: Mapping[str, Any]) -> JsProxy | None:
 
 def thread_note(result: Mapping[str, Any], *, grouped: bool) -> JsProxy | None:
     """A result's thread, in the list: ``In thread “title” · 6 replies`` for a reply, ``Started a
-    thread · 6 replies`` for its first message; under a thread heading only the latter is said."""
+    thread · 6 replies`` for its first message; under a thread heading only ``Started this thread``."""
     thread = thread_of(result)
     if thread is None:
         return None
-    replies = replies_text(thread.get("replies"))
+    replies = "" if grouped else replies_text(thread.get("replies"))  # the heading says it
     if thread["_id"] == message_id(result):
         words: list[Any] = ["Started this thread" if grouped else "Started a thread"]
     elif grouped:
@@ -126,18 +126,20 @@ def context_item(
 ) -> JsProxy:
     """One message of the context view. ``hit`` marks the one opened, ``found`` one the search also
     found; ``spans`` are ``[start, end)`` code points of its text to mark; ``in_room`` says the view
-    is a room's, where a thread's first message offers its thread."""
+    is a room's, where a thread's first message and a reply offer their thread."""
     text = text_field(message, "msg")
     edited = text_field(message, "editedAt")
     replies = message.get("tcount")
+    starts = isinstance(replies, int) and not isinstance(replies, bool) and replies > 0
     thread = None
-    if in_room and isinstance(replies, int) and not isinstance(replies, bool) and replies > 0:
+    if in_room and (starts or text_field(message, "tmid")):
         thread = element(
             "p",
             icon("thread"),
+            None if starts else "Reply in a thread",
             element(
                 "button",
-                f"View thread · {replies_text(replies)}",
+                f"View thread · {replies_text(replies)}" if starts else "View thread",
                 type="button",
                 class_="open-thread",
                 data_index=str(index),
