@@ -38,7 +38,8 @@ def _ask(page: Any) -> None:
 
 
 def test_the_answer_cites_results_that_exist(open_as: Callable[..., Any], server: Server) -> None:
-    """Every [N] in the answer is a link to a result on the page, and following one marks it."""
+    """Every [N] in the answer is a link to a result on the page, and following one opens it in its
+    conversation."""
     page = open_as("bob")
     _search(page, "deploy failed billing-api")
     assert page.is_visible("#answer")
@@ -46,7 +47,7 @@ def test_the_answer_cites_results_that_exist(open_as: Callable[..., Any], server
     assert page.inner_text("#answer-error") == ""
     links = page.locator("#answer-body a.cite")
     assert links.count() >= 1
-    result_ids = set(page.locator("#result-list > li").evaluate_all("nodes => nodes.map(n => n.id)"))
+    result_ids = set(page.locator("#result-list .result").evaluate_all("nodes => nodes.map(n => n.id)"))
     for href in links.evaluate_all("nodes => nodes.map(n => n.getAttribute('href'))"):
         assert href.removeprefix("#") in result_ids
     label = page.inner_text("#answer-label")
@@ -60,10 +61,18 @@ def test_the_answer_cites_results_that_exist(open_as: Callable[..., Any], server
             page.inner_text("#answer-body") == "The deploy failed on billing-api [1] and was rolled back [2]."
         )
     assert page.get_attribute("#answer", "data-truncated") == "false"
+    # Following a citation marks its result and opens that message in its conversation; Escape
+    # returns to the citation.
     target = links.first.get_attribute("href")
     links.first.click()
-    assert page.get_attribute(target, "class") == "result is-cited"
-    assert page.evaluate("document.activeElement.id") == target.removeprefix("#")
+    assert "is-cited" in page.get_attribute(target, "class").split()
+    page.wait_for_selector("#context[data-state=ready]")
+    cited = page.get_attribute(target, "data-msg-id")
+    assert page.get_attribute("#context-list .is-hit", "data-msg-id") == cited
+    assert page.evaluate("document.activeElement.dataset.msgId") == cited
+    page.keyboard.press("Escape")
+    page.wait_for_selector("#context", state="hidden")
+    assert page.evaluate("document.activeElement.classList.contains('cite')")
 
 
 def test_the_answer_streams_in(open_as: Callable[..., Any], server: Server) -> None:

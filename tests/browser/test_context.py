@@ -13,6 +13,8 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from ai_search_web.conversations import MAX_HITS_PER_CONVERSATION
+
 from ._hostile import PAYLOADS, WORD
 from .conftest import PageRecord, Server
 from .test_results import _search, _searches_done
@@ -223,3 +225,47 @@ def test_hostile_messages_stay_text_in_the_view(open_as: Callable[..., Any], hos
           markup: document.querySelectorAll('#context img, #context script, #context iframe, #context svg:not(.icon)').length,
         })"""
     ) == {"xss": None, "pyxss": None, "markup": 0}
+
+
+def test_a_reply_says_its_thread_and_its_files(open_as: Callable[..., Any], server: Server) -> None:
+    """Alone in the list, a reply names its thread (title, replies) and shows its files as labels."""
+    page = open_as("bob")
+    _search(page, "in:#incidents pgbouncer")
+    found = server.call("bob", "GET", "ai.search", params={"q": "in:#incidents pgbouncer"})["intelligent"]
+    reply = next(r for r in found if r.get("tmid") and r.get("files"))
+    item = page.locator(f"#result-list .result[data-msg-id='{reply['_id']}']")
+    note = item.locator(".result-thread").text_content()
+    assert note == f"In thread “{reply['thread']['title']}” · {reply['thread']['replies']} replies"
+    assert item.locator(".file-name").all_inner_texts() == [f["name"] for f in reply["files"]]
+    assert item.locator(".file a, .file[href]").count() == 0  # labels, not links: no file bytes here
+
+
+def test_a_busy_thread_lists_its_best_hits_and_opens_the_others(
+    open_as: Callable[..., Any], server: Server
+) -> None:
+    """A thread with more hits than MAX_HITS_PER_CONVERSATION lists that many, in the order they were
+    written, and "N more in this thread" opens the best of the others in the thread."""
+    query = "in:#support-escalations export"
+    found = server.call("bob", "GET", "ai.search", params={"q": query, "intelligentCount": "50"})["intelligent"]
+    by_thread: dict[str, list[dict[str, Any]]] = {}
+    for result in found:
+        if result.get("thread"):
+            by_thread.setdefault(result["thread"]["_id"], []).append(result)
+    thread_id, hits = max(by_thread.items(), key=lambda item: len(item[1]))
+    assert len(hits) > MAX_HITS_PER_CONVERSATION, "the demo's export escalation matches more often"
+    page = open_as("bob")
+    _search(page, query)
+    group = page.locator(f"#result-list .conversation:has(.result[data-msg-id='{hits[0]['_id']}'])")
+    listed = group.locator(".result").evaluate_all("ns => ns.map(n => n.dataset.msgId)")
+    best = hits[:MAX_HITS_PER_CONVERSATION]
+    assert listed == [r["_id"] for r in sorted(best, key=lambda r: r["ts"])]
+    more = group.locator(".conversation-more")
+    left = len(hits) - MAX_HITS_PER_CONVERSATION
+    assert more.inner_text() == f"{left} more in this thread"
+    more.click()
+    page.wait_for_selector(READY)
+    assert page.get_attribute("#context-list .is-hit", "data-msg-id") == hits[MAX_HITS_PER_CONVERSATION]["_id"]
+    assert _listed(page)[0] == thread_id
+    page.keyboard.press("Escape")
+    page.wait_for_selector("#context", state="hidden")
+    assert page.evaluate("document.activeElement.className") == "conversation-more"

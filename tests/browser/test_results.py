@@ -85,9 +85,9 @@ def test_results_come_in_pages_of_five_then_eight(open_as: Callable[..., Any]) -
     assert total > AI_SEARCH_PAGE_SIZE + AI_SEARCH_RESULTS_PAGE_SIZE, (
         "the demo should have enough deploy talk"
     )
-    assert page.locator("#result-list > li").count() == AI_SEARCH_PAGE_SIZE
+    assert page.locator("#result-list .result").count() == AI_SEARCH_PAGE_SIZE
     page.click("#show-more")
-    assert page.locator("#result-list > li").count() == AI_SEARCH_PAGE_SIZE + AI_SEARCH_RESULTS_PAGE_SIZE
+    assert page.locator("#result-list .result").count() == AI_SEARCH_PAGE_SIZE + AI_SEARCH_RESULTS_PAGE_SIZE
     assert page.evaluate("document.activeElement.id") == f"result-{AI_SEARCH_PAGE_SIZE + 1}"
 
 
@@ -102,7 +102,7 @@ def test_the_empty_state_explains_the_scope_and_drops_a_filter(open_as: Callable
     assert "only #ops" in empty
     assert "Only messages from @dave" in empty
     page.click("text=Search without @dave")
-    page.wait_for_function("() => document.querySelectorAll('#result-list > li').length > 0")
+    page.wait_for_function("() => document.querySelectorAll('#result-list .result').length > 0")
     assert page.locator("#chips .chip-label").all_inner_texts() == ["#ops"]
     assert _query_of(page) == "in:ops failover"
     assert _rooms_shown(page) == {"#ops"}
@@ -142,7 +142,7 @@ def test_the_query_line_is_in_the_url_and_back_forward_restore_searches(open_as:
 
 def test_a_shared_url_opens_with_its_chips_and_results(open_as: Callable[..., Any]) -> None:
     page = open_as("bob", query="in:ops from:bob upgrade")
-    page.wait_for_function("() => document.querySelectorAll('#result-list > li').length > 0")
+    page.wait_for_function("() => document.querySelectorAll('#result-list .result').length > 0")
     assert page.locator("#chips .chip-label").all_inner_texts() == ["#ops", "@bob"]
     assert page.input_value("#search-box") == "upgrade"
     assert _rooms_shown(page) == {"#ops"}
