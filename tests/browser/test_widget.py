@@ -27,6 +27,7 @@ import httpx
 import pytest
 
 from ai_search_web.embed_protocol import (
+    HOST_REPLY_MS,
     HostMessage,
     host_origin,
     parse_allowed_origins,
@@ -56,11 +57,14 @@ HOSTILE_CSS = (
     "* { color: rgb(255, 0, 0) !important; font-size: 40px !important; font-family: serif !important }"
 )
 # The host page's own script: records the widget's DOM events (the loader's) and raw messages
-# (the iframe form) so the test can read them.
+# (the iframe form) so the test can read them; with window.__take set it takes open-message.
 HOST_JS = """
 window.__events = [];
-for (const name of ["ready", "opened", "closed", "result-selected", "answer-shown"]) {
-  document.addEventListener(`ai-search:${name}`, (event) => window.__events.push([name, event.detail]));
+for (const name of ["ready", "opened", "closed", "result-selected", "answer-shown", "open-message"]) {
+  document.addEventListener(`ai-search:${name}`, (event) => {
+    window.__events.push([name, event.detail]);
+    if (name === "open-message" && window.__take) event.preventDefault();  // the host shows it itself
+  });
 }
 window.__messages = [];
 window.addEventListener("message", (event) => window.__messages.push([event.origin, event.data]));
@@ -282,6 +286,11 @@ def test_the_shortcut_opens_a_scoped_search_with_an_answer_and_escape_closes_it(
     assert events(page, "result-selected") == [
         {"msgId": frame.get_attribute("#result-1", "data-msg-id"), "rid": ops["_id"], "position": 1}
     ]
+    # The result opened in its conversation, in the results' place; Escape closes that first.
+    frame.wait_for_selector("#context[data-state=ready]")
+    page.keyboard.press("Escape")
+    frame.wait_for_selector("#context", state="hidden")
+    assert dialog_open(page)
 
     # Escape first closes the suggestion list, then the widget. Between the two, an "open" from the
     # host (its event API) is answered after anything the first Escape could have sent: no "close".
@@ -313,6 +322,61 @@ def test_the_shortcut_opens_a_scoped_search_with_an_answer_and_escape_closes_it(
     assert page.evaluate("() => getComputedStyle(document.querySelector('h1')).color") == "rgb(255, 0, 0)"
     # The host's CSP has no 'wasm-unsafe-eval' and no inline styles, and nothing was refused.
     assert violations(page) == [] and violations(frame) == []
+
+
+def test_a_result_opens_in_its_thread_in_the_widget_unless_the_host_takes_it(
+    widget_tabs: WidgetTabs, sites: Sites
+) -> None:
+    """Keyboard only: the widget opened with a query, Tab to a thread reply, Enter. The host hears a
+    cancellable ai-search:open-message; untaken, the widget shows the reply in its thread (parent and
+    siblings as the server has them, the reply marked and focused); Escape closes the view first
+    (the widget stays), then the widget. A host that calls preventDefault() keeps the view closed."""
+    server = sites.server
+    sites.allowed.pages["/"] = ("text/html", host_page(server, position="none"))
+    page, _record = widget_tabs.new()
+    sign_in_widget(page, server, "bob")
+    page.goto(f"{sites.allowed.origin}/")
+    wait_event(page, "ready", timeout=PYTHON_READY_MS)
+    page.evaluate("() => document.dispatchEvent(new CustomEvent('ai-search:open', {detail: {query: 'in:#incidents patroni'}}))")
+    wait_event(page, "opened")
+    frame = widget_frame(page, server)
+    frame.wait_for_selector("#result-list .result")
+    for _ in range(30):
+        page.keyboard.press("Tab")
+        if frame.evaluate("() => document.activeElement.id") == "result-1":
+            break
+    msg_id = frame.get_attribute("#result-1", "data-msg-id")
+    page.keyboard.press("Enter")
+    frame.wait_for_selector("#context[data-state=ready]")
+    expected = server.call("bob", "GET", "chat.getMessageContext", params={"msgId": msg_id})
+    assert expected["kind"] == "thread" and expected["tmid"] != msg_id
+    listed = frame.locator("#context-list .context-message").evaluate_all("ns => ns.map(n => n.dataset.msgId)")
+    assert listed == [m["_id"] for m in expected["messages"]]
+    assert frame.get_attribute("#context-list .is-hit", "data-msg-id") == msg_id
+    assert frame.evaluate("() => document.activeElement.dataset.msgId") == msg_id
+    (opening,) = events(page, "open-message")
+    ops = next(r for r in server.call("bob", "GET", "rooms.get")["update"] if r.get("name") == "incidents")
+    assert opening == {"msgId": msg_id, "rid": ops["_id"], "tmid": expected["tmid"], "position": 1, "via": "result"}
+    assert events(page, "result-selected") == [{"msgId": msg_id, "rid": ops["_id"], "position": 1}]
+    assert not frame.is_visible("#result-list"), "in the widget the view takes the results' place"
+
+    page.keyboard.press("Escape")
+    frame.wait_for_selector("#context", state="hidden")
+    assert dialog_open(page) and events(page, "closed") == []
+    assert frame.evaluate("() => document.activeElement.id") == "result-1"
+    assert "msg=" not in frame.url
+
+    page.evaluate("() => { window.__take = true; }")
+    page.keyboard.press("Tab")
+    page.keyboard.press("Enter")
+    wait_event(page, "open-message", 2)
+    taken = events(page, "open-message")[1]
+    assert taken["msgId"] == frame.get_attribute("#result-2", "data-msg-id") and taken["position"] == 2
+    # Past the longest the widget waits for a reply (HOST_REPLY_MS): it heard "taken", not silence.
+    page.wait_for_timeout(HOST_REPLY_MS + 500)
+    assert frame.is_hidden("#context")
+    page.keyboard.press("Escape")
+    wait_event(page, "closed")
 
 
 def test_the_iframe_form_speaks_the_protocol_only_with_its_host(
@@ -351,6 +415,12 @@ def test_the_iframe_form_speaks_the_protocol_only_with_its_host(
     assert kinds[0] == "hello" and kinds.index("ready") < kinds.index("opened")
     heights = [m["height"] for _, m in messages if m["type"] == "resize"]
     assert heights and all(h > 0 for h in heights)
+
+    # Without ?intercept=1 the host said it will not reply: open-message is news, the view opens at once.
+    frame.click("#result-1")
+    frame.wait_for_selector("#context[data-state=ready]")
+    (opening,) = [m for _, m in page.evaluate("() => window.__messages") if m["type"] == "open-message"]
+    assert opening["msgId"] == frame.get_attribute("#result-1", "data-msg-id") and opening["id"] == 1
 
 
 def test_a_host_page_that_never_reaches_for_the_widget_pays_for_the_loader_alone(
@@ -527,6 +597,20 @@ def test_the_widget_talks_only_to_an_allowed_parent(
         pytest.param(
             {"aiSearch": 1, "type": "close", "query": "x"}, HostMessage("close"), id="close-has-no-query"
         ),
+        pytest.param(
+            {"aiSearch": 1, "type": "open-message-reply", "id": 3, "taken": True},
+            HostMessage("open-message-reply", request=3, taken=True),
+            id="a-reply-that-takes-the-message",
+        ),
+        pytest.param(
+            {"aiSearch": 1, "type": "open-message-reply", "id": 4.0, "taken": "yes"},
+            HostMessage("open-message-reply", request=4),
+            id="a-reply-takes-only-with-true",
+        ),
+        pytest.param({"aiSearch": 1, "type": "open-message-reply", "id": 0}, None, id="requests-count-from-1"),
+        pytest.param({"aiSearch": 1, "type": "open-message-reply", "id": 1.5}, None, id="a-request-is-whole"),
+        pytest.param({"aiSearch": 1, "type": "open-message-reply", "id": True}, None, id="a-request-is-no-bool"),
+        pytest.param({"aiSearch": 1, "type": "open-message-reply"}, None, id="a-reply-names-its-request"),
         pytest.param({"aiSearch": 2, "type": "open"}, None, id="another-protocol-version"),
         pytest.param({"type": "open"}, None, id="not-our-protocol"),
         pytest.param({"aiSearch": 1, "type": "ready"}, None, id="a-widget-message-is-not-a-host-message"),
