@@ -87,9 +87,9 @@ class ContextView:
         self._controller: JsProxy | None = None
         self._shown: tuple[Mapping[str, Any], ...] = ()
         self._cache: OrderedDict[str, Context] = OrderedDict()
-        # Asked before a search result opens here; True when someone else showed it instead (the
-        # widget's host). None: it opens at once.
-        self.intercept: Callable[[OpenRequest], Awaitable[bool]] | None = None
+        # Told before a search result opens here (the widget's host). It answers None (open it now)
+        # or an awaitable that is True when someone else showed the message instead.
+        self.intercept: Callable[[OpenRequest], Awaitable[bool] | None] | None = None
         listen(get("context-close"), "click", lambda _event: self.close())
         listen(get("context-copy"), "click", lambda _event: self._spawn(self._copy(), "copying a link"))
         listen(self._retry, "click", lambda _event: self._reload())
@@ -153,9 +153,6 @@ class ContextView:
         msg_id = message_id(result)
         if not msg_id:
             return
-        if self.intercept is None:
-            self.open(msg_id, hit=result, span=span, invoker=invoker)
-            return
         request = {
             "msgId": msg_id,
             "rid": text_field(result, "rid"),
@@ -163,14 +160,17 @@ class ContextView:
             "position": position or 0,
             "via": via,
         }
-        self._spawn(self._open_unless_taken(request, result, span, invoker), "opening a message")
+        taken = self.intercept(request) if self.intercept is not None else None
+        if taken is None:
+            self.open(msg_id, hit=result, span=span, invoker=invoker)
+        else:
+            self._spawn(self._open_unless_taken(taken, result, span, invoker), "opening a message")
 
     async def _open_unless_taken(
-        self, request: OpenRequest, result: Mapping[str, Any], span: Span | None, invoker: JsProxy | None
+        self, taken: Awaitable[bool], result: Mapping[str, Any], span: Span | None, invoker: JsProxy | None
     ) -> None:
-        if self.intercept is not None and await self.intercept(request):
-            return
-        self.open(request["msgId"], hit=result, span=span, invoker=invoker)
+        if not await taken:
+            self.open(message_id(result), hit=result, span=span, invoker=invoker)
 
     def close(self, *, history: bool = True, restore_focus: bool = True) -> None:
         """Close the view. With ``history``, its entry goes too (Back, when it pushed one); without,
@@ -353,7 +353,7 @@ class ContextView:
         if not self.is_open:
             return
         link = url_state.permalink(self.msg_id)
-        clipboard = present(getattr(js.navigator, "clipboard", None))
+        clipboard = present(getattr(js.navigator, "clipboard", None)) if _may_write_clipboard() else None
         copied = False
         if clipboard is not None:
             try:
@@ -368,3 +368,14 @@ class ContextView:
         shown = element("span", link, class_="context-link", dir="ltr")
         replace_children(self._status, "Copy this link: ", shown)
         js.window.getSelection().selectAllChildren(shown)
+
+
+def _may_write_clipboard() -> bool:
+    """Whether this document may write the clipboard: an iframe whose host gave no
+    ``allow="clipboard-write"`` may not, and asking anyway logs a permissions-policy violation."""
+    policy = present(getattr(js.document, "permissionsPolicy", None)) or present(
+        getattr(js.document, "featurePolicy", None)
+    )
+    if policy is None:
+        return True  # a browser without the API: try, and fall back to the selected link
+    return bool(policy.allowsFeature("clipboard-write"))

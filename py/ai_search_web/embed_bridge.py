@@ -23,6 +23,7 @@ Messages from anything but the parent at the host origin are counted in ``<html 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
 import js
@@ -159,19 +160,26 @@ class EmbedBridge:
         citations = int(get("answer-body").querySelectorAll("a.cite").length)
         self.post("answer-shown", provider=provider, citations=citations)
 
-    async def _ask_host(self, request: OpenRequest) -> bool:
-        """Tell the host a message is about to open; True when it replied that it took it."""
+    def _ask_host(self, request: OpenRequest) -> Awaitable[bool] | None:
+        """Tell the host a message is about to open: None (open it) unless the host replies, else
+        whether it took it."""
         if request["via"] == "result" and request["rid"]:
             self.post(
                 "result-selected", msgId=request["msgId"], rid=request["rid"], position=request["position"]
             )
         self._requests += 1
         number = self._requests
-        self.post("open-message", id=number, **request)
         if not self.intercept:
-            return False
+            self.post("open-message", id=number, **request)
+            return None
+        # Waited for before the host hears of it: its reply can arrive before a task that would
+        # start waiting has run.
         reply: asyncio.Future[bool] = asyncio.get_event_loop().create_future()
         self._replies[number] = reply
+        self.post("open-message", id=number, **request)
+        return self._reply(number, reply)
+
+    async def _reply(self, number: int, reply: asyncio.Future[bool]) -> bool:
         try:
             return await asyncio.wait_for(reply, HOST_REPLY_MS / 1000)
         except TimeoutError:

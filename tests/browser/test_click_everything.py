@@ -8,15 +8,19 @@ results        signed in, a search with a chip, its results, an AI answer, the s
 empty          signed in, a search that finds nothing: the empty state with its "Search without" button
 signed out     the sign-in form, after a wrong password (its error shown)
 stale          results, then a search that failed: the results marked not updated, the Retry button
+context        a thread reply opened in its conversation: the thread, its files and reactions, the
+               view's controls (beside the results at 1280 px, in their place at 360 px)
 =============  ======================================================================================
 
 In each, every visible element is taken from the live DOM (so new markup is covered without touching
 this test) and gets a real mouse click at a point where it is itself on top (its padding, when its
 children cover the middle), and every focusable one gets Enter and Space from the keyboard. When a
 click ends what the state promised (signed out, the chip removed, the results gone), the state is
-set up again and the sweep goes on with the elements not yet done. Then the page must have raised no
-``pageerror``, logged no console error (the fixture's rule: the page's boundary logs every Python
-exception there), shown no error box or traceback, and never said the page itself failed.
+set up again and the sweep goes on with the elements not yet done; a click that opens a message in
+its conversation outside the state about it is followed by Escape, which must close it. Then the
+page must have raised no ``pageerror``, logged no console error (the fixture's rule: the page's
+boundary logs every Python exception there), shown no error box or traceback, and never said the
+page itself failed.
 """
 
 from __future__ import annotations
@@ -54,6 +58,8 @@ MIN_ELEMENTS = 80
 HOST_CSS = "html, body { margin: 0 } iframe { border: 0; width: 100vw; height: 100vh; display: block }"
 RESULTS_QUERY = "in:engineering postgres"
 EMPTY_QUERY = "in:engineering zebra quartz nebula"
+# Its first result is a reply in a thread with files and a reaction.
+THREAD_QUERY = "in:incidents patroni"
 
 # Every visible element, by a path of ids and child positions that stays the same when the state is
 # set up again; whether it takes focus (keyboard actions) and whether it is a control.
@@ -106,6 +112,7 @@ STATE = """() => ({
   answer: document.getElementById("answer-body").textContent.length > 0,
   failed: !document.getElementById("search-failed").hidden,
   loginError: document.getElementById("login-error").textContent.length > 0,
+  context: document.documentElement.dataset.context === "open",
 })"""
 # What must never be on screen: an error box (PyScript's, or anything like it), a traceback, or the
 # page's own sentence for a failure inside it.
@@ -221,6 +228,24 @@ def _stale(surface: Surface) -> None:
     doc.wait_for_selector("#search-failed:not([hidden]) #retry")
 
 
+def _context(surface: Surface) -> None:
+    surface.open(THREAD_QUERY)
+    doc = surface.doc
+    doc.wait_for_selector("#result-list .result")
+    doc.click("#result-1")
+    doc.wait_for_selector("#context[data-state=ready] .file")
+
+
+def _close_context(surface: Surface) -> None:
+    """A message opened outside the state about it: Escape from inside the view closes it."""
+    doc = surface.doc
+    # Settled, whatever it shows (the thread, a refusal, a message it no longer finds).
+    doc.wait_for_selector("#context:not([data-state=loading])", state="attached")
+    doc.focus("#context")
+    surface.page.keyboard.press("Escape")
+    doc.wait_for_selector("html:not([data-context])")
+
+
 STATES = [
     State(
         "results",
@@ -252,6 +277,18 @@ STATES = [
         _stale,
         lambda s: s["auth"] == "in" and s["failed"] and s["results"] > 0,
         ("#retry", "#search-failed-text", "#result-1>article:", "#status"),
+    ),
+    State(
+        "context",
+        _context,
+        lambda s: s["auth"] == "in" and s["context"],
+        (
+            "#context-close",
+            "#context-copy",
+            "#context-title",
+            "#context-message-0>article:",
+            "#context-list>li:",
+        ),
     ),
 ]
 
@@ -292,6 +329,8 @@ def sweep(surface: Surface, state: State) -> None:
             if not surface.act(item[1], item[2]):
                 continue
             assert surface.actions < MAX_ACTIONS, f"{state.name}: no end to new elements"
+            if state.name != "context" and surface.doc.evaluate(STATE)["context"]:
+                _close_context(surface)
             if not state.promises(surface.doc.evaluate(STATE)):
                 surface.endings.append(" ".join(item))
                 ended = True

@@ -41,7 +41,9 @@ def _params(page: Any) -> dict[str, str]:
 
 
 def _listed(page: Any) -> list[str]:
-    return list(page.locator("#context-list .context-message").evaluate_all("ns => ns.map(n => n.dataset.msgId)"))
+    return list(
+        page.locator("#context-list .context-message").evaluate_all("ns => ns.map(n => n.dataset.msgId)")
+    )
 
 
 def assert_in_its_thread(page: Any, server: Server, username: str, msg_id: str) -> dict[str, Any]:
@@ -127,7 +129,9 @@ def test_a_permalink_opens_the_message_in_its_thread_and_copies_itself(
     assert page.evaluate("document.activeElement.id") == "search-box"
 
 
-def test_keyboard_only_a_result_opens_and_escape_returns_to_it(open_as: Callable[..., Any], server: Server) -> None:
+def test_keyboard_only_a_result_opens_and_escape_returns_to_it(
+    open_as: Callable[..., Any], server: Server
+) -> None:
     page = open_as("bob")
     page.keyboard.type(THREAD_QUERY)
     page.keyboard.press("Enter")
@@ -197,7 +201,9 @@ def test_edits_pins_and_reactions_show_in_the_view(
     assert (hit.locator(".message-pinned").count() == 1) is pinned is bool(message.get("pinned"))
     assert sorted(hit.locator(".reaction-emoji").all_inner_texts()) == sorted(reactions)
     counts = hit.locator(".reaction-count").all_inner_texts()
-    assert sorted(int(c) for c in counts) == sorted(len(r["usernames"]) for r in message["reactions"].values())
+    assert sorted(int(c) for c in counts) == sorted(
+        len(r["usernames"]) for r in message["reactions"].values()
+    )
 
 
 def test_a_message_the_reader_cannot_read_says_so(
@@ -246,7 +252,9 @@ def test_a_busy_thread_lists_its_best_hits_and_opens_the_others(
     """A thread with more hits than MAX_HITS_PER_CONVERSATION lists that many, in the order they were
     written, and "N more in this thread" opens the best of the others in the thread."""
     query = "in:#support-escalations export"
-    found = server.call("bob", "GET", "ai.search", params={"q": query, "intelligentCount": "50"})["intelligent"]
+    found = server.call("bob", "GET", "ai.search", params={"q": query, "intelligentCount": "50"})[
+        "intelligent"
+    ]
     by_thread: dict[str, list[dict[str, Any]]] = {}
     for result in found:
         if result.get("thread"):
@@ -264,7 +272,9 @@ def test_a_busy_thread_lists_its_best_hits_and_opens_the_others(
     assert more.inner_text() == f"{left} more in this thread"
     more.click()
     page.wait_for_selector(READY)
-    assert page.get_attribute("#context-list .is-hit", "data-msg-id") == hits[MAX_HITS_PER_CONVERSATION]["_id"]
+    assert (
+        page.get_attribute("#context-list .is-hit", "data-msg-id") == hits[MAX_HITS_PER_CONVERSATION]["_id"]
+    )
     assert _listed(page)[0] == thread_id
     page.keyboard.press("Escape")
     page.wait_for_selector("#context", state="hidden")

@@ -337,7 +337,9 @@ def test_a_result_opens_in_its_thread_in_the_widget_unless_the_host_takes_it(
     sign_in_widget(page, server, "bob")
     page.goto(f"{sites.allowed.origin}/")
     wait_event(page, "ready", timeout=PYTHON_READY_MS)
-    page.evaluate("() => document.dispatchEvent(new CustomEvent('ai-search:open', {detail: {query: 'in:#incidents patroni'}}))")
+    page.evaluate(
+        "() => document.dispatchEvent(new CustomEvent('ai-search:open', {detail: {query: 'in:#incidents patroni'}}))"
+    )
     wait_event(page, "opened")
     frame = widget_frame(page, server)
     frame.wait_for_selector("#result-list .result")
@@ -350,13 +352,21 @@ def test_a_result_opens_in_its_thread_in_the_widget_unless_the_host_takes_it(
     frame.wait_for_selector("#context[data-state=ready]")
     expected = server.call("bob", "GET", "chat.getMessageContext", params={"msgId": msg_id})
     assert expected["kind"] == "thread" and expected["tmid"] != msg_id
-    listed = frame.locator("#context-list .context-message").evaluate_all("ns => ns.map(n => n.dataset.msgId)")
+    listed = frame.locator("#context-list .context-message").evaluate_all(
+        "ns => ns.map(n => n.dataset.msgId)"
+    )
     assert listed == [m["_id"] for m in expected["messages"]]
     assert frame.get_attribute("#context-list .is-hit", "data-msg-id") == msg_id
     assert frame.evaluate("() => document.activeElement.dataset.msgId") == msg_id
     (opening,) = events(page, "open-message")
     ops = next(r for r in server.call("bob", "GET", "rooms.get")["update"] if r.get("name") == "incidents")
-    assert opening == {"msgId": msg_id, "rid": ops["_id"], "tmid": expected["tmid"], "position": 1, "via": "result"}
+    assert opening == {
+        "msgId": msg_id,
+        "rid": ops["_id"],
+        "tmid": expected["tmid"],
+        "position": 1,
+        "via": "result",
+    }
     assert events(page, "result-selected") == [{"msgId": msg_id, "rid": ops["_id"], "position": 1}]
     assert not frame.is_visible("#result-list"), "in the widget the view takes the results' place"
 
@@ -421,6 +431,15 @@ def test_the_iframe_form_speaks_the_protocol_only_with_its_host(
     frame.wait_for_selector("#context[data-state=ready]")
     (opening,) = [m for _, m in page.evaluate("() => window.__messages") if m["type"] == "open-message"]
     assert opening["msgId"] == frame.get_attribute("#result-1", "data-msg-id") and opening["id"] == 1
+
+    # This iframe has no allow="clipboard-write": "Copy link" shows the permalink selected, for
+    # Ctrl+C, without asking the clipboard (which would log a permissions-policy violation; the
+    # tabs' check fails on any console error).
+    frame.click("#context-copy")
+    frame.wait_for_selector("#context-status .context-link")
+    link = f"{server.origin}/?msg={opening['msgId']}"
+    assert frame.inner_text("#context-status .context-link") == link
+    assert frame.evaluate("() => String(getSelection())") == link
 
 
 def test_a_host_page_that_never_reaches_for_the_widget_pays_for_the_loader_alone(
@@ -607,9 +626,13 @@ def test_the_widget_talks_only_to_an_allowed_parent(
             HostMessage("open-message-reply", request=4),
             id="a-reply-takes-only-with-true",
         ),
-        pytest.param({"aiSearch": 1, "type": "open-message-reply", "id": 0}, None, id="requests-count-from-1"),
+        pytest.param(
+            {"aiSearch": 1, "type": "open-message-reply", "id": 0}, None, id="requests-count-from-1"
+        ),
         pytest.param({"aiSearch": 1, "type": "open-message-reply", "id": 1.5}, None, id="a-request-is-whole"),
-        pytest.param({"aiSearch": 1, "type": "open-message-reply", "id": True}, None, id="a-request-is-no-bool"),
+        pytest.param(
+            {"aiSearch": 1, "type": "open-message-reply", "id": True}, None, id="a-request-is-no-bool"
+        ),
         pytest.param({"aiSearch": 1, "type": "open-message-reply"}, None, id="a-reply-names-its-request"),
         pytest.param({"aiSearch": 2, "type": "open"}, None, id="another-protocol-version"),
         pytest.param({"type": "open"}, None, id="not-our-protocol"),
