@@ -6,7 +6,9 @@ Runs the real app with the demo workspace (in-process, loopback, keyword-only re
 Debian's chromium, signed in as bob, in a fixed locale and time zone so that runs agree. Each shot
 shows one moment with everything on it: a search with a filter chip, its results, an AI answer
 (extractive: no language model is configured here), and the suggestion list open for the next
-filter being typed. Writes ``page-<width>-<scheme>.png`` and prints where.
+filter being typed. A second shot per size and scheme shows a thread reply opened in its thread
+(beside the results at 1280 px, in their place at 360 px): ``context-<width>-<scheme>.png``. Writes
+``page-<width>-<scheme>.png`` and prints where.
 
 Two more show a first visit at 1280 px, light: ``page-loading.png`` while Python is still loading
 (PyScript's configuration held back, so the page is the fallback's: its suggestions for ``from:ca``
@@ -34,6 +36,9 @@ SIZES = {1280: 800, 360: 740}
 SCHEMES = ("light", "dark")
 QUERY = "in:engineering postgres"
 TYPED = " from:ca"
+# Its first result is a reply in the ledger-db failover thread (files, a reaction), beside two more
+# conversations.
+THREAD_QUERY = "patroni"
 SESSION_KEY = "ai-search.session"  # py/ai_search_web/auth.py
 LOCALE, TIME_ZONE = "en-US", "UTC"
 
@@ -65,6 +70,15 @@ def shoot(pw: object, url: str, session: dict[str, str], out: Path) -> list[Path
                 page.evaluate("window.scrollTo(0, 0)")
                 page.mouse.move(0, height - 1)  # no hover on whatever the last click left under it
                 path = out / f"page-{width}-{scheme}.png"
+                page.screenshot(path=str(path))
+                written.append(path)
+
+                page.goto(f"{url}/?q={THREAD_QUERY}")
+                page.wait_for_selector("#result-list .result", timeout=WAIT_MS)
+                page.click("#result-1")
+                page.wait_for_selector("#context[data-state=ready]", timeout=WAIT_MS)
+                page.mouse.move(0, height - 1)
+                path = out / f"context-{width}-{scheme}.png"
                 page.screenshot(path=str(path))
                 written.append(path)
         context.close()
