@@ -19,6 +19,7 @@ __all__ = [
     "INTELLIGENT_SEARCH_CANDIDATE_MULTIPLIER",
     "INTELLIGENT_SEARCH_RRF_CONSTANT",
     "MAX_AI_SERVICE_RESPONSE_SIZE",
+    "MAX_FEEDBACK_REASON_LENGTH",
     "MAX_INTELLIGENT_SEARCH_CANDIDATES",
     "MAX_INTELLIGENT_SEARCH_RESULTS",
     "MAX_ROOM_SEARCH_PATTERN_LENGTH",
@@ -53,6 +54,9 @@ MAX_SEARCH_ANSWER_MESSAGES = 20
 MAX_SEARCH_ANSWER_TEXT_LENGTH = 1600
 # Characters of a search query (the free text, after filters are taken out).
 MAX_SEARCH_QUERY_LENGTH = 500
+# Characters of the optional reason given with an answer's rating: a sentence or two. The page's
+# reason field stops there and the feedback route refuses more.
+MAX_FEEDBACK_REASON_LENGTH = 1000
 
 # The licence module name that gates AI features upstream; kept for API compatibility.
 AI_LICENSE_MODULE = "chat.rocket.rc-ai"

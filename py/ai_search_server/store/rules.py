@@ -17,6 +17,8 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 
+from ai_search import MAX_FEEDBACK_REASON_LENGTH
+
 from . import names
 from .base import InvalidValue
 from .records import AnswerRating, Attachment, RoomType
@@ -86,8 +88,8 @@ MAX_EMOJI_LENGTH = 64
 MAX_STORED_ANSWER_LENGTH = 20_000
 # Sources one stored answer may number (messages): an answer's 20 and their conversations' context.
 MAX_STORED_ANSWER_SOURCES = 200
-# Characters of the optional reason given with a rating (characters): a sentence or two.
-MAX_FEEDBACK_REASON_LENGTH = 1000
+# MAX_FEEDBACK_REASON_LENGTH (characters of the optional reason given with a rating) is the core's:
+# the page's reason field stops at the same length.
 ANSWER_RATINGS: tuple[AnswerRating, ...] = ("up", "down")
 # Characters of the ids we mint, as Rocket.Chat's Random.id(): 17 base62 characters, about 101 bits.
 ID_LENGTH = 17
