@@ -1,11 +1,20 @@
-"""The answer panel: a cited answer over the results on the page, streamed as it is written.
+"""The answer panel: a cited answer over the results on the page, streamed as it is written, and
+its follow-ups.
 
 "Ask" sends the question (the search words) and the ids and scores of the results shown, never
 their texts (the server loads them under the caller's permissions). The answer streams in as
 ``delta`` events and is replaced by the ``done`` event's final text. Each ``[N]`` that names a source
-becomes a link to result ``N``; clicking it opens that result in its conversation (the context view,
-which can mark a supporting ``(start, end)`` span of its text). Answer
-text is untrusted like any message: it only ever becomes text nodes and these links.
+becomes a link; following it opens that message in its conversation (the context view), with the
+span of its text that supports the sentence marked (the citation check's ``spans``). A sentence the
+check finds unsupported by the sources it cites is marked (a wavy underline and a flag whose label
+says why) and the panel says how many there are. Answer text is untrusted like any message: it only
+ever becomes text nodes and these links.
+
+A follow-up ("and who fixed it?") is sent with the earlier turns, each its question and the ids of
+the messages its answer cited, never texts (``ai_search.append_turn``: the last
+``MAX_ANSWER_TURNS``); the server searches again and answers across both. Earlier turns stay above
+the current one, questions and answers, their citations still open. Thumbs and "Copy link" are
+:mod:`.answer_actions`; a shared answer (``/?answer=ID``) opens here too (:meth:`AnswerPanel.show_kept`).
 
 An answer the server marks ``truncated`` (the model stopped at its length limit) is shown as cut short,
 with a notice under it. An extractive answer (no language model configured) is labelled as such. A
@@ -17,60 +26,44 @@ accepts one (read from its OpenAPI document), else the picker says the server ch
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any
 
 import js
 from pyodide.ffi import JsProxy
 
-from ai_search import MAX_SEARCH_ANSWER_MESSAGES
+from ai_search import MAX_SEARCH_ANSWER_MESSAGES, MAX_SEARCH_QUERY_LENGTH, append_turn, may_list_models
 
+from .answer_actions import AnswerActions
+from .answer_text import (
+    SentenceCheck,
+    Span,
+    Turn,
+    answer_segments,
+    cited_ids,
+    read_citations,
+    read_sentences,
+    sentence_runs,
+    unsupported_text,
+)
 from .api import ApiClient, ApiError
-from .dom import closest, element, listen, present, replace_children, set_text
+from .dom import closest, element, get, listen, present, replace_children, set_text
 from .messages import BAD_RESPONSE_ERROR_TYPE, TRUNCATED_ANSWER_NOTICE
 from .results import result_anchor
 
 __all__ = [
     "EXTRACTIVE_PROVIDER",
     "MODEL_STORAGE_KEY",
+    "UNSUPPORTED_LABEL",
     "AnswerPanel",
-    "answer_segments",
-    "may_list_models",
     "provider_label",
 ]
 
 EXTRACTIVE_PROVIDER = "extractive"
 MODEL_STORAGE_KEY = "ai-search.model"
-_CITATION = re.compile(r"\[(\d{1,3})\]")
-# The server's rule for ai.llm.models (upstream's): a privileged-setting permission, or both
-# manage-selected-settings and the model setting's own permission. Checked first so that nobody else
-# ever sends a request that can only be refused.
-_PRIVILEGED_SETTING_PERMISSIONS = frozenset({"view-privileged-setting", "edit-privileged-setting"})
-_SELECTED_SETTING_PERMISSIONS = frozenset({"manage-selected-settings", "change-setting-llm_model"})
-
-
-def may_list_models(permissions: frozenset[str]) -> bool:
-    """Whether a caller with ``permissions`` may list the provider's models."""
-    return bool(permissions & _PRIVILEGED_SETTING_PERMISSIONS) or permissions >= _SELECTED_SETTING_PERMISSIONS
-
-
-def answer_segments(text: str, valid: Callable[[int], bool]) -> list[str | int]:
-    """``text`` split into plain runs (str) and citation numbers (int) that ``valid`` accepts;
-    a ``[N]`` it refuses stays text."""
-    segments: list[str | int] = []
-    position = 0
-    for match in _CITATION.finditer(text):
-        number = int(match[1])
-        if not valid(number):
-            continue
-        if match.start() > position:
-            segments.append(text[position : match.start()])
-        segments.append(number)
-        position = match.end()
-    if position < len(text):
-        segments.append(text[position:])
-    return segments
+# The flag on a sentence the citation check finds unsupported, and what the panel says of them.
+UNSUPPORTED_LABEL = "Not supported by the messages it cites: check it against them."
+Cite = Callable[[str, int | None, Span | None], None]
 
 
 def provider_label(provider: Any) -> str:
@@ -89,42 +82,55 @@ def provider_label(provider: Any) -> str:
 class AnswerPanel:
     def __init__(
         self,
+        api: ApiClient,
         *,
-        panel: JsProxy,
-        ask: JsProxy,
-        label: JsProxy,
-        body: JsProxy,
-        error: JsProxy,
         picker: JsProxy,
         locate: Callable[[str], int | None],
-        cite: Callable[[int, tuple[int, int] | None], None],
+        cite: Cite,
+        spawn: Callable[[Coroutine[Any, Any, Any], str], None],
     ) -> None:
-        self._panel, self._ask, self._label, self._body, self._error = panel, ask, label, body, error
+        self._api = api
+        self._panel, self._ask, self._label = get("answer"), get("ask"), get("answer-label")
+        self._body, self._error = get("answer-body"), get("answer-error")
+        self._thread, self._question = get("answer-thread"), get("answer-question")
+        self._check, self._note = get("answer-check"), get("answer-note")
+        self._follow_form, self._follow_box = get("follow-up-form"), get("follow-up")
+        self._follow_box.maxLength = MAX_SEARCH_QUERY_LENGTH
         self._picker = picker
         self._picker_label = picker.parentElement  # the <label class="model"> around the picker
         self._locate = locate
         self._cite = cite
+        self._spawn = spawn
+        self.actions = AnswerActions(api, spawn=spawn)
         self._sources: tuple[str, ...] = ()
-        self._positions: dict[int, int] = {}
+        self._earlier: list[Turn] = []  # the turns above the current one, oldest first
+        self._turns: list[dict[str, object]] = []  # what the next follow-up sends (ids only)
+        self.turn: Turn | None = None
         self._controller: JsProxy | None = None
         self.model_param = False
         self.stale = False
-        self.text = ""
-        self.truncated = False
-        listen(body, "click", self._click)
+        listen(self._panel, "click", self._click)
         listen(picker, "change", self._pick)
+        listen(self._follow_form, "submit", self._on_follow_up)
+
+    @property
+    def text(self) -> str:
+        return self.turn.text if self.turn is not None else ""
 
     # -- lifecycle -----------------------------------------------------------------------------
 
     def reset(self, available: bool) -> None:
-        """A new result list: forget the old answer; offer "Ask" when answers can be made."""
+        """A new result list: forget the old answers; offer "Ask" when answers can be made."""
         self.cancel()
-        self.text = ""
-        self.truncated = False
+        self.turn, self._earlier, self._turns = None, [], []
         self._panel.dataset.truncated = "false"
-        replace_children(self._body)
-        set_text(self._label, "")
-        set_text(self._error, "")
+        for node in (self._body, self._thread):
+            replace_children(node)
+        for node in (self._label, self._error, self._question, self._check, self._note):
+            set_text(node, "")
+        self._thread.hidden = self._question.hidden = self._check.hidden = self._note.hidden = True
+        self._follow_form.hidden = True
+        self.actions.hide()
         self._panel.hidden = not available
         self._ask.disabled = self.stale
 
@@ -140,12 +146,11 @@ class AnswerPanel:
             self._controller.abort()
             self._controller = None
 
-    async def run(self, api: ApiClient, question: str, results: Sequence[Mapping[str, Any]]) -> None:
+    async def run(self, question: str, results: Sequence[Mapping[str, Any]]) -> None:
         """Ask for an answer over ``results`` (best first) and stream it into the panel."""
         self.reset(True)
         sources = [r for r in results if isinstance(r.get("_id"), str)][:MAX_SEARCH_ANSWER_MESSAGES]
         self._sources = tuple(str(r["_id"]) for r in sources)
-        self._positions = {}
         body: dict[str, Any] = {
             "query": question,
             "messages": [
@@ -153,6 +158,32 @@ class AnswerPanel:
                 for r in sources
             ],
         }
+        await self._stream(Turn(question), body)
+
+    def _on_follow_up(self, event: JsProxy) -> None:
+        event.preventDefault()
+        question = str(self._follow_box.value or "").strip()
+        if question and self.turn is not None and self.turn.done and self._controller is None:
+            self._spawn(self.follow_up(question), "asking a follow-up")
+
+    async def follow_up(self, question: str) -> None:
+        """Ask ``question`` after the turns so far: the current answer moves up into the thread."""
+        if self.turn is not None:
+            self._earlier.append(self.turn)
+        self._sources = ()
+        self._follow_box.value = ""
+        self._render_thread()
+        await self._stream(Turn(question), {"query": question, "turns": self._turns})
+
+    async def _stream(self, turn: Turn, body: dict[str, Any]) -> None:
+        self.turn = turn
+        self._show_question()
+        for node in (self._error, self._check, self._note):
+            set_text(node, "")
+        self._check.hidden = self._note.hidden = True
+        self._follow_form.hidden = True
+        self.actions.hide()
+        self._render()
         model = self.chosen_model()
         if model and self.model_param:
             body["model"] = model
@@ -161,7 +192,7 @@ class AnswerPanel:
         set_text(self._label, "Writing an answer…")
         controller = self._controller = js.AbortController.new()
         try:
-            async for event in api.events("ai.search.answer", body, signal=controller.signal):
+            async for event in self._api.events("ai.search.answer", body, signal=controller.signal):
                 if controller is not self._controller:
                     return  # a newer search or question took over
                 if not self._on_event(event.event, event.data):
@@ -181,12 +212,12 @@ class AnswerPanel:
             payload = json.loads(data) if data else {}
         except ValueError:
             payload = None
-        if not isinstance(payload, dict):
+        if not isinstance(payload, dict) or self.turn is None:
             self._fail(ApiError(BAD_RESPONSE_ERROR_TYPE).message)
             return False
         if name == "delta":
             if isinstance(payload.get("text"), str):
-                self.text += payload["text"]
+                self.turn.text += payload["text"]
                 self._render()
             return True
         if name == "done":
@@ -199,65 +230,162 @@ class AnswerPanel:
         return True  # unknown events are for newer pages
 
     def _finish(self, payload: Mapping[str, Any]) -> None:
-        answer = payload.get("answer")
-        if isinstance(answer, str):
-            self.text = answer
-        self.truncated = payload.get("truncated") is True
-        self._panel.dataset.truncated = "true" if self.truncated else "false"
-        citations = payload.get("citations")
-        for citation in citations if isinstance(citations, list) else []:
-            if isinstance(citation, Mapping) and isinstance(citation.get("n"), int):
-                position = self._locate(str(citation.get("msgId") or ""))
-                if position is not None:
-                    self._positions[citation["n"]] = position
+        turn = self.turn
+        if turn is None:
+            return
+        self._take(turn, payload)
+        self._turns = append_turn(
+            self._turns, turn.question, cited_ids(turn.text, {n: c[0] for n, c in turn.citations.items()})
+        )
         self._render()
-        set_text(self._label, provider_label(payload.get("provider")))
-        self._panel.dataset.provider = str((payload.get("provider") or {}).get("name") or "")
-        model = (payload.get("provider") or {}).get("model")
+        provider = payload.get("provider") if isinstance(payload.get("provider"), Mapping) else {}
+        set_text(self._label, provider_label(provider))
+        self._panel.dataset.provider = str(provider.get("name") or "")
+        model = provider.get("model")
         if isinstance(model, str) and model:
             self._select_model(model, only_if_unset=True)
+        self._follow_form.hidden = False
+
+    def _take(self, turn: Turn, payload: Mapping[str, Any]) -> None:
+        """A finished answer's fields (the ``done`` event, or a kept answer) into ``turn``."""
+        if isinstance(payload.get("answer"), str):
+            turn.text = payload["answer"]
+        turn.truncated = payload.get("truncated") is True
+        turn.citations = read_citations(payload.get("citations"))
+        turn.checks = read_sentences(payload.get("sentences"))
+        answer_id = payload.get("answerId")
+        turn.answer_id = answer_id if isinstance(answer_id, str) else ""
+        turn.done = True
+        self._panel.dataset.truncated = "true" if turn.truncated else "false"
+        feedback = payload.get("feedback") if isinstance(payload.get("feedback"), Mapping) else {}
+        self.actions.show(
+            turn.answer_id,
+            rating=str(feedback.get("rating") or ""),
+            reason=str(feedback.get("reason") or ""),
+            mine=payload.get("mine") is not False,
+        )
+
+    def show_kept(self, data: Mapping[str, Any]) -> None:
+        """A kept answer (``ai.search.answer.get``: a shared link) as this reader may see it."""
+        self.reset(True)
+        question = data.get("query") if isinstance(data.get("query"), str) else ""
+        self.turn = Turn(question)
+        self._take(self.turn, data)
+        self._turns = append_turn(
+            [], question, cited_ids(self.turn.text, {n: c[0] for n, c in self.turn.citations.items()})
+        )
+        self._show_question()
+        self._render()
+        provider = data.get("provider")
+        set_text(self._label, "Shared answer. " + provider_label(provider))
+        note = data.get("note")
+        set_text(self._note, note if isinstance(note, str) else "")
+        self._note.hidden = not isinstance(note, str) or not note
+        self._follow_form.hidden = False
 
     def _fail(self, message: str) -> None:
         set_text(self._label, "")
         set_text(self._error, message)
+        if self.turn is not None and not self.turn.done and self._earlier:
+            self._follow_form.hidden = False  # the earlier turns are still there to follow up
 
     # -- rendering -----------------------------------------------------------------------------
 
-    def _position(self, number: int) -> int | None:
-        if number in self._positions:
-            return self._positions[number]
-        if self._positions or not 1 <= number <= len(self._sources):
-            return None  # after "done", only the server's citations link
-        return self._locate(self._sources[number - 1])
+    def _show_question(self) -> None:
+        asked = self.turn.question if self.turn is not None else ""
+        set_text(self._question, asked)
+        self._question.hidden = not asked
 
-    def _render(self) -> None:
+    def _citation_map(self, turn: Turn) -> Mapping[int, tuple[str, str]]:
+        if turn.done or turn is not self.turn:
+            return turn.citations
+        # While it streams, [N] is the Nth result sent (a follow-up's sources are the server's).
+        return {n: (msg_id, "") for n, msg_id in enumerate(self._sources, start=1)}
+
+    def _paragraph(self, turn: Turn) -> JsProxy:
+        cited = self._citation_map(turn)
         children: list[Any] = []
-        for segment in answer_segments(self.text, lambda n: self._position(n) is not None):
+        for text, check in sentence_runs(turn.text, turn.checks):
+            parts = self._cited(text, cited, check)
+            if check is not None and check.unsupported:
+                flag = element("span", class_="unsupported-flag", role="img", aria_label=UNSUPPORTED_LABEL,
+                               title=UNSUPPORTED_LABEL)  # fmt: skip
+                children.append(
+                    element("span", *parts, flag, class_="is-unsupported", title=UNSUPPORTED_LABEL)
+                )
+            else:
+                children.extend(parts)
+        return element("p", *children, class_="answer-text", dir="auto")
+
+    def _cited(
+        self, text: str, cited: Mapping[int, tuple[str, str]], check: SentenceCheck | None
+    ) -> list[Any]:
+        parts: list[Any] = []
+        for segment in answer_segments(text, lambda n: n in cited):
             if isinstance(segment, str):
-                children.append(segment)
+                parts.append(segment)
                 continue
-            position = self._position(segment)
-            children.append(
+            msg_id, rid = cited[segment]
+            position = self._locate(msg_id)
+            span = check.spans.get(segment) if check is not None else None
+            parts.append(
                 element(
                     "a",
                     f"[{segment}]",
-                    href=f"#{result_anchor(position or 0)}",
+                    href=f"#{result_anchor(position)}" if position else "#context",
                     class_="cite",
-                    data_position=str(position),
-                    aria_label=f"Source {segment}: result {position}",
+                    data_msg_id=msg_id,
+                    data_rid=rid or None,
+                    data_position=str(position) if position else None,
+                    data_span=f"{span[0]},{span[1]}" if span else None,
+                    aria_label=f"Source {segment}: result {position}"
+                    if position
+                    else f"Source {segment}: a message of the conversation",
                 )
             )
-        notice = [element("p", TRUNCATED_ANSWER_NOTICE, class_="answer-truncated")] if self.truncated else []
-        replace_children(self._body, element("p", *children, class_="answer-text", dir="auto"), *notice)
+        return parts
+
+    def _render(self) -> None:
+        turn = self.turn
+        if turn is None:
+            replace_children(self._body)
+            return
+        notice = [element("p", TRUNCATED_ANSWER_NOTICE, class_="answer-truncated")] if turn.truncated else []
+        replace_children(self._body, self._paragraph(turn), *notice)
+        flagged = sum(1 for check in turn.checks if check.unsupported)
+        set_text(self._check, unsupported_text(flagged))
+        self._check.hidden = not flagged
+
+    def _render_thread(self) -> None:
+        items = [
+            element(
+                "li",
+                element("p", turn.question, class_="answer-question", dir="auto"),
+                self._paragraph(turn),
+                class_="answer-turn",
+            )
+            for turn in self._earlier
+        ]
+        replace_children(self._thread, *items)
+        self._thread.hidden = not items
 
     def _click(self, event: JsProxy) -> None:
         link = closest(event, "a.cite")
         if link is None:
             return
         event.preventDefault()
+        msg_id = present(link.getAttribute("data-msg-id"))
+        if not isinstance(msg_id, str) or not msg_id:
+            return
         position = present(link.getAttribute("data-position"))
-        if isinstance(position, str) and position.isdigit() and position.isascii():
-            self._cite(int(position), None)
+        span = present(link.getAttribute("data-span"))
+        self._cite(
+            msg_id,
+            int(position)
+            if isinstance(position, str) and position.isdigit() and position.isascii()
+            else None,
+            _read_span(span),
+        )
 
     # -- model picker --------------------------------------------------------------------------
 
@@ -330,3 +458,13 @@ async def _answer_takes_model() -> bool:
         return "model" in schema["application/json"]["schema"]["properties"]
     except Exception:  # any surprise in the document means "no"
         return False
+
+
+def _read_span(value: Any) -> Span | None:
+    """A citation link's ``data-span`` (``start,end``), or None."""
+    if not isinstance(value, str):
+        return None
+    start, _, end = value.partition(",")
+    if start.isdigit() and end.isdigit() and start.isascii() and end.isascii() and int(start) < int(end):
+        return int(start), int(end)
+    return None

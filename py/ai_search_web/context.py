@@ -27,10 +27,11 @@ from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from typing import Any, Literal
 
 import js
-from pyodide.ffi import JsException, JsProxy
+from pyodide.ffi import JsProxy
 
 from . import url_state
 from .api import ApiClient, ApiError
+from .clipboard import copy_link
 from .conversations import message_id
 from .dom import closest, data_index, element, get, listen, present, replace_children, set_text
 from .message_parts import text_field
@@ -147,9 +148,11 @@ class ContextView:
         position: int | None,
         span: Span | None = None,
         via: str,
+        preview: bool = True,
     ) -> None:
         """Open a search result (``via`` a click on it, or a citation), unless :attr:`intercept`
-        says it was taken."""
+        says it was taken; with ``preview`` it is shown alone while its conversation loads (a
+        message that is no result has nothing to show before it loads)."""
         msg_id = message_id(result)
         if not msg_id:
             return
@@ -160,17 +163,23 @@ class ContextView:
             "position": position or 0,
             "via": via,
         }
+        hit = result if preview else None
         taken = self.intercept(request) if self.intercept is not None else None
         if taken is None:
-            self.open(msg_id, hit=result, span=span, invoker=invoker)
+            self.open(msg_id, hit=hit, span=span, invoker=invoker)
         else:
-            self._spawn(self._open_unless_taken(taken, result, span, invoker), "opening a message")
+            self._spawn(self._open_unless_taken(taken, msg_id, hit, span, invoker), "opening a message")
 
     async def _open_unless_taken(
-        self, taken: Awaitable[bool], result: Mapping[str, Any], span: Span | None, invoker: JsProxy | None
+        self,
+        taken: Awaitable[bool],
+        msg_id: str,
+        hit: Mapping[str, Any] | None,
+        span: Span | None,
+        invoker: JsProxy | None,
     ) -> None:
         if not await taken:
-            self.open(message_id(result), hit=result, span=span, invoker=invoker)
+            self.open(msg_id, hit=hit, span=span, invoker=invoker)
 
     def close(self, *, history: bool = True, restore_focus: bool = True) -> None:
         """Close the view. With ``history``, its entry goes too (Back, when it pushed one); without,
@@ -350,32 +359,5 @@ class ContextView:
         self.close()
 
     async def _copy(self) -> None:
-        if not self.is_open:
-            return
-        link = url_state.permalink(self.msg_id)
-        clipboard = present(getattr(js.navigator, "clipboard", None)) if _may_write_clipboard() else None
-        copied = False
-        if clipboard is not None:
-            try:
-                await clipboard.writeText(link)
-                copied = True
-            except JsException:
-                pass  # refused: an iframe without clipboard-write, a page without focus
-        if copied:
-            set_text(self._status, "Link copied.")
-            return
-        # No clipboard here: the link itself, selected, ready for Ctrl+C.
-        shown = element("span", link, class_="context-link", dir="ltr")
-        replace_children(self._status, "Copy this link: ", shown)
-        js.window.getSelection().selectAllChildren(shown)
-
-
-def _may_write_clipboard() -> bool:
-    """Whether this document may write the clipboard: an iframe whose host gave no
-    ``allow="clipboard-write"`` may not, and asking anyway logs a permissions-policy violation."""
-    policy = present(getattr(js.document, "permissionsPolicy", None)) or present(
-        getattr(js.document, "featurePolicy", None)
-    )
-    if policy is None:
-        return True  # a browser without the API: try, and fall back to the selected link
-    return bool(policy.allowsFeature("clipboard-write"))
+        if self.is_open:
+            await copy_link(url_state.permalink(self.msg_id), self._status)

@@ -93,10 +93,12 @@ def thread_note(result: Mapping[str, Any], *, grouped: bool) -> JsProxy | None:
         return None
     else:
         words = [
-            "In thread ",
+            element("span", "In thread ", class_="thread-label"),
             element("span", f"“{text_field(thread, 'title')}”", class_="thread-title", dir="auto"),
         ]
-    return element("p", icon("thread"), *words, f" · {replies}" if replies else None, class_="result-thread")
+    # Words in boxes of their own: a bare text node would be squeezed into two lines by the title.
+    count = element("span", f" · {replies}", class_="thread-label") if replies else None
+    return element("p", icon("thread"), *words, count, class_="result-thread")
 
 
 def _reactions(message: Mapping[str, Any]) -> JsProxy | None:

@@ -56,6 +56,7 @@ ERROR_MESSAGES: Mapping[str, str] = {
     "error-room-not-found": "That room does not exist or you cannot read it.",
     "error-user-not-found": "That person does not exist.",
     "error-message-not-found": "This message does not exist, or you cannot read it.",
+    "error-answer-not-found": "This answer does not exist, or it was not shared with you.",
 }
 
 # The status line when something in the page itself failed (the details go to the console).

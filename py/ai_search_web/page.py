@@ -89,14 +89,11 @@ class Page:
             embedded=js.document.documentElement.getAttribute("data-mode") == "embed",
         )
         self.answer = AnswerPanel(
-            panel=get("answer"),
-            ask=get("ask"),
-            label=get("answer-label"),
-            body=get("answer-body"),
-            error=get("answer-error"),
+            self.api,
             picker=get("model-picker"),
             locate=self.results.position_of,
             cite=self.cite,
+            spawn=self._spawn,
         )
         self.signin = SignInForm(self.session, self.api)
         self.session.on_change = self._session_changed
@@ -117,6 +114,8 @@ class Page:
         self._take_over()
         if url_state.read_message():
             self._open_linked()
+        if url_state.read_answer():
+            self._open_shared_answer()
         get("fallback-results").hidden = True
         js.document.documentElement.dataset.py = "ready"
         js.performance.mark("ai-search:python-ready")
@@ -339,6 +338,22 @@ class Page:
         elif msg_id:
             self.context.open(msg_id, hit=self.results.hit(msg_id), history="none")
 
+    def _open_shared_answer(self) -> None:
+        """The address names a kept answer (a shared link): show it as this reader may see it."""
+        if self.session.current is None:
+            set_text(self.status, "Sign in to see the shared answer.")
+        else:
+            self._spawn(self._load_shared_answer(url_state.read_answer()), "opening a shared answer")
+
+    async def _load_shared_answer(self, answer_id: str) -> None:
+        try:
+            data = await self.api.get("ai.search.answer.get", {"answerId": answer_id})
+        except ApiError as exc:
+            set_text(self.status, exc.message)
+            return
+        self.answer.show_kept(data)
+        set_text(self.status, "A shared answer.")
+
     def result_element(self, msg_id: str) -> JsProxy | None:
         """The listed result of a message, if it is on the page."""
         position = self.results.position_of(msg_id)
@@ -353,28 +368,29 @@ class Page:
             result, invoker=invoker, position=position, via="result" if position is not None else "more"
         )
 
-    def cite(self, position: int, span: Span | None = None) -> None:
-        """A citation was followed: mark its result and open it in its conversation, the
-        supporting ``span`` (code points of its text) marked when the answer gave one."""
-        self.results.reveal(position)
+    def cite(self, msg_id: str, position: int | None, span: Span | None = None) -> None:
+        """A citation was followed: mark its result (``position``, when the message is one) and
+        open the message in its conversation, the supporting ``span`` (code points of its text)
+        marked when the answer gave one."""
         for node in js.document.querySelectorAll(".result.is-cited"):
             node.classList.remove("is-cited")
-        if not 1 <= position <= len(self.results.results):
-            return
-        present(js.document.getElementById(result_anchor(position))).classList.add("is-cited")
-        self.context.show_result(
-            self.results.results[position - 1],
-            invoker=present(js.document.activeElement),
-            position=position,
-            span=span,
-            via="citation",
-        )
+        invoker = present(js.document.activeElement)
+        if position is not None and 1 <= position <= len(self.results.results):
+            self.results.reveal(position)
+            present(js.document.getElementById(result_anchor(position))).classList.add("is-cited")
+            result: Mapping[str, Any] = self.results.results[position - 1]
+            self.context.show_result(result, invoker=invoker, position=position, span=span, via="citation")
+        else:
+            # A message of a source's conversation, or of a follow-up's own search: not listed.
+            self.context.show_result(
+                {"_id": msg_id}, invoker=invoker, position=None, span=span, via="citation", preview=False
+            )
 
     async def _ask(self) -> None:
         shown = self.results.results[: self.results.shown]
         if not shown or not self.words or self.stale:
             return
-        await self.answer.run(self.api, self.words, shown)
+        await self.answer.run(self.words, shown)
 
     # -- session -------------------------------------------------------------------------------
 
@@ -397,6 +413,8 @@ class Page:
             self.box.focus()
             if url_state.read_message():
                 self._open_linked()
+            if url_state.read_answer():
+                self._open_shared_answer()
         else:
             ended = (
                 "Your session has ended. Sign in again." if self.session.ended == "expired" else "Signed out."

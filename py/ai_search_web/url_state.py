@@ -21,13 +21,16 @@ from pyodide.ffi import to_js
 from .dom import listen, present
 
 __all__ = [
+    "ANSWER_PARAMETER",
     "MESSAGE_PARAMETER",
     "QUERY_PARAMETER",
+    "forget_answer",
     "message_was_pushed",
     "on_history_change",
     "permalink",
     "push_message",
     "push_query",
+    "read_answer",
     "read_message",
     "read_query",
     "replace_message",
@@ -35,6 +38,8 @@ __all__ = [
 
 QUERY_PARAMETER = "q"
 MESSAGE_PARAMETER = "msg"
+# A shared answer's link: ``/?answer=<answerId>`` (the server's ANSWER_LINK_PARAMETER).
+ANSWER_PARAMETER = "answer"
 # The history state field of an entry that opened a message in its context (see message_was_pushed).
 _PUSHED_STATE = "aiSearchContext"
 # Longest message id the address bar is read for (characters): ids are short; anything longer is
@@ -58,6 +63,18 @@ def read_message() -> str:
     return value if len(value) <= MAX_MESSAGE_ID_CHARS else ""
 
 
+def read_answer() -> str:
+    """The ``answer`` parameter of the current address (a shared answer's id), or ``""``."""
+    value = _read(ANSWER_PARAMETER).strip()
+    return value if len(value) <= MAX_MESSAGE_ID_CHARS else ""
+
+
+def forget_answer() -> None:
+    """Take ``answer`` out of the address (the shared answer was shown; a search replaces it)."""
+    if read_answer():
+        js.history.replaceState(None, "", _url_with(answer=""))
+
+
 def _url_with(**changes: str) -> str:
     """The current address with parameters set (``""`` removes one); others are kept."""
     params = js.URLSearchParams.new(js.location.search)
@@ -72,8 +89,8 @@ def _url_with(**changes: str) -> str:
 
 def push_query(query: str) -> None:
     """A new history entry for ``query`` (no message open), unless the address already holds it."""
-    if query != read_query() or read_message():
-        js.history.pushState(None, "", _url_with(q=query, msg=""))
+    if query != read_query() or read_message() or read_answer():
+        js.history.pushState(None, "", _url_with(q=query, msg="", answer=""))
 
 
 def push_message(msg_id: str) -> None:
@@ -95,11 +112,12 @@ def replace_message(msg_id: str) -> None:
         js.history.replaceState(None, "", _url_with(msg=msg_id))
 
 
-def permalink(msg_id: str) -> str:
-    """The search page's address that opens ``msg_id`` in its context, for anyone who may read it
-    (from the widget too: the page's folder, not the widget's ``/embed``)."""
+def permalink(msg_id: str, parameter: str = MESSAGE_PARAMETER) -> str:
+    """The search page's address that opens ``msg_id`` in its context (or, with ``parameter``
+    ``answer``, a shared answer), for anyone who may read it (from the widget too: the page's
+    folder, not the widget's ``/embed``)."""
     params = js.URLSearchParams.new()
-    params.set(MESSAGE_PARAMETER, msg_id)
+    params.set(parameter, msg_id)
     return str(js.URL.new("./?" + params.toString(), js.location.href).href)
 
 
