@@ -36,6 +36,7 @@ from ai_search import MAX_SEARCH_ANSWER_MESSAGES, MAX_SEARCH_QUERY_LENGTH, appen
 
 from .answer_actions import AnswerActions
 from .answer_text import (
+    UNSUPPORTED_LABEL,
     SentenceCheck,
     Span,
     Turn,
@@ -54,15 +55,12 @@ from .results import result_anchor
 __all__ = [
     "EXTRACTIVE_PROVIDER",
     "MODEL_STORAGE_KEY",
-    "UNSUPPORTED_LABEL",
     "AnswerPanel",
     "provider_label",
 ]
 
 EXTRACTIVE_PROVIDER = "extractive"
 MODEL_STORAGE_KEY = "ai-search.model"
-# The flag on a sentence the citation check finds unsupported, and what the panel says of them.
-UNSUPPORTED_LABEL = "Not supported by the messages it cites: check it against them."
 Cite = Callable[[str, int | None, Span | None], None]
 
 
@@ -257,6 +255,7 @@ class AnswerPanel:
         turn.answer_id = answer_id if isinstance(answer_id, str) else ""
         turn.done = True
         self._panel.dataset.truncated = "true" if turn.truncated else "false"
+        self._panel.dataset.answerId = turn.answer_id  # <section data-answer-id>: the answer shown
         feedback = payload.get("feedback") if isinstance(payload.get("feedback"), Mapping) else {}
         self.actions.show(
             turn.answer_id,

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
+    "UNSUPPORTED_LABEL",
     "SentenceCheck",
     "Span",
     "Turn",
@@ -36,6 +37,9 @@ __all__ = [
 ]
 
 Span = tuple[int, int]
+# The flag's label on a sentence the citation check finds unsupported (its screen-reader text and
+# tooltip).
+UNSUPPORTED_LABEL = "Not supported by the messages it cites: check it against them."
 _CITATION = re.compile(r"\[(\d{1,3})\]")
 
 
