@@ -7,8 +7,9 @@ Debian's chromium, signed in as bob, in a fixed locale and time zone so that run
 shows one moment with everything on it: a search with a filter chip, its results, an AI answer
 (extractive: no language model is configured here), and the suggestion list open for the next
 filter being typed. A second shot per size and scheme shows a thread reply opened in its thread
-(beside the results at 1280 px, in their place at 360 px): ``context-<width>-<scheme>.png``. Writes
-``page-<width>-<scheme>.png`` and prints where.
+(beside the results at 1280 px, in their place at 360 px): ``context-<width>-<scheme>.png``; a third
+an answer with a follow-up (at 1280 px with a citation of it opened in context, its supporting span
+marked): ``answer-<width>-<scheme>.png``. Writes ``page-<width>-<scheme>.png`` and prints where.
 
 Two more show a first visit at 1280 px, light: ``page-loading.png`` while Python is still loading
 (PyScript's configuration held back, so the page is the fallback's: its suggestions for ``from:ca``
@@ -33,12 +34,17 @@ from _browser import CHROMIUM, CHROMIUM_ARGS, WAIT_MS  # noqa: E402
 from _harness import demo_app_server  # noqa: E402
 
 SIZES = {1280: 800, 360: 740}
+# Widths at which the context view sits beside the results (static/app.css: 960px and up).
+WIDE_PX = 960
 SCHEMES = ("light", "dark")
 QUERY = "in:engineering postgres"
 TYPED = " from:ca"
 # Its first result is a reply in the ledger-db failover thread (files, a reaction), beside two more
 # conversations.
 THREAD_QUERY = "patroni"
+# An extractive answer, a follow-up to it, and (at 1280 px) its first citation opened in context.
+ANSWER_QUERY = "why did billing-api keep failing after the failover"
+FOLLOW_UP = "and who fixed it?"
 SESSION_KEY = "ai-search.session"  # py/ai_search_web/auth.py
 LOCALE, TIME_ZONE = "en-US", "UTC"
 
@@ -79,6 +85,23 @@ def shoot(pw: object, url: str, session: dict[str, str], out: Path) -> list[Path
                 page.wait_for_selector("#context[data-state=ready]", timeout=WAIT_MS)
                 page.mouse.move(0, height - 1)
                 path = out / f"context-{width}-{scheme}.png"
+                page.screenshot(path=str(path))
+                written.append(path)
+
+                page.goto(f"{url}/?q={ANSWER_QUERY.replace(' ', '+')}")
+                page.wait_for_selector("#result-list .result", timeout=WAIT_MS)
+                page.click("#ask")
+                page.wait_for_selector("#follow-up-form:not([hidden])", timeout=WAIT_MS)
+                page.fill("#follow-up", FOLLOW_UP)
+                page.press("#follow-up", "Enter")
+                page.wait_for_selector("#answer-thread li", timeout=WAIT_MS)
+                page.wait_for_selector("#follow-up-form:not([hidden])", timeout=WAIT_MS)
+                if width >= WIDE_PX:
+                    page.click("#answer-body a.cite")
+                    page.wait_for_selector("#context[data-state=ready] .is-hit mark", timeout=WAIT_MS)
+                page.evaluate("document.getElementById('answer').scrollIntoView()")
+                page.mouse.move(0, height - 1)
+                path = out / f"answer-{width}-{scheme}.png"
                 page.screenshot(path=str(path))
                 written.append(path)
         context.close()

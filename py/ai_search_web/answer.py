@@ -93,6 +93,7 @@ class AnswerPanel:
         self._thread, self._question = get("answer-thread"), get("answer-question")
         self._check, self._note = get("answer-check"), get("answer-note")
         self._follow_form, self._follow_box = get("follow-up-form"), get("follow-up")
+        self._reason_box = get("answer-reason")
         self._follow_box.maxLength = MAX_SEARCH_QUERY_LENGTH
         self._picker = picker
         self._picker_label = picker.parentElement  # the <label class="model"> around the picker
@@ -165,13 +166,26 @@ class AnswerPanel:
             self._spawn(self.follow_up(question), "asking a follow-up")
 
     async def follow_up(self, question: str) -> None:
-        """Ask ``question`` after the turns so far: the current answer moves up into the thread."""
-        if self.turn is not None:
-            self._earlier.append(self.turn)
+        """Ask ``question`` after the turns so far: the current answer moves up into the thread. If
+        no answer comes (the server stopped, a refusal), it comes back down, the question is left in
+        the box to send again, and the error says why."""
+        previous, rating, reason = self.turn, self.actions.rating, str(self._reason_box.value or "")
+        if previous is not None:
+            self._earlier.append(previous)
         self._sources = ()
         self._follow_box.value = ""
         self._render_thread()
-        await self._stream(Turn(question), {"query": question, "turns": self._turns})
+        turn = Turn(question)
+        await self._stream(turn, {"query": question, "turns": self._turns})
+        if turn.done or self.turn is not turn or previous is None:
+            return  # answered, or a new search or question took over
+        self.turn = self._earlier.pop()
+        self._render_thread()
+        self._show_question()
+        self._render()
+        self.actions.show(previous.answer_id, rating=rating, reason=reason)
+        self._follow_box.value = question
+        self._follow_form.hidden = False
 
     async def _stream(self, turn: Turn, body: dict[str, Any]) -> None:
         self.turn = turn
@@ -179,7 +193,8 @@ class AnswerPanel:
         for node in (self._error, self._check, self._note):
             set_text(node, "")
         self._check.hidden = self._note.hidden = True
-        self._follow_form.hidden = True
+        # A follow-up keeps its box (and the focus in it); a first question has none yet.
+        self._follow_form.hidden = not self._earlier
         self.actions.hide()
         self._render()
         model = self.chosen_model()
@@ -285,8 +300,6 @@ class AnswerPanel:
     def _fail(self, message: str) -> None:
         set_text(self._label, "")
         set_text(self._error, message)
-        if self.turn is not None and not self.turn.done and self._earlier:
-            self._follow_form.hidden = False  # the earlier turns are still there to follow up
 
     # -- rendering -----------------------------------------------------------------------------
 
