@@ -275,6 +275,12 @@ def test_the_shortcut_opens_a_scoped_search_with_an_answer_and_escape_closes_it(
     (answer,) = events(page, "answer-shown")
     assert answer["citations"] >= 1
     assert frame.locator("#answer-body a.cite").count() == answer["citations"]
+    # A follow-up in the widget too: the first question moves up into the thread of questions.
+    frame.fill("#follow-up", "and who fixed it?")
+    frame.press("#follow-up", "Enter")
+    page.wait_for_function("() => window.__events.filter(([name]) => name === 'answer-shown').length === 2")
+    assert frame.locator("#answer-thread .answer-question").all_inner_texts() == ["deploy"]
+    assert frame.inner_text("#answer-question") == "and who fixed it?"
 
     # A message the host page forges to itself is not the widget speaking.
     page.evaluate(
