@@ -11,11 +11,16 @@ Modules, one noun each (only ``dom`` creates DOM nodes, and only as text):
 - ``dom``: safe, text-only element builders, highlights as ``<mark>``, event listeners.
 - ``api``: the REST client (awaited ``fetch``, streamed answers).
 - ``auth``: the session in ``sessionStorage``, sign-in and sign-out.
-- ``chips``, ``combobox``, ``results``, ``answer``: the four views.
-- ``url_state``: the query line in ``?q=``; back/forward.
+- ``chips``, ``combobox``, ``results``, ``answer``, ``context``: the views (``message_view`` draws a
+  message for the results and the context view; ``answer_actions``: an answer's thumbs and link).
+- ``url_state``: the query line in ``?q=``, the message open (``&msg=``), a shared answer
+  (``?answer=``); back/forward.
+- ``clipboard``: copying a link, or showing it selected where the clipboard is refused.
 - ``lookups``: room and people lookups, answered locally when possible.
-- ``caret``, ``sse``, ``messages``, ``wording``, ``highlights``: pure helpers (UTF-16 carets,
-  event-stream parsing, error texts, counts/limits/reasons in words, highlight spans cut into runs).
+- ``caret``, ``messages``, ``wording``, ``highlights``, ``conversations``, ``message_parts``,
+  ``answer_text``: pure helpers (UTF-16 carets, error texts, counts/limits/reasons in words,
+  highlight spans cut into runs, results grouped by thread, files and reactions, an answer cut at
+  its checked sentences).
 - ``embed_bridge``: the widget page's postMessage bridge to its host (only on ``/embed``).
 - ``embed_protocol``: the widget's messages and origin checks (pure, tested under CPython).
 
