@@ -156,14 +156,15 @@ def test_ask_follow_up_open_a_citation_in_context_and_rate(page: Any, server: Se
 
 def test_a_shared_answer_hides_what_its_reader_cannot_read(tabs: Any, server: Server) -> None:
     """grace reads no #incidents: a shared answer drawn from there opens with its sentences left out
-    and the note, not with the texts of messages she may not read."""
+    and the note, not with the texts of messages she may not read. carol asks (answers are rate
+    limited per person, and the session's other tests ask as bob)."""
     page, _record = tabs.new()
-    open_page(page, server, username="bob")
+    open_page(page, server, username="carol")
     _search(page, "patroni in:#incidents")
     _writes(server, FIRST_ANSWER)
     _ask(page, lambda: page.click("#ask"))
     answer_id = page.get_attribute("#answer", "data-answer-id")
-    server.call("bob", "POST", "ai.search.answer.share", json={"answerId": answer_id})
+    server.call("carol", "POST", "ai.search.answer.share", json={"answerId": answer_id})
     seen = server.call("grace", "GET", "ai.search.answer.get", params={"answerId": answer_id})
     assert seen["hiddenSources"] > 0 and seen["note"]
 
