@@ -14,7 +14,7 @@ import gzip
 import os
 from pathlib import Path
 
-import brotli  # type: ignore[import-untyped]
+import brotli
 
 __all__ = [
     "CODINGS",
