@@ -36,26 +36,21 @@ interrupted import keeps whole batches and a re-run completes it.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import string
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    DownloadColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeRemainingColumn,
-    TransferSpeedColumn,
+from .imports.batches import (
+    DEFAULT_IMPORT_BATCH_SIZE,
+    MAX_REPORTED_BAD_LINES,
+    MAX_SUMMARY_BAD_LINES,
+    Batcher,
+    ImportReport,
+    hashed_id,
+    progress_bar,
 )
-
 from .store.base import InvalidValue, Store
 from .store.records import Attachment, ImportRow, Reaction
 from .store.rules import (
@@ -84,24 +79,13 @@ __all__ = [
     "row_from_record",
 ]
 
-# Rows per store transaction: large enough to amortise the commit, small enough that the write lock
-# is held for tens of milliseconds, not seconds, while the server runs beside the import.
-DEFAULT_IMPORT_BATCH_SIZE = 2000
 # Bytes of one line; a longer line is reported and skipped without being held in memory.
 MAX_IMPORT_LINE_BYTES = 1024 * 1024
-# Bad lines kept with their reason in the report (lines); beyond that they are only counted.
-MAX_REPORTED_BAD_LINES = 1000
-# Bad lines printed by ImportReport.summary() (lines).
-MAX_SUMMARY_BAD_LINES = 20
 # Characters of a rejected value quoted back in a reason.
 _MAX_QUOTED_VALUE_LENGTH = 40
 
 # Bytes read between two progress bar updates: Rich redraws on each, so not once per line.
 _PROGRESS_STEP_BYTES = 256 * 1024
-# Each digest byte becomes one base62 character (byte mod 62). The slight bias leaves ~5.9 bits per
-# character, ~100 bits per id: plenty against accidental collisions, and a table lookup is 20x faster
-# than big-integer division at 100k lines per second.
-_BYTE_TO_BASE62 = bytes((string.digits + string.ascii_letters).encode("ascii")[b % 62] for b in range(256))
 _UTF8_BOM = b"\xef\xbb\xbf"
 
 
@@ -109,43 +93,11 @@ class _BadLine(Exception):
     """Why one line cannot be imported."""
 
 
-@dataclass
-class ImportReport:
-    """What one import did. ``lines_read == imported + unchanged + skipped_count`` always holds."""
-
-    source: str
-    lines_read: int = 0
-    imported: int = 0
-    unchanged: int = 0
-    skipped_count: int = 0
-    skipped: list[tuple[int, str]] = field(default_factory=list)  # (line number, reason), the first ones
-    users_created: int = 0
-    rooms_created: int = 0
-
-    def skip(self, line_no: int, reason: str) -> None:
-        self.skipped_count += 1
-        if len(self.skipped) < MAX_REPORTED_BAD_LINES:
-            self.skipped.append((line_no, reason))
-
-    def summary(self) -> str:
-        """A few lines for people: the counts, then the first bad lines."""
-        lines = [
-            f"{self.source}: {self.lines_read:,} lines read, {self.imported:,} messages imported, "
-            f"{self.unchanged:,} unchanged, {self.skipped_count:,} skipped; "
-            f"{self.users_created:,} users and {self.rooms_created:,} rooms created"
-        ]
-        lines += [f"  line {line_no}: {reason}" for line_no, reason in self.skipped[:MAX_SUMMARY_BAD_LINES]]
-        if self.skipped_count > MAX_SUMMARY_BAD_LINES:
-            lines.append(f"  ... and {self.skipped_count - MAX_SUMMARY_BAD_LINES:,} more bad lines")
-        return "\n".join(lines)
-
-
 def derive_message_id(room_type: str, room: str, username: str, ts_ms: int, text: str) -> str:
-    """The id of a line that has none: ID_LENGTH base62 characters of SHA-256 over the room type, the
-    room and username as the store compares them (ASCII case folded), the time in ms and the text.
-    The same message written ``Alice``/``alice`` or ``...Z``/``...+00:00`` gets the same id."""
-    key = "\x1f".join((room_type, fold(room), fold(username), str(ts_ms), text))
-    return hashlib.sha256(key.encode("utf-8")).digest()[:ID_LENGTH].translate(_BYTE_TO_BASE62).decode("ascii")
+    """The id of a line that has none: SHA-256 over the room type, the room and username as the
+    store compares them (ASCII case folded), the time in ms and the text, as ID_LENGTH base62
+    characters. The same message written ``Alice``/``alice`` or ``...Z``/``...+00:00`` gets the same id."""
+    return hashed_id(room_type, fold(room), fold(username), str(ts_ms), text)
 
 
 def _quote(value: object) -> str:
@@ -280,44 +232,6 @@ def row_from_record(record: object) -> ImportRow:
         raise ValueError(str(error)) from None
 
 
-class _Batcher:
-    """Collects rows with their line numbers and sends them to the store a batch at a time."""
-
-    def __init__(self, store: Store, report: ImportReport, batch_size: int) -> None:
-        if batch_size <= 0:
-            raise ValueError("batch_size must be positive")
-        self.store = store
-        self.report = report
-        self.batch_size = batch_size
-        self.line_nos: list[int] = []
-        self.rows: list[ImportRow] = []
-
-    def add(self, line_no: int, record: object) -> None:
-        self.report.lines_read += 1
-        try:
-            row = record if isinstance(record, ImportRow) else row_from_record(record)
-        except ValueError as error:
-            self.report.skip(line_no, str(error))
-            return
-        self.line_nos.append(line_no)
-        self.rows.append(row)
-        if len(self.rows) >= self.batch_size:
-            self.flush()
-
-    def flush(self) -> None:
-        if not self.rows:
-            return
-        result = self.store.import_messages(self.rows)
-        report = self.report
-        report.imported += result.imported
-        report.unchanged += result.unchanged
-        report.users_created += result.users_created
-        report.rooms_created += result.rooms_created
-        for index, reason in result.rejected:
-            report.skip(self.line_nos[index], reason)
-        self.line_nos, self.rows = [], []
-
-
 def import_rows(
     store: Store,
     records: Iterable[Mapping[str, Any] | ImportRow],
@@ -332,7 +246,7 @@ def import_rows(
         StorageFailure: the database failed; the batches before it are imported.
     """
     report = ImportReport(source)
-    batcher = _Batcher(store, report, batch_size)
+    batcher = Batcher(store, report, batch_size, parse=row_from_record)
     for line_no, record in enumerate(records, start=1):
         batcher.add(line_no, record)
     batcher.flush()
@@ -389,32 +303,23 @@ def import_jsonl(
             file again completes the job.
     """
     report = ImportReport(str(path))
-    batcher = _Batcher(store, report, batch_size)
-    columns = (
-        TextColumn("importing {task.description}"),
-        BarColumn(),
-        DownloadColumn(),
-        TransferSpeedColumn(),
-        TimeRemainingColumn(),
-    )
+    batcher = Batcher(store, report, batch_size, parse=row_from_record)
     with (
         path.open("rb") as file,
-        Progress(*columns, console=Console(stderr=True), disable=not progress) as bar,
+        progress_bar(path.name, path.stat().st_size, enabled=progress) as advance,
     ):
-        task: TaskID = bar.add_task(path.name, total=path.stat().st_size)
         pending = 0
         for line_no, line, size in _lines(file):
             pending += size
             if pending >= _PROGRESS_STEP_BYTES:
-                bar.advance(task, pending)
+                advance(pending)
                 pending = 0
             try:
                 record = _record_of(line)
             except _BadLine as error:
-                report.lines_read += 1
-                report.skip(line_no, str(error))
+                batcher.reject(line_no, str(error))
                 continue
             batcher.add(line_no, record)
         batcher.flush()
-        bar.advance(task, pending)
+        advance(pending)
     return report

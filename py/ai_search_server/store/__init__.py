@@ -20,6 +20,7 @@ from .base import (
 )
 from .records import (
     Attachment,
+    ExternalKind,
     ImportResult,
     ImportRow,
     Message,
@@ -40,6 +41,7 @@ __all__ = [
     "DATABASE_FILENAME",
     "AlreadyTaken",
     "Attachment",
+    "ExternalKind",
     "ImportResult",
     "ImportRow",
     "InvalidValue",

@@ -19,14 +19,15 @@ directly. Times are aware UTC datetimes.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from .records import (
     AnswerFeedback,
     Attachment,
+    ExternalKind,
     ImportResult,
     ImportRow,
     Message,
@@ -322,6 +323,41 @@ class Store(Protocol):
         """Ratings given or changed from ``since`` on (all for None), oldest first, with their answer
         and the rater's username: what an admin exports."""
         ...
+
+    # -- mirrors of other systems (imports of exports, live sync) ---------------------------------
+    def link_external(self, origin: str, kind: ExternalKind, external_id: str, local_id: str) -> None:
+        """Remember that ``external_id`` (a user or room id in ``origin``) is our ``local_id``."""
+        ...
+
+    def external_ids(self, origin: str, kind: ExternalKind) -> dict[str, str]:
+        """Every external id of ``origin`` and ``kind`` that maps to a user or room that exists."""
+        ...
+
+    def update_room(
+        self, room_id: str, *, name: str | None = None, fname: str | None = None, topic: str | None = None
+    ) -> Room:
+        """Rename a room or change its topic; Conflict when a channel or group has that name."""
+        ...
+
+    def set_display_name(self, user_id: str, name: str) -> None: ...
+    def set_members(self, room_id: str, user_ids: Sequence[str]) -> tuple[int, int]:
+        """Make ``user_ids`` the room's members in one transaction (bans kept); returns
+        (subscribed, unsubscribed)."""
+        ...
+
+    def origin_message_ids(self, room_id: str, origin: str, *, start: datetime, end: datetime) -> list[str]:
+        """Ids of the room's messages from ``origin`` sent at ``start`` or later and before ``end``."""
+        ...
+
+    def set_source_urls(self, urls: Mapping[str, str | None]) -> int:
+        """Set the "open in ..." link of existing messages by id; returns how many changed."""
+        ...
+
+    def get_sync_state(self, origin: str) -> dict[str, Any] | None:
+        """What a live mirror of ``origin`` saved last (its cursors), or None."""
+        ...
+
+    def set_sync_state(self, origin: str, state: Mapping[str, Any]) -> None: ...
 
     # -- bulk import -----------------------------------------------------------------------------
     def import_messages(self, rows: Sequence[ImportRow]) -> ImportResult:

@@ -54,6 +54,10 @@ def check_import_row(row: ImportRow) -> tuple[ImportRow, int]:
             rules.check_username(username)
     if row.edited_at is not None:
         to_ms(row.edited_at)
+    if row.origin is not None:
+        schema.check_origin(row.origin)
+    if row.source_url is not None:
+        schema.check_source_url(row.source_url)
     return row, to_ms(row.ts)
 
 
@@ -110,7 +114,9 @@ class ImportBatch:
             )
         }
         self.subscriptions: dict[tuple[str, str], None] = {}
-        self.messages: list[tuple[str, str, str, int, str, str | None, int | None, int | None, str | None]] = []
+        self.messages: list[
+            tuple[str, str, str, int, str, str | None, int | None, int | None, str | None, str | None, str | None]
+        ] = []
         self.attachments: list[tuple[str, int, str, str, str, str, int]] = []
         self.reactions: list[tuple[str, str, str, int]] = []
         self.mentioning: list[tuple[str, str]] = []  # (message id, text) of texts holding an "@"
@@ -154,7 +160,19 @@ class ImportBatch:
         edited_ms = None if row.edited_at is None else to_ms(row.edited_at)
         pinned_ms, pinned_by = (ts_ms, author_id) if row.pinned else (None, None)
         self.messages.append(
-            (row.message_id, room[0], author_id, ts_ms, row.text, tmid, edited_ms, pinned_ms, pinned_by)
+            (
+                row.message_id,
+                room[0],
+                author_id,
+                ts_ms,
+                row.text,
+                tmid,
+                edited_ms,
+                pinned_ms,
+                pinned_by,
+                row.origin,
+                row.source_url,
+            )
         )
         for position, a in enumerate(row.attachments):
             self.attachments.append((row.message_id, position, a.name, a.title, a.description, a.type, a.size))
@@ -176,6 +194,7 @@ class ImportBatch:
                 edited_at=row.edited_at,
                 tmid=tmid,
                 attachments=row.attachments,
+                source_url=row.source_url,
             )
             self.events.append(MessageEvent("posted", message))
         self.imported += 1
@@ -201,8 +220,9 @@ class ImportBatch:
             _SUBSCRIBE, [(user_id, room_id, self.now) for user_id, room_id in self.subscriptions]
         )
         self.conn.executemany(
-            "INSERT INTO messages (id, room_id, user_id, ts, text, tmid, edited_at, pinned_at, pinned_by)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO messages"
+            " (id, room_id, user_id, ts, text, tmid, edited_at, pinned_at, pinned_by, origin, source_url)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             self.messages,
         )
         self.conn.executemany(

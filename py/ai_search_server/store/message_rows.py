@@ -29,7 +29,7 @@ __all__ = [
 
 MESSAGE_SELECT = (
     "SELECT m.id, m.room_id, m.user_id, u.username, u.name, m.ts, m.text, m.edited_at,"
-    " m.tmid, m.pinned_at, m.pinned_by, m.edited_by"
+    " m.tmid, m.pinned_at, m.pinned_by, m.edited_by, m.source_url"
     " FROM messages m JOIN users u ON u.id = m.user_id"
 )
 # An ``@name`` not preceded by a word character or another ``@`` (so ``a@b.io`` mentions nobody).
@@ -96,6 +96,7 @@ def _message(
         pinned_at=None if row[9] is None else from_ms(row[9]),
         pinned_by=row[10],
         edited_by=row[11],
+        source_url=row[12],
         attachments=attachments,
         reactions=reactions,
         mentions=mentions,

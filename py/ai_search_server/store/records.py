@@ -13,6 +13,7 @@ from typing import Literal
 RoomType = Literal["c", "p", "d"]  # public channel, private group, direct message
 TokenKind = Literal["session", "pat"]  # login session token, personal access token
 Role = Literal["admin", "user", "bot"]
+ExternalKind = Literal["user", "room"]  # what an external id names (store.link_external)
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +94,7 @@ class Message:
     pinned_at: datetime | None = None
     pinned_by: str | None = None  # user id
     edited_by: str | None = None  # user id; None when the author edited or nobody did
+    source_url: str | None = None  # the message in the system it came from ("open in Slack")
 
     @property
     def searchable_text(self) -> str:
@@ -165,6 +167,8 @@ class ImportRow:
 
     ``tmid`` makes it a reply in the thread of that message id, which must be in the same room, in the
     store already or in the same batch; ``reactions`` map an emoji to the usernames who reacted.
+    ``origin`` names the system the message comes from (``slack:T0123``) and ``source_url`` is its
+    link there; messages written in ai-search have neither.
     """
 
     room: str
@@ -180,6 +184,8 @@ class ImportRow:
     reactions: tuple[Reaction, ...] = ()
     edited_at: datetime | None = None
     pinned: bool = False
+    origin: str | None = None
+    source_url: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

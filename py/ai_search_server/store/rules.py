@@ -30,11 +30,14 @@ __all__ = [
     "MAX_ATTACHMENT_TEXT_LENGTH",
     "MAX_DISPLAY_NAME_LENGTH",
     "MAX_EMOJI_LENGTH",
+    "MAX_EXTERNAL_ID_LENGTH",
     "MAX_FEEDBACK_REASON_LENGTH",
     "MAX_MESSAGE_ID_LENGTH",
     "MAX_MESSAGE_TEXT_LENGTH",
+    "MAX_ORIGIN_LENGTH",
     "MAX_ROLE_LENGTH",
     "MAX_ROOM_NAME_LENGTH",
+    "MAX_SOURCE_URL_LENGTH",
     "MAX_STORED_ANSWER_LENGTH",
     "MAX_STORED_ANSWER_SOURCES",
     "MAX_TOKEN_LABEL_LENGTH",
@@ -44,11 +47,14 @@ __all__ = [
     "check_attachments",
     "check_display_name",
     "check_emoji",
+    "check_external_id",
     "check_feedback",
     "check_message_id",
+    "check_origin",
     "check_roles",
     "check_room_name",
     "check_room_type",
+    "check_source_url",
     "check_text",
     "check_token_label",
     "check_topic",
@@ -76,6 +82,13 @@ MAX_MESSAGE_ID_LENGTH = 64
 MAX_TOKEN_LABEL_LENGTH = 100
 # Characters of a role name.
 MAX_ROLE_LENGTH = 64
+# Characters of a message's origin ("slack:T0123", "rocketchat:https://chat.example.com").
+MAX_ORIGIN_LENGTH = 300
+# Characters of an id in another system (Slack's "C024BE91L", a Zulip stream id, a Rocket.Chat _id).
+MAX_EXTERNAL_ID_LENGTH = 200
+# Characters of a source link: a Slack permalink with its thread query is about 110; browsers and
+# proxies take 2,000 everywhere.
+MAX_SOURCE_URL_LENGTH = 2000
 # Files or links on one message (attachments): Rocket.Chat posts one file per message; exports from
 # other systems carry a handful. More is refused rather than silently cut.
 MAX_ATTACHMENTS = 20
@@ -100,6 +113,7 @@ _USERNAME = re.compile(r"[\w.-]+")
 _ROLE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _MESSAGE_ID = re.compile(r"[A-Za-z0-9._-]+")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_SOURCE_URL = re.compile(r"[!-~]+")  # printable ASCII without spaces: what a percent-encoded URL is
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MS = timedelta(milliseconds=1)
@@ -223,6 +237,33 @@ def check_message_id(message_id: str) -> str:
 
 def check_token_label(label: str) -> str:
     return _check_one_line(label, "a token label", MAX_TOKEN_LABEL_LENGTH)
+
+
+def check_origin(origin: str) -> str:
+    """An origin names a source system: one line of at most MAX_ORIGIN_LENGTH characters."""
+    if not origin.strip() or len(origin) > MAX_ORIGIN_LENGTH or _CONTROL.search(origin):
+        raise InvalidValue(f"an origin is 1 to {MAX_ORIGIN_LENGTH} characters on one line")
+    _check_unicode(origin, "an origin")
+    return origin
+
+
+def check_external_id(external_id: str) -> str:
+    if not external_id.strip() or len(external_id) > MAX_EXTERNAL_ID_LENGTH or _CONTROL.search(external_id):
+        raise InvalidValue(f"an external id is 1 to {MAX_EXTERNAL_ID_LENGTH} characters on one line")
+    _check_unicode(external_id, "an external id")
+    return external_id
+
+
+def check_source_url(url: str) -> str:
+    """An http(s) link of at most MAX_SOURCE_URL_LENGTH characters, no spaces or control characters:
+    a page may render it as a link, so ``javascript:`` and friends never get in."""
+    if (
+        len(url) > MAX_SOURCE_URL_LENGTH
+        or not _SOURCE_URL.fullmatch(url)
+        or not url.lower().startswith(("http://", "https://"))
+    ):
+        raise InvalidValue(f"a source link is an http(s) URL of at most {MAX_SOURCE_URL_LENGTH} characters")
+    return url
 
 
 def check_roles(roles: Iterable[str]) -> tuple[str, ...]:

@@ -400,6 +400,35 @@ def _add_answers(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
+# Where messages came from when another system holds the original (an import, a live mirror). A
+# message's `origin` names the source ("slack:T0123", "rocketchat:https://chat.example.com"), so a
+# newer export can delete what the source deleted without touching messages written here; its
+# `source_url` is the "open in ..." link. `external_ids` maps a source's user and room ids to ours,
+# so a renamed channel stays one room; `sync_state` is where a live mirror resumes after a crash.
+_V7_SOURCES = (
+    "ALTER TABLE messages ADD COLUMN origin TEXT",
+    "ALTER TABLE messages ADD COLUMN source_url TEXT",
+    "CREATE INDEX messages_origin ON messages (room_id, origin, ts) WHERE origin IS NOT NULL",
+    """CREATE TABLE external_ids (
+        origin TEXT NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('user', 'room')),
+        external_id TEXT NOT NULL,
+        local_id TEXT NOT NULL,
+        PRIMARY KEY (origin, kind, external_id)
+    ) WITHOUT ROWID""",
+    """CREATE TABLE sync_state (
+        origin TEXT PRIMARY KEY,
+        state TEXT NOT NULL,
+        updated_at INTEGER NOT NULL
+    )""",
+)
+
+
+def _add_sources(conn: sqlite3.Connection) -> None:
+    for statement in _V7_SOURCES:
+        conn.execute(statement)
+
+
 # Append only: a released step never changes, because files in the field have already run it.
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "users, role_permissions, rooms, subscriptions, messages, tokens", _create_tables),
@@ -408,6 +437,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(4, "threads (tmid), attachments, reactions, mentions, pins", _add_conversations),
     Migration(5, f"confusable keys of room names ({names.KEY_VERSION})", _create_room_name_keys),
     Migration(6, "stored answers (for sharing) and their feedback", _add_answers),
+    Migration(7, "message origins and source links, external ids, sync state", _add_sources),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
 

@@ -31,7 +31,7 @@ import re
 import sqlite3
 import threading
 from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -40,12 +40,13 @@ from typing import Any, cast
 
 from ai_search import MAX_ROOM_SEARCH_PATTERN_LENGTH
 
-from . import answer_rows, message_rows, passwords, rules, schema
+from . import answer_rows, message_rows, passwords, rules, schema, sources
 from .base import AlreadyTaken, InvalidValue, MessageListener, RecordNotFound, StorageFailure
 from .import_batch import ImportBatch, check_import_row
 from .records import (
     AnswerFeedback,
     Attachment,
+    ExternalKind,
     ImportResult,
     ImportRow,
     Message,
@@ -1039,6 +1040,53 @@ class SQLiteStore:
     def feedback_since(self, since: datetime | None) -> Sequence[tuple[AnswerFeedback, StoredAnswer, str]]:
         with self._errors("read the feedback"):
             return answer_rows.feedback_since(self._connection(), since)
+    # -- mirrors of other systems ----------------------------------------------------------------
+
+    def link_external(self, origin: str, kind: ExternalKind, external_id: str, local_id: str) -> None:
+        with self._transaction("link an external id") as write:
+            sources.link_external(write.conn, origin, kind, external_id, local_id)
+
+    def external_ids(self, origin: str, kind: ExternalKind) -> dict[str, str]:
+        with self._errors("read the workspace"):
+            return sources.external_ids(self._connection(), origin, kind)
+
+    def update_room(
+        self, room_id: str, *, name: str | None = None, fname: str | None = None, topic: str | None = None
+    ) -> Room:
+        with self._transaction("update a room") as write:
+            sources.rename_room(write.conn, room_id, name=name, fname=fname, topic=topic)
+            row = write.conn.execute(f"SELECT {_ROOM_COLUMNS} FROM rooms WHERE id = ?", (room_id,)).fetchone()
+        return _room(row)
+
+    def set_display_name(self, user_id: str, name: str) -> None:
+        display = check_display_name(name.strip())
+        with self._transaction("rename a user") as write:
+            if not display or not write.conn.execute(
+                "UPDATE users SET name = ? WHERE id = ?", (display, user_id)
+            ).rowcount:
+                raise NotFound(f"user {user_id!r} does not exist")
+
+    def set_members(self, room_id: str, user_ids: Sequence[str]) -> tuple[int, int]:
+        with self._transaction("set a room's members") as write:
+            return sources.set_members(write.conn, room_id, user_ids, now_ms())
+
+    def origin_message_ids(self, room_id: str, origin: str, *, start: datetime, end: datetime) -> list[str]:
+        with self._errors("read the workspace"):
+            return sources.origin_message_ids(self._connection(), room_id, origin, to_ms(start), to_ms(end))
+
+    def set_source_urls(self, urls: Mapping[str, str | None]) -> int:
+        if not urls:
+            return 0
+        with self._transaction("set source links") as write:
+            return sources.set_source_urls(write.conn, urls)
+
+    def get_sync_state(self, origin: str) -> dict[str, Any] | None:
+        with self._errors("read the workspace"):
+            return sources.read_sync_state(self._connection(), origin)
+
+    def set_sync_state(self, origin: str, state: Mapping[str, Any]) -> None:
+        with self._transaction("save a sync state") as write:
+            sources.write_sync_state(write.conn, origin, state, now_ms())
 
     # -- bulk import -----------------------------------------------------------------------------
 

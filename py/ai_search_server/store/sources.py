@@ -1,0 +1,166 @@
+"""What the store keeps of other systems it mirrors: external ids, origins, source links, sync state.
+
+An import of a Slack, Mattermost or Zulip export, and the live Rocket.Chat mirror, are the same job
+done again and again: a newer export renames a channel, drops a member, deletes a message. These
+statements let them do it without SQL of their own (migration 5 made the tables):
+
+- ``external_ids`` maps a source's user and room ids to ours, so ``C024BE91L`` stays one room
+  whatever it is called today;
+- ``messages.origin`` says which source a message came from, so a newer export deletes only what
+  that source held, never a message written here;
+- ``sync_state`` holds a mirror's cursors as JSON, so a crashed sync resumes where it stopped.
+
+Each function runs inside the caller's transaction (``SQLiteStore`` opens it).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .base import Conflict, InvalidValue, NotFound
+from .records import ExternalKind
+from .schema import (
+    check_display_name,
+    check_external_id,
+    check_origin,
+    check_room_name,
+    check_source_url,
+    check_topic,
+)
+
+__all__ = [
+    "MAX_SYNC_STATE_BYTES",
+    "external_ids",
+    "link_external",
+    "origin_message_ids",
+    "read_sync_state",
+    "rename_room",
+    "set_members",
+    "set_source_urls",
+    "write_sync_state",
+]
+
+# Bytes of one origin's sync state as JSON: a cursor per room is ~60 bytes, so a workspace of
+# 10,000 rooms fits with room to spare; more means a bug writing something it should not.
+MAX_SYNC_STATE_BYTES = 4 * 1024 * 1024
+_KINDS = ("user", "room")
+
+
+def _check_kind(kind: str) -> ExternalKind:
+    if kind not in _KINDS:
+        raise InvalidValue(f"an external id names a user or a room, not {kind!r}")
+    return kind  # type: ignore[return-value]
+
+
+def link_external(conn: sqlite3.Connection, origin: str, kind: str, external_id: str, local_id: str) -> None:
+    """Map (origin, kind, external id) to ``local_id``, replacing an earlier mapping."""
+    check_origin(origin)
+    _check_kind(kind)
+    check_external_id(external_id)
+    table = "users" if kind == "user" else "rooms"
+    if not conn.execute(f"SELECT 1 FROM {table} WHERE id = ?", (local_id,)).fetchone():
+        raise NotFound(f"{kind} {local_id!r} does not exist")
+    conn.execute(
+        "INSERT INTO external_ids (origin, kind, external_id, local_id) VALUES (?, ?, ?, ?)"
+        " ON CONFLICT (origin, kind, external_id) DO UPDATE SET local_id = excluded.local_id",
+        (origin, kind, external_id, local_id),
+    )
+
+
+def external_ids(conn: sqlite3.Connection, origin: str, kind: str) -> dict[str, str]:
+    """Every mapping of one origin and kind, external id -> local id, of users or rooms that exist."""
+    table = "users" if _check_kind(kind) == "user" else "rooms"
+    rows = conn.execute(
+        f"SELECT e.external_id, e.local_id FROM external_ids e JOIN {table} t ON t.id = e.local_id"
+        " WHERE e.origin = ? AND e.kind = ?",
+        (origin, kind),
+    ).fetchall()
+    return dict(rows)
+
+
+def rename_room(
+    conn: sqlite3.Connection, room_id: str, *, name: str | None, fname: str | None, topic: str | None
+) -> None:
+    """Rename a room or change its topic. Raises Conflict when a channel or group already has the
+    name, NotFound for an unknown room."""
+    row = conn.execute("SELECT t FROM rooms WHERE id = ?", (room_id,)).fetchone()
+    if row is None:
+        raise NotFound(f"room {room_id!r} does not exist")
+    if name is not None:
+        check_room_name(name)
+        if row[0] != "d" and conn.execute(
+            "SELECT 1 FROM rooms WHERE name = ? AND t != 'd' AND id != ?", (name, room_id)
+        ).fetchone():
+            raise Conflict(f"a room named {name!r} already exists")
+        conn.execute("UPDATE rooms SET name = ? WHERE id = ?", (name, room_id))
+    if fname is not None and fname.strip():
+        conn.execute("UPDATE rooms SET fname = ? WHERE id = ?", (check_display_name(fname.strip()), room_id))
+    if topic is not None:
+        conn.execute("UPDATE rooms SET topic = ? WHERE id = ?", (check_topic(topic), room_id))
+
+
+def set_members(conn: sqlite3.Connection, room_id: str, user_ids: Sequence[str], now_ms: int) -> tuple[int, int]:
+    """Make ``user_ids`` the room's members: subscribe the missing ones, unsubscribe the others.
+    A ban is kept either way (a banned member stays banned; a ban outlives leaving). Returns
+    (subscribed, unsubscribed)."""
+    if not conn.execute("SELECT 1 FROM rooms WHERE id = ?", (room_id,)).fetchone():
+        raise NotFound(f"room {room_id!r} does not exist")
+    wanted = json.dumps(list(dict.fromkeys(user_ids)))
+    missing = conn.execute(
+        "SELECT value FROM json_each(?) WHERE value NOT IN (SELECT id FROM users)", (wanted,)
+    ).fetchone()
+    if missing:
+        raise NotFound(f"user {missing[0]!r} does not exist")
+    added = conn.execute(
+        "INSERT OR IGNORE INTO subscriptions (user_id, room_id, banned, created_at)"
+        " SELECT value, ?, 0, ? FROM json_each(?)",
+        (room_id, now_ms, wanted),
+    ).rowcount
+    removed = conn.execute(
+        "DELETE FROM subscriptions WHERE room_id = ? AND banned = 0"
+        " AND user_id NOT IN (SELECT value FROM json_each(?))",
+        (room_id, wanted),
+    ).rowcount
+    return added, removed
+
+
+def origin_message_ids(conn: sqlite3.Connection, room_id: str, origin: str, start_ms: int, end_ms: int) -> list[str]:
+    """Ids of the room's messages from ``origin`` with start <= ts < end, oldest first."""
+    rows = conn.execute(
+        "SELECT id FROM messages WHERE room_id = ? AND origin = ? AND ts >= ? AND ts < ? ORDER BY ts, id",
+        (room_id, origin, start_ms, end_ms),
+    ).fetchall()
+    return [row[0] for row in rows]
+
+
+def set_source_urls(conn: sqlite3.Connection, urls: Mapping[str, str | None]) -> int:
+    """Set (or clear, with None) the source link of existing messages; returns how many changed."""
+    pairs = [(None if url is None else check_source_url(url), message_id) for message_id, url in urls.items()]
+    cursor = conn.executemany(
+        "UPDATE messages SET source_url = ? WHERE id = ? AND source_url IS NOT ?",
+        [(url, message_id, url) for url, message_id in pairs],
+    )
+    return cursor.rowcount
+
+
+def read_sync_state(conn: sqlite3.Connection, origin: str) -> dict[str, Any] | None:
+    row = conn.execute("SELECT state FROM sync_state WHERE origin = ?", (origin,)).fetchone()
+    if row is None:
+        return None
+    state = json.loads(row[0])
+    return state if isinstance(state, dict) else None
+
+
+def write_sync_state(conn: sqlite3.Connection, origin: str, state: Mapping[str, Any], now_ms: int) -> None:
+    check_origin(origin)
+    text = json.dumps(state, separators=(",", ":"), sort_keys=True)
+    if len(text.encode("utf-8")) > MAX_SYNC_STATE_BYTES:
+        raise InvalidValue(f"a sync state holds at most {MAX_SYNC_STATE_BYTES} bytes of JSON")
+    conn.execute(
+        "INSERT INTO sync_state (origin, state, updated_at) VALUES (?, ?, ?)"
+        " ON CONFLICT (origin) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at",
+        (origin, text, now_ms),
+    )
