@@ -86,7 +86,7 @@ class ImportReport:
     rooms_created: int = 0
     unit: str = "lines"
     updated: int = 0  # existing messages the source changed since: text, reactions, pin, link
-    ignored: int = 0  # records that are no chatter: joins, leaves, topic changes, tombstones
+    ignored: int = 0  # records that are no message to index: people, rooms, joins, leaves, tombstones
     deleted: int = 0  # messages the source no longer holds, deleted here too
     subscribed: int = 0
     unsubscribed: int = 0
@@ -110,7 +110,7 @@ class ImportReport:
             for count, what in (
                 (self.updated, "updated"),
                 (self.deleted, "deleted"),
-                (self.ignored, "not indexed (joins, leaves, topic changes)"),
+                (self.ignored, "other records (people, rooms, joins, leaves, topic changes)"),
                 (self.subscribed, "memberships added"),
                 (self.unsubscribed, "memberships ended"),
                 (self.rooms_renamed, "rooms renamed"),
@@ -189,7 +189,11 @@ class Batcher:
         self.wheres, self.rows = [], []
         if self.reconcile is not None:
             stored = self.store.get_messages(row.message_id for row in rows)
-            existing = [(w, r, stored[r.message_id]) for w, r in zip(wheres, rows, strict=True) if r.message_id in stored]
+            existing = [
+                (w, r, stored[r.message_id])
+                for w, r in zip(wheres, rows, strict=True)
+                if r.message_id in stored
+            ]
             if existing:
                 changed = self.reconcile(existing)
                 self.report.updated += changed

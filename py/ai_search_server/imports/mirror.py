@@ -1,0 +1,392 @@
+"""A workspace of another system mirrored into the store: people, rooms, memberships and messages.
+
+Every importer of an export (and the live Rocket.Chat sync) reads its source and tells a ``Mirror``
+what it found, in the source's own ids; the mirror makes the store say the same, again and again:
+
+1. ``people``: each person becomes a user, found by the source's id when an earlier run linked it
+   (``store.link_external``), else by username (an account made here by hand is reused), else
+   created without a password, as ``bot`` when the source says so. A person the source deactivated
+   is deactivated; display names follow the source.
+2. ``conversations``: each channel, group or direct conversation becomes a room the same way; a
+   renamed channel renames its room, so links and ids stay. A name held by a room of another type
+   is refused, with the record that named it, rather than mixing private messages into a channel.
+3. ``message``: rows go through the shared ``Batcher``. A row whose message exists is reconciled:
+   a source edit newer than the stored one is applied (``store.edit_message``), reactions and pins
+   follow the source, a link back is filled in. A reply whose thread's first message is neither in
+   the export nor stored is kept as a message of its room.
+4. ``finish``: memberships are set to the source's (a person who left a channel is unsubscribed:
+   the room stops being searchable for them); then deletions: for every conversation the export
+   holds in full, a message from this origin between the export's first and last message that the
+   export no longer has is deleted, as are messages the source marks deleted (tombstones). A
+   conversation with a bad record deletes nothing: what cannot be read is never taken for gone.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from ..store.base import Conflict, InvalidValue, NotFound, Store
+from ..store.records import ImportRow, Message, Room, RoomType
+from ..store.schema import (
+    MAX_DISPLAY_NAME_LENGTH,
+    MAX_ROOM_NAME_LENGTH,
+    MAX_TOPIC_LENGTH,
+    MAX_USERNAME_LENGTH,
+    check_room_name,
+    fold,
+)
+from .batches import DEFAULT_IMPORT_BATCH_SIZE, Batcher, ImportReport, Where, hashed_id
+
+__all__ = ["Conversation", "Mirror", "Person", "direct_name", "room_name", "username_of"]
+
+_NOT_USERNAME = re.compile(r"[^\w.-]+")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_DIRECT_SEPARATOR = "__"
+# Characters of a direct room's name made from its members' usernames (the store's room-name cap).
+_MAX_DIRECT_NAME_LENGTH = MAX_ROOM_NAME_LENGTH
+
+
+def username_of(wish: str, fallback: str) -> str:
+    """A valid username from what the source calls a person (``Ana María`` -> ``Ana_María``)."""
+    name = _NOT_USERNAME.sub("_", wish.strip().removeprefix("@")).strip("_.-")[:MAX_USERNAME_LENGTH]
+    return name or _NOT_USERNAME.sub("_", fallback)[:MAX_USERNAME_LENGTH] or "user"
+
+
+def room_name(wish: str, fallback: str) -> str:
+    """A valid room name from a channel's name: one line, no leading '#', no '"'."""
+    name = (
+        _CONTROL.sub(" ", wish).replace('"', "'").strip().lstrip("#").strip()[:MAX_ROOM_NAME_LENGTH].strip()
+    )
+    try:
+        return check_room_name(name)
+    except InvalidValue:
+        return check_room_name(fallback[:MAX_ROOM_NAME_LENGTH])
+
+
+def direct_name(usernames: Iterable[str]) -> str:
+    """A direct room's name: its members' usernames, sorted, joined by ``__`` (``alice__bob``)."""
+    name = _DIRECT_SEPARATOR.join(sorted(set(usernames), key=fold))
+    return name[:_MAX_DIRECT_NAME_LENGTH].strip() or "direct"
+
+
+@dataclass(frozen=True)
+class Person:
+    key: str  # the source's id (a Slack user id, a Mattermost username, a Zulip user id)
+    username: str  # the username wished for; made valid and unique by the mirror
+    name: str = ""
+    bot: bool = False
+    active: bool = True
+
+
+@dataclass(frozen=True)
+class Conversation:
+    key: str  # the source's id
+    type: RoomType
+    name: str  # wished for; a direct conversation is named after its members when empty
+    where: Where  # the record that listed it, for reports
+    fname: str = ""
+    topic: str = ""
+    members: tuple[str, ...] | None = None  # person keys; None: the source does not say
+    complete: bool = True  # the export holds all its messages in its range (deletions apply)
+    alt_name: str = ""  # the name to take when ``name`` is another conversation's (a second team's)
+
+
+@dataclass
+class _Room:
+    id: str
+    name: str
+    type: RoomType
+    conversation: Conversation
+
+
+@dataclass
+class _Deletions:
+    seen: set[str] = field(default_factory=set)
+    dirty: set[str] = field(default_factory=set)  # conversation keys with a record that could not be read
+    tombstones: list[str] = field(default_factory=list)
+    first: datetime | None = None
+    last: datetime | None = None
+
+
+class Mirror:
+    """Applies one source's people, conversations and messages to the store (module docstring)."""
+
+    def __init__(
+        self,
+        store: Store,
+        origin: str,
+        report: ImportReport,
+        *,
+        batch_size: int = DEFAULT_IMPORT_BATCH_SIZE,
+    ) -> None:
+        self.store = store
+        self.origin = origin
+        self.report = report
+        self.batcher = Batcher(store, report, batch_size, reconcile=self._reconcile)
+        self.users = store.external_ids(origin, "user")  # person key -> user id
+        self.usernames: dict[str, str] = {}  # person key -> username
+        self.room_ids = store.external_ids(origin, "room")  # conversation key -> room id
+        self.rooms: dict[str, _Room] = {}  # conversation key -> room, for the conversations of this run
+        self.deletions = _Deletions()
+        self._parents: dict[str, bool] = {}  # thread parents looked up in the store
+        self._orphans = 0
+
+    # -- people ----------------------------------------------------------------------------------
+
+    def people(self, persons: Iterable[Person]) -> None:
+        taken = {fold(name) for name in self.usernames.values()}
+        for person in persons:
+            self._person(person, taken)
+
+    def person(self, person: Person) -> str:
+        """The username of ``person``, made a user first if the source's lists lacked it."""
+        if person.key in self.usernames:
+            return self.usernames[person.key]
+        self._person(person, {fold(name) for name in self.usernames.values()})
+        return self.usernames[person.key]
+
+    def username(self, key: str) -> str | None:
+        return self.usernames.get(key)
+
+    def _person(self, person: Person, taken: set[str]) -> None:
+        user = self.store.get_user(self.users[person.key]) if person.key in self.users else None
+        if user is None:
+            base = username_of(person.username, person.key)
+            linked = set(self.users.values())
+            for attempt in range(1, 1000):
+                candidate = base if attempt == 1 else f"{base[: MAX_USERNAME_LENGTH - 4]}-{attempt}"
+                if fold(candidate) in taken:
+                    continue
+                found = self.store.get_user_by_username(candidate)
+                if found is None:
+                    name = person.name.strip()[:MAX_DISPLAY_NAME_LENGTH] or None
+                    try:
+                        user = self.store.create_user(
+                            candidate, name=name, roles=("bot",) if person.bot else ("user",)
+                        )
+                    except Conflict:
+                        continue
+                    self.report.users_created += 1
+                    break
+                if found.id not in linked:  # an account made here, or by an import of another kind
+                    user = found
+                    break
+            assert user is not None, "a thousand usernames taken"
+            self.store.link_external(self.origin, "user", person.key, user.id)
+            self.users[person.key] = user.id
+        name = person.name.strip()[:MAX_DISPLAY_NAME_LENGTH]
+        if name and name != user.name:
+            self.store.set_display_name(user.id, name)
+        if user.active != person.active:
+            self.store.set_active(user.id, person.active)
+        self.usernames[person.key] = user.username
+        taken.add(fold(user.username))
+
+    # -- conversations ---------------------------------------------------------------------------
+
+    def conversations(self, conversations: Iterable[Conversation]) -> None:
+        for conversation in conversations:
+            self.conversation(conversation)
+
+    def conversation(self, conversation: Conversation) -> _Room | None:
+        """The room of ``conversation``, created, linked or renamed; None when refused (reported)."""
+        if conversation.key in self.rooms:
+            return self.rooms[conversation.key]
+        if conversation.type == "d" and not conversation.name:
+            members = [self.usernames.get(key, key) for key in conversation.members or ()]
+            conversation = dataclasses.replace(conversation, name=direct_name(members))
+        name = room_name(conversation.name, conversation.key)
+        room = (
+            self.store.get_room(self.room_ids[conversation.key])
+            if conversation.key in self.room_ids
+            else None
+        )
+        try:
+            if room is None:
+                room = self._find_or_create(conversation, name)
+            elif room.type != conversation.type:
+                raise InvalidValue(f"it was {room.type}, the export says {conversation.type}")
+            else:
+                room = self._update(room, conversation, name)
+        except (Conflict, InvalidValue, NotFound) as error:
+            self.report.skip(conversation.where, f"room {name!r} cannot be mirrored: {error}")
+            return None
+        if room is None:
+            return None
+        self.store.link_external(self.origin, "room", conversation.key, room.id)
+        self.room_ids[conversation.key] = room.id
+        mirrored = _Room(room.id, room.name, room.type, conversation)
+        self.rooms[conversation.key] = mirrored
+        return mirrored
+
+    def _update(self, room: Room, conversation: Conversation, name: str) -> Room:
+        """A linked room follows the source: its topic, display name and name (a renamed channel)."""
+        topic = conversation.topic[:MAX_TOPIC_LENGTH]
+        fname = conversation.fname.strip()[:MAX_DISPLAY_NAME_LENGTH]
+        if (topic and room.topic != topic) or (fname and room.fname != fname):
+            room = self.store.update_room(room.id, fname=fname or None, topic=topic or None)
+        wished = [name, *([room_name(conversation.alt_name, name)] if conversation.alt_name else [])]
+        if fold(room.name) in {fold(w) for w in wished}:
+            return room
+        for candidate in wished:
+            try:
+                room = self.store.update_room(room.id, name=candidate, fname=None if fname else candidate)
+            except Conflict:
+                continue  # taken: the room keeps the name it has
+            self.report.rooms_renamed += 1
+            break
+        return room
+
+    def _find_or_create(self, conversation: Conversation, name: str) -> Room:
+        existing = self.store.get_room_by_name(name)
+        if (
+            existing is not None
+            and fold(existing.name) == fold(name)
+            and (existing.type == "d") == (conversation.type == "d")
+        ):
+            if existing.type != conversation.type:
+                raise Conflict(f"a room of that name is {existing.type}, not {conversation.type}")
+            if existing.id not in set(self.room_ids.values()):
+                return existing
+            fallback = f"{name[: MAX_ROOM_NAME_LENGTH - 9]}-{hashed_id(conversation.key)[:8]}"
+            name = room_name(conversation.alt_name, fallback) if conversation.alt_name else fallback
+        created = self.store.create_room(
+            conversation.type,
+            name,
+            fname=conversation.fname.strip()[:MAX_DISPLAY_NAME_LENGTH] or None,
+            topic=conversation.topic[:MAX_TOPIC_LENGTH],
+        )
+        self.report.rooms_created += 1
+        return created
+
+    def room(self, key: str) -> _Room | None:
+        return self.rooms.get(key)
+
+    # -- messages --------------------------------------------------------------------------------
+
+    def message(self, where: Where, conversation_key: str, row: ImportRow) -> None:
+        """One message of a conversation mirrored (``row.room`` and ``room_type`` are filled in)."""
+        room = self.rooms.get(conversation_key)
+        if room is None:
+            self.batcher.reject(where, "its room could not be mirrored (see above)")
+            return
+        row = dataclasses.replace(row, room=room.name, room_type=room.type, origin=self.origin)
+        if row.tmid is not None and not self._parent_known(row.tmid):
+            row = dataclasses.replace(row, tmid=None)
+            self._orphans += 1
+        self.deletions.seen.add(row.message_id)
+        self._span(row.ts)
+        self.batcher.add(where, row)
+
+    def reject(self, where: Where, reason: str, conversation_key: str | None = None) -> None:
+        """A record that cannot be imported; its conversation will delete nothing this time."""
+        self.batcher.reject(where, reason)
+        self.deletions.dirty.add(conversation_key or "*")
+
+    def ignore(self, ts: datetime | None = None) -> None:
+        self.batcher.ignore()
+        if ts is not None:
+            self._span(ts)
+
+    def tombstone(self, message_id: str, ts: datetime | None = None) -> None:
+        """The source marks this message deleted (a Slack tombstone, a Rocket.Chat trash entry)."""
+        self.batcher.ignore()
+        self.deletions.tombstones.append(message_id)
+        if ts is not None:
+            self._span(ts)
+
+    def _span(self, ts: datetime) -> None:
+        d = self.deletions
+        d.first = ts if d.first is None or ts < d.first else d.first
+        d.last = ts if d.last is None or ts > d.last else d.last
+
+    def _parent_known(self, tmid: str) -> bool:
+        if tmid in self.deletions.seen:
+            return True
+        if tmid not in self._parents:
+            self._parents[tmid] = self.store.get_message(tmid) is not None
+        return self._parents[tmid]
+
+    def _reconcile(self, existing: Sequence[tuple[Where, ImportRow, Message]]) -> int:
+        """Apply what the source changed since the stored copy; returns how many messages changed."""
+        changed = 0
+        links: dict[str, str | None] = {}
+        for _where, row, stored in existing:
+            touched = False
+            newer = row.edited_at is not None and (
+                stored.edited_at is None or row.edited_at > stored.edited_at
+            )
+            if newer and row.text != stored.text:
+                self.store.edit_message(stored.id, row.text, edited_at=row.edited_at)
+                touched = True
+            touched |= self._reactions(row, stored)
+            if row.pinned != (stored.pinned_at is not None):
+                self.store.set_pinned(stored.id, stored.user_id if row.pinned else None)
+                touched = True
+            if row.source_url is not None and row.source_url != stored.source_url:
+                links[stored.id] = row.source_url
+            changed += touched
+        if links:
+            changed += self.store.set_source_urls(links)
+        return changed
+
+    def _reactions(self, row: ImportRow, stored: Message) -> bool:
+        wanted = {(r.emoji, fold(u)) for r in row.reactions for u in r.usernames}
+        have = {(r.emoji, fold(u)) for r in stored.reactions for u in r.usernames}
+        if wanted == have:
+            return False
+        touched = False
+        for emoji, name in sorted(wanted ^ have):
+            user = self.store.get_user_by_username(name)
+            user_id = None if user is None else user.id
+            if user_id is not None:
+                self.store.set_reaction(stored.id, user_id, emoji, (emoji, name) in wanted)
+                touched = True
+        return touched
+
+    # -- the end ---------------------------------------------------------------------------------
+
+    def finish(self) -> ImportReport:
+        """Flush the last batch, then set memberships and apply deletions (module docstring)."""
+        self.batcher.flush()
+        for room in self.rooms.values():
+            members = room.conversation.members
+            if members is None:
+                continue
+            user_ids = [self.users[key] for key in members if key in self.users]
+            added, removed = self.store.set_members(room.id, user_ids)
+            self.report.subscribed += added
+            self.report.unsubscribed += removed
+        self._delete()
+        if self._orphans:
+            self.report.notes.append(
+                f"{self._orphans:,} replies whose thread's first message is not in the export were imported "
+                "as messages of their room"
+            )
+        return self.report
+
+    def _delete(self) -> None:
+        d = self.deletions
+        gone: list[str] = [message_id for message_id in d.tombstones if message_id not in d.seen]
+        if d.dirty:
+            where = "any room" if "*" in d.dirty else f"{len(d.dirty):,} rooms"
+            self.report.notes.append(
+                f"messages missing from this export were not deleted in {where}: some records could not be read"
+            )
+        if d.first is not None and d.last is not None and "*" not in d.dirty:
+            end = d.last + timedelta(milliseconds=1)
+            for key, room in self.rooms.items():
+                if key in d.dirty or not room.conversation.complete:
+                    continue
+                stored = self.store.origin_message_ids(room.id, self.origin, start=d.first, end=end)
+                gone += [message_id for message_id in stored if message_id not in d.seen]
+        for message_id in dict.fromkeys(gone):
+            try:
+                self.store.delete_message(message_id)
+            except NotFound:
+                continue
+            self.report.deleted += 1

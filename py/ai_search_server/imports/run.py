@@ -1,0 +1,87 @@
+"""``ai-search import PATH``: whichever export the path holds (``detect``), imported into the store.
+
+report = import_path(store, Path("slack-export.zip"), progress=False)
+print(report.summary())
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..store.base import Store
+from .batches import DEFAULT_IMPORT_BATCH_SIZE, ImportReport
+from .bundle import BundleError, open_bundle
+from .detect import Format, UnknownFormat, detect_format
+
+__all__ = ["ImportFailed", "import_path"]
+
+
+class ImportFailed(Exception):
+    """The export cannot be read at all (not a single record); the message says why."""
+
+
+def import_path(
+    store: Store,
+    path: Path,
+    *,
+    progress: bool = True,
+    batch_size: int = DEFAULT_IMPORT_BATCH_SIZE,
+    source_url: str | None = None,
+    format: Format | None = None,
+) -> ImportReport:
+    """Imports the export at ``path``, recognised by its content unless ``format`` says.
+
+    ``source_url`` is the address of the source system, for the links back to it (Slack's
+    ``https://acme.slack.com``, Mattermost's site URL, Zulip's organisation URL) where the export
+    does not name it.
+
+    Raises:
+        ImportFailed: the path is no export ai-search reads, or its archive cannot be opened.
+        StorageFailure: the database failed; what was imported stays, and importing again completes it.
+    """
+    try:
+        found = format or detect_format(path)
+    except UnknownFormat as error:
+        raise ImportFailed(str(error)) from None
+    except OSError as error:
+        raise ImportFailed(f"{path}: cannot be read ({error.strerror or error})") from None
+    if found == "jsonl":
+        from ..importer import import_jsonl
+
+        return import_jsonl(store, path, progress=progress, batch_size=batch_size)
+    if found == "mattermost" and path.is_file() and not _is_archive(path):
+        from .mattermost import import_mattermost_file
+
+        return import_mattermost_file(
+            store, path, progress=progress, batch_size=batch_size, source_url=source_url
+        )
+    try:
+        with open_bundle(path) as bundle:
+            if found == "slack":
+                from .slack import import_slack
+
+                return import_slack(
+                    store, bundle, progress=progress, batch_size=batch_size, source_url=source_url
+                )
+            if found == "mattermost":
+                from .mattermost import import_mattermost
+
+                return import_mattermost(
+                    store, bundle, progress=progress, batch_size=batch_size, source_url=source_url
+                )
+            from .zulip import import_zulip
+
+            return import_zulip(
+                store, bundle, progress=progress, batch_size=batch_size, source_url=source_url
+            )
+    except BundleError as error:
+        raise ImportFailed(str(error)) from None
+    except OSError as error:
+        raise ImportFailed(f"{path}: cannot be read ({error.strerror or error})") from None
+
+
+def _is_archive(path: Path) -> bool:
+    import tarfile
+    import zipfile
+
+    return zipfile.is_zipfile(path) or tarfile.is_tarfile(path)
