@@ -155,8 +155,9 @@ class _ZulipExport:
                 members[recipient].append(str(row.get("user_profile")))
         self.stream_recipient: dict[int, int] = {}  # stream id -> recipient id
         for recipient_id, (kind, type_id) in self.recipients.items():
-            if kind == _STREAM and _int(type_id) is not None:
-                self.stream_recipient[type_id] = recipient_id
+            stream_key = _int(type_id)
+            if kind == _STREAM and stream_key is not None:
+                self.stream_recipient[stream_key] = recipient_id
         self.members = members
         for n, stream in _rows(realm, "zerver_stream"):
             stream_id = _int(stream.get("id"))
