@@ -6,7 +6,7 @@ Every subcommand takes ``--data DIR`` (default ``./data`` under the working dire
     ai-search serve [--host 127.0.0.1] [--port 8000] [--data DIR] [--demo]
     ai-search users create USERNAME --password P [--name N] [--role admin|user]
     ai-search tokens create USERNAME [--name LABEL]
-    ai-search import FILE.jsonl
+    ai-search import PATH [--source-url URL]     (JSONL, a Slack, Mattermost or Zulip export)
     ai-search feedback export [--since DATE] [--format jsonl|csv]
 """
 
@@ -164,18 +164,22 @@ def _free_label(store: Store, user_id: str) -> str:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from .importer import import_jsonl
+    from .imports.run import ImportFailed, import_path
     from .retrieval.wiring import index_now
     from .services import outbound_policy
 
     path = Path(args.file)
-    if not path.is_file():
-        raise CliError(f"no such file: {path}")
+    if not path.exists():
+        raise CliError(f"no such file or folder: {path}")
+    source_url = _source_url(args.source_url)
     data_dir = _data_dir(args)
     settings = _settings(data_dir)
     store = _open_store(data_dir)
     try:
-        report = import_jsonl(store, path, progress=not args.quiet)
+        try:
+            report = import_path(store, path, progress=not args.quiet, source_url=source_url)
+        except ImportFailed as exc:
+            raise CliError(str(exc)) from None
         print(report.summary())
         # Index now, with progress, rather than leave it to the next server start.
         index_now(settings, store, data_dir, policy=outbound_policy(settings), progress=not args.quiet)
@@ -198,6 +202,19 @@ def cmd_feedback_export(args: argparse.Namespace) -> int:
         store.close()
     print(f"ai-search: {count} rating(s) exported", file=sys.stderr)
     return 0
+
+
+def _source_url(raw: str | None) -> str | None:
+    """The source system's address for links back (``https://acme.slack.com``), checked here so a
+    typo fails before the import rather than as thousands of refused links."""
+    if not raw:
+        return None
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(raw.strip())
+    if parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment:
+        raise CliError(f"--source-url must be an http(s) address such as https://acme.slack.com, not {raw!r}")
+    return raw.strip().rstrip("/")
 
 
 # -- parser --------------------------------------------------------------------------------------
@@ -236,8 +253,17 @@ def build_parser() -> argparse.ArgumentParser:
     tcreate.add_argument("--name", help="a label for the token (default: cli-N)")
     tcreate.set_defaults(func=cmd_tokens_create)
 
-    imp = sub.add_parser("import", parents=[data], help="import messages from a JSONL file")
-    imp.add_argument("file", metavar="FILE.jsonl")
+    imp = sub.add_parser(
+        "import",
+        parents=[data],
+        help="import a JSONL history, or a Slack, Mattermost or Zulip export (recognised by content)",
+    )
+    imp.add_argument("file", metavar="PATH", help="a .jsonl file, an export's .zip, .tar.gz or folder")
+    imp.add_argument(
+        "--source-url",
+        metavar="URL",
+        help="the source's address, for links back to each message (https://acme.slack.com)",
+    )
     imp.add_argument("--quiet", action="store_true", help="no progress bar")
     imp.set_defaults(func=cmd_import)
 

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
-import sqlite3
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
@@ -18,6 +16,8 @@ from ai_search_server import importer
 from ai_search_server.importer import ImportReport, derive_message_id, import_jsonl, import_rows
 from ai_search_server.store import MessageEvent, SQLiteStore, open_store
 from ai_search_server.store.rules import MAX_MESSAGE_TEXT_LENGTH, to_ms
+
+from ._exports import content_hash
 
 
 @pytest.fixture
@@ -46,20 +46,6 @@ def write_jsonl(path: Path, lines: Sequence[dict[str, Any] | str | bytes]) -> Pa
             else:
                 out.write(item + b"\n")
     return path
-
-
-def content_hash(data_dir: Path) -> str:
-    """Every row of every table, in a stable order: equal hashes mean nothing changed."""
-    digest = hashlib.sha256()
-    conn = sqlite3.connect(data_dir / "workspace.db")
-    try:
-        tables = [name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-        for table in sorted(tables):
-            for row in sorted(conn.execute(f"SELECT * FROM {table}").fetchall(), key=repr):
-                digest.update(repr((table, row)).encode())
-    finally:
-        conn.close()
-    return digest.hexdigest()
 
 
 HISTORY = [

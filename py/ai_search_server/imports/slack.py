@@ -200,6 +200,7 @@ class _SlackExport:
                     self.mirror.reject(
                         match["folder"] + "/",
                         "no channels.json, groups.json, dms.json or mpims.json entry names this folder",
+                        f"folder:{match['folder']}",  # no conversation's key: the others still delete
                     )
                 continue
             found.append((name, key, match["day"]))

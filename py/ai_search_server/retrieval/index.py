@@ -299,7 +299,9 @@ class EmbeddedIndex:
             missing = [
                 rowid
                 for rowid in states
-                if rowid not in (self._matrix or ()) and rowid not in self._pending and rowid not in self._embedding
+                if rowid not in (self._matrix or ())
+                and rowid not in self._pending
+                and rowid not in self._embedding
             ]
         stored = [rowid for rowid in missing if states[rowid]]
         for batch in self.db.load_vectors(

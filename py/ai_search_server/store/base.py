@@ -282,6 +282,7 @@ class Store(Protocol):
     def find_room_messages(self, room_id: str, text: str, *, offset: int = 0, limit: int) -> list[Message]:
         """Case-insensitive literal substring search in one room (Rocket.Chat's ``chat.search``)."""
         ...
+
     def count_messages(self) -> int: ...
     def iter_messages(self, *, batch_size: int = 1000) -> Iterable[list[Message]]:
         """Every message, in batches, oldest first (for rebuilding indexes)."""

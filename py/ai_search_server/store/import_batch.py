@@ -115,7 +115,19 @@ class ImportBatch:
         }
         self.subscriptions: dict[tuple[str, str], None] = {}
         self.messages: list[
-            tuple[str, str, str, int, str, str | None, int | None, int | None, str | None, str | None, str | None]
+            tuple[
+                str,
+                str,
+                str,
+                int,
+                str,
+                str | None,
+                int | None,
+                int | None,
+                str | None,
+                str | None,
+                str | None,
+            ]
         ] = []
         self.attachments: list[tuple[str, int, str, str, str, str, int]] = []
         self.reactions: list[tuple[str, str, str, int]] = []
@@ -134,7 +146,9 @@ class ImportBatch:
         if row.tmid is not None:
             parent = self.parents.get(row.tmid)
             if parent is None or room is None or parent[0] != room[0]:
-                return f"the thread's first message {row.tmid!r} is not in room {row.room!r} (import it first)"
+                return (
+                    f"the thread's first message {row.tmid!r} is not in room {row.room!r} (import it first)"
+                )
             tmid = parent[1] or row.tmid
         if room is None:
             # A channel may not take a DM's name, nor any name that looks like another room's.
@@ -175,7 +189,9 @@ class ImportBatch:
             )
         )
         for position, a in enumerate(row.attachments):
-            self.attachments.append((row.message_id, position, a.name, a.title, a.description, a.type, a.size))
+            self.attachments.append(
+                (row.message_id, position, a.name, a.title, a.description, a.type, a.size)
+            )
         for reaction in row.reactions:
             emoji = rules.check_emoji(reaction.emoji)
             for username in reaction.usernames:
@@ -236,4 +252,3 @@ class ImportBatch:
         )
         for message_id, text in self.mentioning:
             message_rows.write_mentions(self.conn, message_id, text)
-

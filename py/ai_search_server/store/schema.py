@@ -212,11 +212,14 @@ MESSAGE_CHANGES_KEPT = 200_000
 # per thousand writes instead of one per write.
 MESSAGE_CHANGES_PRUNE_EVERY = 1000
 
+
 # Every insert, update and delete of a message, in whatever process, appends the message's id under a
 # new, ever larger change number (AUTOINCREMENT: never reused, even after pruning). SQLite commits one
 # writer at a time, so change numbers are in commit order and a reader that remembers the last number
 # it applied asks only for what came after, without rescanning the store.
-def message_change_log_sql(kept: int = MESSAGE_CHANGES_KEPT, every: int = MESSAGE_CHANGES_PRUNE_EVERY) -> list[str]:
+def message_change_log_sql(
+    kept: int = MESSAGE_CHANGES_KEPT, every: int = MESSAGE_CHANGES_PRUNE_EVERY
+) -> list[str]:
     """The change log's table and triggers (``kept``/``every`` are parameters for the tests)."""
     return [
         """CREATE TABLE message_changes (
@@ -295,7 +298,11 @@ def _add_conversations(conn: sqlite3.Connection) -> None:
     # The permissions these bring, for the roles that had the defaults before (migration 2).
     conn.executemany(
         "INSERT OR IGNORE INTO role_permissions (role, permission) VALUES (?, ?)",
-        [(role, permission) for role in ("user", "bot") for permission in ("delete-own-message", "pin-message")],
+        [
+            (role, permission)
+            for role in ("user", "bot")
+            for permission in ("delete-own-message", "pin-message")
+        ],
     )
 
 

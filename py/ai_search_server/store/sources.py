@@ -91,9 +91,12 @@ def rename_room(
         raise NotFound(f"room {room_id!r} does not exist")
     if name is not None:
         check_room_name(name)
-        if row[0] != "d" and conn.execute(
-            "SELECT 1 FROM rooms WHERE name = ? AND t != 'd' AND id != ?", (name, room_id)
-        ).fetchone():
+        if (
+            row[0] != "d"
+            and conn.execute(
+                "SELECT 1 FROM rooms WHERE name = ? AND t != 'd' AND id != ?", (name, room_id)
+            ).fetchone()
+        ):
             raise Conflict(f"a room named {name!r} already exists")
         conn.execute("UPDATE rooms SET name = ? WHERE id = ?", (name, room_id))
     if fname is not None and fname.strip():
@@ -102,7 +105,9 @@ def rename_room(
         conn.execute("UPDATE rooms SET topic = ? WHERE id = ?", (check_topic(topic), room_id))
 
 
-def set_members(conn: sqlite3.Connection, room_id: str, user_ids: Sequence[str], now_ms: int) -> tuple[int, int]:
+def set_members(
+    conn: sqlite3.Connection, room_id: str, user_ids: Sequence[str], now_ms: int
+) -> tuple[int, int]:
     """Make ``user_ids`` the room's members: subscribe the missing ones, unsubscribe the others.
     A ban is kept either way (a banned member stays banned; a ban outlives leaving). Returns
     (subscribed, unsubscribed)."""
@@ -127,7 +132,9 @@ def set_members(conn: sqlite3.Connection, room_id: str, user_ids: Sequence[str],
     return added, removed
 
 
-def origin_message_ids(conn: sqlite3.Connection, room_id: str, origin: str, start_ms: int, end_ms: int) -> list[str]:
+def origin_message_ids(
+    conn: sqlite3.Connection, room_id: str, origin: str, start_ms: int, end_ms: int
+) -> list[str]:
     """Ids of the room's messages from ``origin`` with start <= ts < end, oldest first."""
     rows = conn.execute(
         "SELECT id FROM messages WHERE room_id = ? AND origin = ? AND ts >= ? AND ts < ? ORDER BY ts, id",

@@ -1061,9 +1061,12 @@ class SQLiteStore:
     def set_display_name(self, user_id: str, name: str) -> None:
         display = check_display_name(name.strip())
         with self._transaction("rename a user") as write:
-            if not display or not write.conn.execute(
-                "UPDATE users SET name = ? WHERE id = ?", (display, user_id)
-            ).rowcount:
+            if (
+                not display
+                or not write.conn.execute(
+                    "UPDATE users SET name = ? WHERE id = ?", (display, user_id)
+                ).rowcount
+            ):
                 raise NotFound(f"user {user_id!r} does not exist")
 
     def set_members(self, room_id: str, user_ids: Sequence[str]) -> tuple[int, int]:
