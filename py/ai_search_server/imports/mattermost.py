@@ -270,10 +270,9 @@ class _MattermostExport:
         return tuple(Reaction(emoji, tuple(dict.fromkeys(users))) for emoji, users in found.items())
 
     def _link(self, team: str, channel: str, key: str) -> str | None:
-        if self.base_url is None or not team:
+        # A direct channel's address is relative to who opens it (/team/messages/@other): none fits all.
+        if self.base_url is None or not team or key.startswith("dm:"):
             return None
-        if key.startswith("dm:"):
-            return f"{self.base_url}/{quote(team)}/messages/{quote(channel.removeprefix('dm:'))}"
         return f"{self.base_url}/{quote(team)}/channels/{quote(channel)}"
 
     def finish(self) -> ImportReport:

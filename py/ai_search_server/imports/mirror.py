@@ -282,10 +282,17 @@ class Mirror:
         self._span(row.ts)
         self.batcher.add(where, row)
 
-    def reject(self, where: Where, reason: str, conversation_key: str | None = None) -> None:
-        """A record that cannot be imported; its conversation will delete nothing this time."""
+    def reject(
+        self, where: Where, reason: str, conversation_key: str | None = None, *, message_id: str | None = None
+    ) -> None:
+        """A record that cannot be imported. When its message id is known, the stored copy of that
+        message is kept; otherwise its conversation (every one, when that is unknown too) deletes
+        nothing this time: what cannot be read is never taken for gone."""
         self.batcher.reject(where, reason)
-        self.deletions.dirty.add(conversation_key or "*")
+        if message_id is not None:
+            self.deletions.seen.add(message_id)
+        else:
+            self.deletions.dirty.add(conversation_key or "*")
 
     def ignore(self, ts: datetime | None = None) -> None:
         self.batcher.ignore()
@@ -313,26 +320,26 @@ class Mirror:
 
     def _reconcile(self, existing: Sequence[tuple[Where, ImportRow, Message]]) -> int:
         """Apply what the source changed since the stored copy; returns how many messages changed."""
-        changed = 0
+        changed: set[str] = set()
         links: dict[str, str | None] = {}
         for _where, row, stored in existing:
-            touched = False
             newer = row.edited_at is not None and (
                 stored.edited_at is None or row.edited_at > stored.edited_at
             )
             if newer and row.text != stored.text:
                 self.store.edit_message(stored.id, row.text, edited_at=row.edited_at)
-                touched = True
-            touched |= self._reactions(row, stored)
+                changed.add(stored.id)
+            if self._reactions(row, stored):
+                changed.add(stored.id)
             if row.pinned != (stored.pinned_at is not None):
                 self.store.set_pinned(stored.id, stored.user_id if row.pinned else None)
-                touched = True
+                changed.add(stored.id)
             if row.source_url is not None and row.source_url != stored.source_url:
                 links[stored.id] = row.source_url
-            changed += touched
         if links:
-            changed += self.store.set_source_urls(links)
-        return changed
+            self.store.set_source_urls(links)
+            changed.update(links)
+        return len(changed)
 
     def _reactions(self, row: ImportRow, stored: Message) -> bool:
         wanted = {(r.emoji, fold(u)) for r in row.reactions for u in r.usernames}

@@ -147,7 +147,7 @@ class _SlackExport:
             for n, entry in enumerate(_list(self.bundle, list_name, self.report), start=1):
                 where = f"{list_name} entry {n}"
                 if not isinstance(entry, dict) or not isinstance(entry.get("id"), str) or not entry["id"]:
-                    self.mirror.reject(where, "a conversation needs an id")
+                    self.mirror.reject(where, "a conversation needs an id", "conversations")
                     continue
                 key = entry["id"]
                 members = entry.get("members")
@@ -243,7 +243,10 @@ class _SlackExport:
             try:
                 self.message(where, key, message)
             except _Skip as error:
-                self.mirror.reject(where, str(error), key)
+                ts = message.get("ts") if isinstance(message, dict) else None
+                self.mirror.reject(
+                    where, str(error), key, message_id=self._id(key, ts) if isinstance(ts, str) else None
+                )
 
     def message(self, where: str, key: str, message: object) -> None:
         if not isinstance(message, dict):

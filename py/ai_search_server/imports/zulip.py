@@ -125,7 +125,7 @@ class _ZulipExport:
         ):
             user_id = _int(user.get("id"))
             if user_id is None:
-                self.mirror.reject(f"realm.json user {n}", "a user needs a numeric id")
+                self.mirror.reject(f"realm.json user {n}", "a user needs a numeric id", "people")
                 continue
             email = first_text(user.get("delivery_email"), user.get("email"))
             name = text(user.get("full_name"))
@@ -162,7 +162,7 @@ class _ZulipExport:
         for n, stream in _rows(realm, "zerver_stream"):
             stream_id = _int(stream.get("id"))
             if stream_id is None or not text(stream.get("name")).strip():
-                self.mirror.reject(f"realm.json stream {n}", "a stream needs an id and a name")
+                self.mirror.reject(f"realm.json stream {n}", "a stream needs an id and a name", "streams")
                 continue
             self.streams[stream_id] = stream
             recipient = self.stream_recipient.get(stream_id)
@@ -208,7 +208,7 @@ class _ZulipExport:
         try:
             data = obj(self.bundle.read_json("attachment.json"))
         except BundleError as error:
-            self.mirror.reject("attachment.json", error.reason)
+            self.mirror.reject("attachment.json", error.reason, "attachments")
             return found
         for row in seq(data.get("zerver_attachment")):
             row = obj(row)
@@ -263,11 +263,14 @@ class _ZulipExport:
                 key = self.conversation_of(where, sender, recipient)
                 self.message(where, key, message, message_id, sender)
             except _Skip as error:
-                self.mirror.reject(where, str(error), key)
+                known = _int(message.get("id")) if isinstance(message, dict) else None
+                self.mirror.reject(
+                    where, str(error), key, message_id=None if known is None else self._id(known)
+                )
 
     def message(self, where: str, key: str, message: dict[str, Any], message_id: int, sender: int) -> None:
         sent = _time(message.get("date_sent", message.get("pub_date")), "date_sent")
-        our_id = hashed_id("zulip", self.realm_key, str(message_id))
+        our_id = self._id(message_id)
         topic = first_text(message.get("subject"), message.get("topic")).strip()
         stream_id = int(key.removeprefix("stream:")) if key.startswith("stream:") else None
         tmid = None
@@ -308,6 +311,9 @@ class _ZulipExport:
                 source_url=self._link(stream_id, topic, message_id),
             ),
         )
+
+    def _id(self, message_id: int) -> str:
+        return hashed_id("zulip", self.realm_key, str(message_id))
 
     def _link(self, stream_id: int | None, topic: str, message_id: int) -> str | None:
         if self.base_url is None:
