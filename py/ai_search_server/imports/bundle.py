@@ -14,6 +14,7 @@ so a zip bomb stops at the cap instead of filling memory.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -190,18 +191,28 @@ def open_bundle(path: Path, *, members: tuple[str, ...] = (".json", ".jsonl")) -
     except tarfile.TarError as error:
         raise BundleError(str(path), f"neither a directory, a zip nor a tar archive ({error})") from None
     with archive_tar, tempfile.TemporaryDirectory(prefix="ai-search-import-") as tmp:
-        damage, count = None, 0
+        damage, count, refused, member = None, 0, [], None
         try:
             for count, member in enumerate(archive_tar, start=1):
                 if count > MAX_MEMBERS:
                     raise BundleError(str(path), f"more than {MAX_MEMBERS:,} files")
                 if member.isfile() and member.name.endswith(members) and member.size <= MAX_MEMBER_BYTES:
-                    archive_tar.extract(member, tmp, filter="data")
+                    try:
+                        archive_tar.extract(member, tmp, filter="data")
+                    except tarfile.FilterError:
+                        refused.append(member.name)  # a name pointing outside, a link: never written
         except (tarfile.TarError, EOFError, OSError, zlib.error) as error:
-            # A cut or damaged archive: what came before the damage is imported, and the report says so.
-            damage = (
-                f"the archive is damaged after its first {count - 1:,} files ({error}); the rest is missing"
-            )
+            # A cut or damaged archive: what came before the damage is imported, and the report says so;
+            # the member being copied when it broke is dropped rather than read half.
+            damage = f"the archive is damaged after its first {count - 1:,} files ({error}); the rest is missing"
+            if member is not None:
+                with contextlib.suppress(OSError, ValueError):
+                    partial = Path(tmp) / member.name
+                    if partial.resolve().is_relative_to(Path(tmp).resolve()):
+                        partial.unlink(missing_ok=True)
+        if refused:
+            names = ", ".join(refused[:3]) + (" ..." if len(refused) > 3 else "")
+            damage = "; ".join(filter(None, [damage, f"{len(refused):,} files refused for their names ({names})"]))
         bundle = _directory(Path(tmp))
         bundle.label = str(path)
         bundle.damage = damage
