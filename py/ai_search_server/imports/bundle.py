@@ -204,7 +204,9 @@ def open_bundle(path: Path, *, members: tuple[str, ...] = (".json", ".jsonl")) -
         except (tarfile.TarError, EOFError, OSError, zlib.error) as error:
             # A cut or damaged archive: what came before the damage is imported, and the report says so;
             # the member being copied when it broke is dropped rather than read half.
-            damage = f"the archive is damaged after its first {count - 1:,} files ({error}); the rest is missing"
+            damage = (
+                f"the archive is damaged after its first {count - 1:,} files ({error}); the rest is missing"
+            )
             if member is not None:
                 with contextlib.suppress(OSError, ValueError):
                     partial = Path(tmp) / member.name
@@ -212,7 +214,9 @@ def open_bundle(path: Path, *, members: tuple[str, ...] = (".json", ".jsonl")) -
                         partial.unlink(missing_ok=True)
         if refused:
             names = ", ".join(refused[:3]) + (" ..." if len(refused) > 3 else "")
-            damage = "; ".join(filter(None, [damage, f"{len(refused):,} files refused for their names ({names})"]))
+            damage = "; ".join(
+                filter(None, [damage, f"{len(refused):,} files refused for their names ({names})"])
+            )
         bundle = _directory(Path(tmp))
         bundle.label = str(path)
         bundle.damage = damage

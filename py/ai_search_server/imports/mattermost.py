@@ -37,7 +37,7 @@ from urllib.parse import quote
 
 from ..store.base import Store
 from ..store.message_rows import MAX_ATTACHMENT_TEXT_LENGTH, MAX_ATTACHMENTS
-from ..store.records import Attachment, ImportRow, Reaction
+from ..store.records import Attachment, Reaction
 from ..store.schema import MAX_MESSAGE_TEXT_LENGTH
 from .batches import DEFAULT_IMPORT_BATCH_SIZE, ImportReport, hashed_id, progress_bar
 from .bundle import Bundle
@@ -223,20 +223,16 @@ class _MattermostExport:
         self.mirror.message(
             where,
             key,
-            ImportRow(
-                room="",
-                room_type="c",
-                username=self.mirror.person(Person(user, user)),
-                ts=created,
-                text=text,
-                message_id=message_id,
-                tmid=root,
-                attachments=_attachments(post.get("attachments")),
-                reactions=self._reactions(post.get("reactions")),
-                edited_at=_ms(edit_at, "edit_at") if edit_at else None,
-                pinned=post.get("is_pinned") is True,
-                source_url=self._link(team, channel, key),
-            ),
+            username=self.mirror.person(Person(user, user)),
+            ts=created,
+            text=text,
+            message_id=message_id,
+            tmid=root,
+            attachments=_attachments(post.get("attachments")),
+            reactions=self._reactions(post.get("reactions")),
+            edited_at=_ms(edit_at, "edit_at") if edit_at else None,
+            pinned=post.get("is_pinned") is True,
+            source_url=self._link(team, channel, key),
         )
 
     def _text(self, post: dict[str, Any]) -> str:

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from ..store.base import Conflict, InvalidValue, NotFound, Store
-from ..store.records import ImportRow, Message, Room, RoomType
+from ..store.records import Attachment, ImportRow, Message, Reaction, Room, RoomType
 from ..store.schema import (
     MAX_DISPLAY_NAME_LENGTH,
     MAX_ROOM_NAME_LENGTH,
@@ -268,19 +268,51 @@ class Mirror:
 
     # -- messages --------------------------------------------------------------------------------
 
-    def message(self, where: Where, conversation_key: str, row: ImportRow) -> None:
-        """One message of a conversation mirrored (``row.room`` and ``room_type`` are filled in)."""
+    def message(
+        self,
+        where: Where,
+        conversation_key: str,
+        *,
+        username: str,
+        ts: datetime,
+        text: str,
+        message_id: str,
+        tmid: str | None = None,
+        attachments: tuple[Attachment, ...] = (),
+        reactions: tuple[Reaction, ...] = (),
+        edited_at: datetime | None = None,
+        pinned: bool = False,
+        source_url: str | None = None,
+    ) -> None:
+        """One message of a conversation mirrored into its room. A reply whose first message is
+        neither seen in this run nor stored becomes a message of the room."""
         room = self.rooms.get(conversation_key)
         if room is None:
             self.batcher.reject(where, "its room could not be mirrored (see above)")
             return
-        row = dataclasses.replace(row, room=room.name, room_type=room.type, origin=self.origin)
-        if row.tmid is not None and not self._parent_known(row.tmid):
-            row = dataclasses.replace(row, tmid=None)
+        if tmid is not None and not self._parent_known(tmid):
+            tmid = None
             self._orphans += 1
-        self.deletions.seen.add(row.message_id)
-        self._span(row.ts)
-        self.batcher.add(where, row)
+        self.deletions.seen.add(message_id)
+        self._span(ts)
+        self.batcher.add(
+            where,
+            ImportRow(
+                room.name,
+                room.type,
+                username,
+                ts,
+                text,
+                message_id,
+                tmid=tmid,
+                attachments=attachments,
+                reactions=reactions,
+                edited_at=edited_at,
+                pinned=pinned,
+                origin=self.origin,
+                source_url=source_url,
+            ),
+        )
 
     def reject(
         self, where: Where, reason: str, conversation_key: str | None = None, *, message_id: str | None = None

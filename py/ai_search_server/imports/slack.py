@@ -31,7 +31,7 @@ from typing import Any
 
 from ..store.base import Store
 from ..store.message_rows import MAX_ATTACHMENT_TEXT_LENGTH, MAX_ATTACHMENTS
-from ..store.records import Attachment, ImportRow, Reaction, RoomType
+from ..store.records import Attachment, Reaction, RoomType
 from ..store.schema import MAX_MESSAGE_TEXT_LENGTH
 from .batches import DEFAULT_IMPORT_BATCH_SIZE, ImportReport, hashed_id, progress_bar
 from .bundle import Bundle, BundleError
@@ -266,9 +266,9 @@ class _SlackExport:
         tmid = self._id(key, thread) if isinstance(thread, str) and thread != ts_text else None
         edited = message.get("edited")
         pinned = message.get("pinned_to")
-        row = ImportRow(
-            room="",
-            room_type="c",
+        self.mirror.message(
+            where,
+            key,
             username=author,
             ts=ts,
             text=text,
@@ -282,7 +282,6 @@ class _SlackExport:
             pinned=isinstance(pinned, list) and key in pinned,
             source_url=self._link(key, str(ts_text), thread if tmid else None),
         )
-        self.mirror.message(where, key, row)
 
     def _id(self, key: str, ts: str) -> str:
         return hashed_id("slack", self.team, key, ts)

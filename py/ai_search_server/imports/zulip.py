@@ -34,7 +34,7 @@ from urllib.parse import quote
 
 from ..store.base import Store
 from ..store.message_rows import MAX_ATTACHMENT_TEXT_LENGTH, MAX_ATTACHMENTS
-from ..store.records import Attachment, ImportRow, Reaction
+from ..store.records import Attachment, Reaction
 from ..store.schema import MAX_MESSAGE_TEXT_LENGTH
 from .batches import DEFAULT_IMPORT_BATCH_SIZE, ImportReport, hashed_id, progress_bar
 from .bundle import Bundle, BundleError
@@ -294,22 +294,17 @@ class _ZulipExport:
         self.mirror.message(
             where,
             key,
-            ImportRow(
-                room="",
-                room_type="c",
-                username=author,
-                ts=sent,
-                text=body,
-                message_id=our_id,
-                tmid=tmid,
-                attachments=attachments,
-                reactions=tuple(
-                    Reaction(e, tuple(dict.fromkeys(u)))
-                    for e, u in self.reactions.get(message_id, {}).items()
-                ),
-                edited_at=_time(edited, "last_edit_time") if edited else None,
-                source_url=self._link(stream_id, topic, message_id),
+            username=author,
+            ts=sent,
+            text=body,
+            message_id=our_id,
+            tmid=tmid,
+            attachments=attachments,
+            reactions=tuple(
+                Reaction(e, tuple(dict.fromkeys(u))) for e, u in self.reactions.get(message_id, {}).items()
             ),
+            edited_at=_time(edited, "last_edit_time") if edited else None,
+            source_url=self._link(stream_id, topic, message_id),
         )
 
     def _id(self, message_id: int) -> str:
