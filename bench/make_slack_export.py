@@ -39,24 +39,95 @@ START = datetime(2026, 3, 2, 8, 0, tzinfo=UTC)
 # Messages a day across the workspace: a busy team of 60 people.
 MESSAGES_PER_DAY = 1500
 
-_SERVICES = "billing-api checkout-web search-indexer auth-gateway payments-worker ledger cdn-edge mobile-bff".split()
-_VERBS = "deployed rolled back paged restarted scaled migrated patched profiled reverted benchmarked".split()
-_THINGS = (
-    "p99 latency|error budget|connection pool|replica lag|canary|feature flag|cache hit rate|queue depth|"
-    "retry storm|memory leak|TLS certificate|rate limiter|schema migration|dead letter queue|index rebuild|"
-    "load balancer|circuit breaker|cron job|flaky test|release branch|on-call rotation|runbook|postmortem"
-).split("|")
-_CHATTER = (
-    "can someone take a look|I think this started after|let's pair on it tomorrow|LGTM, shipping|"
-    "not sure that's related|adding a ticket for it|the dashboard shows|rolling forward instead|"
-    "who owns this now|I'll write it up in the doc|numbers look better since|this is blocking the release"
-).split("|")
+_SERVICES = [
+    "billing-api",
+    "checkout-web",
+    "search-indexer",
+    "auth-gateway",
+    "payments-worker",
+    "ledger",
+    "cdn-edge",
+    "mobile-bff",
+]
+_VERBS = [
+    "deployed",
+    "rolled",
+    "back",
+    "paged",
+    "restarted",
+    "scaled",
+    "migrated",
+    "patched",
+    "profiled",
+    "reverted",
+    "benchmarked",
+]
+_THINGS = [
+    "p99 latency",
+    "error budget",
+    "connection pool",
+    "replica lag",
+    "canary",
+    "feature flag",
+    "cache hit rate",
+    "queue depth",
+    "retry storm",
+    "memory leak",
+    "TLS certificate",
+    "rate limiter",
+    "schema migration",
+    "dead letter queue",
+    "index rebuild",
+    "load balancer",
+    "circuit breaker",
+    "cron job",
+    "flaky test",
+    "release branch",
+    "on-call rotation",
+    "runbook",
+    "postmortem",
+]
+_CHATTER = [
+    "can someone take a look",
+    "I think this started after",
+    "let's pair on it tomorrow",
+    "LGTM, shipping",
+    "not sure that's related",
+    "adding a ticket for it",
+    "the dashboard shows",
+    "rolling forward instead",
+    "who owns this now",
+    "I'll write it up in the doc",
+    "numbers look better since",
+    "this is blocking the release",
+]
 _EMOJI = ["+1", "eyes", "white_check_mark", "tada", "fire", "thinking_face", "rocket", "pray"]
 
 
 def _people(rng: random.Random) -> list[dict[str, Any]]:
-    first = "ana ben chloe dev emma farid grace hiro ines jon kira liam maya noor omar pia quinn ravi sara tom".split()
-    last = "okafor martinez chen novak silva tanaka kowalski haddad berg dubois".split()
+    first = [
+        "ana",
+        "ben",
+        "chloe",
+        "dev",
+        "emma",
+        "farid",
+        "grace",
+        "hiro",
+        "ines",
+        "jon",
+        "kira",
+        "liam",
+        "maya",
+        "noor",
+        "omar",
+        "pia",
+        "quinn",
+        "ravi",
+        "sara",
+        "tom",
+    ]
+    last = ["okafor", "martinez", "chen", "novak", "silva", "tanaka", "kowalski", "haddad", "berg", "dubois"]
     people = []
     for n in range(PEOPLE):
         name = f"{first[n % len(first)]}.{last[(n // len(first) + n) % len(last)]}"
@@ -70,7 +141,9 @@ def _people(rng: random.Random) -> list[dict[str, Any]]:
 
 def _text(rng: random.Random, n: int, people: list[dict[str, Any]], channels: list[dict[str, Any]]) -> str:
     service, thing = rng.choice(_SERVICES), rng.choice(_THINGS)
-    parts = [f"{rng.choice(_CHATTER)}: {service} {rng.choice(_VERBS)}, {thing} at {rng.randrange(2, 990)} ms (INC-{n})"]
+    parts = [
+        f"{rng.choice(_CHATTER)}: {service} {rng.choice(_VERBS)}, {thing} at {rng.randrange(2, 990)} ms (INC-{n})"
+    ]
     roll = rng.random()
     if roll < 0.15:
         parts.append(f"<@{rng.choice(people)['id']}> thoughts?")
@@ -78,7 +151,9 @@ def _text(rng: random.Random, n: int, people: list[dict[str, Any]], channels: li
         channel = rng.choice(channels)
         parts.append(f"see <#{channel['id']}|{channel['name']}>")
     elif roll < 0.28:
-        parts.append(f"<https://wiki.example.com/{service}/{thing.replace(' ', '-')}?rev={n}&amp;v=2|the {thing} page>")
+        parts.append(
+            f"<https://wiki.example.com/{service}/{thing.replace(' ', '-')}?rev={n}&amp;v=2|the {thing} page>"
+        )
     elif roll < 0.31:
         parts.append(f"```kubectl -n {service} rollout undo deploy/{service} &amp;&amp; echo ok-{n}```")
     return " ".join(parts)
@@ -92,15 +167,24 @@ def _conversations(rng: random.Random, people: list[dict[str, Any]]) -> dict[str
         for n in range(PUBLIC_CHANNELS)
     ]  # fmt: skip
     groups = [
-        {"id": f"G{n:08d}", "name": f"private-{n}", "created": 1700000000, "members": rng.sample(ids, rng.randrange(3, 9))}
+        {
+            "id": f"G{n:08d}",
+            "name": f"private-{n}",
+            "created": 1700000000,
+            "members": rng.sample(ids, rng.randrange(3, 9)),
+        }
         for n in range(PRIVATE_CHANNELS)
     ]
-    dms = [{"id": f"D{n:08d}", "created": 1700000000, "members": rng.sample(ids, 2)} for n in range(DIRECT_PAIRS)]
+    dms = [
+        {"id": f"D{n:08d}", "created": 1700000000, "members": rng.sample(ids, 2)} for n in range(DIRECT_PAIRS)
+    ]
     mpims = []
     for n in range(GROUP_DIRECTS):
         members = rng.sample(ids, 3)
         names = "--".join(sorted(p["name"] for p in people if p["id"] in members))
-        mpims.append({"id": f"G9{n:07d}", "name": f"mpdm-{names}-1", "created": 1700000000, "members": members})
+        mpims.append(
+            {"id": f"G9{n:07d}", "name": f"mpdm-{names}-1", "created": 1700000000, "members": members}
+        )
     return {"channels.json": channels, "groups.json": groups, "dms.json": dms, "mpims.json": mpims}
 
 
@@ -109,9 +193,13 @@ def write_slack_export(path: Path, messages: int = MESSAGES, seed: int = SEED) -
     rng = random.Random(seed)
     people = _people(rng)
     lists = _conversations(rng, people)
-    conversations = [(c, c["name"]) for key in ("channels.json", "groups.json", "mpims.json") for c in lists[key]]
+    conversations = [
+        (c, c["name"]) for key in ("channels.json", "groups.json", "mpims.json") for c in lists[key]
+    ]
     conversations += [(c, c["id"]) for c in lists["dms.json"]]
-    weights = [8.0 if folder == "general" else 3.0 if c["id"][0] == "C" else 1.0 for c, folder in conversations]
+    weights = [
+        8.0 if folder == "general" else 3.0 if c["id"][0] == "C" else 1.0 for c, folder in conversations
+    ]
     recent: dict[str, list[str]] = defaultdict(list)  # conversation id -> recent top-level ts
     days: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     chatter = 0
@@ -126,7 +214,12 @@ def write_slack_export(path: Path, messages: int = MESSAGES, seed: int = SEED) -
                                        "text": f"<@{author}> has joined the channel", "ts": ts}  # fmt: skip
         else:
             chatter += 1
-            message = {"type": "message", "user": author, "text": _text(rng, n, people, lists["channels.json"]), "ts": ts}
+            message = {
+                "type": "message",
+                "user": author,
+                "text": _text(rng, n, people, lists["channels.json"]),
+                "ts": ts,
+            }
             if n % 211 == 0:
                 message = {"type": "message", "subtype": "bot_message", "bot_id": "B0BENCH1", "username": "deploybot",
                            "text": "", "ts": ts, "attachments": [{"fallback": f"Deploy {n} finished",
@@ -139,7 +232,9 @@ def write_slack_export(path: Path, messages: int = MESSAGES, seed: int = SEED) -
             if rng.random() < 0.05:
                 message["edited"] = {"user": author, "ts": f"{int(moment.timestamp()) + 90}.000000"}
             if rng.random() < 0.08:
-                message["reactions"] = [{"name": rng.choice(_EMOJI), "users": rng.sample(conversation["members"], 1), "count": 1}]
+                message["reactions"] = [
+                    {"name": rng.choice(_EMOJI), "users": rng.sample(conversation["members"], 1), "count": 1}
+                ]
             if rng.random() < 0.02:
                 message["files"] = [{"id": f"F{n:08d}", "name": f"{rng.choice(_SERVICES)}-{n}.log", "title": f"log {n}",
                                      "mimetype": "text/plain", "size": rng.randrange(200, 90000)}]  # fmt: skip
