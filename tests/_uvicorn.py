@@ -38,11 +38,12 @@ _TEST_DEFAULTS: dict[str, Any] = {
 
 
 class UvicornThread:
-    def __init__(self, app: Any, host: str = "127.0.0.1", **config: Any) -> None:
+    def __init__(self, app: Any, host: str = "127.0.0.1", *, port: int = 0, **config: Any) -> None:
+        """``port`` 0 takes a free one; a given port lets a test restart a server where it was."""
         self.host = host
         self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._sock.bind((host, 0))
+        self._sock.bind((host, port))
         self.port: int = self._sock.getsockname()[1]
         self._server = uvicorn.Server(uvicorn.Config(app, **{**_TEST_DEFAULTS, **config}))
         self._thread = threading.Thread(

@@ -8,6 +8,7 @@ Every subcommand takes ``--data DIR`` (default ``./data`` under the working dire
     ai-search tokens create USERNAME [--name LABEL]
     ai-search import PATH [--source-url URL]     (JSONL, a Slack, Mattermost or Zulip export)
     ai-search feedback export [--since DATE] [--format jsonl|csv]
+    ai-search sync rocketchat [--url URL --user-id ID --token PAT] [--watch [--interval S]]
 """
 
 from __future__ import annotations
@@ -217,6 +218,90 @@ def _source_url(raw: str | None) -> str | None:
     return raw.strip().rstrip("/")
 
 
+# -- sync ----------------------------------------------------------------------------------------
+
+
+def cmd_sync_rocketchat(args: argparse.Namespace) -> int:
+    import anyio
+
+    from .imports.rocketchat_api import Credentials
+
+    data_dir = _data_dir(args)
+    settings = _settings(data_dir)
+    url = _source_url(args.url or settings.rocketchat_url or None)
+    if url is None:
+        raise CliError(
+            "which Rocket.Chat? give --url https://chat.example.com (or the setting rocketchat_url)"
+        )
+    user_id = args.user_id or settings.rocketchat_user_id
+    token = args.token or settings.rocketchat_token
+    if not user_id or not token:
+        raise CliError(
+            "the sync needs an admin's personal access token: --user-id and --token (or the settings "
+            "rocketchat_user_id and rocketchat_token); Rocket.Chat makes one under My Account > Personal Access Tokens"
+        )
+    interval = args.interval or settings.rocketchat_sync_interval_seconds
+    store = _open_store(data_dir)
+    try:
+        anyio.run(
+            _sync_rocketchat, args, settings, store, data_dir, url, Credentials(user_id, token), interval
+        )
+    except KeyboardInterrupt:
+        print("ai-search: sync stopped; the next run resumes where this one was", file=sys.stderr)
+    finally:
+        store.close()
+    return 0
+
+
+async def _sync_rocketchat(
+    args: argparse.Namespace,
+    settings: Settings,
+    store: Any,
+    data_dir: Path,
+    url: str,
+    credentials: Any,
+    interval: int,
+) -> None:
+    from urllib.parse import urlsplit
+
+    import anyio
+
+    from .imports.rocketchat import RocketChatSync
+    from .imports.rocketchat_api import RocketChatAPI, RocketChatRefused, RocketChatUnreachable
+    from .outbound import GuardedClient, OutboundPolicy
+    from .retrieval.wiring import index_now
+
+    # The URL comes from the person running the command: its host is trusted as an allow-list entry is.
+    host = urlsplit(url).hostname or ""
+    policy = OutboundPolicy(allow_hosts=(*settings.outbound_allow_hosts, host))
+    async with GuardedClient(policy) as client:
+        sync = RocketChatSync(store, RocketChatAPI(url, credentials, client), progress=not args.quiet)
+        first = True
+        while True:
+            try:
+                report = await sync.run()
+            except RocketChatRefused as exc:
+                raise CliError(str(exc)) from None
+            except RocketChatUnreachable as exc:
+                if not args.watch:
+                    raise CliError(str(exc)) from None
+                print(f"ai-search: {exc}; trying again in {interval} s", file=sys.stderr)
+            else:
+                changed = report.imported or report.updated or report.deleted
+                if first or changed or report.skipped_count:
+                    print(report.summary(), flush=True)
+                if first or changed:
+                    show = not args.quiet and first
+                    await anyio.to_thread.run_sync(
+                        lambda: index_now(settings, store, data_dir, progress=show)
+                    )
+                first = False
+            if not args.watch:
+                return
+            sync.progress = False
+            await anyio.sleep(interval)
+
+
 # -- parser --------------------------------------------------------------------------------------
 
 
@@ -274,6 +359,24 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--since", metavar="DATE", help="only ratings given or changed from this date on")
     export.add_argument("--format", choices=("jsonl", "csv"), default="jsonl", help="default: jsonl")
     export.set_defaults(func=cmd_feedback_export)
+
+    sync = sub.add_parser("sync", help="mirror a live workspace").add_subparsers(dest="source", required=True)
+    rocketchat = sync.add_parser(
+        "rocketchat",
+        parents=[data],
+        help="mirror a Rocket.Chat workspace (users, rooms, members, messages) through its REST API",
+    )
+    rocketchat.add_argument("--url", help="the server, https://chat.example.com (default: rocketchat_url)")
+    rocketchat.add_argument("--user-id", help="an admin's user id, X-User-Id (default: rocketchat_user_id)")
+    rocketchat.add_argument("--token", help="that admin's personal access token (default: rocketchat_token)")
+    rocketchat.add_argument("--watch", action="store_true", help="keep mirroring, every --interval seconds")
+    rocketchat.add_argument(
+        "--interval",
+        type=int,
+        help="seconds between runs with --watch (default: rocketchat_sync_interval_seconds)",
+    )
+    rocketchat.add_argument("--quiet", action="store_true", help="no progress bar")
+    rocketchat.set_defaults(func=cmd_sync_rocketchat)
     return parser
 
 

@@ -237,6 +237,19 @@ class Settings:
         low=1,
         high=1024,
     )
+    # -- Rocket.Chat -----------------------------------------------------------------------------
+    rocketchat_url: str = _s(
+        "",
+        "A Rocket.Chat server to mirror with `ai-search sync rocketchat` (https://chat.example.com); "
+        "its host may be reached whatever outbound_allow_hosts says.",
+    )
+    rocketchat_user_id: str = _s(
+        "", "X-User-Id of the Rocket.Chat admin whose personal access token the sync uses."
+    )
+    rocketchat_token: str = _s("", "That admin's personal access token, X-Auth-Token (secret).")
+    rocketchat_sync_interval_seconds: int = _s(
+        60, "Seconds between two runs of `ai-search sync rocketchat --watch`.", low=5, high=86400
+    )
     # -- MCP -------------------------------------------------------------------------------------
     mcp_enabled: bool = _s(False, "The MCP endpoint at /api/v1/mcp (on with --demo).")
     mcp_expose_extended_api: bool = _s(False, "Expose the extended, allow-listed tool set over MCP.")
@@ -261,6 +274,7 @@ SECRET_SETTINGS = frozenset(
         "embedded_pipeline_api_key_secret",
         "embedding_api_key",
         "llm_api_key",
+        "rocketchat_token",
     }
 )
 _BOOL_WORDS = {

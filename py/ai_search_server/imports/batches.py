@@ -25,6 +25,7 @@ from rich.console import Console
 from rich.progress import (
     BarColumn,
     DownloadColumn,
+    MofNCompleteColumn,
     Progress,
     TextColumn,
     TimeRemainingColumn,
@@ -213,16 +214,14 @@ class Batcher:
 
 
 @contextmanager
-def progress_bar(label: str, total_bytes: int, *, enabled: bool) -> Iterator[Callable[[int], None]]:
-    """A progress bar on stderr by bytes read (Rich; nothing at all when not ``enabled``); yields
-    ``advance(bytes)``."""
-    columns = (
-        TextColumn("importing {task.description}"),
-        BarColumn(),
-        DownloadColumn(),
-        TransferSpeedColumn(),
-        TimeRemainingColumn(),
-    )
+def progress_bar(
+    label: str, total: int, *, enabled: bool, unit: str = "bytes"
+) -> Iterator[Callable[[int], None]]:
+    """A progress bar on stderr (Rich; nothing at all when not ``enabled``) by bytes read or, with
+    ``unit="items"``, by things done (rooms of a live sync); yields ``advance(n)``."""
+    amount = DownloadColumn() if unit == "bytes" else MofNCompleteColumn()
+    speed = TransferSpeedColumn() if unit == "bytes" else TextColumn("")
+    columns = (TextColumn("importing {task.description}"), BarColumn(), amount, speed, TimeRemainingColumn())
     with Progress(*columns, console=Console(stderr=True), disable=not enabled) as bar:
-        task = bar.add_task(label, total=total_bytes)
+        task = bar.add_task(label, total=total)
         yield lambda size: bar.advance(task, size)

@@ -408,9 +408,17 @@ class Mirror:
             )
         return self.report
 
+    def checkpoint(self) -> None:
+        """Everything read so far written: the pending batch and the tombstones (a live mirror saves
+        its cursor right after, so a crash never skips what it had read)."""
+        self.batcher.flush()
+        self._delete_all(self.deletions.tombstones)
+        self.deletions.tombstones = []
+
     def _delete(self) -> None:
         d = self.deletions
-        gone: list[str] = [message_id for message_id in d.tombstones if message_id not in d.seen]
+        gone: list[str] = list(d.tombstones)
+        d.tombstones = []
         if d.dirty:
             where = "any room" if "*" in d.dirty else f"{len(d.dirty):,} rooms"
             self.report.notes.append(
@@ -423,7 +431,10 @@ class Mirror:
                     continue
                 stored = self.store.origin_message_ids(room.id, self.origin, start=d.first, end=end)
                 gone += [message_id for message_id in stored if message_id not in d.seen]
-        for message_id in dict.fromkeys(gone):
+        self._delete_all(gone)
+
+    def _delete_all(self, message_ids: Iterable[str]) -> None:
+        for message_id in dict.fromkeys(message_ids):
             try:
                 self.store.delete_message(message_id)
             except NotFound:

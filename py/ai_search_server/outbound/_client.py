@@ -277,6 +277,7 @@ class GuardedClient:
                 target=call.target,
                 status=status,
                 body_excerpt=excerpt[:ERROR_BODY_EXCERPT_BYTES],
+                headers=dict(response.headers.items()),
             )
         declared = response.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > call.max_bytes:

@@ -20,6 +20,7 @@ keeps a short excerpt of the body in ``.body_excerpt`` for callers that parse pr
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import ClassVar
 
 __all__ = [
@@ -82,12 +83,23 @@ class OutboundRedirect(OutboundError):
 
 
 class OutboundHTTPError(OutboundError):
-    """The upstream answered with a non-2xx status; ``status`` is the upstream's status."""
+    """The upstream answered with a non-2xx status; ``status`` is the upstream's status. ``headers``
+    are the answer's (lower-case names), for callers that honour ``Retry-After`` and rate-limit headers;
+    like the excerpt, they are never put in the message."""
 
-    def __init__(self, message: str, *, target: str = "", status: int, body_excerpt: bytes = b"") -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        target: str = "",
+        status: int,
+        body_excerpt: bytes = b"",
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
         super().__init__(message, target=target)
         self.status = status
         self.body_excerpt = body_excerpt
+        self.headers: Mapping[str, str] = dict(headers or {})
 
 
 class OutboundProtocolError(OutboundError):

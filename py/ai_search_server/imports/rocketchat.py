@@ -1,0 +1,377 @@
+"""``ai-search sync rocketchat --url URL [--watch]``: a live Rocket.Chat workspace, mirrored.
+
+Through Rocket.Chat's REST API (``rocketchat_api``), with an admin's personal access token:
+
+1. people: ``users.list``, every run (bots are ``type: bot``; deactivated people are deactivated here);
+2. rooms: ``rooms.adminRooms`` (channels, private groups, DMs and group DMs; omnichannel rooms are
+   not chat and are left out), and each room's members (``channels.members``, ``groups.members``; a
+   DM's are on the room). Scoping is Rocket.Chat's subscriptions as this run found them: a person
+   who left a room stops finding it here, and a room gone from Rocket.Chat is searchable by nobody;
+3. messages: ``chat.syncMessages`` by cursor (``type=UPDATED|DELETED&next=<ms>``), a page at a time,
+   per room: the first run reads every message, later runs what changed since (new, edited,
+   reacted to, pinned) and what was deleted (Rocket.Chat's trash). Servers before the cursor API
+   (older than 7.1) are read with ``lastUpdate`` instead, the same in one answer per room. Message
+   ids are Rocket.Chat's own, so a thread's ``tmid`` is the same here and there; a reply read before
+   its thread's first message (which sorts later: every reply updates it) has that message fetched
+   first (``chat.getMessage``). System messages (joins, leaves, topic changes) are not indexed.
+
+After each page the rows are written and the room's cursor saved in the store
+(``store.set_sync_state``), so a sync stopped anywhere (a crash, Ctrl-C, the server going away)
+resumes at the page it was on. ``--watch`` runs again every interval.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import quote, urlsplit
+
+from ..store.base import Store
+from ..store.message_rows import MAX_ATTACHMENT_TEXT_LENGTH, MAX_ATTACHMENTS
+from ..store.records import Attachment, Reaction, RoomType
+from ..store.schema import MAX_MESSAGE_ID_LENGTH, MAX_MESSAGE_TEXT_LENGTH
+from .batches import DEFAULT_IMPORT_BATCH_SIZE, ImportReport, progress_bar
+from .fields import first_text, obj, seq, text
+from .markup import rocketchat_text
+from .mirror import Conversation, Mirror, Person
+from .rocketchat_api import RocketChatAPI, RocketChatRefused
+
+__all__ = ["ROOM_TYPES", "RocketChatSync", "origin_of"]
+
+# Rocket.Chat room types mirrored: channels, private groups, direct messages. Omnichannel (l) and
+# voice (v) rooms are customer conversations, not the team's chat.
+ROOM_TYPES: tuple[RoomType, ...] = ("c", "p", "d")
+_MEMBERS_ROUTE = {"c": "channels.members", "p": "groups.members"}
+_LINK_PATH = {"c": "channel", "p": "group", "d": "direct"}
+_EPOCH = "1970-01-01T00:00:00.000Z"
+_TRUNCATED = "…"
+# Rocket.Chat's "message removed" marker, kept in the room when "show deleted status" is on.
+_REMOVED = "rm"
+
+
+def origin_of(url: str) -> str:
+    """The store's origin for a server: ``rocketchat:https://chat.example.com``."""
+    parts = urlsplit(url.strip())
+    return f"rocketchat:{parts.scheme}://{parts.netloc.lower()}{parts.path.rstrip('/')}"
+
+
+def _when(value: object) -> datetime | None:
+    """A Rocket.Chat time: ISO 8601 (REST) or ``{"$date": ms}`` (DDP-shaped exports)."""
+    if isinstance(value, dict) and isinstance(value.get("$date"), int | float):
+        return datetime.fromtimestamp(value["$date"] / 1000, UTC)
+    if isinstance(value, str) and value:
+        try:
+            moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+        return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    return None
+
+
+def _ms(value: object) -> str | None:
+    moment = _when(value)
+    return None if moment is None else str(int(moment.timestamp() * 1000))
+
+
+class RocketChatSync:
+    """One mirror run (``run``) of one server into one store; see the module docstring."""
+
+    def __init__(
+        self,
+        store: Store,
+        api: RocketChatAPI,
+        *,
+        progress: bool = False,
+        batch_size: int = DEFAULT_IMPORT_BATCH_SIZE,
+    ) -> None:
+        self.store = store
+        self.api = api
+        self.origin = origin_of(api.base_url)
+        self.progress = progress
+        self.batch_size = batch_size
+        self.cursor_api: bool | None = None  # None until a server told which chat.syncMessages it has
+        self.keys_by_username: dict[str, str] = {}  # Rocket.Chat username -> user _id, for reactions
+
+    async def run(self) -> ImportReport:
+        """Mirror everything that changed since the last run (everything, the first time).
+
+        Raises:
+            RocketChatRefused: the token is refused or lacks admin rights (nothing else was written).
+            RocketChatUnreachable: the server went away for too long; what was read is kept.
+            StorageFailure: the database failed; likewise.
+        """
+        report = ImportReport(self.api.base_url, unit="records")
+        mirror = Mirror(self.store, self.origin, report, batch_size=self.batch_size)
+        await self._people(mirror)
+        rooms = await self._rooms(mirror, report)
+        with progress_bar("rooms", len(rooms), enabled=self.progress, unit="items") as advance:
+            for room in rooms:
+                await self._messages(mirror, room)
+                advance(1)
+        self._gone(mirror, report, {room["_id"] for room in rooms})
+        return mirror.finish()
+
+    # -- people and rooms ------------------------------------------------------------------------
+
+    async def _people(self, mirror: Mirror) -> None:
+        async for page in self.api.pages("users.list", "users"):
+            for user in page:
+                if isinstance(user.get("_id"), str) and isinstance(user.get("username"), str):
+                    self.keys_by_username[user["username"]] = user["_id"]
+            mirror.people(
+                Person(
+                    user["_id"],
+                    text(user.get("username")) or user["_id"],
+                    text(user.get("name")),
+                    bot=user.get("type") == "bot" or "bot" in seq(user.get("roles")),
+                    active=user.get("active", True) is not False,
+                )
+                for user in page
+                if isinstance(user.get("_id"), str) and user["_id"]
+            )
+
+    async def _rooms(self, mirror: Mirror, report: ImportReport) -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = []
+        async for page in self.api.pages("rooms.adminRooms", "rooms", {"types[]": list(ROOM_TYPES)}):
+            for room in page:
+                rid, kind = room.get("_id"), room.get("t")
+                if not isinstance(rid, str) or kind not in ROOM_TYPES:
+                    continue
+                where = f"room {first_text(room.get('fname'), room.get('name'), rid)}"
+                try:
+                    members = await self._members(room)
+                except RocketChatRefused as error:
+                    report.lines_read += 1
+                    report.skip(where, f"its members cannot be read with this token ({error})")
+                    continue
+                for user_id in members:
+                    if mirror.username(user_id) is None:
+                        mirror.person(Person(user_id, user_id))
+                conversation = Conversation(
+                    rid,
+                    kind,
+                    "" if kind == "d" else first_text(room.get("name"), room.get("fname"), rid),
+                    where,
+                    fname=text(room.get("fname")),
+                    topic=text(room.get("topic")),
+                    members=tuple(members),
+                    complete=False,  # deletions come from Rocket.Chat's trash, never from absence
+                )
+                if mirror.conversation(conversation) is not None:
+                    found.append(room)
+        return found
+
+    async def _members(self, room: dict[str, Any]) -> list[str]:
+        if room["t"] == "d":
+            return [u for u in seq(room.get("uids")) if isinstance(u, str)]
+        members: list[str] = []
+        async for page in self.api.pages(_MEMBERS_ROUTE[room["t"]], "members", {"roomId": room["_id"]}):
+            members += [m["_id"] for m in page if isinstance(m.get("_id"), str)]
+        return members
+
+    def _gone(self, mirror: Mirror, report: ImportReport, present: set[str]) -> None:
+        """Rooms an earlier run mirrored that Rocket.Chat no longer has: nobody searches them here."""
+        gone = [room_id for key, room_id in mirror.room_ids.items() if key not in present]
+        emptied = 0
+        for room_id in gone:
+            if self.store.members_of(room_id):
+                report.unsubscribed += self.store.set_members(room_id, [])[1]
+                emptied += 1
+        if emptied:
+            report.notes.append(
+                f"{emptied:,} rooms are gone from Rocket.Chat: nobody can search them here now"
+            )
+
+    # -- messages --------------------------------------------------------------------------------
+
+    async def _messages(self, mirror: Mirror, room: dict[str, Any]) -> None:
+        key = f"{self.origin}#room:{room['_id']}"
+        state = dict(self.store.get_sync_state(key) or {})
+        if self.cursor_api is not False:
+            try:
+                await self._by_cursor(mirror, room, key, state)
+                self.cursor_api = True
+                return
+            except RocketChatRefused as error:
+                if self.cursor_api is True or "lastUpdate" not in str(error):
+                    raise
+                self.cursor_api = False  # a server from before the cursor API
+        await self._by_last_update(mirror, room, key, state)
+
+    async def _by_cursor(self, mirror: Mirror, room: dict[str, Any], key: str, state: dict[str, Any]) -> None:
+        started = str(int(datetime.now(UTC).timestamp() * 1000))
+        state.setdefault("deleted", started)  # the first run needs no tombstones of the past
+        for kind, field, stamp in (
+            ("UPDATED", "updated", "_updatedAt"),
+            ("DELETED", "deleted", "_deletedAt"),
+        ):
+            cursor = str(state.get(field) or "0")
+            while True:
+                answer = await self.api.get(
+                    "chat.syncMessages",
+                    {"roomId": room["_id"], "type": kind, "next": cursor, "count": self.api.page_size},
+                )
+                result = obj(answer.get("result"))
+                if "cursor" not in result:
+                    raise RocketChatRefused(
+                        "chat.syncMessages answered without a cursor: lastUpdate is needed"
+                    )
+                items = [m for m in seq(result.get(field)) if isinstance(m, dict)]
+                if kind == "UPDATED":
+                    await self._apply(mirror, room, items)
+                else:
+                    for item in items:
+                        if isinstance(item.get("_id"), str):
+                            mirror.tombstone(item["_id"], _when(item.get("_deletedAt")))
+                stamps = [s for s in (_ms(item.get(stamp)) for item in items) if s is not None]
+                cursor = max([cursor, *stamps], key=int)
+                mirror.checkpoint()
+                if state.get(field) != cursor or not self.store.get_sync_state(key):
+                    self.store.set_sync_state(key, {**state, field: cursor})
+                    state[field] = cursor
+                following = obj(result.get("cursor")).get("next")
+                if not items or not following:
+                    break
+
+    async def _by_last_update(
+        self, mirror: Mirror, room: dict[str, Any], key: str, state: dict[str, Any]
+    ) -> None:
+        since = text(state.get("last_update")) or _EPOCH
+        answer = await self.api.get("chat.syncMessages", {"roomId": room["_id"], "lastUpdate": since})
+        result = obj(answer.get("result"))
+        updated = [m for m in seq(result.get("updated")) if isinstance(m, dict)]
+        deleted = [m for m in seq(result.get("deleted")) if isinstance(m, dict)]
+        await self._apply(mirror, room, updated)
+        for item in deleted:
+            if isinstance(item.get("_id"), str):
+                mirror.tombstone(item["_id"], _when(item.get("_deletedAt")))
+        moments = [m for m in (_when(i.get("_updatedAt")) for i in updated) if m] + [
+            m for m in (_when(i.get("_deletedAt")) for i in deleted) if m
+        ]
+        mirror.checkpoint()
+        if moments:
+            latest = max(moments).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+            if latest != state.get("last_update"):
+                self.store.set_sync_state(key, {**state, "last_update": latest})
+
+    async def _apply(self, mirror: Mirror, room: dict[str, Any], messages: list[dict[str, Any]]) -> None:
+        """One page of messages into the mirror, oldest first, each thread's first message before its
+        replies (fetched when it is neither in the page nor stored)."""
+        here = {m.get("_id") for m in messages}
+        wanted = {
+            m["tmid"]
+            for m in messages
+            if isinstance(m.get("tmid"), str)
+            and m["tmid"] not in here
+            and m["tmid"] not in mirror.deletions.seen
+        }
+        stored = self.store.get_messages(wanted) if wanted else {}
+        for tmid in sorted(wanted - set(stored)):
+            try:
+                parent = obj((await self.api.get("chat.getMessage", {"msgId": tmid})).get("message"))
+            except RocketChatRefused:
+                continue  # deleted, or not readable: the reply stays a message of its room
+            if parent.get("rid") == room["_id"]:
+                messages.append(parent)
+        for message in sorted(
+            messages,
+            key=lambda m: (_when(m.get("ts")) or datetime.min.replace(tzinfo=UTC), text(m.get("_id"))),
+        ):
+            self._message(mirror, room, message)
+
+    def _message(self, mirror: Mirror, room: dict[str, Any], message: dict[str, Any]) -> None:
+        message_id, ts = text(message.get("_id")), _when(message.get("ts"))
+        where = (
+            f"room {first_text(room.get('fname'), room.get('name'), room['_id'])} message {message_id or '?'}"
+        )
+        if not message_id or len(message_id) > MAX_MESSAGE_ID_LENGTH or ts is None:
+            mirror.reject(where, "a message needs an _id and a ts", room["_id"])
+            return
+        kind = text(message.get("t"))
+        if kind == _REMOVED:
+            mirror.tombstone(message_id, ts)
+            return
+        if kind:
+            mirror.ignore(ts)  # uj, ul, au, ru, room_changed_topic ...: events, not chatter
+            return
+        author = obj(message.get("u"))
+        if not isinstance(author.get("_id"), str):
+            mirror.reject(where, "a message needs its author (u._id)", room["_id"], message_id=message_id)
+            return
+        username = mirror.username(author["_id"]) or mirror.person(
+            Person(author["_id"], text(author.get("username")) or author["_id"], text(author.get("name")))
+        )
+        attachments = _attachments(message)
+        body = rocketchat_text(text(message.get("msg")))
+        if not body:
+            parts = [
+                first_text(a.get("description"), a.get("text"), a.get("title"))
+                for a in map(obj, seq(message.get("attachments")))
+            ]
+            body = "\n".join(p for p in parts if p) or "\n".join(a.name for a in attachments)
+        if not body.strip():
+            mirror.ignore(ts)  # a message of nothing but a link preview or an emoji reaction
+            return
+        if len(body) > MAX_MESSAGE_TEXT_LENGTH:
+            body = body[: MAX_MESSAGE_TEXT_LENGTH - len(_TRUNCATED)] + _TRUNCATED
+        tmid = text(message.get("tmid")) or None
+        mirror.message(
+            where,
+            room["_id"],
+            username=username,
+            ts=ts,
+            text=body,
+            message_id=message_id,
+            tmid=tmid,
+            attachments=attachments,
+            reactions=self._reactions(mirror, message.get("reactions")),
+            edited_at=_when(message.get("editedAt")),
+            pinned=message.get("pinned") is True,
+            source_url=self._link(room, message_id),
+        )
+
+    def _reactions(self, mirror: Mirror, reactions: object) -> tuple[Reaction, ...]:
+        """Rocket.Chat's ``{":+1:": {"usernames": [...]}}`` with each username as it is here."""
+        found = []
+        for emoji, who in obj(reactions).items():
+            usernames: Iterable[object] = seq(obj(who).get("usernames"))
+            local = (
+                mirror.username(self.keys_by_username.get(u, "")) or u
+                for u in usernames
+                if isinstance(u, str) and u
+            )
+            names = tuple(dict.fromkeys(local))
+            if names and isinstance(emoji, str):
+                found.append(Reaction(emoji if emoji.startswith(":") else f":{emoji}:", names))
+        return tuple(found)
+
+    def _link(self, room: dict[str, Any], message_id: str) -> str:
+        target = room["_id"] if room["t"] == "d" else first_text(room.get("name"), room["_id"])
+        return f"{self.api.base_url}/{_LINK_PATH[room['t']]}/{quote(target, safe='')}?msg={quote(message_id, safe='')}"
+
+
+def _attachments(message: dict[str, Any]) -> tuple[Attachment, ...]:
+    """Files (``files``, or the older single ``file``) with the title and description of the
+    attachment Rocket.Chat shows for each."""
+    files = [obj(f) for f in seq(message.get("files"))] or (
+        [obj(message["file"])] if message.get("file") else []
+    )
+    shown = [obj(a) for a in seq(message.get("attachments"))]
+    found = []
+    for n, file in enumerate(files):
+        name = text(file.get("name")).strip()
+        if not name:
+            continue
+        card = shown[n] if n < len(shown) else {}
+        size = file.get("size")
+        found.append(
+            Attachment(
+                name[:MAX_ATTACHMENT_TEXT_LENGTH],
+                text(card.get("title"))[:MAX_ATTACHMENT_TEXT_LENGTH],
+                text(card.get("description"))[:MAX_ATTACHMENT_TEXT_LENGTH],
+                text(file.get("type"))[:MAX_ATTACHMENT_TEXT_LENGTH],
+                size if isinstance(size, int) and not isinstance(size, bool) and size >= 0 else 0,
+            )
+        )
+    return tuple(found[:MAX_ATTACHMENTS])

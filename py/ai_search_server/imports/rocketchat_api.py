@@ -1,0 +1,304 @@
+"""Rocket.Chat's REST API as the mirror uses it: authenticated calls, pages, rate limits, outages.
+
+Every call goes through the project's ``GuardedClient`` (the outbound policy, one deadline, a byte
+cap) with Rocket.Chat's ``X-User-Id``/``X-Auth-Token`` headers. What this adds:
+
+- **Rate limits.** Rocket.Chat answers ``X-RateLimit-Limit``, ``-Remaining`` and ``-Reset`` (the
+  reset as milliseconds since 1970, server time). When Remaining reaches 0 the next call waits for
+  the reset (measured against the answer's ``Date``, so a skewed clock here does not matter); a 429
+  waits ``Retry-After`` seconds, else until the reset, else what the error text says ("You must wait
+  N seconds"), and is tried again, up to ``MAX_RATE_LIMITED_RETRIES`` times.
+- **Outages.** A refused connection, a timeout or a 502/503/504 (a server restarting, a proxy in
+  front of it) is retried with growing pauses for up to ``max_outage_seconds``; then
+  ``RocketChatUnreachable``. A sync that gives up keeps what it wrote and resumes from there.
+- **Pages.** ``pages(path, key)`` walks ``offset``/``count`` until ``total``.
+
+Errors (``RocketChatError`` and its kinds) carry a sentence for people; a refused token, a missing
+permission and a bad parameter are told apart by ``status`` and Rocket.Chat's ``errorType``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
+from typing import Any
+from urllib.parse import urlencode
+
+import anyio
+
+from ..outbound import (
+    GuardedClient,
+    OutboundError,
+    OutboundHTTPError,
+    OutboundProtocolError,
+    OutboundRefused,
+    OutboundTimeout,
+)
+
+__all__ = [
+    "DEFAULT_MAX_OUTAGE_SECONDS",
+    "DEFAULT_PAGE_SIZE",
+    "MAX_RATE_LIMITED_RETRIES",
+    "Credentials",
+    "RocketChatAPI",
+    "RocketChatError",
+    "RocketChatRefused",
+    "RocketChatUnreachable",
+]
+
+# Items a page asks for: Rocket.Chat's default API_Upper_Count_Limit is 100, and more is cut to it.
+DEFAULT_PAGE_SIZE = 100
+# How long a server may stay unreachable before the sync gives up (seconds): a restart or an
+# upgrade of Rocket.Chat takes a minute or two.
+DEFAULT_MAX_OUTAGE_SECONDS = 300.0
+# 429s in a row answered with a wait and a retry before giving up (a limit that never lifts).
+MAX_RATE_LIMITED_RETRIES = 10
+# Longest single wait for a rate limit (seconds): Rocket.Chat's windows are a minute by default.
+MAX_RATE_LIMIT_WAIT_SECONDS = 120.0
+# Pauses between tries during an outage (seconds): doubling from the first up to the last.
+_OUTAGE_FIRST_PAUSE_SECONDS = 0.5
+_OUTAGE_MAX_PAUSE_SECONDS = 10.0
+# Seconds of one call (connect to last byte); a page of 100 messages is tens of kilobytes.
+CALL_TIMEOUT_SECONDS = 30.0
+# Bytes of one answer: a page is small, but the legacy chat.syncMessages answers a room's whole history.
+MAX_ANSWER_BYTES = 256 * 1024 * 1024
+_WAIT_IN_TEXT = re.compile(r"wait (\d+) seconds")
+_OUTAGE_STATUSES = frozenset({502, 503, 504})
+
+Sleep = Callable[[float], Awaitable[None]]
+
+
+class RocketChatError(Exception):
+    """A call failed; the message says what for people. ``status``/``error_type`` as Rocket.Chat said."""
+
+    def __init__(self, message: str, *, status: int = 0, error_type: str = "") -> None:
+        super().__init__(message)
+        self.status = status
+        self.error_type = error_type
+
+
+class RocketChatRefused(RocketChatError):
+    """The server refused the call: the token, a permission, a parameter, the outbound policy."""
+
+
+class RocketChatUnreachable(RocketChatError):
+    """The server stayed unreachable (or rate-limited) longer than the sync waits."""
+
+
+@dataclass(frozen=True)
+class Credentials:
+    """``X-User-Id`` and ``X-Auth-Token``: an admin's personal access token, or a login's token."""
+
+    user_id: str
+    token: str
+
+
+def _error_of(error: OutboundHTTPError) -> tuple[str, str]:
+    """Rocket.Chat's ``error`` and ``errorType`` from an error body, when it has them."""
+    try:
+        body = json.loads(error.body_excerpt.decode("utf-8", "replace"))
+    except ValueError:
+        return "", ""
+    if not isinstance(body, dict):
+        return "", ""
+    text = body.get("error") or body.get("message") or ""
+    kind = body.get("errorType") or ""
+    return (str(text)[:300], str(kind)[:100])
+
+
+def _where(path: str) -> str:
+    """A call as people read it in a message: ``users.list``, without version or query."""
+    return path.split("?", 1)[0].removeprefix("v1/")
+
+
+class RocketChatAPI:
+    """One Rocket.Chat server's REST API (``base_url`` like ``https://chat.example.com``)."""
+
+    def __init__(
+        self,
+        base_url: str,
+        credentials: Credentials | None,
+        client: GuardedClient,
+        *,
+        sleep: Sleep = anyio.sleep,
+        max_outage_seconds: float = DEFAULT_MAX_OUTAGE_SECONDS,
+        page_size: int = DEFAULT_PAGE_SIZE,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.credentials = credentials
+        self.client = client
+        self.sleep = sleep
+        self.max_outage_seconds = max_outage_seconds
+        self.page_size = page_size
+        self.calls = 0
+        self.rate_limited = 0  # 429s answered
+        self.waited_seconds = 0.0  # waits for rate limits, in all
+        self._resume_at = 0.0  # monotonic time before which the next call waits (Remaining hit 0)
+
+    # -- calls -----------------------------------------------------------------------------------
+
+    async def get(self, path: str, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """``GET /api/v1/<path>`` with ``params`` as the query (lists repeat: ``types[]=c&types[]=p``)."""
+        query = urlencode({k: v for k, v in (params or {}).items() if v is not None}, doseq=True)
+        return await self._call("GET", f"v1/{path}?{query}" if query else f"v1/{path}", None)
+
+    async def post(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        return await self._call("POST", f"v1/{path}", dict(body))
+
+    async def server_info(self) -> dict[str, Any]:
+        """``GET /api/info``: the server's version (no credentials needed)."""
+        return await self._call("GET", "info", None)
+
+    async def pages(
+        self, path: str, key: str, params: Mapping[str, Any] | None = None
+    ) -> AsyncIterator[list[dict[str, Any]]]:
+        """The items under ``key`` of every page of ``path``, a page at a time."""
+        offset = 0
+        while True:
+            answer = await self.get(path, {**(params or {}), "offset": offset, "count": self.page_size})
+            items = [item for item in answer.get(key) or () if isinstance(item, dict)]
+            yield items
+            offset += len(items)
+            total = answer.get("total")
+            if not items or (isinstance(total, int) and offset >= total) or len(items) < self.page_size:
+                return
+
+    async def _call(self, method: str, path: str, body: dict[str, Any] | None) -> dict[str, Any]:
+        url = f"{self.base_url}/api/{path}"
+        headers = (
+            {"X-User-Id": self.credentials.user_id, "X-Auth-Token": self.credentials.token}
+            if self.credentials is not None
+            else {}
+        )
+        limited = 0
+        outage_since: float | None = None
+        pause = _OUTAGE_FIRST_PAUSE_SECONDS
+        while True:
+            await self._pace()
+            self.calls += 1
+            try:
+                answer = await self.client.request_json(
+                    method,
+                    url,
+                    headers=headers,
+                    json=body,
+                    timeout_seconds=CALL_TIMEOUT_SECONDS,
+                    max_bytes=MAX_ANSWER_BYTES,
+                )
+            except OutboundHTTPError as error:
+                if error.status == 429:
+                    limited += 1
+                    self.rate_limited += 1
+                    if limited > MAX_RATE_LIMITED_RETRIES:
+                        raise RocketChatUnreachable(
+                            f"Rocket.Chat kept answering 429 (too many requests) to {_where(path)}",
+                            status=429,
+                        ) from None
+                    await self._wait(self._rate_wait(error.headers, error.body_excerpt, limited))
+                    continue
+                if error.status in _OUTAGE_STATUSES:
+                    outage_since, pause = await self._outage(
+                        path, outage_since, pause, f"HTTP {error.status}"
+                    )
+                    continue
+                raise self._refused(path, error) from None
+            except (OutboundProtocolError, OutboundTimeout) as error:
+                outage_since, pause = await self._outage(path, outage_since, pause, error.message)
+                continue
+            except OutboundRefused as error:
+                raise RocketChatRefused(
+                    f"the outbound policy refuses {self.base_url}: {error.message}"
+                ) from None
+            except OutboundError as error:
+                raise RocketChatError(f"Rocket.Chat {_where(path)}: {error.message}") from None
+            self._note_limits(answer.headers)
+            data = answer.json
+            if not isinstance(data, dict):
+                raise RocketChatError(
+                    f"Rocket.Chat {_where(path)} answered something that is not a JSON object"
+                )
+            if data.get("success") is False or data.get("status") == "error":
+                raise RocketChatRefused(
+                    f"Rocket.Chat refused {_where(path)}: {data.get('error') or data.get('message') or 'no reason given'}",
+                    error_type=str(data.get("errorType") or ""),
+                )
+            return data
+
+    def _refused(self, path: str, error: OutboundHTTPError) -> RocketChatError:
+        text, kind = _error_of(error)
+        where = _where(path)
+        if error.status == 401:
+            return RocketChatRefused(
+                f"Rocket.Chat refused the credentials for {where} (HTTP 401): check the user id and token",
+                status=401,
+                error_type=kind,
+            )
+        if error.status in (400, 403, 404):
+            detail = f": {text}" if text else ""
+            return RocketChatRefused(
+                f"Rocket.Chat refused {where} (HTTP {error.status}){detail}",
+                status=error.status,
+                error_type=kind,
+            )
+        return RocketChatError(
+            f"Rocket.Chat {where} answered HTTP {error.status}", status=error.status, error_type=kind
+        )
+
+    # -- waiting ---------------------------------------------------------------------------------
+
+    async def _outage(self, path: str, since: float | None, pause: float, why: str) -> tuple[float, float]:
+        now = time.monotonic()
+        since = now if since is None else since
+        if now - since >= self.max_outage_seconds:
+            raise RocketChatUnreachable(
+                f"Rocket.Chat at {self.base_url} stayed unreachable for {now - since:.0f} s ({why}); "
+                "run the sync again to resume where it stopped"
+            )
+        await self.sleep(pause)
+        return since, min(pause * 2, _OUTAGE_MAX_PAUSE_SECONDS)
+
+    async def _wait(self, seconds: float) -> None:
+        seconds = min(max(seconds, 0.0), MAX_RATE_LIMIT_WAIT_SECONDS)
+        self.waited_seconds += seconds
+        await self.sleep(seconds)
+
+    async def _pace(self) -> None:
+        wait = self._resume_at - time.monotonic()
+        if wait > 0:
+            await self._wait(wait)
+        self._resume_at = 0.0
+
+    def _note_limits(self, headers: Mapping[str, str]) -> None:
+        remaining = headers.get("x-ratelimit-remaining", "")
+        if remaining.strip() == "0":
+            self._resume_at = time.monotonic() + self._until_reset(headers)
+
+    @staticmethod
+    def _until_reset(headers: Mapping[str, str]) -> float:
+        """Seconds until ``X-RateLimit-Reset`` (ms since 1970), by the server's own ``Date``."""
+        try:
+            reset = float(headers.get("x-ratelimit-reset", "")) / 1000
+        except ValueError:
+            return 1.0
+        try:
+            now = parsedate_to_datetime(headers["date"]).timestamp()
+        except (KeyError, TypeError, ValueError):
+            now = time.time()
+        wait = reset - now
+        return wait if math.isfinite(wait) and wait > 0 else 0.0
+
+    def _rate_wait(self, headers: Mapping[str, str], body: bytes, attempt: int) -> float:
+        retry_after = headers.get("retry-after", "").strip()
+        if retry_after.isdigit():
+            return float(retry_after)
+        if headers.get("x-ratelimit-reset"):
+            return max(self._until_reset(headers), 0.1)
+        found = _WAIT_IN_TEXT.search(body.decode("utf-8", "replace"))
+        if found:
+            return float(found.group(1))
+        return min(2.0**attempt, MAX_RATE_LIMIT_WAIT_SECONDS)
