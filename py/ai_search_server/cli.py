@@ -14,6 +14,7 @@ Every subcommand takes ``--data DIR`` (default ``./data`` under the working dire
 from __future__ import annotations
 
 import argparse
+import functools
 import logging
 import os
 import sys
@@ -291,9 +292,10 @@ async def _sync_rocketchat(
                 if first or changed or report.skipped_count:
                     print(report.summary(), flush=True)
                 if first or changed:
-                    show = not args.quiet and first
                     await anyio.to_thread.run_sync(
-                        lambda: index_now(settings, store, data_dir, progress=show)
+                        functools.partial(
+                            index_now, settings, store, data_dir, progress=not args.quiet and first
+                        )
                     )
                 first = False
             if not args.watch:
