@@ -68,22 +68,31 @@ class _Workspace:
 class FakeRocketChat:
     """The server and its workspace; ``serve()`` starts it (module docstring)."""
 
-    def __init__(self, *, version: str = "7.4.0", rate_limit: int = 10_000, rate_window_seconds: float = 60.0) -> None:
+    def __init__(
+        self, *, version: str = "7.4.0", rate_limit: int = 10_000, rate_window_seconds: float = 60.0
+    ) -> None:
         self.version = version
         self.rate_limit = rate_limit
         self.rate_window_seconds = rate_window_seconds
         self.ws = _Workspace()
         self.unreadable: set[str] = set()  # room ids whose members and messages the admin may not read
         self.requests: list[tuple[str, str, dict[str, str]]] = []  # (method, path, query)
+        self.generations: list[int] = []  # the server's generation for each request
         self._failures: list[int] = []  # statuses to answer next, whatever the route
         self._bounce: tuple[str, int, float] | None = None
+        self._bouncing = False
+        self._unavailable: tuple[str, int, float] | None = None
+        self._unavailable_until = 0.0
+        self.generation = 0  # how many times the server started; requests are logged with it
         self._windows: dict[tuple[str, str], tuple[float, int]] = {}
         self._lock = threading.Lock()
         self._clock = T0
         self._ids = itertools.count(1)
         self.server: UvicornThread | None = None
         self.port = 0
-        self.add_user(ADMIN_ID, "admin", "Ada Admin", roles=["admin"], password="admin-pass-123", token=ADMIN_TOKEN)
+        self.add_user(
+            ADMIN_ID, "admin", "Ada Admin", roles=["admin"], password="admin-pass-123", token=ADMIN_TOKEN
+        )
         self.app = Starlette(
             routes=[
                 Route("/api/info", self._info),
@@ -101,6 +110,7 @@ class FakeRocketChat:
     # -- running ---------------------------------------------------------------------------------
 
     def serve(self) -> FakeRocketChat:
+        self.generation += 1
         self.server = UvicornThread(self.app, port=self.port).start()
         self.port = self.server.port
         return self
@@ -126,12 +136,21 @@ class FakeRocketChat:
         self._bounce = (path, len(self.calls(path)) + calls, down_seconds)
 
     def _bounce_now(self, down_seconds: float) -> None:
+        """From now on 503 (what a proxy answers for a server going down) until the server is gone;
+        then nothing listens for ``down_seconds``; then the server is back."""
+        self._bouncing = True
+
         def bounce() -> None:
             self.stop()
             time.sleep(down_seconds)
+            self._bouncing = False
             self.serve()
 
         threading.Thread(target=bounce, daemon=True).start()
+
+    def unavailable_after(self, path: str, calls: int, seconds: float) -> None:
+        """After ``calls`` more requests to ``path``, answer 503 to everything for ``seconds``."""
+        self._unavailable = (path, len(self.calls(path)) + calls, seconds)
 
     def fail_next(self, *statuses: int) -> None:
         """Answer the next requests with these statuses (503, 429...), then behave again."""
@@ -172,8 +191,16 @@ class FakeRocketChat:
         if token is not None:
             self.ws.tokens[token] = user_id
 
-    def add_room(self, room_id: str, kind: str, name: str, members: list[str], *, topic: str = "", fname: str = "") -> None:
-        room: dict[str, Any] = {"_id": room_id, "t": kind, "ts": iso(self.tick()), "_updatedAt": iso(self._clock), "usersCount": len(members)}
+    def add_room(
+        self, room_id: str, kind: str, name: str, members: list[str], *, topic: str = "", fname: str = ""
+    ) -> None:
+        room: dict[str, Any] = {
+            "_id": room_id,
+            "t": kind,
+            "ts": iso(self.tick()),
+            "_updatedAt": iso(self._clock),
+            "usersCount": len(members),
+        }
         if kind == "d":
             room.update(uids=list(members), usernames=[self.ws.users[u]["username"] for u in members])
         else:
@@ -195,7 +222,16 @@ class FakeRocketChat:
     def remove_room(self, room_id: str) -> None:
         del self.ws.rooms[room_id]
 
-    def post(self, room_id: str, user_id: str, text: str, *, tmid: str | None = None, message_id: str | None = None, **extra: Any) -> str:
+    def post(
+        self,
+        room_id: str,
+        user_id: str,
+        text: str,
+        *,
+        tmid: str | None = None,
+        message_id: str | None = None,
+        **extra: Any,
+    ) -> str:
         now = self.tick()
         user = self.ws.users[user_id]
         message_id = message_id or self.new_id("m")
@@ -213,7 +249,9 @@ class FakeRocketChat:
 
     def edit(self, message_id: str, text: str) -> None:
         now = self.tick()
-        self.ws.messages[message_id].update(msg=text, editedAt=iso(now), _updatedAt=iso(now), editedBy={"_id": ADMIN_ID, "username": "admin"})
+        self.ws.messages[message_id].update(
+            msg=text, editedAt=iso(now), _updatedAt=iso(now), editedBy={"_id": ADMIN_ID, "username": "admin"}
+        )
 
     def react(self, message_id: str, emoji: str, usernames: list[str]) -> None:
         self.ws.messages[message_id].setdefault("reactions", {})[emoji] = {"usernames": usernames}
@@ -253,9 +291,20 @@ class FakeRocketChat:
 
     def _enter(self, request: Request, *, auth: bool = True) -> tuple[str | None, Response | None]:
         self.requests.append((request.method, request.url.path, dict(request.query_params)))
-        if self._bounce is not None and self._bounce[0] == request.url.path and len(self.calls(request.url.path)) >= self._bounce[1]:
+        self.generations.append(self.generation)
+        path = request.url.path
+        if self._bounce is not None and self._bounce[0] == path and len(self.calls(path)) >= self._bounce[1]:
             self._bounce_now(self._bounce[2])
             self._bounce = None
+        if (
+            self._unavailable is not None
+            and self._unavailable[0] == path
+            and len(self.calls(path)) >= self._unavailable[1]
+        ):
+            self._unavailable_until = time.monotonic() + self._unavailable[2]
+            self._unavailable = None
+        if self._bouncing or time.monotonic() < self._unavailable_until:
+            return None, JSONResponse({"success": False, "error": "Service Unavailable"}, status_code=503)
         with self._lock:
             failure = self._failures.pop(0) if self._failures else None
         if failure is not None:
@@ -264,14 +313,18 @@ class FakeRocketChat:
             return None, None
         user_id = self.ws.tokens.get(request.headers.get("x-auth-token", ""))
         if user_id is None or user_id != request.headers.get("x-user-id"):
-            return None, JSONResponse({"status": "error", "message": "You must be logged in to do this."}, status_code=401)
+            return None, JSONResponse(
+                {"status": "error", "message": "You must be logged in to do this."}, status_code=401
+            )
         return user_id, None
 
     def _page(self, request: Request, items: list[dict[str, Any]], key: str) -> Response:
         offset = int(request.query_params.get("offset", 0))
         count = min(int(request.query_params.get("count", 50)), 100)
         chunk = items[offset : offset + count]
-        return self._answer(request, {key: chunk, "count": len(chunk), "offset": offset, "total": len(items), "success": True})
+        return self._answer(
+            request, {key: chunk, "count": len(chunk), "offset": offset, "total": len(items), "success": True}
+        )
 
     def _error(self, request: Request, status: int, error: str, error_type: str) -> Response:
         return self._answer(request, {"success": False, "error": error, "errorType": error_type}, status)
@@ -289,11 +342,19 @@ class FakeRocketChat:
         body = await request.json()
         username = str(body.get("user") or body.get("username") or "")
         if not username or self.ws.passwords.get(username) != body.get("password"):
-            return JSONResponse({"status": "error", "error": "Unauthorized", "message": "Unauthorized"}, status_code=401)
+            return JSONResponse(
+                {"status": "error", "error": "Unauthorized", "message": "Unauthorized"}, status_code=401
+            )
         user_id = next(u for u, user in self.ws.users.items() if user["username"] == username)
         token = f"login-{self.new_id('t')}"
         self.ws.tokens[token] = user_id
-        return self._answer(request, {"status": "success", "data": {"userId": user_id, "authToken": token, "me": self.ws.users[user_id]}})
+        return self._answer(
+            request,
+            {
+                "status": "success",
+                "data": {"userId": user_id, "authToken": token, "me": self.ws.users[user_id]},
+            },
+        )
 
     async def _me(self, request: Request) -> Response:
         user_id, refused = self._enter(request)
@@ -308,7 +369,12 @@ class FakeRocketChat:
         if refused:
             return refused
         if "admin" not in self.ws.users[user_id or ""]["roles"]:
-            return self._error(request, 403, "User does not have the permissions required for this action", "error-unauthorized")
+            return self._error(
+                request,
+                403,
+                "User does not have the permissions required for this action",
+                "error-unauthorized",
+            )
         types = request.query_params.getlist("types[]") or ["c", "p", "d"]
         return self._page(request, [r for r in self.ws.rooms.values() if r["t"] in types], "rooms")
 
@@ -318,9 +384,16 @@ class FakeRocketChat:
             return refused
         room_id = request.query_params.get("roomId", "")
         if room_id not in self.ws.rooms or room_id in self.unreadable:
-            return self._error(request, 400, "The required \"roomId\" or \"roomName\" param provided does not match any channel [error-room-not-found]", "error-room-not-found")
+            return self._error(
+                request,
+                400,
+                'The required "roomId" or "roomName" param provided does not match any channel [error-room-not-found]',
+                "error-room-not-found",
+            )
         members = [self.ws.users[u] for u in self.ws.members[room_id]]
-        return self._page(request, [{k: m[k] for k in ("_id", "username", "name", "status")} for m in members], "members")
+        return self._page(
+            request, [{k: m[k] for k in ("_id", "username", "name", "status")} for m in members], "members"
+        )
 
     async def _sync(self, request: Request) -> Response:
         _, refused = self._enter(request)
@@ -335,23 +408,56 @@ class FakeRocketChat:
         deleted = [m for m in self.ws.trash.values() if m["rid"] == room_id]
         if q.get("lastUpdate"):
             since = datetime.fromisoformat(q["lastUpdate"].replace("Z", "+00:00"))
-            newer = [m for m in updated if datetime.fromisoformat(m["_updatedAt"].replace("Z", "+00:00")) > since]
-            gone = [{"_id": m["_id"], "_deletedAt": m["_deletedAt"]} for m in deleted if datetime.fromisoformat(m["_deletedAt"].replace("Z", "+00:00")) > since]
-            return self._answer(request, {"result": {"updated": sorted(newer, key=lambda m: m["ts"], reverse=True), "deleted": gone}, "success": True})
+            newer = [
+                m for m in updated if datetime.fromisoformat(m["_updatedAt"].replace("Z", "+00:00")) > since
+            ]
+            gone = [
+                {"_id": m["_id"], "_deletedAt": m["_deletedAt"]}
+                for m in deleted
+                if datetime.fromisoformat(m["_deletedAt"].replace("Z", "+00:00")) > since
+            ]
+            return self._answer(
+                request,
+                {
+                    "result": {
+                        "updated": sorted(newer, key=lambda m: m["ts"], reverse=True),
+                        "deleted": gone,
+                    },
+                    "success": True,
+                },
+            )
         if not cursor_api or not q.get("type"):
-            return self._error(request, 400, "The required \"lastUpdate\" query param is missing.", "error-lastUpdate-param-not-provided")
+            return self._error(
+                request,
+                400,
+                'The required "lastUpdate" query param is missing.',
+                "error-lastUpdate-param-not-provided",
+            )
         count, kind = int(q.get("count", 20)), q["type"]
         stamp = "_updatedAt" if kind == "UPDATED" else "_deletedAt"
         after = int(q.get("next") or 0)
-        pool = updated if kind == "UPDATED" else [{"_id": m["_id"], "_deletedAt": m["_deletedAt"]} for m in deleted]
-        found = sorted((m for m in pool if _ms(datetime.fromisoformat(m[stamp].replace("Z", "+00:00"))) > after), key=lambda m: m[stamp])[: count + 1]
+        pool = (
+            updated
+            if kind == "UPDATED"
+            else [{"_id": m["_id"], "_deletedAt": m["_deletedAt"]} for m in deleted]
+        )
+        found = sorted(
+            (m for m in pool if _ms(datetime.fromisoformat(m[stamp].replace("Z", "+00:00"))) > after),
+            key=lambda m: m[stamp],
+        )[: count + 1]
         following = None
         if len(found) > count:
             found = found[:count]
             following = str(_ms(datetime.fromisoformat(found[-1][stamp].replace("Z", "+00:00"))))
         key = "updated" if kind == "UPDATED" else "deleted"
         other = "deleted" if kind == "UPDATED" else "updated"
-        return self._answer(request, {"result": {key: found, other: [], "cursor": {"next": following, "previous": None}}, "success": True})
+        return self._answer(
+            request,
+            {
+                "result": {key: found, other: [], "cursor": {"next": following, "previous": None}},
+                "success": True,
+            },
+        )
 
     async def _get_message(self, request: Request) -> Response:
         _, refused = self._enter(request)

@@ -36,15 +36,22 @@ def _write(path: Path, data: bytes) -> Path:
             "mattermost",
             id="mattermost-jsonl-named-json",
         ),
-        pytest.param(lambda tmp: pack(copy_fixture("mattermost", tmp), "zip", tmp), "mattermost", id="mattermost-zip"),
+        pytest.param(
+            lambda tmp: pack(copy_fixture("mattermost", tmp), "zip", tmp), "mattermost", id="mattermost-zip"
+        ),
         pytest.param(lambda tmp: copy_fixture("zulip", tmp), "zulip", id="zulip-folder-with-its-folder"),
         pytest.param(
-            lambda tmp: (pack(copy_fixture("zulip", tmp) / "zulip-export-acme", "tar.gz", tmp)).rename(tmp / "x.zip"),
+            lambda tmp: (pack(copy_fixture("zulip", tmp) / "zulip-export-acme", "tar.gz", tmp)).rename(
+                tmp / "x.zip"
+            ),
             "zulip",
             id="zulip-tar-gz-named-zip",
         ),
         pytest.param(
-            lambda tmp: _write(tmp / "h.txt", b'{"room": "ops", "room_type": "c", "user": "a", "ts": "2026-11-01", "text": "x"}\n'),
+            lambda tmp: _write(
+                tmp / "h.txt",
+                b'{"room": "ops", "room_type": "c", "user": "a", "ts": "2026-11-01", "text": "x"}\n',
+            ),
             "jsonl",
             id="our-jsonl-named-txt",
         ),
@@ -63,7 +70,9 @@ def test_the_format_is_told_by_content(tmp_path: Path, make, expected: str) -> N
         pytest.param("empty.jsonl", b"", "not a format ai-search reads", id="empty"),
     ],
 )
-def test_anything_else_is_refused_naming_what_is_understood(tmp_path: Path, name: str, data: bytes, fragment: str) -> None:
+def test_anything_else_is_refused_naming_what_is_understood(
+    tmp_path: Path, name: str, data: bytes, fragment: str
+) -> None:
     with pytest.raises(UnknownFormat) as caught:
         detect_format(_write(tmp_path / name, data))
     assert fragment in str(caught.value) and "Slack workspace export" in str(caught.value)
@@ -77,7 +86,9 @@ def test_a_zip_of_something_else_is_refused(tmp_path: Path) -> None:
         import_path(open_store(tmp_path / "data"), archive, progress=False)
 
 
-def test_a_member_larger_than_the_cap_stops_at_the_cap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_member_larger_than_the_cap_stops_at_the_cap(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     archive = tmp_path / "bomb.zip"
     with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as out:
         out.writestr("users.json", b"[" + b" " * 5_000_000 + b"]")
@@ -132,7 +143,9 @@ def test_the_command_imports_each_format_and_says_what_it_did(
     (tmp_path / "config.toml").write_text('embedder = "none"\n')
     data.mkdir()
     (data / "config.toml").write_text('embedder = "none"\n')
-    status = main(["import", str(path), "--quiet", "--data", str(data), "--source-url", "https://chat.example.com/"])
+    status = main(
+        ["import", str(path), "--quiet", "--data", str(data), "--source-url", "https://chat.example.com/"]
+    )
     out = capsys.readouterr().out
     assert status == 0 and f"{messages:,} messages imported" in out and "skipped" in out
     with open_store(data) as store:
@@ -143,7 +156,11 @@ def test_the_command_imports_each_format_and_says_what_it_did(
     ("argv", "fragment"),
     [
         pytest.param(["import", "nowhere.zip"], "no such file or folder", id="missing"),
-        pytest.param(["import", "{fixture}", "--source-url", "javascript:alert(1)"], "--source-url must be", id="bad-url"),
+        pytest.param(
+            ["import", "{fixture}", "--source-url", "javascript:alert(1)"],
+            "--source-url must be",
+            id="bad-url",
+        ),
         pytest.param(["import", "{text}"], "not a format ai-search reads", id="unknown-format"),
     ],
 )
@@ -160,7 +177,10 @@ def test_the_command_refuses_with_a_sentence(
 def test_the_report_keeps_the_invariant_and_names_records(tmp_path: Path) -> None:
     store = open_store(tmp_path / "data")
     report = import_path(store, FIXTURES / "mattermost" / "export.jsonl", progress=False)
-    assert report.lines_read == report.imported + report.updated + report.unchanged + report.skipped_count + report.ignored
+    assert (
+        report.lines_read
+        == report.imported + report.updated + report.unchanged + report.skipped_count + report.ignored
+    )
     summary = report.summary()
     assert summary.splitlines()[0].startswith(f"{FIXTURES / 'mattermost' / 'export.jsonl'}: 35 records read")
     assert "export.jsonl line 15: invalid JSON" in summary

@@ -21,7 +21,9 @@ CHANNELS = {"C01": "general"}
         pytest.param("hi <@U99>", "hi @U99", id="mention-unknown"),
         pytest.param("see <#C01|general>", "see #general", id="channel-link"),
         pytest.param("see <#C77>", "see #C77", id="channel-link-unknown"),
-        pytest.param("<https://x.test/a?b=1&amp;c=2|the doc>", "the doc (https://x.test/a?b=1&c=2)", id="url-label"),
+        pytest.param(
+            "<https://x.test/a?b=1&amp;c=2|the doc>", "the doc (https://x.test/a?b=1&c=2)", id="url-label"
+        ),
         pytest.param("<https://x.test/>", "https://x.test/", id="bare-url"),
         pytest.param("<mailto:a@b.test|a@b.test>", "a@b.test", id="mailto"),
         pytest.param("<!here> <!channel> <!everyone>", "@here @channel @everyone", id="broadcasts"),
@@ -62,7 +64,11 @@ def test_zulip(source: str, text: str) -> None:
     ("source", "text"),
     [
         pytest.param("join ~town-square", "join #town-square", id="channel-link"),
-        pytest.param("[doc](https://x.test) ![img](https://i.test/a.png)", "doc (https://x.test) img (https://i.test/a.png)", id="links"),
+        pytest.param(
+            "[doc](https://x.test) ![img](https://i.test/a.png)",
+            "doc (https://x.test) img (https://i.test/a.png)",
+            id="links",
+        ),
         pytest.param("mail a~b@c.test", "mail a~b@c.test", id="tilde-inside-a-word"),
         pytest.param("```sql\nselect 1\n```", "select 1", id="fence"),
     ],

@@ -203,7 +203,9 @@ TOO_LONG = "x" * (MAX_MESSAGE_TEXT_LENGTH + 1)
         pytest.param(line(tmid=5), "field 'tmid' must be a string", id="numeric-tmid"),
         pytest.param(line(tmid="nope"), "thread's first message 'nope' is not in room", id="unknown-tmid"),
         pytest.param(line(attachments="a.png"), "'attachments' must be a list", id="attachments-not-a-list"),
-        pytest.param(line(attachments=[{"title": "x"}]), "an attachment needs a name", id="attachment-no-name"),
+        pytest.param(
+            line(attachments=[{"title": "x"}]), "an attachment needs a name", id="attachment-no-name"
+        ),
         pytest.param(line(attachments=[{"name": "a", "size": "big"}]), "size must be a whole", id="bad-size"),
         pytest.param(line(reactions=[":+1:"]), "'reactions' must map an emoji", id="reactions-not-a-map"),
         pytest.param(line(reactions={"bad emoji": ["bob"]}), "an emoji is a name", id="bad-emoji"),

@@ -44,7 +44,15 @@ from ._legacy import write_legacy_room
 
 T0 = datetime(2026, 11, 1, 9, 0, tzinfo=UTC)
 MEMBER_PERMISSIONS = frozenset(
-    {"access-mcp", "create-c", "create-d", "create-p", "create-personal-access-tokens", "delete-own-message", "pin-message"}
+    {
+        "access-mcp",
+        "create-c",
+        "create-d",
+        "create-p",
+        "create-personal-access-tokens",
+        "delete-own-message",
+        "pin-message",
+    }
 )
 BASE62_ID = re.compile(r"[0-9A-Za-z]{17}")
 
@@ -813,7 +821,9 @@ def test_change_log_pages_by_limit(store: SQLiteStore, room_and_author: tuple[st
     assert rest.message_ids == tuple(posted[2:]) and rest.last == 5
 
 
-def test_a_deleted_room_logs_its_messages(store: SQLiteStore, room_and_author: tuple[str, str], data_dir: Path) -> None:
+def test_a_deleted_room_logs_its_messages(
+    store: SQLiteStore, room_and_author: tuple[str, str], data_dir: Path
+) -> None:
     room, author = room_and_author
     posted = store.post_message(room, author, "gone with the room")
     before = store.latest_message_change()
@@ -982,7 +992,9 @@ def test_a_reply_needs_a_first_message_in_its_own_room(
         store.post_message(room, alice, "reply", tmid=tmid)
 
 
-def test_room_threads_are_listed_latest_reply_first(store: SQLiteStore, thread_room: tuple[str, str, str]) -> None:
+def test_room_threads_are_listed_latest_reply_first(
+    store: SQLiteStore, thread_room: tuple[str, str, str]
+) -> None:
     room, alice, bob = thread_room
     old = store.post_message(room, alice, "old thread", ts=T0)
     new = store.post_message(room, alice, "new thread", ts=T0 + timedelta(hours=1))
@@ -998,7 +1010,13 @@ def test_attachments_are_kept_and_searchable_with_the_text(
 ) -> None:
     room, alice, _ = thread_room
     files = (
-        Attachment("pgbouncer.ini", title="pool config", description="max_client_conn raised", type="text/plain", size=812),
+        Attachment(
+            "pgbouncer.ini",
+            title="pool config",
+            description="max_client_conn raised",
+            type="text/plain",
+            size=812,
+        ),
         Attachment("graph.png", type="image/png", size=20480),
     )
     posted = store.post_message(room, alice, "the config we run now", attachments=files)
@@ -1055,7 +1073,9 @@ def test_mentions_name_people_who_exist_and_follow_edits(
     assert edited.mentions == ("alice",)
 
 
-def test_pins_are_listed_latest_first_and_unpinned(store: SQLiteStore, thread_room: tuple[str, str, str]) -> None:
+def test_pins_are_listed_latest_first_and_unpinned(
+    store: SQLiteStore, thread_room: tuple[str, str, str]
+) -> None:
     room, alice, bob = thread_room
     first = store.post_message(room, alice, "runbook link")
     second = store.post_message(room, alice, "on-call rota")
@@ -1068,7 +1088,9 @@ def test_pins_are_listed_latest_first_and_unpinned(store: SQLiteStore, thread_ro
     assert [m.id for m in store.pinned_messages(room, limit=10)[0]] == [second.id]
 
 
-def test_history_between_two_times_newest_first(store: SQLiteStore, thread_room: tuple[str, str, str]) -> None:
+def test_history_between_two_times_newest_first(
+    store: SQLiteStore, thread_room: tuple[str, str, str]
+) -> None:
     room, alice, _ = thread_room
     posted = [store.post_message(room, alice, f"m{n}", ts=T0 + timedelta(minutes=n)) for n in range(5)]
     between = store.room_messages(room, after=posted[1].ts, before=posted[4].ts, limit=10)
@@ -1086,7 +1108,10 @@ def test_find_room_messages_matches_literally_newest_first(
     store.post_message(room, alice, "Deploy 100% done", ts=T0)
     store.post_message(room, alice, "deploy failed", ts=T0 + timedelta(minutes=1))
     store.post_message(room, alice, "unrelated", ts=T0 + timedelta(minutes=2))
-    assert [m.text for m in store.find_room_messages(room, "DEPLOY", limit=10)] == ["deploy failed", "Deploy 100% done"]
+    assert [m.text for m in store.find_room_messages(room, "DEPLOY", limit=10)] == [
+        "deploy failed",
+        "Deploy 100% done",
+    ]
     assert [m.text for m in store.find_room_messages(room, "100%", limit=10)] == ["Deploy 100% done"]
     assert store.find_room_messages(room, "_", limit=10) == []
 
@@ -1109,7 +1134,9 @@ def test_imported_threads_files_reactions_edits_and_pins(store: SQLiteStore) -> 
     orphan = ImportRow("ops", "c", "bob", T0, "reply to nothing", "r2", tmid="missing")
     result = store.import_messages([row, reply, orphan])
     assert result.imported == 2
-    assert result.rejected == ((2, "the thread's first message 'missing' is not in room 'ops' (import it first)"),)
+    assert result.rejected == (
+        (2, "the thread's first message 'missing' is not in room 'ops' (import it first)"),
+    )
     got = store.get_messages(["p1", "r1"])
     assert got["p1"].mentions == ("bob",)
     assert got["r1"].tmid == "p1" and got["r1"].attachments == (Attachment("pgbouncer.ini"),)

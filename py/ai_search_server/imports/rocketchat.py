@@ -200,13 +200,13 @@ class RocketChatSync:
         await self._by_last_update(mirror, room, key, state)
 
     async def _by_cursor(self, mirror: Mirror, room: dict[str, Any], key: str, state: dict[str, Any]) -> None:
-        started = str(int(datetime.now(UTC).timestamp() * 1000))
-        state.setdefault("deleted", started)  # the first run needs no tombstones of the past
         for kind, field, stamp in (
             ("UPDATED", "updated", "_updatedAt"),
             ("DELETED", "deleted", "_deletedAt"),
         ):
-            cursor = str(state.get(field) or "0")
+            # The first run needs no tombstones older than what it read: a message deleted since was
+            # deleted after its last update, by the server's own clock.
+            cursor = str(state.get(field) or state.get("updated") or "0")
             while True:
                 answer = await self.api.get(
                     "chat.syncMessages",
