@@ -70,3 +70,20 @@ async def test_a_person_who_left_a_private_channel_stops_finding_it(
         assert response.status_code == 200
         assert not any(r["rid"] == secret.id for r in response.json()["intelligent"])
         assert await check_scoping(client, store) > 40
+
+
+async def test_results_of_an_imported_message_link_back_to_the_source(
+    store: SQLiteStore, settings: Settings, tmp_path: Path
+) -> None:
+    import_path(store, EXPORTS["slack"], progress=False, source_url="https://acme.slack.com")
+    alice = store.get_user_by_username("alice")
+    assert alice is not None
+    _token, plain = store.create_token(alice.id, "session", label="login")
+    async for client in scoped_client(settings, store, tmp_path / "data"):
+        response = await client.get(
+            "/api/v1/ai.search",
+            params={"query": "onboarding doc", "searchType": "keyword"},
+            headers={"X-User-Id": alice.id, "X-Auth-Token": plain},
+        )
+        [first, *_] = response.json()["intelligent"]
+        assert first["sourceUrl"] == "https://acme.slack.com/archives/C01GENERAL/p1793610060000000"

@@ -13,8 +13,9 @@ Either may add ``searchType`` (``keyword``, ``semantic`` or ``hybrid``: the weig
 upstream's hybrid documentation describes. Any other parameter is a 400 naming it.
 
 Each result is rebuilt from the store (``_id, rid, msgId, text, ts, u, score, room``), plus
-``highlights`` (``[start, end)`` code-point ranges of matched words in ``text``) and ``matchReason``
-(``keyword``, ``semantic`` or ``both``). ``meta`` carries upstream's three flags and ``retrieval``:
+``highlights`` (``[start, end)`` code-point ranges of matched words in ``text``), ``matchReason``
+(``keyword``, ``semantic`` or ``both``) and, for a message imported or mirrored from another system,
+``sourceUrl`` (its link there). ``meta`` carries upstream's three flags and ``retrieval``:
 which pipeline answered, each branch's state, and notices for the page when the search degraded.
 """
 

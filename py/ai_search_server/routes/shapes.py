@@ -35,7 +35,7 @@ def user_json(user: User, *, full: bool = False) -> dict[str, Any]:
                 "roles": list(user.roles),
                 "active": user.active,
                 "createdAt": to_iso_timestamp(user.created_at),
-                "type": "user",
+                "type": "bot" if "bot" in user.roles else "user",
             }
         )
     return out
@@ -58,7 +58,8 @@ def room_json(room: Room, *, usernames: list[str] | None = None) -> dict[str, An
 
 def message_json(message: Message, thread: ThreadSummary | None = None) -> dict[str, Any]:
     """Rocket.Chat's message shape: a reply has ``tmid``; a thread's first message, given its
-    ``thread`` summary, has ``tcount``, ``tlm`` and ``replies`` (the repliers' ids)."""
+    ``thread`` summary, has ``tcount``, ``tlm`` and ``replies`` (the repliers' ids); one imported or
+    mirrored from another system has ``sourceUrl``, its link there."""
     out: dict[str, Any] = {
         "_id": message.id,
         "rid": message.room_id,
@@ -89,6 +90,8 @@ def message_json(message: Message, thread: ThreadSummary | None = None) -> dict[
     if message.pinned_at is not None:
         pinned_at = to_iso_timestamp(message.pinned_at)
         out.update({"pinned": True, "pinnedAt": pinned_at, "pinnedBy": {"_id": message.pinned_by}})
+    if message.source_url:
+        out["sourceUrl"] = message.source_url  # "open in Slack": the message where it came from
     return out
 
 
@@ -108,7 +111,8 @@ def subscription_json(sub: Subscription, room: Room) -> dict[str, Any]:
 
 def search_hit_json(hit: SearchHit) -> dict[str, Any]:
     """One ``ai.search`` result: upstream's fields (``_id, rid, msgId, text, ts, u, score, room``), then
-    ``highlights`` and ``matchReason``; ``files``, ``thread`` and ``tmid`` when the message has them."""
+    ``highlights`` and ``matchReason``; ``files``, ``thread`` and ``tmid`` when the message has them, and
+    ``sourceUrl`` (its "open in ..." link) when it came from another system."""
     message, room = hit.message, hit.room
     out: dict[str, Any] = {
         "_id": message.id,
@@ -129,6 +133,8 @@ def search_hit_json(hit: SearchHit) -> dict[str, Any]:
         out["thread"] = {"_id": hit.thread.id, "title": hit.thread.title, "replies": hit.thread.replies}
         if message.tmid is not None:
             out["tmid"] = message.tmid
+    if message.source_url:
+        out["sourceUrl"] = message.source_url
     return out
 
 
