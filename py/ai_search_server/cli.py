@@ -5,6 +5,7 @@ Every subcommand takes ``--data DIR`` (default ``./data`` under the working dire
 
     ai-search serve [--host 127.0.0.1] [--port 8000] [--data DIR] [--demo]
     ai-search users create USERNAME --password P [--name N] [--role admin|user]
+    ai-search users password USERNAME --password P
     ai-search tokens create USERNAME [--name LABEL]
     ai-search import PATH [--source-url URL]     (JSONL, a Slack, Mattermost or Zulip export)
     ai-search feedback export [--since DATE] [--format jsonl|csv]
@@ -132,6 +133,25 @@ def cmd_users_create(args: argparse.Namespace) -> int:
     finally:
         store.close()
     print(f"created user {user.username} ({user.id}) with role {args.role}")
+    return 0
+
+
+def cmd_users_password(args: argparse.Namespace) -> int:
+    """Set the password of an existing user: how someone an import brought in (no password) signs in."""
+    from .store.base import InvalidValue
+
+    store = _open_store(_data_dir(args))
+    try:
+        user = store.get_user_by_username(args.username)
+        if user is None:
+            raise CliError(f"no user named {args.username!r} (create one with: ai-search users create)")
+        try:
+            store.set_password(user.id, args.password)
+        except (InvalidValue, ValueError) as exc:
+            raise CliError(str(exc)) from None
+    finally:
+        store.close()
+    print(f"set the password of {user.username} ({user.id})")
     return 0
 
 
@@ -329,6 +349,14 @@ def build_parser() -> argparse.ArgumentParser:
     create.add_argument("--name")
     create.add_argument("--role", choices=("admin", "user"), default="user")
     create.set_defaults(func=cmd_users_create)
+    password = users.add_parser(
+        "password",
+        parents=[data],
+        help="set an existing user's password (people an import brought in have none)",
+    )
+    password.add_argument("username")
+    password.add_argument("--password", required=True)
+    password.set_defaults(func=cmd_users_password)
 
     tokens = sub.add_parser("tokens", help="manage personal access tokens").add_subparsers(
         dest="action", required=True

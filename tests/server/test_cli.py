@@ -42,6 +42,9 @@ def test_users_create_then_tokens_create_prints_exactly_two_header_lines(
     [
         pytest.param(("tokens", "create", "nobody"), "no user named 'nobody'", id="token-for-unknown-user"),
         pytest.param(("import", "missing.jsonl"), "no such file", id="import-missing-file"),
+        pytest.param(
+            ("users", "password", "nobody", "--password", "pw-123456"), "no user named", id="password-unknown"
+        ),
     ],
 )
 def test_mistakes_exit_2_with_a_message(
@@ -50,6 +53,21 @@ def test_mistakes_exit_2_with_a_message(
     status, _, err = run(capsys, *args, "--data", str(tmp_path / "data"))
     assert status == 2
     assert fragment in err
+
+
+def test_someone_an_import_brought_in_gets_a_password_and_signs_in(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = tmp_path / "data"
+    line = {"room": "ops", "room_type": "c", "user": "alice", "ts": "2026-11-01T10:00:00Z", "text": "hi"}
+    (tmp_path / "h.jsonl").write_text(json.dumps(line) + "\n")
+    assert run(capsys, "import", str(tmp_path / "h.jsonl"), "--quiet", "--data", str(data))[0] == 0
+    status, out, _ = run(
+        capsys, "users", "password", "alice", "--password", "a-long-passphrase", "--data", str(data)
+    )
+    assert status == 0 and "set the password of alice" in out
+    with open_store(data) as store:
+        assert store.verify_password("alice", "a-long-passphrase") is not None
 
 
 def test_creating_a_user_twice_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
