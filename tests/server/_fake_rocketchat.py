@@ -6,6 +6,8 @@ the routes the mirror and the sign-in use, in Rocket.Chat's names, parameters an
 =========================  ==============================================================
 GET  /api/info             ``{"version", "success"}`` (``version`` is settable: "6.9.0" has no cursor API)
 POST /api/v1/login         ``{"user", "password"}`` -> ``{"status": "success", "data": {userId, authToken, me}}``
+                           (401 ``totp-required`` for a user in ``two_factor``)
+POST /api/v1/logout        ends the login token used
 GET  /api/v1/me            the caller (401 ``{"status": "error", "message": "You must be logged in to do this."}``)
 GET  /api/v1/users.list    ``offset``/``count`` pages of users (``_id, username, name, type, active, roles``)
 GET  /api/v1/rooms.adminRooms  pages of rooms, ``types[]`` filtered (admins only)
@@ -76,6 +78,7 @@ class FakeRocketChat:
         self.rate_window_seconds = rate_window_seconds
         self.ws = _Workspace()
         self.unreadable: set[str] = set()  # room ids whose members and messages the admin may not read
+        self.two_factor: set[str] = set()  # usernames whose login asks for a TOTP code
         self.requests: list[tuple[str, str, dict[str, str]]] = []  # (method, path, query)
         self.generations: list[int] = []  # the server's generation for each request
         self._failures: list[int] = []  # statuses to answer next, whatever the route
@@ -97,6 +100,7 @@ class FakeRocketChat:
             routes=[
                 Route("/api/info", self._info),
                 Route("/api/v1/login", self._login, methods=["POST"]),
+                Route("/api/v1/logout", self._logout, methods=["POST"]),
                 Route("/api/v1/me", self._me),
                 Route("/api/v1/users.list", self._users),
                 Route("/api/v1/rooms.adminRooms", self._admin_rooms),
@@ -345,6 +349,16 @@ class FakeRocketChat:
             return JSONResponse(
                 {"status": "error", "error": "Unauthorized", "message": "Unauthorized"}, status_code=401
             )
+        if username in self.two_factor:
+            return JSONResponse(
+                {
+                    "status": "error",
+                    "error": "totp-required",
+                    "message": "TOTP Required",
+                    "details": {"method": "totp"},
+                },
+                status_code=401,
+            )
         user_id = next(u for u, user in self.ws.users.items() if user["username"] == username)
         token = f"login-{self.new_id('t')}"
         self.ws.tokens[token] = user_id
@@ -355,6 +369,13 @@ class FakeRocketChat:
                 "data": {"userId": user_id, "authToken": token, "me": self.ws.users[user_id]},
             },
         )
+
+    async def _logout(self, request: Request) -> Response:
+        _, refused = self._enter(request)
+        if refused:
+            return refused
+        self.ws.tokens.pop(request.headers.get("x-auth-token", ""), None)
+        return self._answer(request, {"status": "success", "data": {"message": "You've been logged out!"}})
 
     async def _me(self, request: Request) -> Response:
         user_id, refused = self._enter(request)

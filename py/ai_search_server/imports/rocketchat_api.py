@@ -231,6 +231,7 @@ class RocketChatAPI:
 
     def _refused(self, path: str, error: OutboundHTTPError) -> RocketChatError:
         text, kind = _error_of(error)
+        kind = kind or text  # Rocket.Chat puts some kinds ("totp-required") in "error" alone
         where = _where(path)
         if error.status == 401:
             return RocketChatRefused(
