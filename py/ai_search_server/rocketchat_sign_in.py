@@ -27,6 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from .imports.fields import obj
 from .imports.rocketchat import origin_of
 from .imports.rocketchat_api import Credentials, RocketChatAPI, RocketChatError, RocketChatRefused
 from .outbound import GuardedClient
@@ -121,7 +122,7 @@ class RocketChatSignIn:
                     "Rocket.Chat asks this account for a two-factor code: sign in with a personal access token"
                 ) from None
             raise SignInRefused(f"Rocket.Chat refused the sign-in ({error})") from None
-        data = answer.get("data") if isinstance(answer.get("data"), dict) else {}
+        data = obj(answer.get("data"))
         remote_id, session = data.get("userId"), data.get("authToken")
         if isinstance(remote_id, str) and isinstance(session, str):
             try:  # we needed to know who it is, not to keep a session there
