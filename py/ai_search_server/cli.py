@@ -262,6 +262,8 @@ def cmd_sync_rocketchat(args: argparse.Namespace) -> int:
             "rocketchat_user_id and rocketchat_token); Rocket.Chat makes one under My Account > Personal Access Tokens"
         )
     interval = args.interval or settings.rocketchat_sync_interval_seconds
+    if interval < 1:
+        raise CliError("--interval is a number of seconds, at least 1")
     store = _open_store(data_dir)
     try:
         anyio.run(

@@ -4,6 +4,9 @@ restarts mid-sync, a sync that dies and resumes, a server from before the cursor
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -351,3 +354,40 @@ async def test_scoping_follows_rocket_chat_subscriptions_as_last_synced(
     assert carol is not None and secret is not None and secret.id not in store.readable_room_ids(carol.id)
     async for client in scoped_client(settings, store, tmp_path / "data"):
         assert await check_scoping(client, store) > 40
+
+
+def test_watch_keeps_mirroring_until_interrupted(tmp_path: Path, server: FakeRocketChat) -> None:
+    data = tmp_path / "watch-data"
+    data.mkdir()
+    (data / "config.toml").write_text('embedder = "none"\n')
+    command = [sys.executable, "-m", "ai_search_server", "sync", "rocketchat", "--url", server.url]
+    command += [
+        "--user-id",
+        ADMIN_ID,
+        "--token",
+        ADMIN_TOKEN,
+        "--watch",
+        "--interval",
+        "1",
+        "--quiet",
+        "--data",
+        str(data),
+    ]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        assert "15 messages imported" in process.stdout.readline()
+        server.post(
+            "rGeneral000000001",
+            "uBob0000000000002",
+            "posted while the mirror watches",
+            message_id="mWatched00000011",
+        )
+        lines = [process.stdout.readline() for _ in range(2)]
+        assert any("1 messages imported" in line for line in lines), lines
+    finally:
+        process.send_signal(signal.SIGINT)
+        _out, err = process.communicate(timeout=30)
+    assert process.returncode == 0 and "sync stopped" in err and "Traceback" not in err
+    with open_store(data) as store:
+        assert store.get_message("mWatched00000011") is not None
