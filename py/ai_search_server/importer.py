@@ -37,10 +37,10 @@ interrupted import keeps whole batches and a re-run completes it.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 from .imports.batches import (
     DEFAULT_IMPORT_BATCH_SIZE,
@@ -51,6 +51,7 @@ from .imports.batches import (
     hashed_id,
     progress_bar,
 )
+from .imports.lines import capped_lines
 from .store.base import InvalidValue, Store
 from .store.records import Attachment, ImportRow, Reaction
 from .store.rules import (
@@ -83,10 +84,6 @@ __all__ = [
 MAX_IMPORT_LINE_BYTES = 1024 * 1024
 # Characters of a rejected value quoted back in a reason.
 _MAX_QUOTED_VALUE_LENGTH = 40
-
-# Bytes read between two progress bar updates: Rich redraws on each, so not once per line.
-_PROGRESS_STEP_BYTES = 256 * 1024
-_UTF8_BOM = b"\xef\xbb\xbf"
 
 
 class _BadLine(Exception):
@@ -253,23 +250,6 @@ def import_rows(
     return report
 
 
-def _lines(file: BinaryIO) -> Iterator[tuple[int, bytes | None, int]]:
-    """(line number, content, bytes consumed) for each line; content is None for a line too long to
-    hold, which is read through in pieces and dropped."""
-    line_no = 0
-    while line := file.readline(MAX_IMPORT_LINE_BYTES + 1):
-        line_no += 1
-        size = len(line)
-        if size > MAX_IMPORT_LINE_BYTES and not line.endswith(b"\n"):
-            while rest := file.readline(MAX_IMPORT_LINE_BYTES + 1):
-                size += len(rest)
-                if rest.endswith(b"\n"):
-                    break
-            yield line_no, None, size
-            continue
-        yield line_no, line.removeprefix(_UTF8_BOM) if line_no == 1 else line, size
-
-
 def _record_of(line: bytes | None) -> object:
     if line is None:
         raise _BadLine(f"line longer than {MAX_IMPORT_LINE_BYTES} bytes")
@@ -308,12 +288,7 @@ def import_jsonl(
         path.open("rb") as file,
         progress_bar(path.name, path.stat().st_size, enabled=progress) as advance,
     ):
-        pending = 0
-        for line_no, line, size in _lines(file):
-            pending += size
-            if pending >= _PROGRESS_STEP_BYTES:
-                advance(pending)
-                pending = 0
+        for line_no, line in capped_lines(file, MAX_IMPORT_LINE_BYTES, advance):
             try:
                 record = _record_of(line)
             except _BadLine as error:
@@ -321,5 +296,4 @@ def import_jsonl(
                 continue
             batcher.add(line_no, record)
         batcher.flush()
-        advance(pending)
     return report

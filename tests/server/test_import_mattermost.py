@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import zipfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,23 +12,12 @@ import pytest
 
 from ai_search_server.imports.batches import ImportReport
 from ai_search_server.imports.run import import_path
-from ai_search_server.store import SQLiteStore, open_store
+from ai_search_server.store import SQLiteStore
 from ai_search_server.store.records import Message
 
 from ._exports import FIXTURES, content_hash, copy_fixture, edit_jsonl
 
 SITE = "https://chat.acme.test"
-
-
-@pytest.fixture
-def data_dir(tmp_path: Path) -> Path:
-    return tmp_path / "data"
-
-
-@pytest.fixture
-def store(data_dir: Path) -> Iterator[SQLiteStore]:
-    with open_store(data_dir) as opened:
-        yield opened
 
 
 @pytest.fixture

@@ -6,14 +6,13 @@ memberships say. After a newer export takes someone out of a room, that room sto
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from ai_search_server.imports.run import import_path
 from ai_search_server.settings import Settings
-from ai_search_server.store import SQLiteStore, open_store
+from ai_search_server.store import SQLiteStore
 
 from ._exports import FIXTURES, copy_fixture, edit_json, read_json
 from ._scoping import check_scoping, scoped_client
@@ -30,12 +29,6 @@ EXPORTS = {
 @pytest.fixture(params=sorted(EXPORTS))
 def source(request: pytest.FixtureRequest) -> str:
     return str(request.param)
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[SQLiteStore]:
-    with open_store(tmp_path / "data") as opened:
-        yield opened
 
 
 async def test_each_export_is_scoped_by_the_sources_memberships(

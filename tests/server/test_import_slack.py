@@ -3,30 +3,18 @@ bad records by file and position, a second import that changes nothing, and a ne
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from ai_search_server.imports.batches import ImportReport
 from ai_search_server.imports.run import import_path
-from ai_search_server.store import SQLiteStore, open_store
+from ai_search_server.store import SQLiteStore
 from ai_search_server.store.records import Message
 
 from ._exports import content_hash, copy_fixture, edit_json, pack, read_json
 
 BASE = "https://acme.slack.com"
-
-
-@pytest.fixture
-def data_dir(tmp_path: Path) -> Path:
-    return tmp_path / "data"
-
-
-@pytest.fixture
-def store(data_dir: Path) -> Iterator[SQLiteStore]:
-    with open_store(data_dir) as opened:
-        yield opened
 
 
 @pytest.fixture

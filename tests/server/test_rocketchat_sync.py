@@ -95,12 +95,6 @@ def server() -> Iterator[FakeRocketChat]:
     fake.stop()
 
 
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[SQLiteStore]:
-    with open_store(tmp_path / "data") as opened:
-        yield opened
-
-
 def sync(
     store: SQLiteStore, server: FakeRocketChat, **api_options: object
 ) -> tuple[ImportReport, RocketChatAPI]:

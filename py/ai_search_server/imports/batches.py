@@ -38,9 +38,11 @@ from ..store.sqlite import ID_LENGTH
 
 __all__ = [
     "DEFAULT_IMPORT_BATCH_SIZE",
+    "DEFAULT_OPTIONS",
     "MAX_REPORTED_BAD_LINES",
     "MAX_SUMMARY_BAD_LINES",
     "Batcher",
+    "ImportOptions",
     "ImportReport",
     "Reconcile",
     "Where",
@@ -61,6 +63,21 @@ MAX_SUMMARY_BAD_LINES = 20
 _BYTE_TO_BASE62 = bytes((string.digits + string.ascii_letters).encode("ascii")[b % 62] for b in range(256))
 
 Where = int | str  # a JSONL line number, or "file position" of a record in an export
+
+
+@dataclass(frozen=True)
+class ImportOptions:
+    """How an import runs: a progress bar on stderr, rows per transaction, and the source system's
+    address for links back where the export does not hold it (``https://acme.slack.com``)."""
+
+    progress: bool = True
+    batch_size: int = DEFAULT_IMPORT_BATCH_SIZE
+    source_url: str | None = None
+
+
+DEFAULT_OPTIONS = ImportOptions()
+
+
 # Rows whose message exists, each with its position and the stored message; returns how many it changed.
 Reconcile = Callable[[Sequence[tuple[Where, ImportRow, Message]]], int]
 

@@ -29,7 +29,6 @@ to nothing.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import IO, Any
@@ -38,10 +37,10 @@ from urllib.parse import quote
 from ..store.base import Store
 from ..store.message_rows import MAX_ATTACHMENT_TEXT_LENGTH, MAX_ATTACHMENTS
 from ..store.records import Attachment, Reaction
-from ..store.schema import MAX_MESSAGE_TEXT_LENGTH
-from .batches import DEFAULT_IMPORT_BATCH_SIZE, ImportReport, hashed_id, progress_bar
+from .batches import DEFAULT_OPTIONS, ImportOptions, ImportReport, hashed_id, progress_bar
 from .bundle import Bundle
 from .fields import obj, seq, text
+from .lines import capped_lines
 from .markup import mattermost_text
 from .mirror import Conversation, Mirror, Person
 
@@ -50,8 +49,6 @@ __all__ = ["MAX_LINE_BYTES", "import_mattermost", "import_mattermost_file"]
 # Bytes of one line: a post with a thousand replies inlined is a few hundred kilobytes.
 MAX_LINE_BYTES = 64 * 1024 * 1024
 ORIGIN = "mattermost"
-_TRUNCATED = "…"
-_PROGRESS_STEP_BYTES = 256 * 1024
 
 
 class _Skip(ValueError):
@@ -86,7 +83,6 @@ class _MattermostExport:
         self.members: dict[str, list[str]] = {}  # channel key -> usernames
         self.persons: list[Person] = []
         self.settled = False
-        self.truncated = 0
 
     # -- the lines -------------------------------------------------------------------------------
 
@@ -247,9 +243,6 @@ class _MattermostExport:
             body = "\n".join(a.name for a in _attachments(post.get("attachments")))
         if not body:
             raise _Skip("a post without a message, attachments or files")
-        if len(body) > MAX_MESSAGE_TEXT_LENGTH:
-            self.truncated += 1
-            body = body[: MAX_MESSAGE_TEXT_LENGTH - len(_TRUNCATED)] + _TRUNCATED
         return body
 
     def _reactions(self, reactions: object) -> tuple[Reaction, ...]:
@@ -273,10 +266,6 @@ class _MattermostExport:
 
     def finish(self) -> ImportReport:
         self.settle()
-        if self.truncated:
-            self.report.notes.append(
-                f"{self.truncated:,} messages longer than {MAX_MESSAGE_TEXT_LENGTH:,} characters were cut to fit"
-            )
         if self.base_url is None:
             self.report.notes.append(
                 "give --source-url https://YOUR-MATTERMOST to link messages back to Mattermost"
@@ -307,31 +296,11 @@ _HANDLERS = {
 }
 
 
-def _lines(stream: IO[bytes]) -> Iterator[tuple[int, bytes | None, int]]:
-    line_no = 0
-    while line := stream.readline(MAX_LINE_BYTES + 1):
-        line_no += 1
-        size = len(line)
-        if size > MAX_LINE_BYTES and not line.endswith(b"\n"):
-            while rest := stream.readline(MAX_LINE_BYTES + 1):
-                size += len(rest)
-                if rest.endswith(b"\n"):
-                    break
-            yield line_no, None, size
-            continue
-        yield line_no, line, size
-
-
 def _read(
     export: _MattermostExport, name: str, stream: IO[bytes], total: int, progress: bool
 ) -> ImportReport:
     with progress_bar(PurePosixPath(name).name, total, enabled=progress) as advance:
-        pending = 0
-        for line_no, line, size in _lines(stream):
-            pending += size
-            if pending >= _PROGRESS_STEP_BYTES:
-                advance(pending)
-                pending = 0
+        for line_no, line in capped_lines(stream, MAX_LINE_BYTES, advance):
             where = f"{PurePosixPath(name).name} line {line_no}"
             if line is None:
                 export.mirror.reject(where, f"line longer than {MAX_LINE_BYTES:,} bytes")
@@ -339,7 +308,7 @@ def _read(
             if not line.strip():
                 continue
             try:
-                record = json.loads(line.decode("utf-8-sig" if line_no == 1 else "utf-8"))
+                record = json.loads(line.decode("utf-8"))
             except UnicodeDecodeError:
                 export.mirror.reject(where, "line is not valid UTF-8")
                 continue
@@ -350,7 +319,6 @@ def _read(
                 export.line(where, record)
             except _Skip as error:
                 export.mirror.reject(where, str(error), _key_of(record))
-        advance(pending)
     return export.finish()
 
 
@@ -363,12 +331,7 @@ def _key_of(record: object) -> str | None:
 
 
 def import_mattermost_file(
-    store: Store,
-    path: Path,
-    *,
-    progress: bool = True,
-    batch_size: int = DEFAULT_IMPORT_BATCH_SIZE,
-    source_url: str | None = None,
+    store: Store, path: Path, options: ImportOptions = DEFAULT_OPTIONS
 ) -> ImportReport:
     """Imports a Mattermost bulk export JSONL file (the module docstring says how).
 
@@ -376,24 +339,21 @@ def import_mattermost_file(
         OSError: the file cannot be read.
         StorageFailure: the database failed; what was imported stays, and importing again completes it.
     """
-    export = _MattermostExport(store, ImportReport(str(path), unit="records"), source_url, batch_size)
+    export = _MattermostExport(
+        store, ImportReport(str(path), unit="records"), options.source_url, options.batch_size
+    )
     with path.open("rb") as stream:
-        return _read(export, path.name, stream, path.stat().st_size, progress)
+        return _read(export, path.name, stream, path.stat().st_size, options.progress)
 
 
-def import_mattermost(
-    store: Store,
-    bundle: Bundle,
-    *,
-    progress: bool = True,
-    batch_size: int = DEFAULT_IMPORT_BATCH_SIZE,
-    source_url: str | None = None,
-) -> ImportReport:
+def import_mattermost(store: Store, bundle: Bundle, options: ImportOptions = DEFAULT_OPTIONS) -> ImportReport:
     """Imports the JSONL inside a Mattermost export zip (``mmctl export create`` makes one)."""
-    export = _MattermostExport(store, ImportReport(bundle.label, unit="records"), source_url, batch_size)
+    export = _MattermostExport(
+        store, ImportReport(bundle.label, unit="records"), options.source_url, options.batch_size
+    )
     names = [n for n in bundle.names() if n.endswith(".jsonl")]
     if not names:
         export.mirror.reject(bundle.label, "holds no .jsonl file")
         return export.finish()
     with bundle.open(names[0]) as stream:
-        return _read(export, names[0], stream, bundle.size(names[0]), progress)
+        return _read(export, names[0], stream, bundle.size(names[0]), options.progress)

@@ -33,6 +33,7 @@ from ..store.base import Conflict, InvalidValue, NotFound, Store
 from ..store.records import Attachment, ImportRow, Message, Reaction, Room, RoomType
 from ..store.schema import (
     MAX_DISPLAY_NAME_LENGTH,
+    MAX_MESSAGE_TEXT_LENGTH,
     MAX_ROOM_NAME_LENGTH,
     MAX_TOPIC_LENGTH,
     MAX_USERNAME_LENGTH,
@@ -46,6 +47,7 @@ __all__ = ["Conversation", "Mirror", "Person", "direct_name", "room_name", "user
 _NOT_USERNAME = re.compile(r"[^\w.-]+")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _DIRECT_SEPARATOR = "__"
+_ELLIPSIS = "…"
 # Characters of a direct room's name made from its members' usernames (the store's room-name cap).
 _MAX_DIRECT_NAME_LENGTH = MAX_ROOM_NAME_LENGTH
 
@@ -134,6 +136,7 @@ class Mirror:
         self.deletions = _Deletions()
         self._parents: dict[str, bool] = {}  # thread parents looked up in the store
         self._orphans = 0
+        self._cut = 0
 
     # -- people ----------------------------------------------------------------------------------
 
@@ -302,7 +305,7 @@ class Mirror:
                 room.type,
                 username,
                 ts,
-                text,
+                self.fit_text(text),
                 message_id,
                 tmid=tmid,
                 attachments=attachments,
@@ -313,6 +316,14 @@ class Mirror:
                 source_url=source_url,
             ),
         )
+
+    def fit_text(self, text: str) -> str:
+        """``text`` cut to the store's MAX_MESSAGE_TEXT_LENGTH with an ellipsis when longer (counted:
+        the report says how many): a long message is kept searchable rather than refused."""
+        if len(text) <= MAX_MESSAGE_TEXT_LENGTH:
+            return text
+        self._cut += 1
+        return text[: MAX_MESSAGE_TEXT_LENGTH - len(_ELLIPSIS)] + _ELLIPSIS
 
     def reject(
         self, where: Where, reason: str, conversation_key: str | None = None, *, message_id: str | None = None
@@ -401,6 +412,10 @@ class Mirror:
             self.report.subscribed += added
             self.report.unsubscribed += removed
         self._delete()
+        if self._cut:
+            self.report.notes.append(
+                f"{self._cut:,} messages longer than {MAX_MESSAGE_TEXT_LENGTH:,} characters were cut to fit"
+            )
         if self._orphans:
             self.report.notes.append(
                 f"{self._orphans:,} replies whose thread's first message is not in the export were imported "

@@ -30,7 +30,7 @@ from urllib.parse import quote, urlsplit
 from ..store.base import Store
 from ..store.message_rows import MAX_ATTACHMENT_TEXT_LENGTH, MAX_ATTACHMENTS
 from ..store.records import Attachment, Reaction, RoomType
-from ..store.schema import MAX_MESSAGE_ID_LENGTH, MAX_MESSAGE_TEXT_LENGTH
+from ..store.schema import MAX_MESSAGE_ID_LENGTH
 from .batches import DEFAULT_IMPORT_BATCH_SIZE, ImportReport, progress_bar
 from .fields import first_text, obj, seq, text
 from .markup import rocketchat_text
@@ -45,7 +45,6 @@ ROOM_TYPES: tuple[RoomType, ...] = ("c", "p", "d")
 _MEMBERS_ROUTE = {"c": "channels.members", "p": "groups.members"}
 _LINK_PATH = {"c": "channel", "p": "group", "d": "direct"}
 _EPOCH = "1970-01-01T00:00:00.000Z"
-_TRUNCATED = "…"
 # Rocket.Chat's "message removed" marker, kept in the room when "show deleted status" is on.
 _REMOVED = "rm"
 
@@ -313,8 +312,6 @@ class RocketChatSync:
         if not body.strip():
             mirror.ignore(ts)  # a message of nothing but a link preview or an emoji reaction
             return
-        if len(body) > MAX_MESSAGE_TEXT_LENGTH:
-            body = body[: MAX_MESSAGE_TEXT_LENGTH - len(_TRUNCATED)] + _TRUNCATED
         tmid = text(message.get("tmid")) or None
         mirror.message(
             where,

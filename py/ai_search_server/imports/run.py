@@ -6,14 +6,18 @@ print(report.summary())
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from ..store.base import Store
-from .batches import DEFAULT_IMPORT_BATCH_SIZE, ImportReport
-from .bundle import BundleError, open_bundle
+from .batches import DEFAULT_IMPORT_BATCH_SIZE, ImportOptions, ImportReport
+from .bundle import Bundle, BundleError, open_bundle
 from .detect import Format, UnknownFormat, detect_format
 
 __all__ = ["ImportFailed", "import_path"]
+
+
+BundleImporter = Callable[[Store, Bundle, ImportOptions], ImportReport]
 
 
 class ImportFailed(Exception):
@@ -49,35 +53,44 @@ def import_path(
         from ..importer import import_jsonl
 
         return import_jsonl(store, path, progress=progress, batch_size=batch_size)
+    options = ImportOptions(progress=progress, batch_size=batch_size, source_url=source_url)
     if found == "mattermost" and path.is_file() and not _is_archive(path):
         from .mattermost import import_mattermost_file
 
-        return import_mattermost_file(
-            store, path, progress=progress, batch_size=batch_size, source_url=source_url
-        )
+        return import_mattermost_file(store, path, options)
     try:
         with open_bundle(path) as bundle:
-            if found == "slack":
-                from .slack import import_slack
-
-                return import_slack(
-                    store, bundle, progress=progress, batch_size=batch_size, source_url=source_url
-                )
-            if found == "mattermost":
-                from .mattermost import import_mattermost
-
-                return import_mattermost(
-                    store, bundle, progress=progress, batch_size=batch_size, source_url=source_url
-                )
-            from .zulip import import_zulip
-
-            return import_zulip(
-                store, bundle, progress=progress, batch_size=batch_size, source_url=source_url
-            )
+            return _IMPORTERS[found]()(store, bundle, options)
     except BundleError as error:
         raise ImportFailed(str(error)) from None
     except OSError as error:
         raise ImportFailed(f"{path}: cannot be read ({error.strerror or error})") from None
+
+
+def _slack() -> BundleImporter:
+    from .slack import import_slack
+
+    return import_slack
+
+
+def _mattermost() -> BundleImporter:
+    from .mattermost import import_mattermost
+
+    return import_mattermost
+
+
+def _zulip() -> BundleImporter:
+    from .zulip import import_zulip
+
+    return import_zulip
+
+
+# Each format's importer, loaded on first use so that ``ai-search import`` of one format loads only it.
+_IMPORTERS: dict[str, Callable[[], BundleImporter]] = {
+    "slack": _slack,
+    "mattermost": _mattermost,
+    "zulip": _zulip,
+}
 
 
 def _is_archive(path: Path) -> bool:

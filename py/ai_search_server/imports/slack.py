@@ -32,8 +32,7 @@ from typing import Any
 from ..store.base import Store
 from ..store.message_rows import MAX_ATTACHMENT_TEXT_LENGTH, MAX_ATTACHMENTS
 from ..store.records import Attachment, Reaction, RoomType
-from ..store.schema import MAX_MESSAGE_TEXT_LENGTH
-from .batches import DEFAULT_IMPORT_BATCH_SIZE, ImportReport, hashed_id, progress_bar
+from .batches import DEFAULT_OPTIONS, ImportOptions, ImportReport, hashed_id, progress_bar
 from .bundle import Bundle, BundleError
 from .fields import first_text, obj, seq, text
 from .markup import slack_text
@@ -62,7 +61,6 @@ _LISTS: tuple[tuple[str, RoomType], ...] = (
 )
 _DAY_FILE = re.compile(r"(?P<folder>.+)/(?P<day>\d{4}-\d{2}-\d{2})\.json")
 _SKIN_TONE = re.compile(r"::skin-tone-\d+$")
-_TRUNCATED = "…"
 
 
 class _Skip(ValueError):
@@ -110,7 +108,6 @@ class _SlackExport:
             store, f"slack:{self.team}" if self.team else "slack", report, batch_size=batch_size
         )
         self.base_url = base_url.rstrip("/") if base_url else None
-        self.truncated = 0
         self.bots: dict[str, str] = {}  # bot id -> the user id of its bot user
         self.people(users)
         self.channel_names: dict[str, str] = {}
@@ -216,10 +213,6 @@ class _SlackExport:
             for name, key, _day in files:
                 self.day(name, key)
                 advance(self.bundle.size(name))
-        if self.truncated:
-            self.report.notes.append(
-                f"{self.truncated:,} messages longer than {MAX_MESSAGE_TEXT_LENGTH:,} characters were cut to fit"
-            )
         if self.base_url is None:
             self.report.notes.append(
                 "messages link to their channel in Slack; give --source-url https://YOUR-WORKSPACE.slack.com "
@@ -321,9 +314,6 @@ class _SlackExport:
             ).strip()
         if not body:
             raise _Skip("a message without text, blocks, attachments or files")
-        if len(body) > MAX_MESSAGE_TEXT_LENGTH:
-            self.truncated += 1
-            body = body[: MAX_MESSAGE_TEXT_LENGTH - len(_TRUNCATED)] + _TRUNCATED
         return body
 
     def _files(self, files: object) -> tuple[Attachment, ...]:
@@ -377,18 +367,11 @@ def _block_texts(blocks: object) -> Iterator[str]:
             stack.extend(reversed(node))
 
 
-def import_slack(
-    store: Store,
-    bundle: Bundle,
-    *,
-    progress: bool = True,
-    batch_size: int = DEFAULT_IMPORT_BATCH_SIZE,
-    source_url: str | None = None,
-) -> ImportReport:
+def import_slack(store: Store, bundle: Bundle, options: ImportOptions = DEFAULT_OPTIONS) -> ImportReport:
     """Imports the Slack export in ``bundle`` (the module docstring says how).
 
     Raises:
         StorageFailure: the database failed; what was imported stays, and importing again completes it.
     """
     report = ImportReport(bundle.label, unit="records")
-    return _SlackExport(store, bundle, report, source_url, batch_size).run(progress)
+    return _SlackExport(store, bundle, report, options.source_url, options.batch_size).run(options.progress)

@@ -35,8 +35,7 @@ from urllib.parse import quote
 from ..store.base import Store
 from ..store.message_rows import MAX_ATTACHMENT_TEXT_LENGTH, MAX_ATTACHMENTS
 from ..store.records import Attachment, Reaction
-from ..store.schema import MAX_MESSAGE_TEXT_LENGTH
-from .batches import DEFAULT_IMPORT_BATCH_SIZE, ImportReport, hashed_id, progress_bar
+from .batches import DEFAULT_OPTIONS, ImportOptions, ImportReport, hashed_id, progress_bar
 from .bundle import Bundle, BundleError
 from .fields import first_text, obj, seq, text
 from .markup import zulip_text
@@ -46,7 +45,6 @@ __all__ = ["import_zulip"]
 
 _MESSAGES_FILE = re.compile(r"messages-(\d+)\.json")
 _PERSONAL, _STREAM, _GROUP = 1, 2, 3
-_TRUNCATED = "…"
 # Zulip's "general chat": messages without a topic, which form no thread.
 _NO_TOPICS = frozenset({"", "(no topic)"})
 
@@ -82,7 +80,6 @@ class _ZulipExport:
         self.bundle = bundle
         self.report = report
         self.base_url = base_url.rstrip("/") if base_url else None
-        self.truncated = 0
         realm = self._realm()
         realm_row = next((row for _, row in _rows(realm, "zerver_realm")), {})
         self.realm_key = first_text(realm_row.get("string_id"), str(realm_row.get("id", ""))) or "realm"
@@ -231,10 +228,6 @@ class _ZulipExport:
             for name in files:
                 self.messages_file(name)
                 advance(self.bundle.size(name))
-        if self.truncated:
-            self.report.notes.append(
-                f"{self.truncated:,} messages longer than {MAX_MESSAGE_TEXT_LENGTH:,} characters were cut to fit"
-            )
         if self.base_url is None:
             self.report.notes.append("give --source-url https://YOUR-ZULIP to link messages back to Zulip")
         if self.bundle.damage:
@@ -286,9 +279,6 @@ class _ZulipExport:
             body = "\n".join(a.name for a in attachments)
         if not body.strip():
             raise _Skip("a message without content or files")
-        if len(body) > MAX_MESSAGE_TEXT_LENGTH:
-            self.truncated += 1
-            body = body[: MAX_MESSAGE_TEXT_LENGTH - len(_TRUNCATED)] + _TRUNCATED
         edited = message.get("last_edit_time")
         author = self.by_id.get(sender) or self.mirror.person(Person(str(sender), f"user{sender}"))
         self.mirror.message(
@@ -334,14 +324,7 @@ class _Unreadable(Exception):
     """realm.json cannot be read: nothing can be imported."""
 
 
-def import_zulip(
-    store: Store,
-    bundle: Bundle,
-    *,
-    progress: bool = True,
-    batch_size: int = DEFAULT_IMPORT_BATCH_SIZE,
-    source_url: str | None = None,
-) -> ImportReport:
+def import_zulip(store: Store, bundle: Bundle, options: ImportOptions = DEFAULT_OPTIONS) -> ImportReport:
     """Imports the Zulip realm export in ``bundle`` (the module docstring says how).
 
     Raises:
@@ -350,7 +333,7 @@ def import_zulip(
     """
     report = ImportReport(bundle.label, unit="records")
     try:
-        export = _ZulipExport(store, bundle, report, source_url, batch_size)
+        export = _ZulipExport(store, bundle, report, options.source_url, options.batch_size)
     except _Unreadable as error:
         raise BundleError("realm.json", str(error)) from None
-    return export.run(progress)
+    return export.run(options.progress)
