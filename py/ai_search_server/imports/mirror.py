@@ -220,8 +220,9 @@ class Mirror:
             return None
         if room is None:
             return None
-        self.store.link_external(self.origin, "room", conversation.key, room.id)
-        self.room_ids[conversation.key] = room.id
+        if self.room_ids.get(conversation.key) != room.id:
+            self.store.link_external(self.origin, "room", conversation.key, room.id)
+            self.room_ids[conversation.key] = room.id
         mirrored = _Room(room.id, room.name, room.type, conversation)
         self.rooms[conversation.key] = mirrored
         return mirrored
