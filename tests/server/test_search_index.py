@@ -464,7 +464,9 @@ def test_an_index_file_of_an_older_layout_is_rebuilt_from_the_store(
     conn.close()
 
 
-def test_a_short_reply_is_found_by_the_meaning_of_its_conversation(workspace: Workspace, data_dir: Path) -> None:
+def test_a_short_reply_is_found_by_the_meaning_of_its_conversation(
+    workspace: Workspace, data_dir: Path
+) -> None:
     store, ops = workspace.store, workspace.rooms["ops"].id
     alice, carol = workspace["alice"].user.id, workspace["carol"].user.id
     parent = store.post_message(ops, alice, "invoice emails stopped arriving for customers")

@@ -434,7 +434,9 @@ def test_a_created_room_subscribes_its_creator_and_members(store: SQLiteStore) -
         pytest.param(("d", "alice__bob"), ("d", "alice__bob"), False, id="direct-names-may-repeat"),
         pytest.param(("c", "incidents"), ("c", "ıncidents"), "looks like", id="dotless-i"),
         pytest.param(("c", "incidents"), ("c", "ІNCIDENTS"), "looks like", id="cyrillic-capital-i"),
-        pytest.param(("d", "alice__grace"), ("c", "aIice__grace"), "looks like", id="capital-i-for-l-in-a-dm-name"),
+        pytest.param(
+            ("d", "alice__grace"), ("c", "aIice__grace"), "looks like", id="capital-i-for-l-in-a-dm-name"
+        ),
         pytest.param(("c", "paypal"), ("p", "pаypal"), "looks like", id="cyrillic-a"),
         pytest.param(("c", "ops"), ("c", "ｏｐｓ"), True, id="fullwidth-is-the-same-name-after-nfkc"),
         pytest.param(("c", "ops"), ("c", "0ps"), False, id="digits-stay-apart"),
@@ -471,7 +473,9 @@ def test_room_names_are_unique_and_unconfusable_across_all_rooms(
         pytest.param("ops\u00a0team", id="no-break-space"),
     ],
 )
-def test_room_names_with_invisible_or_reordering_characters_are_refused(store: SQLiteStore, name: str) -> None:
+def test_room_names_with_invisible_or_reordering_characters_are_refused(
+    store: SQLiteStore, name: str
+) -> None:
     with pytest.raises(InvalidValue, match="invisible or text-reordering"):
         store.create_room("c", name)
 
@@ -1145,19 +1149,28 @@ def test_imported_threads_files_reactions_edits_and_pins(store: SQLiteStore) -> 
     assert store.import_messages([row, reply]).unchanged == 2  # idempotent
 
 
-def test_what_a_message_follows_in_its_conversation(store: SQLiteStore, thread_room: tuple[str, str, str]) -> None:
+def test_what_a_message_follows_in_its_conversation(
+    store: SQLiteStore, thread_room: tuple[str, str, str]
+) -> None:
     room, alice, bob = thread_room
     old = store.post_message(room, alice, "long ago", ts=T0)
-    near = [store.post_message(room, alice, f"room {n}", ts=T0 + timedelta(hours=2, minutes=n)) for n in range(3)]
+    near = [
+        store.post_message(room, alice, f"room {n}", ts=T0 + timedelta(hours=2, minutes=n)) for n in range(3)
+    ]
     parent = near[0]
     replies = [
-        store.post_message(room, bob, f"reply {n}", ts=T0 + timedelta(hours=2, minutes=10 + n), tmid=parent.id)
+        store.post_message(
+            room, bob, f"reply {n}", ts=T0 + timedelta(hours=2, minutes=10 + n), tmid=parent.id
+        )
         for n in range(3)
     ]
     last = store.post_message(room, alice, "room after", ts=T0 + timedelta(hours=2, minutes=20))
     window = timedelta(minutes=30)
     # A reply: its thread's first message, then the replies before it.
-    assert [m.text for m in store.earlier_in_conversation(replies[2], limit=2, within=window)] == ["room 0", "reply 1"]
+    assert [m.text for m in store.earlier_in_conversation(replies[2], limit=2, within=window)] == [
+        "room 0",
+        "reply 1",
+    ]
     assert [m.text for m in store.earlier_in_conversation(replies[2], limit=3, within=window)] == [
         "room 0",
         "reply 0",
@@ -1165,7 +1178,10 @@ def test_what_a_message_follows_in_its_conversation(store: SQLiteStore, thread_r
     ]
     assert [m.text for m in store.earlier_in_conversation(replies[0], limit=2, within=window)] == ["room 0"]
     # In the room: the messages just before, thread replies left out, none older than the window.
-    assert [m.text for m in store.earlier_in_conversation(last, limit=2, within=window)] == ["room 1", "room 2"]
+    assert [m.text for m in store.earlier_in_conversation(last, limit=2, within=window)] == [
+        "room 1",
+        "room 2",
+    ]
     # The first of the run: "long ago" is two hours earlier, outside the window.
     assert [m.text for m in store.earlier_in_conversation(near[0], limit=2, within=window)] == []
     assert store.earlier_in_conversation(old, limit=2, within=window) == []

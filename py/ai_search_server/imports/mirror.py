@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -59,10 +60,11 @@ def username_of(wish: str, fallback: str) -> str:
 
 
 def room_name(wish: str, fallback: str) -> str:
-    """A valid room name from a channel's name: one line, no leading '#', no '"'."""
-    name = (
-        _CONTROL.sub(" ", wish).replace('"', "'").strip().lstrip("#").strip()[:MAX_ROOM_NAME_LENGTH].strip()
-    )
+    """A valid room name from a channel's name: one line, nothing invisible (zero-width and bidi
+    characters: Unicode's format category), no leading '#', no '"'."""
+    visible = "".join(ch for ch in wish if unicodedata.category(ch) != "Cf")
+    name = _CONTROL.sub(" ", visible).replace('"', "'").strip().lstrip("#").strip()
+    name = name[:MAX_ROOM_NAME_LENGTH].strip()
     try:
         return check_room_name(name)
     except InvalidValue:

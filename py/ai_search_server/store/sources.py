@@ -29,6 +29,9 @@ from .schema import (
     check_room_name,
     check_source_url,
     check_topic,
+    fold,
+    insert_room_name_keys,
+    room_name_clash,
 )
 
 __all__ = [
@@ -84,21 +87,21 @@ def external_ids(conn: sqlite3.Connection, origin: str, kind: str) -> dict[str, 
 def rename_room(
     conn: sqlite3.Connection, room_id: str, *, name: str | None, fname: str | None, topic: str | None
 ) -> None:
-    """Rename a room or change its topic. Raises Conflict when a channel or group already has the
-    name, NotFound for an unknown room."""
-    row = conn.execute("SELECT t FROM rooms WHERE id = ?", (room_id,)).fetchone()
+    """Rename a room or change its topic. A new name obeys what a new room's would
+    (``schema.room_name_clash``: no other room's name, no look-alike of one). Raises Conflict for a
+    name that clashes, NotFound for an unknown room."""
+    row = conn.execute("SELECT t, name FROM rooms WHERE id = ?", (room_id,)).fetchone()
     if row is None:
         raise NotFound(f"room {room_id!r} does not exist")
     if name is not None:
-        check_room_name(name)
-        if (
-            row[0] != "d"
-            and conn.execute(
-                "SELECT 1 FROM rooms WHERE name = ? AND t != 'd' AND id != ?", (name, room_id)
-            ).fetchone()
-        ):
-            raise Conflict(f"a room named {name!r} already exists")
+        name = check_room_name(name)
+        # The room's own keys go first, so it is never its own look-alike; a refusal rolls them back.
+        conn.execute("DELETE FROM room_name_keys WHERE room_id = ?", (room_id,))
+        clash = None if fold(name) == fold(row[1]) else room_name_clash(conn, row[0], name)
+        if clash is not None:
+            raise Conflict(clash)
         conn.execute("UPDATE rooms SET name = ? WHERE id = ?", (name, room_id))
+        insert_room_name_keys(conn, room_id, name)
     if fname is not None and fname.strip():
         conn.execute("UPDATE rooms SET fname = ? WHERE id = ?", (check_display_name(fname.strip()), room_id))
     if topic is not None:

@@ -1,0 +1,123 @@
+"""The store's side of mirrors: external ids, room updates under the name rules, member sets that keep
+bans, messages by origin, source links, and sync state."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from ai_search_server.store import SQLiteStore
+from ai_search_server.store.base import Conflict, InvalidValue, NotFound
+from ai_search_server.store.records import ImportRow
+from ai_search_server.store.sources import MAX_SYNC_STATE_BYTES
+
+T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
+
+
+def row(n: int, *, origin: str | None = "slack:T1", room: str = "ops", url: str | None = None) -> ImportRow:
+    return ImportRow(
+        room, "c", "alice", T0 + timedelta(minutes=n), f"message {n}", f"m{n}", origin=origin, source_url=url
+    )
+
+
+def test_external_ids_map_to_users_and_rooms_that_exist(store: SQLiteStore) -> None:
+    alice = store.create_user("alice")
+    ops = store.create_room("c", "ops")
+    store.link_external("slack:T1", "user", "U01", alice.id)
+    store.link_external("slack:T1", "room", "C01", ops.id)
+    store.link_external("slack:T1", "room", "C01", ops.id)  # again: one mapping
+    assert store.external_ids("slack:T1", "user") == {"U01": alice.id}
+    assert store.external_ids("slack:T1", "room") == {"C01": ops.id}
+    assert store.external_ids("zulip:acme", "room") == {}
+    with pytest.raises(NotFound):
+        store.link_external("slack:T1", "room", "C02", "no-such-room")
+    with pytest.raises(InvalidValue):
+        store.link_external("slack:T1", "team", "X", ops.id)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("existing", "new_name", "ok"),
+    [
+        pytest.param("general", "ops-renamed", True, id="a-free-name"),
+        pytest.param("general", "OPS", True, id="its-own-name-in-another-case"),
+        pytest.param("general", "general", False, id="another-rooms-name"),
+        pytest.param("paypal", "pаypal", False, id="a-look-alike-of-another-room"),
+        pytest.param("alice__bob", "alice__bob", False, id="a-direct-rooms-name"),
+    ],
+)
+def test_a_rename_obeys_the_rules_a_new_room_does(
+    store: SQLiteStore, existing: str, new_name: str, ok: bool
+) -> None:
+    store.create_room("d" if "__" in existing else "c", existing)
+    ops = store.create_room("c", "ops")
+    if ok:
+        renamed = store.update_room(ops.id, name=new_name, topic="deploys")
+        assert (renamed.name, renamed.topic) == (new_name, "deploys")
+        assert store.get_room_by_name(new_name) is not None
+    else:
+        with pytest.raises(Conflict):
+            store.update_room(ops.id, name=new_name)
+        assert store.get_room(ops.id).name == "ops"  # type: ignore[union-attr]
+
+
+def test_a_renamed_rooms_old_name_is_free_and_its_new_one_taken(store: SQLiteStore) -> None:
+    ops = store.create_room("c", "ops")
+    store.update_room(ops.id, name="incidents")
+    assert store.create_room("c", "ops").name == "ops"
+    with pytest.raises(Conflict):
+        store.create_room("c", "Incidents")
+
+
+def test_member_sets_add_and_remove_and_keep_bans(store: SQLiteStore) -> None:
+    a, b, c = (store.create_user(n) for n in ("alice", "bob", "carol"))
+    ops = store.create_room("c", "ops", members=[a.id, b.id])
+    store.set_banned(c.id, ops.id, True)
+    assert store.set_members(ops.id, [b.id, c.id]) == (0, 1)
+    assert store.members_of(ops.id) == [b.id]  # carol stays banned, alice left
+    assert store.get_subscription(c.id, ops.id).banned  # type: ignore[union-attr]
+    assert store.set_members(ops.id, [b.id, c.id]) == (0, 0)
+    with pytest.raises(NotFound):
+        store.set_members(ops.id, ["nobody"])
+
+
+def test_messages_by_origin_in_a_window(store: SQLiteStore) -> None:
+    store.import_messages([row(1), row(2), row(3, origin=None), row(4, origin="zulip:acme")])
+    ops = store.get_room_by_name("ops")
+    assert ops is not None
+    window = {"start": T0, "end": T0 + timedelta(minutes=3)}
+    assert store.origin_message_ids(ops.id, "slack:T1", **window) == ["m1", "m2"]
+    assert store.origin_message_ids(ops.id, "zulip:acme", **window) == []
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        pytest.param("javascript:alert(1)", id="script"),
+        pytest.param("https://acme.slack.com/a b", id="space"),
+        pytest.param("ftp://files.test/x", id="not-http"),
+        pytest.param("https://x.test/" + "a" * 2000, id="too-long"),
+    ],
+)
+def test_a_source_link_is_an_http_url(store: SQLiteStore, url: str) -> None:
+    result = store.import_messages([row(1, url=url)])
+    assert result.imported == 0 and "source link" in result.rejected[0][1]
+    store.import_messages([row(2, url="https://acme.slack.com/archives/C1/p1")])
+    with pytest.raises(InvalidValue):
+        store.set_source_urls({"m2": url})
+
+
+def test_source_links_are_kept_and_replaced(store: SQLiteStore) -> None:
+    store.import_messages([row(1, url="https://app.slack.com/client/T1/C1")])
+    assert store.get_message("m1").source_url == "https://app.slack.com/client/T1/C1"  # type: ignore[union-attr]
+    assert store.set_source_urls({"m1": "https://acme.slack.com/archives/C1/p1"}) == 1
+    assert store.set_source_urls({"m1": "https://acme.slack.com/archives/C1/p1"}) == 0
+    assert store.get_message("m1").source_url == "https://acme.slack.com/archives/C1/p1"  # type: ignore[union-attr]
+
+
+def test_sync_state_round_trips_and_is_capped(store: SQLiteStore) -> None:
+    assert store.get_sync_state("rocketchat:https://chat.test#room:r1") is None
+    store.set_sync_state("rocketchat:https://chat.test#room:r1", {"updated": "1793610000000"})
+    assert store.get_sync_state("rocketchat:https://chat.test#room:r1") == {"updated": "1793610000000"}
+    with pytest.raises(InvalidValue):
+        store.set_sync_state("rocketchat:x", {"blob": "x" * MAX_SYNC_STATE_BYTES})
