@@ -441,7 +441,7 @@ async def authenticate(services: Services, request: Request) -> Caller | None:
     if resolved is not None and resolved[0] == user_id and _same_secret(resolved[1], token):
         caller: Caller = resolved[2]
         return caller
-    return services.resolve_caller(user_id, token)
+    return await services.authenticate(user_id, token)
 
 
 def _same_secret(known: str, sent: str) -> bool:

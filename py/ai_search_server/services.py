@@ -10,8 +10,10 @@ limit a request spends; ``rest.py`` (the dispatcher) and ``mcp/`` (the MCP endpo
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from starlette.requests import Request
 
@@ -27,6 +29,7 @@ from .ratelimit import (
     too_many_requests,
 )
 from .retrieval.wiring import SearchHandle
+from .rocketchat_sign_in import RocketChatSignIn, SignInRefused
 from .settings import Settings
 from .store.base import Store
 from .store.records import SessionLifetime, Token, User
@@ -34,16 +37,22 @@ from .store.records import SessionLifetime, Token, User
 __all__ = ["Caller", "Services", "outbound_policy"]
 
 _MS_PER_DAY = 24 * 60 * 60 * 1000
+_log = logging.getLogger(__name__)
 
 
 def outbound_policy(settings: Settings) -> OutboundPolicy:
     """What outbound calls may reach and how many may run at once, from the settings.
 
+    The configured Rocket.Chat's host (``rocketchat_url``) joins the allow-list: that URL is
+    configuration, trusted as an allow-list entry is (a Rocket.Chat is usually on the same private
+    network), and sign-in and the mirror call it through this one policy.
+
     Raises:
         ValueError: an ``outbound_allow_hosts`` entry does not parse.
     """
+    rocketchat = urlsplit(settings.rocketchat_url).hostname if settings.rocketchat_url else None
     return OutboundPolicy(
-        allow_hosts=tuple(settings.outbound_allow_hosts),
+        allow_hosts=(*settings.outbound_allow_hosts, *([rocketchat] if rocketchat else [])),
         max_concurrent_calls=settings.outbound_max_concurrent_calls,
     )
 
@@ -74,6 +83,8 @@ class Services:
     answers: AnswerService
     #: None disables rate limits (tests of single routes).
     limiter: RateLimiter | None = None
+    #: Signing in with Rocket.Chat credentials (setting ``rocketchat_sign_in``); None when it is off.
+    rocketchat_sign_in: RocketChatSignIn | None = None
 
     @classmethod
     def build(
@@ -101,6 +112,16 @@ class Services:
             search=SearchHandle(settings, store, outbound=outbound, data_dir=store.data_dir),
             answers=AnswerService.from_settings(settings, store, outbound),
             limiter=limiter,
+            rocketchat_sign_in=(
+                RocketChatSignIn(
+                    settings.rocketchat_url,
+                    store,
+                    outbound,
+                    cache_seconds=settings.rocketchat_sign_in_cache_seconds,
+                )
+                if settings.rocketchat_sign_in
+                else None
+            ),
         )
 
     # -- callers ---------------------------------------------------------------------------------
@@ -114,6 +135,26 @@ class Services:
         )
         if user is None or token is None or not user.active:
             raise errors.Unauthorized()
+        return Caller(user=user, token=token, permissions=self.store.permissions_of(user))
+
+    async def authenticate(self, user_id: str, plain_token: str) -> Caller:
+        """``resolve_caller``; and, when Rocket.Chat sign-in is on and the token is not one of ours,
+        Rocket.Chat's word for it (a Rocket.Chat user id and personal access token; checked there,
+        believed briefly: rocketchat_sign_in.py).
+
+        Raises:
+            errors.Unauthorized: neither ai-search nor Rocket.Chat knows these credentials.
+        """
+        try:
+            return self.resolve_caller(user_id, plain_token)
+        except errors.Unauthorized:
+            if self.rocketchat_sign_in is None:
+                raise
+        try:
+            user, token = await self.rocketchat_sign_in.token(user_id, plain_token)
+        except SignInRefused as refused:
+            _log.info("Rocket.Chat credentials refused: %s", refused)
+            raise errors.Unauthorized() from None
         return Caller(user=user, token=token, permissions=self.store.permissions_of(user))
 
     @property

@@ -250,6 +250,17 @@ class Settings:
     rocketchat_sync_interval_seconds: int = _s(
         60, "Seconds between two runs of `ai-search sync rocketchat --watch`.", low=5, high=86400
     )
+    rocketchat_sign_in: bool = _s(
+        False,
+        "People sign in with their Rocket.Chat username and password, or call with their Rocket.Chat "
+        "personal access token, checked against rocketchat_url (who they are and what they read: the sync).",
+    )
+    rocketchat_sign_in_cache_seconds: int = _s(
+        60,
+        "How long a Rocket.Chat token, once checked, is believed without asking again (seconds).",
+        low=1,
+        high=3600,
+    )
     # -- MCP -------------------------------------------------------------------------------------
     mcp_enabled: bool = _s(False, "The MCP endpoint at /api/v1/mcp (on with --demo).")
     mcp_expose_extended_api: bool = _s(False, "Expose the extended, allow-listed tool set over MCP.")
@@ -379,6 +390,12 @@ _REQUIRED_TOGETHER = (
         "clear pipeline_base_url for the embedded pipeline",
     ),
     _Together(
+        "Rocket.Chat sign-in",
+        ("rocketchat_url",),
+        lambda s: s.rocketchat_sign_in,
+        "turn rocketchat_sign_in off",
+    ),
+    _Together(
         "embedder = openai",
         ("embedding_base_url", "embedding_model"),
         lambda s: s.embedder == "openai",
@@ -400,7 +417,7 @@ def check_complete(settings: Settings) -> None:
 # Settings that name an upstream the server calls: a typo or a planted value (file:, credentials in the
 # URL, a disguised numeric host) stops the server instead of a user. What only the outbound policy can
 # judge (a literal metadata or link-local address, unless allow-listed) create_app checks.
-UPSTREAM_URL_SETTINGS = ("llm_base_url", "pipeline_base_url", "embedding_base_url")
+UPSTREAM_URL_SETTINGS = ("llm_base_url", "pipeline_base_url", "embedding_base_url", "rocketchat_url")
 # Settings that list browser origins: every entry must be an http(s) origin a browser could send, so a
 # typo stops the server at start-up (naming the setting) instead of failing every request or silently
 # authorising nothing. A '*' in cors_allowed_origins is the documented exception: it never authorises

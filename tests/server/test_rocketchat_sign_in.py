@@ -3,17 +3,23 @@ the brief cache, refusals (wrong, two-factor, not mirrored, deactivated), and no
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
+import httpx
 import pytest
 
+from ai_search_server.app import create_app
 from ai_search_server.outbound import GuardedClient, OutboundPolicy
+from ai_search_server.ratelimit import RateLimiter
 from ai_search_server.rocketchat_sign_in import REFUSED_CACHE_SECONDS, RocketChatSignIn, SignInRefused
+from ai_search_server.settings import SettingsError, load_settings
 from ai_search_server.store import SQLiteStore, open_store
 
 from ._fake_rocketchat import FakeRocketChat
+from .conftest import BASE_URL
 from .test_rocketchat_sync import sync, workspace
 
 ALICE = "uAlice00000000001"
@@ -128,3 +134,82 @@ def test_a_person_deactivated_here_is_refused_even_with_a_good_token(
     store.set_active(alice.id, False)
     with pytest.raises(SignInRefused):
         run(store, server, lambda s: s.token(ALICE, "alice-pat-123"))
+
+
+# -- through the real app ------------------------------------------------------------------------
+
+
+@asynccontextmanager
+async def signed_in_app(
+    store: SQLiteStore, server: FakeRocketChat, **overrides: object
+) -> AsyncIterator[httpx.AsyncClient]:
+    """The real app with Rocket.Chat sign-in on; its outbound client closed after (no lifespan here)."""
+    settings = load_settings(
+        environ={},
+        overrides={
+            "site_url": BASE_URL,
+            "embedder": "none",
+            "mcp_enabled": True,
+            "rocketchat_url": server.url,
+            "rocketchat_sign_in": True,
+            **overrides,
+        },
+    )
+    app = create_app(settings, store, limiter=RateLimiter("memory://"))
+    transport = httpx.ASGITransport(app=app, client=("203.0.113.7", 50000))
+    try:
+        async with httpx.AsyncClient(transport=transport, base_url=BASE_URL) as client:
+            yield client
+    finally:
+        await app.state.services.extras["outbound"].aclose()
+
+
+@pytest.mark.anyio
+async def test_the_login_route_takes_a_rocket_chat_password(
+    store: SQLiteStore, server: FakeRocketChat
+) -> None:
+    async with signed_in_app(store, server) as client:
+        answer = await client.post("/api/v1/login", json={"user": "alice", "password": "pw-alice-123"})
+        assert answer.status_code == 200, answer.text
+        data = answer.json()["data"]
+        me = await client.get(
+            "/api/v1/me", headers={"X-User-Id": data["userId"], "X-Auth-Token": data["authToken"]}
+        )
+        assert me.json()["username"] == "alice"
+        wrong = await client.post("/api/v1/login", json={"user": "alice", "password": "nope"})
+        assert wrong.status_code == 401 and wrong.json()["error"] == "Incorrect username or password"
+
+
+@pytest.mark.anyio
+async def test_a_rocket_chat_token_works_on_rest_and_mcp_and_is_scoped_by_the_sync(
+    store: SQLiteStore, server: FakeRocketChat
+) -> None:
+    headers = {"X-User-Id": ALICE, "X-Auth-Token": "alice-pat-123"}
+    async with signed_in_app(store, server) as client:
+        me = await client.get("/api/v1/me", headers=headers)
+        assert me.status_code == 200 and me.json()["username"] == "alice"
+        joined = await client.get("/api/v1/channels.list.joined", headers=headers)
+        names = sorted(c["name"] for c in joined.json()["channels"])
+        assert names == ["general", "ops"]  # alice's rooms in Rocket.Chat, as last synced: not #secret
+        mcp = await client.post(
+            "/api/v1/mcp",
+            json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+            headers={
+                **headers,
+                "Accept": "application/json, text/event-stream",
+                "Content-Type": "application/json",
+            },
+        )
+        assert mcp.status_code == 200 and mcp.json()["result"]["tools"]
+        refused = await client.get("/api/v1/me", headers={"X-User-Id": ALICE, "X-Auth-Token": "forged"})
+        assert refused.status_code == 401
+        minted = await client.post(
+            "/api/v1/users.generatePersonalAccessToken", json={"tokenName": "x"}, headers=headers
+        )
+        assert (minted.status_code, minted.json()["errorType"]) == (403, "error-login-session-required")
+    assert len(server.calls("/api/v1/me")) == 2  # the good token once (then believed), the forged once
+
+
+def test_sign_in_without_the_servers_url_stops_start_up() -> None:
+    with pytest.raises(SettingsError, match="Rocket.Chat sign-in needs rocketchat_url"):
+        load_settings(environ={}, overrides={"rocketchat_sign_in": True})

@@ -149,7 +149,7 @@ class McpEndpoint:
         if post and accept is not None and not accepts_json(accept):
             raise errors.NotAcceptable()
         try:
-            caller = self.services.resolve_caller(user_id, token)
+            caller = await self.services.authenticate(user_id, token)
         except errors.Unauthorized:
             raise errors.PatRequired() from None
         except StorageFailure:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Annotated, Any
 
 from pydantic import Field
@@ -10,10 +11,12 @@ from .. import errors
 from ..api_limits import MAX_PASSWORD_CHARS
 from ..ratelimit import RateLimit
 from ..rest import ApiRequest, Refusal, Router
+from ..rocketchat_sign_in import SignInRefused
 from .params import Name, NoParams, Params
 from .shapes import user_json
 
 router = Router(tags=("Authentication",))
+log = logging.getLogger(__name__)
 
 # Login attempts per client address (or user) and minute: enough for people, too few for guessing.
 LOGIN_RATE_LIMIT = RateLimit(count=10, period_seconds=60)
@@ -28,7 +31,8 @@ class LoginParams(Params):
 @router.post(
     "login",
     LoginParams,
-    description="Log in with username and password; answers a session token for the X-Auth-Token header.",
+    description="Log in with username and password (or, with Rocket.Chat sign-in on, a Rocket.Chat "
+    "username and password); answers a session token for the X-Auth-Token header.",
     auth=False,
     rate_limit=LOGIN_RATE_LIMIT,
     refuses=(Refusal(errors.Unauthorized.status, LOGIN_FAILED),),
@@ -36,6 +40,12 @@ class LoginParams(Params):
 async def login(req: ApiRequest[LoginParams]) -> dict[str, Any]:
     store = req.services.store
     user = store.verify_password(req.params.user, req.params.password)
+    if user is None and (sign_in := req.services.rocketchat_sign_in) is not None:
+        # Not a password of ours: perhaps the person's Rocket.Chat one (rocketchat_sign_in.py).
+        try:
+            user = await sign_in.password(req.params.user, req.params.password)
+        except SignInRefused as refused:
+            log.info("Rocket.Chat sign-in refused: %s", refused)
     if user is None or not user.active:
         raise errors.Unauthorized(LOGIN_FAILED, error_type="error-login-failed")
     # Sessions this user let expire are cleared here, so the table does not keep every old login.
