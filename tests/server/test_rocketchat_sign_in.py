@@ -211,5 +211,5 @@ async def test_a_rocket_chat_token_works_on_rest_and_mcp_and_is_scoped_by_the_sy
 
 
 def test_sign_in_without_the_servers_url_stops_start_up() -> None:
-    with pytest.raises(SettingsError, match="Rocket.Chat sign-in needs rocketchat_url"):
+    with pytest.raises(SettingsError, match=r"Rocket\.Chat sign-in needs rocketchat_url"):
         load_settings(environ={}, overrides={"rocketchat_sign_in": True})
