@@ -132,6 +132,7 @@ class Mirror:
         self.report = report
         self.batcher = Batcher(store, report, batch_size, reconcile=self._reconcile)
         self.users = store.external_ids(origin, "user")  # person key -> user id
+        self._linked = set(self.users.values())  # users some person of this origin already is
         self.usernames: dict[str, str] = {}  # person key -> username
         self.room_ids = store.external_ids(origin, "room")  # conversation key -> room id
         self.rooms: dict[str, _Room] = {}  # conversation key -> room, for the conversations of this run
@@ -161,7 +162,6 @@ class Mirror:
         user = self.store.get_user(self.users[person.key]) if person.key in self.users else None
         if user is None:
             base = username_of(person.username, person.key)
-            linked = set(self.users.values())
             for attempt in range(1, 1000):
                 candidate = base if attempt == 1 else f"{base[: MAX_USERNAME_LENGTH - 4]}-{attempt}"
                 if fold(candidate) in taken:
@@ -177,12 +177,13 @@ class Mirror:
                         continue
                     self.report.users_created += 1
                     break
-                if found.id not in linked:  # an account made here, or by an import of another kind
+                if found.id not in self._linked:  # an account made here, or by an import of another kind
                     user = found
                     break
             assert user is not None, "a thousand usernames taken"
             self.store.link_external(self.origin, "user", person.key, user.id)
             self.users[person.key] = user.id
+            self._linked.add(user.id)
         name = person.name.strip()[:MAX_DISPLAY_NAME_LENGTH]
         if name and name != user.name:
             self.store.set_display_name(user.id, name)
