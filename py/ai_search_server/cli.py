@@ -136,15 +136,20 @@ def cmd_users_create(args: argparse.Namespace) -> int:
     return 0
 
 
+def _user_named(store: Any, username: str) -> Any:
+    user = store.get_user_by_username(username)
+    if user is None:
+        raise CliError(f"no user named {username!r} (create one with: ai-search users create)")
+    return user
+
+
 def cmd_users_password(args: argparse.Namespace) -> int:
     """Set the password of an existing user: how someone an import brought in (no password) signs in."""
     from .store.base import InvalidValue
 
     store = _open_store(_data_dir(args))
     try:
-        user = store.get_user_by_username(args.username)
-        if user is None:
-            raise CliError(f"no user named {args.username!r} (create one with: ai-search users create)")
+        user = _user_named(store, args.username)
         try:
             store.set_password(user.id, args.password)
         except (InvalidValue, ValueError) as exc:
@@ -160,9 +165,7 @@ def cmd_tokens_create(args: argparse.Namespace) -> int:
 
     store = _open_store(_data_dir(args))
     try:
-        user = store.get_user_by_username(args.username)
-        if user is None:
-            raise CliError(f"no user named {args.username!r} (create one with: ai-search users create)")
+        user = _user_named(store, args.username)
         label = args.name or _free_label(store, user.id)
         try:
             _token, plain = store.create_token(user.id, "pat", label=label)
