@@ -269,13 +269,15 @@ def cmd_sync_rocketchat(args: argparse.Namespace) -> int:
         raise CliError("--interval is a number of seconds, at least 1")
     store = _open_store(data_dir)
     try:
-        anyio.run(
+        stopped = anyio.run(
             _sync_rocketchat, args, settings, store, data_dir, url, Credentials(user_id, token), interval
         )
-    except KeyboardInterrupt:
-        print("ai-search: sync stopped; the next run resumes where this one was", file=sys.stderr)
+    except KeyboardInterrupt:  # Ctrl-C before the sync listens for it
+        stopped = True
     finally:
         store.close()
+    if stopped:
+        print("ai-search: sync stopped; the next run resumes where this one was", file=sys.stderr)
     return 0
 
 
@@ -287,46 +289,79 @@ async def _sync_rocketchat(
     url: str,
     credentials: Any,
     interval: int,
-) -> None:
+) -> bool:
+    """Run the sync (``--watch``: again and again) until it ends or a SIGINT or SIGTERM stops it,
+    between two of its steps; returns whether a signal stopped it."""
+    import signal
     from urllib.parse import urlsplit
 
     import anyio
 
-    from .imports.rocketchat import RocketChatSync
-    from .imports.rocketchat_api import RocketChatAPI, RocketChatRefused, RocketChatUnreachable
     from .outbound import GuardedClient, OutboundPolicy
-    from .retrieval.wiring import index_now
+
+    stopped = False
+
+    async def stop_on_signal(scope: anyio.CancelScope) -> None:
+        nonlocal stopped
+        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            async for _signal in signals:
+                stopped = True
+                scope.cancel()
+                return
 
     # The URL comes from the person running the command: its host is trusted as an allow-list entry is.
     host = urlsplit(url).hostname or ""
     policy = OutboundPolicy(allow_hosts=(*settings.outbound_allow_hosts, host))
-    async with GuardedClient(policy) as client:
-        sync = RocketChatSync(store, RocketChatAPI(url, credentials, client), progress=not args.quiet)
-        first = True
-        while True:
-            try:
-                report = await sync.run()
-            except RocketChatRefused as exc:
-                raise CliError(str(exc)) from None
-            except RocketChatUnreachable as exc:
-                if not args.watch:
-                    raise CliError(str(exc)) from None
-                print(f"ai-search: {exc}; trying again in {interval} s", file=sys.stderr)
-            else:
-                changed = report.imported or report.updated or report.deleted
-                if first or changed or report.skipped_count:
-                    print(report.summary(), flush=True)
-                if first or changed:
-                    await anyio.to_thread.run_sync(
-                        functools.partial(
-                            index_now, settings, store, data_dir, progress=not args.quiet and first
-                        )
-                    )
-                first = False
+    try:
+        async with GuardedClient(policy) as client, anyio.create_task_group() as group:
+            group.start_soon(stop_on_signal, group.cancel_scope)
+            await _mirror_rocketchat(args, settings, store, data_dir, url, credentials, interval, client)
+            group.cancel_scope.cancel()
+    except* CliError as failed:
+        raise failed.exceptions[0] from None
+    return stopped
+
+
+async def _mirror_rocketchat(
+    args: argparse.Namespace,
+    settings: Settings,
+    store: Any,
+    data_dir: Path,
+    url: str,
+    credentials: Any,
+    interval: int,
+    client: Any,
+) -> None:
+    import anyio
+
+    from .imports.rocketchat import RocketChatSync
+    from .imports.rocketchat_api import RocketChatAPI, RocketChatRefused, RocketChatUnreachable
+    from .retrieval.wiring import index_now
+
+    sync = RocketChatSync(store, RocketChatAPI(url, credentials, client), progress=not args.quiet)
+    first = True
+    while True:
+        try:
+            report = await sync.run()
+        except RocketChatRefused as exc:
+            raise CliError(str(exc)) from None
+        except RocketChatUnreachable as exc:
             if not args.watch:
-                return
-            sync.progress = False
-            await anyio.sleep(interval)
+                raise CliError(str(exc)) from None
+            print(f"ai-search: {exc}; trying again in {interval} s", file=sys.stderr)
+        else:
+            changed = report.imported or report.updated or report.deleted
+            if first or changed or report.skipped_count:
+                print(report.summary(), flush=True)
+            if first or changed:
+                await anyio.to_thread.run_sync(
+                    functools.partial(index_now, settings, store, data_dir, progress=not args.quiet and first)
+                )
+            first = False
+        if not args.watch:
+            return
+        sync.progress = False
+        await anyio.sleep(interval)
 
 
 # -- parser --------------------------------------------------------------------------------------

@@ -350,7 +350,12 @@ async def test_scoping_follows_rocket_chat_subscriptions_as_last_synced(
         assert await check_scoping(client, store) > 40
 
 
-def test_watch_keeps_mirroring_until_interrupted(tmp_path: Path, server: FakeRocketChat) -> None:
+@pytest.mark.parametrize(
+    "stop", [pytest.param(signal.SIGINT, id="ctrl-c"), pytest.param(signal.SIGTERM, id="sigterm")]
+)
+def test_watch_keeps_mirroring_until_stopped(
+    tmp_path: Path, server: FakeRocketChat, stop: signal.Signals
+) -> None:
     data = tmp_path / "watch-data"
     data.mkdir()
     (data / "config.toml").write_text('embedder = "none"\n')
@@ -367,21 +372,24 @@ def test_watch_keeps_mirroring_until_interrupted(tmp_path: Path, server: FakeRoc
         "--data",
         str(data),
     ]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        assert process.stdout is not None
-        assert "15 messages imported" in process.stdout.readline()
-        server.post(
-            "rGeneral000000001",
-            "uBob0000000000002",
-            "posted while the mirror watches",
-            message_id="mWatched00000011",
-        )
-        lines = [process.stdout.readline() for _ in range(2)]
-        assert any("1 messages imported" in line for line in lines), lines
-    finally:
-        process.send_signal(signal.SIGINT)
-        _out, err = process.communicate(timeout=30)
-    assert process.returncode == 0 and "sync stopped" in err and "Traceback" not in err
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as process:
+        try:
+            assert process.stdout is not None
+            assert "15 messages imported" in process.stdout.readline()
+            server.post(
+                "rGeneral000000001",
+                "uBob0000000000002",
+                "posted while the mirror watches",
+                message_id="mWatched00000011",
+            )
+            lines = [process.stdout.readline() for _ in range(2)]
+            assert any("1 messages imported" in line for line in lines), lines
+            process.send_signal(stop)
+            _out, err = process.communicate(timeout=60)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.communicate()
+    assert process.returncode == 0 and "sync stopped" in err and "Traceback" not in err, err
     with open_store(data) as store:
         assert store.get_message("mWatched00000011") is not None
