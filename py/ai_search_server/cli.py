@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING, Any
 from .settings import Settings, SettingsError, load_settings
 
 if TYPE_CHECKING:
+    from .imports.rocketchat_api import Credentials
+    from .outbound import GuardedClient
     from .store.base import Store
 
 __all__ = ["main"]
@@ -284,20 +286,21 @@ def cmd_sync_rocketchat(args: argparse.Namespace) -> int:
 async def _sync_rocketchat(
     args: argparse.Namespace,
     settings: Settings,
-    store: Any,
+    store: Store,
     data_dir: Path,
     url: str,
-    credentials: Any,
+    credentials: Credentials,
     interval: int,
 ) -> bool:
     """Run the sync (``--watch``: again and again) until it ends or a SIGINT or SIGTERM stops it,
     between two of its steps; returns whether a signal stopped it."""
+    import dataclasses
     import signal
-    from urllib.parse import urlsplit
 
     import anyio
 
-    from .outbound import GuardedClient, OutboundPolicy
+    from .outbound import GuardedClient
+    from .services import outbound_policy
 
     stopped = False
 
@@ -309,9 +312,9 @@ async def _sync_rocketchat(
                 scope.cancel()
                 return
 
-    # The URL comes from the person running the command: its host is trusted as an allow-list entry is.
-    host = urlsplit(url).hostname or ""
-    policy = OutboundPolicy(allow_hosts=(*settings.outbound_allow_hosts, host))
+    # One outbound client for the job, under the server's policy: the URL comes from the person
+    # running the command, so its host joins the allow-list as the setting rocketchat_url's does.
+    policy = outbound_policy(dataclasses.replace(settings, rocketchat_url=url))
     try:
         async with GuardedClient(policy) as client, anyio.create_task_group() as group:
             group.start_soon(stop_on_signal, group.cancel_scope)
@@ -325,19 +328,23 @@ async def _sync_rocketchat(
 async def _mirror_rocketchat(
     args: argparse.Namespace,
     settings: Settings,
-    store: Any,
+    store: Store,
     data_dir: Path,
     url: str,
-    credentials: Any,
+    credentials: Credentials,
     interval: int,
-    client: Any,
+    client: GuardedClient,
 ) -> None:
     import anyio
+    import anyio.lowlevel
 
     from .imports.rocketchat import RocketChatSync
     from .imports.rocketchat_api import RocketChatAPI, RocketChatRefused, RocketChatUnreachable
+    from .outbound import BlockingClient
     from .retrieval.wiring import index_now
 
+    # The index's embedder (an OpenAI-compatible one) calls out from its thread through this same client.
+    blocking = BlockingClient(client, anyio.lowlevel.current_token())
     sync = RocketChatSync(store, RocketChatAPI(url, credentials, client), progress=not args.quiet)
     first = True
     while True:
@@ -355,7 +362,9 @@ async def _mirror_rocketchat(
                 print(report.summary(), flush=True)
             if first or changed:
                 await anyio.to_thread.run_sync(
-                    functools.partial(index_now, settings, store, data_dir, progress=not args.quiet and first)
+                    functools.partial(
+                        index_now, settings, store, data_dir, client=blocking, progress=not args.quiet and first
+                    )
                 )
             first = False
         if not args.watch:

@@ -14,7 +14,7 @@ from starlette.applications import Starlette
 
 from ai_search_server.app import create_app
 from ai_search_server.ratelimit import RateLimiter
-from ai_search_server.retrieval.wiring import SEARCH_EXTRA, SearchHandle
+from ai_search_server.retrieval.wiring import SearchHandle
 from ai_search_server.settings import Settings
 from ai_search_server.store import SQLiteStore
 from ai_search_server.store.records import Message, User
@@ -34,7 +34,7 @@ async def scoped_client(
 ) -> AsyncIterator[httpx.AsyncClient]:
     app: Starlette = create_app(settings, store, limiter=RateLimiter("memory://"))
     service, index = search_stack(store, data_dir)
-    app.state.services.extras[SEARCH_EXTRA] = SearchHandle.ready(settings, store, service)
+    app.state.services.search = SearchHandle.ready(settings, store, service)
     transport = httpx.ASGITransport(app=app, client=("203.0.113.7", 50000))
     try:
         async with httpx.AsyncClient(transport=transport, base_url=BASE_URL) as client:

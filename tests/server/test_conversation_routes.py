@@ -18,9 +18,7 @@ API = "/api/v1"
 pytestmark = pytest.mark.anyio
 
 
-async def post(
-    client: httpx.AsyncClient, who: dict[str, str], route: str, body: dict[str, Any]
-) -> httpx.Response:
+async def post(client: httpx.AsyncClient, who: dict[str, str], route: str, body: dict[str, Any]) -> httpx.Response:
     return await client.post(f"{API}/{route}", json=body, headers=who)
 
 
@@ -33,16 +31,10 @@ async def thread(client: httpx.AsyncClient, workspace: Workspace) -> dict[str, s
     """A thread in #ops: alice's question, carol's and alice's replies."""
     ops = workspace.rooms["ops"].id
     alice, carol = workspace["alice"].headers, workspace["carol"].headers
-    first = (
-        await post(client, alice, "chat.postMessage", {"roomId": ops, "text": "why did billing-api fail?"})
-    ).json()
+    first = (await post(client, alice, "chat.postMessage", {"roomId": ops, "text": "why did billing-api fail?"})).json()
     tmid = first["message"]["_id"]
-    one = await post(
-        client, carol, "chat.postMessage", {"roomId": ops, "text": "pool exhausted", "tmid": tmid}
-    )
-    two = await post(
-        client, alice, "chat.postMessage", {"channel": "#ops", "text": "thanks @carol", "tmid": tmid}
-    )
+    one = await post(client, carol, "chat.postMessage", {"roomId": ops, "text": "pool exhausted", "tmid": tmid})
+    two = await post(client, alice, "chat.postMessage", {"channel": "#ops", "text": "thanks @carol", "tmid": tmid})
     assert one.status_code == two.status_code == 200
     return {"tmid": tmid, "reply1": one.json()["message"]["_id"], "reply2": two.json()["message"]["_id"]}
 
@@ -93,15 +85,11 @@ async def test_edits_follow_rocket_chat_s_rules(client: httpx.AsyncClient, works
     ops = workspace.rooms["ops"].id
     own = workspace.messages["ops-3"]  # alice's
     alice, carol = workspace["alice"].headers, workspace["carol"].headers
-    edited = await post(
-        client, alice, "chat.update", {"roomId": ops, "msgId": own.id, "text": "deploy fixed"}
-    )
+    edited = await post(client, alice, "chat.update", {"roomId": ops, "msgId": own.id, "text": "deploy fixed"})
     assert edited.status_code == 200 and edited.json()["message"]["msg"] == "deploy fixed"
     assert "editedAt" in edited.json()["message"] and "editedBy" not in edited.json()["message"]
     theirs = workspace.messages["ops-4"]  # carol's: alice may not edit it
-    refused = await post(
-        client, alice, "chat.update", {"roomId": ops, "msgId": theirs.id, "text": "mine now"}
-    )
+    refused = await post(client, alice, "chat.update", {"roomId": ops, "msgId": theirs.id, "text": "mine now"})
     assert refused.status_code == 403
     by_admin = await post(client, carol, "chat.update", {"roomId": ops, "msgId": own.id, "text": "moderated"})
     assert by_admin.json()["message"]["editedBy"] == {"_id": workspace["carol"].user.id}
@@ -120,9 +108,7 @@ async def test_edits_follow_rocket_chat_s_rules(client: httpx.AsyncClient, works
         pytest.param("alice", "secret-5", 404, id="a-room-she-cannot-read"),
     ],
 )
-async def test_deleting(
-    client: httpx.AsyncClient, workspace: Workspace, who: str, message: str, status: int
-) -> None:
+async def test_deleting(client: httpx.AsyncClient, workspace: Workspace, who: str, message: str, status: int) -> None:
     target = workspace.messages[message]
     answer = await post(
         client, workspace[who].headers, "chat.delete", {"roomId": target.room_id, "msgId": target.id}
@@ -134,9 +120,7 @@ async def test_deleting(
 async def test_reactions_toggle_and_pins_list(client: httpx.AsyncClient, workspace: Workspace) -> None:
     alice = workspace["alice"].headers
     target = workspace.messages["general-2"]
-    assert (
-        await post(client, alice, "chat.react", {"messageId": target.id, "emoji": "tada"})
-    ).status_code == 200
+    assert (await post(client, alice, "chat.react", {"messageId": target.id, "emoji": "tada"})).status_code == 200
     got = (await get(client, alice, "chat.getMessage", msgId=target.id)).json()["message"]
     assert got["reactions"] == {":tada:": {"usernames": ["alice"]}}
     await post(client, alice, "chat.react", {"messageId": target.id, "emoji": ":tada:"})  # toggles off
@@ -202,17 +186,13 @@ async def test_chat_search_and_room_info_and_members(client: httpx.AsyncClient, 
         pytest.param("chat.getMessageContext", "GET", {"msgId": "{secret}"}, id="context"),
         pytest.param("chat.getPinnedMessages", "GET", {"roomId": "{secret_room}"}, id="pinned"),
         pytest.param("groups.history", "GET", {"roomId": "{secret_room}"}, id="history"),
-        pytest.param(
-            "chat.search", "GET", {"roomId": "{secret_room}", "searchText": "acquisition"}, id="search"
-        ),
+        pytest.param("chat.search", "GET", {"roomId": "{secret_room}", "searchText": "acquisition"}, id="search"),
         pytest.param("rooms.info", "GET", {"roomId": "{secret_room}"}, id="room-info-by-id"),
         pytest.param("rooms.info", "GET", {"roomName": "secret"}, id="room-info-by-name"),
         pytest.param("channels.members", "GET", {"roomId": "{secret_room}"}, id="members"),
         pytest.param("chat.react", "POST", {"messageId": "{secret}", "emoji": ":+1:"}, id="react"),
         pytest.param("chat.pinMessage", "POST", {"messageId": "{secret}"}, id="pin"),
-        pytest.param(
-            "chat.update", "POST", {"roomId": "{secret_room}", "msgId": "{secret}", "text": "x"}, id="update"
-        ),
+        pytest.param("chat.update", "POST", {"roomId": "{secret_room}", "msgId": "{secret}", "text": "x"}, id="update"),
         pytest.param("chat.delete", "POST", {"roomId": "{secret_room}", "msgId": "{secret}"}, id="delete"),
     ],
 )
@@ -226,15 +206,9 @@ async def test_a_room_the_caller_cannot_read_answers_as_one_that_does_not_exist(
         fake = {k: v.format(**unknown) if "{" in v else "no-such-room" for k, v in params.items()}
         headers = workspace[caller].headers
         if method == "GET":
-            hidden, missing = (
-                await get(client, headers, route, **real),
-                await get(client, headers, route, **fake),
-            )
+            hidden, missing = await get(client, headers, route, **real), await get(client, headers, route, **fake)
         else:
-            hidden, missing = (
-                await post(client, headers, route, real),
-                await post(client, headers, route, fake),
-            )
+            hidden, missing = await post(client, headers, route, real), await post(client, headers, route, fake)
         assert hidden.status_code == 404, (caller, hidden.text)
         assert hidden.json()["errorType"] == missing.json()["errorType"]
         assert "acquisition" not in hidden.text

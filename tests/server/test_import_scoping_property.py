@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ai_search_server.imports.run import import_path
-from ai_search_server.retrieval.service import SearchOptions, SearchRequest, SearchService
+from ai_search_server.retrieval.search_service import SearchOptions, SearchRequest, SearchService
 from ai_search_server.store import open_store
 
 from ._search_fakes import ScriptedPipeline, hit
@@ -131,10 +131,10 @@ def check(case: dict[str, Any]) -> None:
                 }
                 readable = store.readable_room_ids(user.id)
                 assert member_of <= readable
-                for result in outcome.results:
-                    assert result["rid"] in readable, "a result from a room the person is not in"
+                for found_hit in outcome.hits:
+                    assert found_hit.message.room_id in readable, "a result from a room the person is not in"
                 expected = {m.id for m in stored if m.room_id in readable}
-                assert {r["_id"] for r in outcome.results} == expected, (
+                assert {h.message.id for h in outcome.hits} == expected, (
                     "a message of the person's rooms went missing"
                 )
                 for room in case["rooms"]:

@@ -24,12 +24,7 @@ from .conftest import Workspace
 pytestmark = pytest.mark.anyio
 
 MCP_HEADERS = {"Accept": "application/json", "Content-Type": "application/json"}
-ROOMS_TOOL = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "tools/call",
-    "params": {"name": "get_rooms_get", "arguments": {}},
-}
+ROOMS_TOOL = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "get_rooms_get", "arguments": {}}}
 
 
 @pytest.fixture

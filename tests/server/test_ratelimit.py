@@ -453,11 +453,7 @@ async def test_failed_authentications_spend_the_address_budget_and_later_guesses
         guesses = [
             await http.get(
                 "/api/v1/me",
-                headers={
-                    "X-User-Id": "u",
-                    "X-Auth-Token": f"guess-{n}",
-                    "X-Forwarded-For": f"198.51.100.{n}",
-                },
+                headers={"X-User-Id": "u", "X-Auth-Token": f"guess-{n}", "X-Forwarded-For": f"198.51.100.{n}"},
             )
             for n in range(6)
         ]
@@ -476,8 +472,7 @@ async def test_failed_authentications_spend_the_address_budget_and_later_guesses
 async def test_successful_authentications_spend_no_failure_budget() -> None:
     async with RateLimiter() as limiter, _guarded_client(limiter, "192.0.2.1") as http:
         answers = [
-            await http.get("/api/v1/me", headers={"X-User-Id": "u", "X-Auth-Token": "right"})
-            for _ in range(10)
+            await http.get("/api/v1/me", headers={"X-User-Id": "u", "X-Auth-Token": "right"}) for _ in range(10)
         ]
     assert [r.status_code for r in answers] == [200] * 10
 

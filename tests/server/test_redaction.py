@@ -19,9 +19,7 @@ KEY = "sk-live-0123456789"
     [
         pytest.param((KEY,), f"Bearer {KEY}!", f"Bearer {REDACTED}!", id="one-secret"),
         pytest.param((KEY,), f"{KEY}{KEY}", REDACTED * 2, id="twice-in-a-row"),
-        pytest.param(
-            (KEY, KEY[:10]), f"a {KEY} b {KEY[:10]}", f"a {REDACTED} b {REDACTED}", id="longest-first"
-        ),
+        pytest.param((KEY, KEY[:10]), f"a {KEY} b {KEY[:10]}", f"a {REDACTED} b {REDACTED}", id="longest-first"),
         pytest.param(("ollama",), "ollama answered", "ollama answered", id="too-short-to-redact"),
         pytest.param((), f"no secrets: {KEY}", f"no secrets: {KEY}", id="none-configured"),
     ],
@@ -59,7 +57,5 @@ def test_one_character_chunks_never_let_a_key_out_in_pieces() -> None:
 
 
 def test_the_settings_secrets_are_the_redacted_ones() -> None:
-    settings = load_settings(
-        environ={}, overrides={"llm_api_key": KEY, "pipeline_api_key_secret": "ps-1234567890"}
-    )
+    settings = load_settings(environ={}, overrides={"llm_api_key": KEY, "pipeline_api_key_secret": "ps-1234567890"})
     assert set(SecretRedactor.from_settings(settings).secrets) == {KEY, "ps-1234567890"}

@@ -161,7 +161,7 @@ async def signed_in_app(
         async with httpx.AsyncClient(transport=transport, base_url=BASE_URL) as client:
             yield client
     finally:
-        await app.state.services.extras["outbound"].aclose()
+        await app.state.services.outbound.aclose()
 
 
 @pytest.mark.anyio

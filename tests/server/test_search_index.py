@@ -309,16 +309,7 @@ def test_a_vector_stored_by_another_process_is_read_not_embedded_again(
         theirs = open_test_index(other, data_dir, theirs_embedder)  # e.g. `ai-search import`'s index
         try:
             other.import_messages(
-                [
-                    ImportRow(
-                        "ops",
-                        "c",
-                        "alice",
-                        datetime(2026, 11, 5, tzinfo=UTC),
-                        "zookeeper quorum lost",
-                        "imp-1",
-                    )
-                ]
+                [ImportRow("ops", "c", "alice", datetime(2026, 11, 5, tzinfo=UTC), "zookeeper quorum lost", "imp-1")]
             )
             assert theirs.wait_until_embedded(EMBED_WAIT_SECONDS)
         finally:
@@ -342,7 +333,9 @@ def test_a_restart_reads_only_what_changed_since_the_last_change_applied(
     added = workspace.store.post_message(workspace.rooms["ops"].id, workspace["alice"].user.id, "zookeeper")
     scans: list[int] = []
     iter_messages = workspace.store.iter_messages
-    monkeypatch.setattr(workspace.store, "iter_messages", lambda **kw: scans.append(1) or iter_messages(**kw))
+    monkeypatch.setattr(
+        workspace.store, "iter_messages", lambda **kw: scans.append(1) or iter_messages(**kw)
+    )
     again = open_test_index(workspace.store, data_dir)
     try:
         assert scans == []  # no full scan of the store
@@ -464,9 +457,7 @@ def test_an_index_file_of_an_older_layout_is_rebuilt_from_the_store(
     conn.close()
 
 
-def test_a_short_reply_is_found_by_the_meaning_of_its_conversation(
-    workspace: Workspace, data_dir: Path
-) -> None:
+def test_a_short_reply_is_found_by_the_meaning_of_its_conversation(workspace: Workspace, data_dir: Path) -> None:
     store, ops = workspace.store, workspace.rooms["ops"].id
     alice, carol = workspace["alice"].user.id, workspace["carol"].user.id
     parent = store.post_message(ops, alice, "invoice emails stopped arriving for customers")

@@ -49,25 +49,11 @@ def workspaces(draw: st.DrawFn) -> dict:
         st.lists(st.tuples(st.integers(0, len(rooms) - 1), st.integers(0, users - 1)), max_size=12)
     )
     direct = [r for r, kind in enumerate(rooms) if kind == "d"]
-    twins = (
-        draw(
-            st.lists(
-                st.tuples(st.sampled_from(direct), st.sampled_from("cp")),
-                max_size=2,
-                unique_by=lambda t: t[0],
-            )
-        )
-        if direct
-        else []
-    )
-    twin_members = {(u, t): draw(st.booleans()) for u in range(users) for t in range(len(twins))}
-    twin_messages = (
-        draw(
-            st.lists(st.tuples(st.integers(0, max(len(twins) - 1, 0)), st.integers(0, users - 1)), max_size=4)
-        )
-        if twins
-        else []
-    )
+    twins = draw(st.lists(st.tuples(st.sampled_from(direct), st.sampled_from("cp")), max_size=2, unique_by=lambda t: t[0])) if direct else []
+    twin_members = {
+        (u, t): draw(st.booleans()) for u in range(users) for t in range(len(twins))
+    }
+    twin_messages = draw(st.lists(st.tuples(st.integers(0, max(len(twins) - 1, 0)), st.integers(0, users - 1)), max_size=4)) if twins else []
     caller = draw(st.integers(0, users - 1))
     asked_rooms = draw(st.lists(st.integers(0, len(rooms) - 1), max_size=3))
     by_name = draw(st.booleans())
@@ -97,8 +83,7 @@ def check(case: dict) -> None:
         try:
             users = [store.create_user(f"user{u}") for u in range(case["users"])]
             rooms = [
-                store.create_room(kind, _room_name(r, kind, case["users"]))
-                for r, kind in enumerate(case["rooms"])
+                store.create_room(kind, _room_name(r, kind, case["users"])) for r, kind in enumerate(case["rooms"])
             ]
             for (u, r), state in case["membership"].items():
                 if state != "none":
@@ -112,18 +97,14 @@ def check(case: dict) -> None:
                 if any(twin.name == rooms[r].name for twin in twin_of.values()):
                     continue  # two DMs may share a name; channels and groups never did
                 members = [users[u].id for u in range(case["users"]) if case["twin_members"][(u, t)]]
-                twin_of[t] = write_legacy_room(
-                    store, f"legacyTwinRoom{t:03d}", kind, rooms[r].name, members, created_at_ms=10**13 + t
-                )
+                twin_of[t] = write_legacy_room(store, f"legacyTwinRoom{t:03d}", kind, rooms[r].name, members, created_at_ms=10**13 + t)
             twins = list(twin_of.values())
             stored = [
                 store.post_message(rooms[r].id, users[u].id, f"message {n}", ts=T0 + timedelta(minutes=n))
                 for n, (r, u) in enumerate(case["messages"])
             ]
             stored += [
-                store.post_message(
-                    twin_of[t].id, users[u].id, f"message twin {n}", ts=T0 + timedelta(hours=n)
-                )
+                store.post_message(twin_of[t].id, users[u].id, f"message twin {n}", ts=T0 + timedelta(hours=n))
                 for n, (t, u) in enumerate(case["twin_messages"])
                 if t in twin_of and users[u].id in store.members_of(twin_of[t].id)
             ]

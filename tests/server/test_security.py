@@ -159,9 +159,7 @@ def test_policy_refuses_a_site_url_that_is_not_http() -> None:
     [
         pytest.param(SITE, ("127.0.0.1", "localhost", "[::1]"), id="loopback-site"),
         pytest.param(
-            "https://Chat.Example.com/ai/",
-            ("chat.example.com", "localhost", "127.0.0.1", "[::1]"),
-            id="public-site",
+            "https://Chat.Example.com/ai/", ("chat.example.com", "localhost", "127.0.0.1", "[::1]"), id="public-site"
         ),
         pytest.param("http://[::1]:8000", ("[::1]", "localhost", "127.0.0.1"), id="ipv6-site"),
     ],
@@ -195,13 +193,7 @@ def test_host_name_keeps_the_name_and_checks_the_port(value: str, expected: str 
 def test_policy_accepts_configured_names_besides_the_site_and_loopback() -> None:
     assert OriginPolicy(SITE).allowed_hosts == default_allowed_hosts(SITE)
     listed = OriginPolicy("https://chat.example.com", allowed_hosts=("Search.Example.org:8443",))
-    assert listed.allowed_hosts == (
-        "chat.example.com",
-        "localhost",
-        "127.0.0.1",
-        "[::1]",
-        "search.example.org",
-    )
+    assert listed.allowed_hosts == ("chat.example.com", "localhost", "127.0.0.1", "[::1]", "search.example.org")
     assert OriginPolicy(SITE, allowed_hosts=()).allowed_hosts == ()
     with pytest.raises(ValueError, match="allowed_hosts entry"):
         OriginPolicy(SITE, allowed_hosts=("http://chat.example.com/",))
@@ -607,9 +599,7 @@ TEST_BODY_DEADLINE_SECONDS = 0.2
     ("path", "marker"),
     [("/api/v1/echo", b'"errorType":"error-request-timeout"'), ("/api/v1/mcp", b'"jsonrpc":"2.0"')],
 )
-async def test_a_trickled_body_gets_408_and_connection_close_at_the_deadline(
-    path: str, marker: bytes
-) -> None:
+async def test_a_trickled_body_gets_408_and_connection_close_at_the_deadline(path: str, marker: bytes) -> None:
     upload = Trickle(interval=0.01)
     middleware = BodyLimitMiddleware(must_not_run, body_timeout_seconds=TEST_BODY_DEADLINE_SECONDS)
     with anyio.fail_after(TEST_BODY_DEADLINE_SECONDS * 20):

@@ -44,15 +44,7 @@ from ._legacy import write_legacy_room
 
 T0 = datetime(2026, 11, 1, 9, 0, tzinfo=UTC)
 MEMBER_PERMISSIONS = frozenset(
-    {
-        "access-mcp",
-        "create-c",
-        "create-d",
-        "create-p",
-        "create-personal-access-tokens",
-        "delete-own-message",
-        "pin-message",
-    }
+    {"access-mcp", "create-c", "create-d", "create-p", "create-personal-access-tokens", "delete-own-message", "pin-message"}
 )
 BASE62_ID = re.compile(r"[0-9A-Za-z]{17}")
 
@@ -434,9 +426,7 @@ def test_a_created_room_subscribes_its_creator_and_members(store: SQLiteStore) -
         pytest.param(("d", "alice__bob"), ("d", "alice__bob"), False, id="direct-names-may-repeat"),
         pytest.param(("c", "incidents"), ("c", "ıncidents"), "looks like", id="dotless-i"),
         pytest.param(("c", "incidents"), ("c", "ІNCIDENTS"), "looks like", id="cyrillic-capital-i"),
-        pytest.param(
-            ("d", "alice__grace"), ("c", "aIice__grace"), "looks like", id="capital-i-for-l-in-a-dm-name"
-        ),
+        pytest.param(("d", "alice__grace"), ("c", "aIice__grace"), "looks like", id="capital-i-for-l-in-a-dm-name"),
         pytest.param(("c", "paypal"), ("p", "pаypal"), "looks like", id="cyrillic-a"),
         pytest.param(("c", "ops"), ("c", "ｏｐｓ"), True, id="fullwidth-is-the-same-name-after-nfkc"),
         pytest.param(("c", "ops"), ("c", "0ps"), False, id="digits-stay-apart"),
@@ -473,9 +463,7 @@ def test_room_names_are_unique_and_unconfusable_across_all_rooms(
         pytest.param("ops\u00a0team", id="no-break-space"),
     ],
 )
-def test_room_names_with_invisible_or_reordering_characters_are_refused(
-    store: SQLiteStore, name: str
-) -> None:
+def test_room_names_with_invisible_or_reordering_characters_are_refused(store: SQLiteStore, name: str) -> None:
     with pytest.raises(InvalidValue, match="invisible or text-reordering"):
         store.create_room("c", name)
 
@@ -825,9 +813,7 @@ def test_change_log_pages_by_limit(store: SQLiteStore, room_and_author: tuple[st
     assert rest.message_ids == tuple(posted[2:]) and rest.last == 5
 
 
-def test_a_deleted_room_logs_its_messages(
-    store: SQLiteStore, room_and_author: tuple[str, str], data_dir: Path
-) -> None:
+def test_a_deleted_room_logs_its_messages(store: SQLiteStore, room_and_author: tuple[str, str], data_dir: Path) -> None:
     room, author = room_and_author
     posted = store.post_message(room, author, "gone with the room")
     before = store.latest_message_change()
@@ -996,9 +982,7 @@ def test_a_reply_needs_a_first_message_in_its_own_room(
         store.post_message(room, alice, "reply", tmid=tmid)
 
 
-def test_room_threads_are_listed_latest_reply_first(
-    store: SQLiteStore, thread_room: tuple[str, str, str]
-) -> None:
+def test_room_threads_are_listed_latest_reply_first(store: SQLiteStore, thread_room: tuple[str, str, str]) -> None:
     room, alice, bob = thread_room
     old = store.post_message(room, alice, "old thread", ts=T0)
     new = store.post_message(room, alice, "new thread", ts=T0 + timedelta(hours=1))
@@ -1014,13 +998,7 @@ def test_attachments_are_kept_and_searchable_with_the_text(
 ) -> None:
     room, alice, _ = thread_room
     files = (
-        Attachment(
-            "pgbouncer.ini",
-            title="pool config",
-            description="max_client_conn raised",
-            type="text/plain",
-            size=812,
-        ),
+        Attachment("pgbouncer.ini", title="pool config", description="max_client_conn raised", type="text/plain", size=812),
         Attachment("graph.png", type="image/png", size=20480),
     )
     posted = store.post_message(room, alice, "the config we run now", attachments=files)
@@ -1077,9 +1055,7 @@ def test_mentions_name_people_who_exist_and_follow_edits(
     assert edited.mentions == ("alice",)
 
 
-def test_pins_are_listed_latest_first_and_unpinned(
-    store: SQLiteStore, thread_room: tuple[str, str, str]
-) -> None:
+def test_pins_are_listed_latest_first_and_unpinned(store: SQLiteStore, thread_room: tuple[str, str, str]) -> None:
     room, alice, bob = thread_room
     first = store.post_message(room, alice, "runbook link")
     second = store.post_message(room, alice, "on-call rota")
@@ -1092,9 +1068,7 @@ def test_pins_are_listed_latest_first_and_unpinned(
     assert [m.id for m in store.pinned_messages(room, limit=10)[0]] == [second.id]
 
 
-def test_history_between_two_times_newest_first(
-    store: SQLiteStore, thread_room: tuple[str, str, str]
-) -> None:
+def test_history_between_two_times_newest_first(store: SQLiteStore, thread_room: tuple[str, str, str]) -> None:
     room, alice, _ = thread_room
     posted = [store.post_message(room, alice, f"m{n}", ts=T0 + timedelta(minutes=n)) for n in range(5)]
     between = store.room_messages(room, after=posted[1].ts, before=posted[4].ts, limit=10)
@@ -1112,10 +1086,7 @@ def test_find_room_messages_matches_literally_newest_first(
     store.post_message(room, alice, "Deploy 100% done", ts=T0)
     store.post_message(room, alice, "deploy failed", ts=T0 + timedelta(minutes=1))
     store.post_message(room, alice, "unrelated", ts=T0 + timedelta(minutes=2))
-    assert [m.text for m in store.find_room_messages(room, "DEPLOY", limit=10)] == [
-        "deploy failed",
-        "Deploy 100% done",
-    ]
+    assert [m.text for m in store.find_room_messages(room, "DEPLOY", limit=10)] == ["deploy failed", "Deploy 100% done"]
     assert [m.text for m in store.find_room_messages(room, "100%", limit=10)] == ["Deploy 100% done"]
     assert store.find_room_messages(room, "_", limit=10) == []
 
@@ -1138,9 +1109,7 @@ def test_imported_threads_files_reactions_edits_and_pins(store: SQLiteStore) -> 
     orphan = ImportRow("ops", "c", "bob", T0, "reply to nothing", "r2", tmid="missing")
     result = store.import_messages([row, reply, orphan])
     assert result.imported == 2
-    assert result.rejected == (
-        (2, "the thread's first message 'missing' is not in room 'ops' (import it first)"),
-    )
+    assert result.rejected == ((2, "the thread's first message 'missing' is not in room 'ops' (import it first)"),)
     got = store.get_messages(["p1", "r1"])
     assert got["p1"].mentions == ("bob",)
     assert got["r1"].tmid == "p1" and got["r1"].attachments == (Attachment("pgbouncer.ini"),)
@@ -1149,28 +1118,19 @@ def test_imported_threads_files_reactions_edits_and_pins(store: SQLiteStore) -> 
     assert store.import_messages([row, reply]).unchanged == 2  # idempotent
 
 
-def test_what_a_message_follows_in_its_conversation(
-    store: SQLiteStore, thread_room: tuple[str, str, str]
-) -> None:
+def test_what_a_message_follows_in_its_conversation(store: SQLiteStore, thread_room: tuple[str, str, str]) -> None:
     room, alice, bob = thread_room
     old = store.post_message(room, alice, "long ago", ts=T0)
-    near = [
-        store.post_message(room, alice, f"room {n}", ts=T0 + timedelta(hours=2, minutes=n)) for n in range(3)
-    ]
+    near = [store.post_message(room, alice, f"room {n}", ts=T0 + timedelta(hours=2, minutes=n)) for n in range(3)]
     parent = near[0]
     replies = [
-        store.post_message(
-            room, bob, f"reply {n}", ts=T0 + timedelta(hours=2, minutes=10 + n), tmid=parent.id
-        )
+        store.post_message(room, bob, f"reply {n}", ts=T0 + timedelta(hours=2, minutes=10 + n), tmid=parent.id)
         for n in range(3)
     ]
     last = store.post_message(room, alice, "room after", ts=T0 + timedelta(hours=2, minutes=20))
     window = timedelta(minutes=30)
     # A reply: its thread's first message, then the replies before it.
-    assert [m.text for m in store.earlier_in_conversation(replies[2], limit=2, within=window)] == [
-        "room 0",
-        "reply 1",
-    ]
+    assert [m.text for m in store.earlier_in_conversation(replies[2], limit=2, within=window)] == ["room 0", "reply 1"]
     assert [m.text for m in store.earlier_in_conversation(replies[2], limit=3, within=window)] == [
         "room 0",
         "reply 0",
@@ -1178,10 +1138,7 @@ def test_what_a_message_follows_in_its_conversation(
     ]
     assert [m.text for m in store.earlier_in_conversation(replies[0], limit=2, within=window)] == ["room 0"]
     # In the room: the messages just before, thread replies left out, none older than the window.
-    assert [m.text for m in store.earlier_in_conversation(last, limit=2, within=window)] == [
-        "room 1",
-        "room 2",
-    ]
+    assert [m.text for m in store.earlier_in_conversation(last, limit=2, within=window)] == ["room 1", "room 2"]
     # The first of the run: "long ago" is two hours earlier, outside the window.
     assert [m.text for m in store.earlier_in_conversation(near[0], limit=2, within=window)] == []
     assert store.earlier_in_conversation(old, limit=2, within=window) == []

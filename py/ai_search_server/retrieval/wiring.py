@@ -259,7 +259,13 @@ class SearchHandle:
 
 
 def index_now(
-    settings: Settings, store: Store, data_dir: Path, *, policy: OutboundPolicy, progress: bool = True
+    settings: Settings,
+    store: Store,
+    data_dir: Path,
+    *,
+    policy: OutboundPolicy | None = None,
+    client: BlockingClient | None = None,
+    progress: bool = True,
 ) -> int:
     """Bring `<data_dir>/index.db` level with the store and embed what lacks a vector, blocking.
 
@@ -267,8 +273,15 @@ def index_now(
     progress bar on stderr. Returns the messages indexed. Does nothing with a remote pipeline.
     A running server follows the store's change log and finds the new messages by itself too, within
     about a second (`EmbeddedIndex.follow_once`), reading the vectors this job stored. An
-    OpenAI-compatible embedder calls out through one client under ``policy``, for this job only.
+    OpenAI-compatible embedder calls out through ``client``, the job's one outbound client as this
+    thread calls it (``ai-search sync``, whose mirror calls out too), or else through one client
+    under ``policy``, for this job only (``ai-search import``).
+
+    Raises:
+        ValueError: neither ``policy`` nor ``client`` is given.
     """
+    if policy is None and client is None:
+        raise ValueError("index_now needs the job's outbound policy or client")
     if PipelineConfig(
         settings.pipeline_base_url,
         settings.pipeline_id,
@@ -277,7 +290,8 @@ def index_now(
     ).is_configured:
         return 0
     with contextlib.ExitStack() as stack:
-        client = stack.enter_context(blocking_client(policy)) if settings.embedder == "openai" else None
+        if client is None and policy is not None and settings.embedder == "openai":
+            client = stack.enter_context(blocking_client(policy))
         embedder = build_embedder(settings, client)
         index = EmbeddedIndex.open(data_dir / INDEX_FILENAME, store, embedder, progress=progress)
         try:
