@@ -32,6 +32,7 @@ from ai_search_server.importer import import_jsonl
 from ai_search_server.imports.batches import ImportReport
 from ai_search_server.imports.run import import_path
 from ai_search_server.retrieval.wiring import index_now
+from ai_search_server.services import outbound_policy
 from ai_search_server.settings import load_settings
 from ai_search_server.store import MessageEvent, Store, open_store
 from make_slack_export import write_slack_export
@@ -94,9 +95,8 @@ def _import(
         started = time.perf_counter()
         report = _importer(fmt)(store, source)
         if index:
-            index_now(
-                load_settings(environ={}, overrides={"embedder": "local"}), store, data_dir, progress=False
-            )
+            settings = load_settings(environ={}, overrides={"embedder": "local"})
+            index_now(settings, store, data_dir, policy=outbound_policy(settings), progress=False)
         elapsed = time.perf_counter() - started
     finally:
         store.close()

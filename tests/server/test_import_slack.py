@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from ai_search_server.imports.batches import ImportReport
+from ai_search_server.imports.mirror import room_name
 from ai_search_server.imports.run import import_path
 from ai_search_server.store import SQLiteStore
 from ai_search_server.store.records import Message
@@ -296,3 +297,45 @@ def test_a_huge_thread_across_many_days_and_batches(store: SQLiteStore, tmp_path
         f"shard {n % 13} replica lag {1100 + n} ms" for n in range(120, 125)
     ]
     assert report.skipped_count == 5
+
+
+@pytest.mark.parametrize(
+    ("wish", "stored"),
+    [
+        pytest.param("ops\u200bteam", "opsteam", id="zero-width-space-dropped"),
+        pytest.param("ops\u202eteam", "opsteam", id="bidi-override-dropped"),
+        pytest.param("ops\u00a0team", "ops team", id="no-break-space-made-plain"),
+        pytest.param("ops\nteam", "ops team", id="line-break-made-plain"),
+        pytest.param("#ops", "ops", id="leading-hash"),
+        pytest.param('the "core" team', "the 'core' team", id="double-quote"),
+        pytest.param("ｏｐｓ-ｈｅｌｐ", "ops-help", id="fullwidth-to-nfkc"),
+        pytest.param("\u200b\u200d", "C9FALLBACK", id="nothing-visible-takes-the-id"),
+    ],
+)
+def test_a_channel_name_becomes_a_room_name_people_can_see(wish: str, stored: str) -> None:
+    assert room_name(wish, "C9FALLBACK") == stored
+
+
+def test_look_alike_channels_come_in_under_names_of_their_own(store: SQLiteStore, tmp_path: Path) -> None:
+    folder = copy_fixture("slack", tmp_path / "src")
+    channels = read_json(folder / "channels.json")
+    twins = [("C07LATIN", "incidents"), ("C08CYRIL", "іncidents"), ("C09SPACE", "ops\u200b")]
+    for key, name in twins:
+        channels.append({"id": key, "name": name, "members": ["U01ALICE", "U02BOB"]})
+        (folder / name).mkdir()
+        edit_json(
+            folder / name / "2026-11-05.json",
+            [{"type": "message", "user": "U01ALICE", "text": f"note in {key}", "ts": "1793869200.000100"}],
+        )
+    edit_json(folder / "channels.json", channels)
+    report = import_path(store, folder, progress=False, source_url=BASE)
+    rooms = {by_text(store, f"note in {key}").room_id: key for key, _name in twins}
+    assert len(rooms) == 3, "each conversation is a room of its own, none skipped"
+    cyrillic = store.get_room(next(r for r, key in rooms.items() if key == "C08CYRIL"))
+    assert cyrillic is not None and cyrillic.name.startswith("іncidents-") and cyrillic.fname == "іncidents"
+    spaced = store.get_room(next(r for r, key in rooms.items() if key == "C09SPACE"))
+    assert spaced is not None and spaced.name.startswith("ops-") and "\u200b" not in spaced.name
+    assert sum("looks like" in note for note in report.notes) == 1, report.notes
+    before = content_hash(tmp_path / "data")
+    assert import_path(store, folder, progress=False, source_url=BASE).imported == 0
+    assert content_hash(tmp_path / "data") == before

@@ -25,11 +25,11 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from ..store import names
 from ..store.base import Conflict, InvalidValue, NotFound, Store
 from ..store.records import Attachment, ImportRow, Message, Reaction, Room, RoomType
 from ..store.schema import (
@@ -46,7 +46,6 @@ from .batches import DEFAULT_IMPORT_BATCH_SIZE, Batcher, ImportReport, Where, ha
 __all__ = ["Conversation", "Mirror", "Person", "direct_name", "room_name", "username_of"]
 
 _NOT_USERNAME = re.compile(r"[^\w.-]+")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _DIRECT_SEPARATOR = "__"
 _ELLIPSIS = "…"
 # Characters of a direct room's name made from its members' usernames (the store's room-name cap).
@@ -59,11 +58,20 @@ def username_of(wish: str, fallback: str) -> str:
     return name or _NOT_USERNAME.sub("_", fallback)[:MAX_USERNAME_LENGTH] or "user"
 
 
+def _visible(ch: str) -> str:
+    """``ch`` as a room name may hold it: a space of any kind (a line break, a no-break space) is a
+    plain one, any other character the room-name rules refuse (``names.invisible_character``:
+    zero-width, bidi and other format characters, controls, fillers) is dropped."""
+    if ch == " " or names.invisible_character(ch) is None:
+        return ch
+    return " " if ch.isspace() else ""
+
+
 def room_name(wish: str, fallback: str) -> str:
-    """A valid room name from a channel's name: one line, nothing invisible (zero-width and bidi
-    characters: Unicode's format category), no leading '#', no '"'."""
-    visible = "".join(ch for ch in wish if unicodedata.category(ch) != "Cf")
-    name = _CONTROL.sub(" ", visible).replace('"', "'").strip().lstrip("#").strip()
+    """A valid room name from a channel's name: one line, nothing invisible or reordering (dropped),
+    no leading '#', no '"'."""
+    visible = "".join(_visible(ch) for ch in wish)
+    name = visible.replace('"', "'").strip().lstrip("#").strip()
     name = name[:MAX_ROOM_NAME_LENGTH].strip()
     try:
         return check_room_name(name)
@@ -261,12 +269,16 @@ class Mirror:
                 return existing
             fallback = f"{name[: MAX_ROOM_NAME_LENGTH - 9]}-{hashed_id(conversation.key)[:8]}"
             name = room_name(conversation.alt_name, fallback) if conversation.alt_name else fallback
-        created = self.store.create_room(
-            conversation.type,
-            name,
-            fname=conversation.fname.strip()[:MAX_DISPLAY_NAME_LENGTH] or None,
-            topic=conversation.topic[:MAX_TOPIC_LENGTH],
-        )
+        fname = conversation.fname.strip()[:MAX_DISPLAY_NAME_LENGTH] or None
+        topic = conversation.topic[:MAX_TOPIC_LENGTH]
+        try:
+            created = self.store.create_room(conversation.type, name, fname=fname, topic=topic)
+        except Conflict as clash:
+            # Another room has that name or one that looks like it (``incidents`` and ``іncidents``
+            # with a Cyrillic і): the conversation comes in under a name of its own, not skipped.
+            unique = f"{name[: MAX_ROOM_NAME_LENGTH - 9]}-{hashed_id(conversation.key)[:8]}"
+            created = self.store.create_room(conversation.type, unique, fname=fname or name, topic=topic)
+            self.report.notes.append(f"room {name!r} is named {unique!r} here: {clash}")
         self.report.rooms_created += 1
         return created
 
