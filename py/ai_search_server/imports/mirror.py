@@ -48,6 +48,8 @@ __all__ = ["Conversation", "Mirror", "Person", "direct_name", "room_name", "user
 _NOT_USERNAME = re.compile(r"[^\w.-]+")
 _DIRECT_SEPARATOR = "__"
 _ELLIPSIS = "…"
+# Rooms named in the note on deletions an unreadable record spared (rooms): the first few say where.
+_NAMED_ROOMS = 3
 # Characters of a direct room's name made from its members' usernames (the store's room-name cap).
 _MAX_DIRECT_NAME_LENGTH = MAX_ROOM_NAME_LENGTH
 
@@ -450,9 +452,12 @@ class Mirror:
         d = self.deletions
         gone: list[str] = list(d.tombstones)
         d.tombstones = []
-        spared = len([key for key in d.dirty if key in self.rooms and self.rooms[key].conversation.complete])
+        spared = [
+            self.rooms[key].name for key in d.dirty if key in self.rooms and self.rooms[key].conversation.complete
+        ]
         if "*" in d.dirty or spared:
-            where = "any room" if "*" in d.dirty else f"{spared:,} rooms"
+            named = ", ".join(spared[:_NAMED_ROOMS]) + (", ..." if len(spared) > _NAMED_ROOMS else "")
+            where = "any room" if "*" in d.dirty else f"{len(spared):,} room{'s' * (len(spared) != 1)} ({named})"
             self.report.notes.append(
                 f"messages missing from this export were not deleted in {where}: some records could not be read"
             )
