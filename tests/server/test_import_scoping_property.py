@@ -1,10 +1,11 @@
-"""Property: over any imported Slack workspace, no search result comes from a room the caller is not in.
+"""Property: over any imported workspace, no search result comes from a room the caller is not in.
 
-Random exports (people, public and private channels, DMs and group DMs with random members, messages
-by members and by people who left, threads), imported with the real importer, then searched as every
-person against a pipeline that answers with **every** stored message, half of them without a room id.
-The imported memberships alone decide what each person gets, as in the source. 60 trials a run
-(``MAX_EXAMPLES``); each builds and imports a fresh export (about 40 ms).
+Random workspaces (people, public and private channels, DMs and group DMs with random members,
+messages by members and by people who left, threads), written as a Slack export or a Mattermost bulk
+export and imported with the real importer, then searched as every person against a pipeline that
+answers with **every** stored message, half of them without a room id. The imported memberships alone
+decide what each person gets, as in the source. 60 trials a run (``MAX_EXAMPLES``); each builds and
+imports a fresh export (about 40 ms).
 """
 
 from __future__ import annotations
@@ -99,11 +100,75 @@ def write_export(case: dict[str, Any], folder: Path) -> None:
         (folder / name / "2026-11-02.json").write_text(json.dumps(messages))
 
 
-def check(case: dict[str, Any]) -> None:
+def write_mattermost_export(case: dict[str, Any], folder: Path) -> None:
+    """The same workspace as Mattermost's bulk export: one team, channels, users with their channel
+    memberships, direct channels, posts with their replies nested (as Mattermost writes them)."""
+    rooms = case["rooms"]
+    channels = [room for room in rooms if room["kind"] in "cp"]
+    lines: list[dict[str, Any]] = [
+        {"type": "version", "version": 1},
+        {"type": "team", "team": {"name": "prop", "display_name": "Property", "type": "O"}},
+    ]
+    lines += [
+        {
+            "type": "channel",
+            "channel": {
+                "team": "prop",
+                "name": f"room-{room['n']}",
+                "display_name": f"Room {room['n']}",
+                "type": "O" if room["kind"] == "c" else "P",
+            },
+        }
+        for room in channels
+    ]
+    for person in range(case["people"]):
+        joined = [{"name": f"room-{room['n']}"} for room in channels if person in room["members"]]
+        lines.append(
+            {
+                "type": "user",
+                "user": {
+                    "username": f"person{person}",
+                    "email": f"person{person}@prop.test",
+                    "teams": [{"name": "prop", "channels": joined}],
+                },
+            }
+        )
+    lines += [
+        {"type": "direct_channel", "direct_channel": {"members": [f"person{p}" for p in room["members"]]}}
+        for room in rooms
+        if room["kind"] in "dm"
+    ]
+    roots: dict[int, dict[str, Any]] = {}
+    posts: list[dict[str, Any]] = []
+    for n, (r, author, reply) in enumerate(case["messages"]):
+        post: dict[str, Any] = {
+            "user": f"person{author}",
+            "message": f"message {n} in room {r}",
+            "create_at": (T0 + n * 60) * 1000,
+        }
+        if reply and r in roots:
+            roots[r].setdefault("replies", []).append(post)
+            continue
+        room = rooms[r]
+        if room["kind"] in "cp":
+            post.update({"team": "prop", "channel": f"room-{room['n']}"})
+            record = {"type": "post", "post": post}
+        else:
+            post["channel_members"] = [f"person{p}" for p in room["members"]]
+            record = {"type": "direct_post", "direct_post": post}
+        roots[r] = post
+        posts.append(record)
+    (folder / "export.jsonl").write_text("".join(json.dumps(line) + "\n" for line in [*lines, *posts]))
+
+
+WRITERS = {"slack": write_export, "mattermost": write_mattermost_export}
+
+
+def check(case: dict[str, Any], fmt: str = "slack") -> None:
     with tempfile.TemporaryDirectory() as tmp:
         export = Path(tmp) / "export"
         export.mkdir()
-        write_export(case, export)
+        WRITERS[fmt](case, export)
         store = open_store(Path(tmp) / "data")
         try:
             report = import_path(store, export, progress=False)
@@ -148,6 +213,6 @@ def check(case: dict[str, Any]) -> None:
 
 
 @settings(max_examples=MAX_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(exports())
-def test_no_result_from_a_room_the_person_is_not_in(case: dict[str, Any]) -> None:
-    check(case)
+@given(exports(), st.sampled_from(sorted(WRITERS)))
+def test_no_result_from_a_room_the_person_is_not_in(case: dict[str, Any], fmt: str) -> None:
+    check(case, fmt)
