@@ -15,7 +15,6 @@ Every subcommand takes ``--data DIR`` (default ``./data`` under the working dire
 from __future__ import annotations
 
 import argparse
-import functools
 import logging
 import os
 import sys
@@ -26,8 +25,6 @@ from typing import TYPE_CHECKING, Any
 from .settings import Settings, SettingsError, load_settings
 
 if TYPE_CHECKING:
-    from .imports.rocketchat_api import Credentials
-    from .outbound import GuardedClient
     from .store.base import Store
 
 __all__ = ["main"]
@@ -248,9 +245,8 @@ def _source_url(raw: str | None) -> str | None:
 
 
 def cmd_sync_rocketchat(args: argparse.Namespace) -> int:
-    import anyio
-
-    from .imports.rocketchat_api import Credentials
+    from .imports.rocketchat_api import Credentials, RocketChatError
+    from .mirror_job import MirrorJob, run_mirror_job
 
     data_dir = _data_dir(args)
     settings = _settings(data_dir)
@@ -270,107 +266,27 @@ def cmd_sync_rocketchat(args: argparse.Namespace) -> int:
     if interval < 1:
         raise CliError("--interval is a number of seconds, at least 1")
     store = _open_store(data_dir)
+    job = MirrorJob(
+        settings=settings,
+        store=store,
+        data_dir=data_dir,
+        url=url,
+        credentials=Credentials(user_id, token),
+        interval_seconds=interval,
+        watch=args.watch,
+        quiet=args.quiet,
+    )
     try:
-        stopped = anyio.run(
-            _sync_rocketchat, args, settings, store, data_dir, url, Credentials(user_id, token), interval
-        )
-    except KeyboardInterrupt:  # Ctrl-C before the sync listens for it
+        stopped = run_mirror_job(job)
+    except RocketChatError as exc:
+        raise CliError(str(exc)) from None
+    except KeyboardInterrupt:  # Ctrl-C before the job listens for it
         stopped = True
     finally:
         store.close()
     if stopped:
         print("ai-search: sync stopped; the next run resumes where this one was", file=sys.stderr)
     return 0
-
-
-async def _sync_rocketchat(
-    args: argparse.Namespace,
-    settings: Settings,
-    store: Store,
-    data_dir: Path,
-    url: str,
-    credentials: Credentials,
-    interval: int,
-) -> bool:
-    """Run the sync (``--watch``: again and again) until it ends or a SIGINT or SIGTERM stops it,
-    between two of its steps; returns whether a signal stopped it."""
-    import dataclasses
-    import signal
-
-    import anyio
-
-    from .outbound import GuardedClient
-    from .services import outbound_policy
-
-    stopped = False
-
-    async def stop_on_signal(scope: anyio.CancelScope) -> None:
-        nonlocal stopped
-        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-            async for _signal in signals:
-                stopped = True
-                scope.cancel()
-                return
-
-    # One outbound client for the job, under the server's policy: the URL comes from the person
-    # running the command, so its host joins the allow-list as the setting rocketchat_url's does.
-    policy = outbound_policy(dataclasses.replace(settings, rocketchat_url=url))
-    try:
-        async with GuardedClient(policy) as client, anyio.create_task_group() as group:
-            group.start_soon(stop_on_signal, group.cancel_scope)
-            await _mirror_rocketchat(args, settings, store, data_dir, url, credentials, interval, client)
-            group.cancel_scope.cancel()
-    except* CliError as failed:
-        raise failed.exceptions[0] from None
-    return stopped
-
-
-async def _mirror_rocketchat(
-    args: argparse.Namespace,
-    settings: Settings,
-    store: Store,
-    data_dir: Path,
-    url: str,
-    credentials: Credentials,
-    interval: int,
-    client: GuardedClient,
-) -> None:
-    import anyio
-    import anyio.lowlevel
-
-    from .imports.rocketchat import RocketChatSync
-    from .imports.rocketchat_api import RocketChatAPI, RocketChatRefused, RocketChatUnreachable
-    from .outbound import BlockingClient
-    from .retrieval.wiring import index_now
-
-    # The index's embedder (an OpenAI-compatible one) calls out from its thread through this same client.
-    blocking = BlockingClient(client, anyio.lowlevel.current_token())
-    sync = RocketChatSync(store, RocketChatAPI(url, credentials, client), progress=not args.quiet)
-    first = True
-    while True:
-        try:
-            report = await sync.run()
-        except RocketChatRefused as exc:
-            raise CliError(str(exc)) from None
-        except RocketChatUnreachable as exc:
-            if not args.watch:
-                raise CliError(str(exc)) from None
-            print(f"ai-search: {exc}; trying again in {interval} s", file=sys.stderr)
-        else:
-            changed = report.imported or report.updated or report.deleted
-            if first or changed or report.skipped_count:
-                print(report.summary(), flush=True)
-            if first or changed:
-                await anyio.to_thread.run_sync(
-                    functools.partial(
-                        index_now, settings, store, data_dir, client=blocking, progress=not args.quiet and first
-                    )
-                )
-            first = False
-        if not args.watch:
-            return
-        sync.progress = False
-        await anyio.sleep(interval)
 
 
 # -- parser --------------------------------------------------------------------------------------

@@ -24,13 +24,14 @@ from ai_search_server.imports.rocketchat_api import (
     RocketChatUnreachable,
 )
 from ai_search_server.outbound import GuardedClient, OutboundPolicy
-from ai_search_server.settings import Settings
+from ai_search_server.settings import Settings, load_settings
 from ai_search_server.store import SQLiteStore, open_store
 from ai_search_server.store.records import Message
 
 from ._exports import content_hash
 from ._fake_rocketchat import ADMIN_ID, ADMIN_TOKEN, FakeRocketChat
 from ._scoping import check_scoping, scoped_client
+from ._search_support import UvicornThread
 
 # Items per page, small so that every list (users, rooms, members, messages) takes several pages.
 PAGE = 3
@@ -283,6 +284,63 @@ def test_a_token_that_cannot_sync_is_refused_with_a_sentence(
 def test_the_origin_names_the_server() -> None:
     assert origin_of("https://Chat.Example.com/") == "rocketchat:https://chat.example.com"
     assert origin_of("http://127.0.0.1:3000/rc/") == "rocketchat:http://127.0.0.1:3000/rc"
+
+
+def test_the_mirror_and_the_index_call_out_through_the_jobs_one_client(
+    tmp_path: Path, server: FakeRocketChat, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rocket.Chat's REST API and the index's OpenAI-compatible embedder share one GuardedClient
+    under the outbound policy; the index never makes a client of its own."""
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse, Response
+    from starlette.routing import Route
+
+    from ai_search_server import mirror_job
+    from ai_search_server.retrieval import wiring
+
+    embedded: list[str] = []
+
+    async def embeddings(request: Request) -> Response:
+        texts = (await request.json())["input"]
+        embedded.extend(texts)
+        data = [{"index": i, "embedding": [float(len(t)), 1.0, 0.0]} for i, t in enumerate(texts)]
+        return JSONResponse({"object": "list", "data": data})
+
+    clients: list[GuardedClient] = []
+
+    class CountedClient(GuardedClient):
+        def __init__(self, policy: OutboundPolicy) -> None:
+            super().__init__(policy)
+            clients.append(self)
+
+    def no_client_of_its_own(policy: OutboundPolicy) -> None:
+        raise AssertionError("the index made an outbound client of its own")
+
+    monkeypatch.setattr(mirror_job, "GuardedClient", CountedClient)
+    monkeypatch.setattr(wiring, "blocking_client", no_client_of_its_own)
+    app = Starlette(routes=[Route("/v1/embeddings", embeddings, methods=["POST"])])
+    with UvicornThread(app) as running, open_store(tmp_path / "data") as store:
+        settings = load_settings(
+            environ={},
+            overrides={"embedder": "openai", "embedding_base_url": f"{running.url}/v1", "embedding_model": "m"},
+        )
+        job = mirror_job.MirrorJob(
+            settings=settings,
+            store=store,
+            data_dir=tmp_path / "data",
+            url=server.url,
+            credentials=Credentials(ADMIN_ID, ADMIN_TOKEN),
+            interval_seconds=1,
+            watch=False,
+            quiet=True,
+        )
+        assert mirror_job.run_mirror_job(job) is False
+        stored = {m.text for batch in store.iter_messages() for m in batch}
+    assert len(clients) == 1 and clients[0].policy.allow_hosts == ("127.0.0.1",)
+    # (an embedded text may carry more than the message: its files' names, its conversation)
+    missing = [text for text in stored if not any(text in sent for sent in embedded)]
+    assert stored and not missing, "every mirrored message embedded through the job's client"
 
 
 def test_the_command_syncs_and_says_what_it_did(
