@@ -3,13 +3,16 @@ bans, messages by origin, source links, and sync state."""
 
 from __future__ import annotations
 
+import sqlite3
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
-from ai_search_server.store import SQLiteStore
+from ai_search_server.store import SQLiteStore, open_store
 from ai_search_server.store.base import Conflict, InvalidValue, NotFound
 from ai_search_server.store.records import ImportRow
+from ai_search_server.store.schema import MIGRATIONS, SCHEMA_VERSION, migrate
 from ai_search_server.store.sources import MAX_SYNC_STATE_BYTES
 
 T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
@@ -121,3 +124,38 @@ def test_sync_state_round_trips_and_is_capped(store: SQLiteStore) -> None:
     assert store.get_sync_state("rocketchat:https://chat.test#room:r1") == {"updated": "1793610000000"}
     with pytest.raises(InvalidValue):
         store.set_sync_state("rocketchat:x", {"blob": "x" * MAX_SYNC_STATE_BYTES})
+
+
+def test_a_version_6_file_keeps_its_messages_and_answers_when_migrated_to_7(tmp_path: Path) -> None:
+    """Migration 7 (origins, source links, external ids, sync state) comes after main's 5 (room name
+    keys) and 6 (stored answers): a file at 6 keeps everything and gains the mirror's columns."""
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    conn = sqlite3.connect(data_dir / "workspace.db", isolation_level=None)
+    try:
+        assert [m.version for m in MIGRATIONS][-2:] == [6, 7] and SCHEMA_VERSION == 7
+        assert migrate(conn, migrations=MIGRATIONS[:6]) == 6
+        conn.execute(
+            "INSERT INTO users (id, username, name, roles, created_at) VALUES ('u1', 'old', 'Old', '[\"user\"]', 0)"
+        )
+        conn.execute("INSERT INTO rooms (id, t, name, fname, created_at) VALUES ('r1', 'c', 'ops', 'ops', 0)")
+        conn.execute("INSERT INTO messages (id, room_id, user_id, ts, text) VALUES ('m1', 'r1', 'u1', 0, 'hello')")
+        conn.execute(
+            "INSERT INTO answers (id, user_id, query, answer, created_at) VALUES ('a1', 'u1', 'q', 'an answer', 0)"
+        )
+        assert conn.execute("PRAGMA table_info(messages)").fetchall()[-1][1] != "source_url"
+    finally:
+        conn.close()
+    with open_store(data_dir) as store:
+        message = store.get_message("m1")
+        assert message is not None and message.text == "hello" and message.source_url is None
+        answer = store.get_answer("a1")
+        assert answer is not None and answer.answer == "an answer"
+        store.link_external("slack:T1", "room", "C1", "r1")
+        assert store.external_ids("slack:T1", "room") == {"C1": "r1"}
+        assert store.set_source_urls({"m1": "https://acme.slack.com/archives/C1/p1"}) == 1
+    conn = sqlite3.connect(data_dir / "workspace.db")
+    try:
+        assert conn.execute("PRAGMA user_version").fetchone() == (7,)
+    finally:
+        conn.close()
