@@ -42,6 +42,8 @@ def test_the_export_imports_with_the_right_counts(imported: ImportReport) -> Non
     r = imported
     assert (r.imported, r.unchanged, r.skipped_count, r.ignored) == (20, 0, 5, 4)
     assert (r.users_created, r.rooms_created) == (8, 6)
+    # The members lists decide: an author who is no member (left, or deleted) does not join and leave.
+    assert (r.subscribed, r.unsubscribed) == (15, 0)
     assert r.lines_read == r.imported + r.updated + r.unchanged + r.skipped_count + r.ignored
 
 

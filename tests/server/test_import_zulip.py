@@ -41,6 +41,7 @@ def by_text(store: SQLiteStore, start: str) -> Message:
 def test_the_export_imports_with_the_right_counts(imported: ImportReport) -> None:
     r = imported
     assert (r.imported, r.skipped_count, r.users_created, r.rooms_created) == (161, 3, 7, 6)
+    assert (r.subscribed, r.unsubscribed) == (13, 0)  # subscriptions decide, not who wrote
     assert r.lines_read == r.imported + r.updated + r.unchanged + r.skipped_count + r.ignored
 
 

@@ -332,6 +332,8 @@ class Mirror:
                 pinned=pinned,
                 origin=self.origin,
                 source_url=source_url,
+                # The source's member list decides who is in the room (set in ``finish``).
+                author_joins=room.conversation.members is None,
             ),
         )
 

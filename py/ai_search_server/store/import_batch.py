@@ -166,7 +166,8 @@ class ImportBatch:
             schema.insert_room_name_keys(self.conn, room[0], row.room)
             self.rooms[key] = room
             self.rooms_created += 1
-        self.subscriptions[(author_id, room[0])] = None
+        if row.author_joins:
+            self.subscriptions[(author_id, room[0])] = None
         for member in row.members:
             self.subscriptions[(self._user(member, None)[0], room[0])] = None
         self.seen.add(row.message_id)

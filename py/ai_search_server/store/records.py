@@ -168,7 +168,9 @@ class ImportRow:
     ``tmid`` makes it a reply in the thread of that message id, which must be in the same room, in the
     store already or in the same batch; ``reactions`` map an emoji to the usernames who reacted.
     ``origin`` names the system the message comes from (``slack:T0123``) and ``source_url`` is its
-    link there; messages written in ai-search have neither.
+    link there; messages written in ai-search have neither. ``author_joins`` subscribes the author to
+    the room, as a JSONL history means it; a mirror whose source lists each room's members says False
+    (a message from someone who left stays, and they do not become a member again).
     """
 
     room: str
@@ -186,6 +188,7 @@ class ImportRow:
     pinned: bool = False
     origin: str | None = None
     source_url: str | None = None
+    author_joins: bool = True
 
 
 @dataclass(frozen=True, slots=True)
