@@ -28,9 +28,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from _figures import Baseline, Figure, Report
+from ai_search_server.import_dispatch import import_path
 from ai_search_server.importer import import_jsonl
 from ai_search_server.imports.batches import ImportReport
-from ai_search_server.imports.run import import_path
 from ai_search_server.retrieval.wiring import index_now
 from ai_search_server.services import outbound_policy
 from ai_search_server.settings import load_settings

@@ -188,7 +188,7 @@ def _free_label(store: Store, user_id: str) -> str:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from .imports.run import ImportFailed, import_path
+    from .import_dispatch import ImportFailed, import_path
     from .retrieval.wiring import index_now
     from .services import outbound_policy
 

@@ -55,7 +55,6 @@ from .imports.lines import capped_lines
 from .store.base import InvalidValue, Store
 from .store.records import Attachment, ImportRow, Reaction
 from .store.rules import (
-    ID_LENGTH,
     check_attachments,
     check_display_name,
     check_emoji,

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from ai_search_server.cli import main
+from ai_search_server.import_dispatch import ImportFailed, import_path
 from ai_search_server.imports import bundle as bundle_module
 from ai_search_server.imports.bundle import BundleError, open_bundle
 from ai_search_server.imports.detect import UnknownFormat, detect_format
-from ai_search_server.imports.run import ImportFailed, import_path
 from ai_search_server.store import open_store
 
 from ._exports import FIXTURES, copy_fixture, pack

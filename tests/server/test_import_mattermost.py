@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from ai_search_server.import_dispatch import import_path
 from ai_search_server.imports.batches import ImportReport
-from ai_search_server.imports.run import import_path
 from ai_search_server.store import SQLiteStore
 from ai_search_server.store.records import Message
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ai_search_server.imports.run import import_path
+from ai_search_server.import_dispatch import import_path
 from ai_search_server.settings import Settings
 from ai_search_server.store import SQLiteStore
 

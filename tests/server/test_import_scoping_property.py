@@ -19,7 +19,7 @@ import anyio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ai_search_server.imports.run import import_path
+from ai_search_server.import_dispatch import import_path
 from ai_search_server.retrieval.search_service import SearchOptions, SearchRequest, SearchService
 from ai_search_server.store import open_store
 

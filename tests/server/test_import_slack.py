@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from ai_search_server.import_dispatch import import_path
 from ai_search_server.imports.batches import ImportReport
 from ai_search_server.imports.mirror import room_name
-from ai_search_server.imports.run import import_path
 from ai_search_server.store import SQLiteStore
 from ai_search_server.store.records import Message
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ai_search_server.store import SQLiteStore, open_store
-from ai_search_server.store.base import Conflict, InvalidValue, NotFound
+from ai_search_server.store.base import AlreadyTaken, InvalidValue, RecordNotFound
 from ai_search_server.store.records import ImportRow
 from ai_search_server.store.schema import MIGRATIONS, SCHEMA_VERSION, migrate
 from ai_search_server.store.sources import MAX_SYNC_STATE_BYTES
@@ -33,7 +33,7 @@ def test_external_ids_map_to_users_and_rooms_that_exist(store: SQLiteStore) -> N
     assert store.external_ids("slack:T1", "user") == {"U01": alice.id}
     assert store.external_ids("slack:T1", "room") == {"C01": ops.id}
     assert store.external_ids("zulip:acme", "room") == {}
-    with pytest.raises(NotFound):
+    with pytest.raises(RecordNotFound):
         store.link_external("slack:T1", "room", "C02", "no-such-room")
     with pytest.raises(InvalidValue):
         store.link_external("slack:T1", "team", "X", ops.id)  # type: ignore[arg-type]
@@ -59,7 +59,7 @@ def test_a_rename_obeys_the_rules_a_new_room_does(
         assert (renamed.name, renamed.topic) == (new_name, "deploys")
         assert store.get_room_by_name(new_name) is not None
     else:
-        with pytest.raises(Conflict):
+        with pytest.raises(AlreadyTaken):
             store.update_room(ops.id, name=new_name)
         assert store.get_room(ops.id).name == "ops"  # type: ignore[union-attr]
 
@@ -68,7 +68,7 @@ def test_a_renamed_rooms_old_name_is_free_and_its_new_one_taken(store: SQLiteSto
     ops = store.create_room("c", "ops")
     store.update_room(ops.id, name="incidents")
     assert store.create_room("c", "ops").name == "ops"
-    with pytest.raises(Conflict):
+    with pytest.raises(AlreadyTaken):
         store.create_room("c", "Incidents")
 
 
@@ -80,7 +80,7 @@ def test_member_sets_add_and_remove_and_keep_bans(store: SQLiteStore) -> None:
     assert store.members_of(ops.id) == [b.id]  # carol stays banned, alice left
     assert store.get_subscription(c.id, ops.id).banned  # type: ignore[union-attr]
     assert store.set_members(ops.id, [b.id, c.id]) == (0, 0)
-    with pytest.raises(NotFound):
+    with pytest.raises(RecordNotFound):
         store.set_members(ops.id, ["nobody"])
 
 

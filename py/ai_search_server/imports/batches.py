@@ -34,7 +34,7 @@ from rich.progress import (
 
 from ..store.base import Store
 from ..store.records import ImportRow, Message
-from ..store.sqlite import ID_LENGTH
+from ..store.rules import ID_LENGTH
 
 __all__ = [
     "DEFAULT_IMPORT_BATCH_SIZE",

@@ -35,8 +35,8 @@ from typing import IO, Any
 from urllib.parse import quote
 
 from ..store.base import Store
-from ..store.message_rows import MAX_ATTACHMENT_TEXT_LENGTH, MAX_ATTACHMENTS
 from ..store.records import Attachment, Reaction
+from ..store.rules import MAX_ATTACHMENT_TEXT_LENGTH, MAX_ATTACHMENTS
 from .batches import DEFAULT_OPTIONS, ImportOptions, ImportReport, hashed_id, progress_bar
 from .bundle import Bundle
 from .fields import obj, seq, text

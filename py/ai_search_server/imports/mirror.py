@@ -30,9 +30,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from ..store import names
-from ..store.base import Conflict, InvalidValue, NotFound, Store
+from ..store.base import AlreadyTaken, InvalidValue, RecordNotFound, Store
 from ..store.records import Attachment, ImportRow, Message, Reaction, Room, RoomType
-from ..store.schema import (
+from ..store.rules import (
     MAX_DISPLAY_NAME_LENGTH,
     MAX_MESSAGE_TEXT_LENGTH,
     MAX_ROOM_NAME_LENGTH,
@@ -183,7 +183,7 @@ class Mirror:
                         user = self.store.create_user(
                             candidate, name=name, roles=("bot",) if person.bot else ("user",)
                         )
-                    except Conflict:
+                    except AlreadyTaken:
                         continue
                     self.report.users_created += 1
                     break
@@ -228,7 +228,7 @@ class Mirror:
                 raise InvalidValue(f"it was {room.type}, the export says {conversation.type}")
             else:
                 room = self._update(room, conversation, name)
-        except (Conflict, InvalidValue, NotFound) as error:
+        except (AlreadyTaken, InvalidValue, RecordNotFound) as error:
             self.report.skip(conversation.where, f"room {name!r} cannot be mirrored: {error}")
             return None
         if room is None:
@@ -252,7 +252,7 @@ class Mirror:
         for candidate in wished:
             try:
                 room = self.store.update_room(room.id, name=candidate, fname=None if fname else candidate)
-            except Conflict:
+            except AlreadyTaken:
                 continue  # taken: the room keeps the name it has
             self.report.rooms_renamed += 1
             break
@@ -266,7 +266,7 @@ class Mirror:
             and (existing.type == "d") == (conversation.type == "d")
         ):
             if existing.type != conversation.type:
-                raise Conflict(f"a room of that name is {existing.type}, not {conversation.type}")
+                raise AlreadyTaken(f"a room of that name is {existing.type}, not {conversation.type}")
             if existing.id not in set(self.room_ids.values()):
                 return existing
             fallback = f"{name[: MAX_ROOM_NAME_LENGTH - 9]}-{hashed_id(conversation.key)[:8]}"
@@ -275,7 +275,7 @@ class Mirror:
         topic = conversation.topic[:MAX_TOPIC_LENGTH]
         try:
             created = self.store.create_room(conversation.type, name, fname=fname, topic=topic)
-        except Conflict as clash:
+        except AlreadyTaken as clash:
             # Another room has that name or one that looks like it (``incidents`` and ``іncidents``
             # with a Cyrillic і): the conversation comes in under a name of its own, not skipped.
             unique = f"{name[: MAX_ROOM_NAME_LENGTH - 9]}-{hashed_id(conversation.key)[:8]}"
@@ -476,6 +476,6 @@ class Mirror:
         for message_id in dict.fromkeys(message_ids):
             try:
                 self.store.delete_message(message_id)
-            except NotFound:
+            except RecordNotFound:
                 continue
             self.report.deleted += 1

@@ -28,9 +28,8 @@ from typing import Any
 from urllib.parse import quote, urlsplit
 
 from ..store.base import Store
-from ..store.message_rows import MAX_ATTACHMENT_TEXT_LENGTH, MAX_ATTACHMENTS
 from ..store.records import Attachment, Reaction, RoomType
-from ..store.schema import MAX_MESSAGE_ID_LENGTH
+from ..store.rules import MAX_ATTACHMENT_TEXT_LENGTH, MAX_ATTACHMENTS, MAX_MESSAGE_ID_LENGTH
 from .batches import DEFAULT_IMPORT_BATCH_SIZE, ImportReport, progress_bar
 from .fields import first_text, obj, seq, text
 from .markup import rocketchat_text

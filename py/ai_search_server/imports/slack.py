@@ -30,8 +30,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ..store.base import Store
-from ..store.message_rows import MAX_ATTACHMENT_TEXT_LENGTH, MAX_ATTACHMENTS
 from ..store.records import Attachment, Reaction, RoomType
+from ..store.rules import MAX_ATTACHMENT_TEXT_LENGTH, MAX_ATTACHMENTS
 from .batches import DEFAULT_OPTIONS, ImportOptions, ImportReport, hashed_id, progress_bar
 from .bundle import Bundle, BundleError
 from .fields import first_text, obj, seq, text

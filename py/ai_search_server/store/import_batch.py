@@ -55,9 +55,9 @@ def check_import_row(row: ImportRow) -> tuple[ImportRow, int]:
     if row.edited_at is not None:
         to_ms(row.edited_at)
     if row.origin is not None:
-        schema.check_origin(row.origin)
+        rules.check_origin(row.origin)
     if row.source_url is not None:
-        schema.check_source_url(row.source_url)
+        rules.check_source_url(row.source_url)
     return row, to_ms(row.ts)
 
 

@@ -20,9 +20,9 @@ import sqlite3
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .base import Conflict, InvalidValue, NotFound
+from .base import AlreadyTaken, InvalidValue, RecordNotFound
 from .records import ExternalKind
-from .schema import (
+from .rules import (
     check_display_name,
     check_external_id,
     check_origin,
@@ -30,9 +30,8 @@ from .schema import (
     check_source_url,
     check_topic,
     fold,
-    insert_room_name_keys,
-    room_name_clash,
 )
+from .schema import insert_room_name_keys, room_name_clash
 
 __all__ = [
     "MAX_SYNC_STATE_BYTES",
@@ -65,7 +64,7 @@ def link_external(conn: sqlite3.Connection, origin: str, kind: str, external_id:
     check_external_id(external_id)
     table = "users" if kind == "user" else "rooms"
     if not conn.execute(f"SELECT 1 FROM {table} WHERE id = ?", (local_id,)).fetchone():
-        raise NotFound(f"{kind} {local_id!r} does not exist")
+        raise RecordNotFound(f"{kind} {local_id!r} does not exist")
     conn.execute(
         "INSERT INTO external_ids (origin, kind, external_id, local_id) VALUES (?, ?, ?, ?)"
         " ON CONFLICT (origin, kind, external_id) DO UPDATE SET local_id = excluded.local_id",
@@ -88,18 +87,18 @@ def rename_room(
     conn: sqlite3.Connection, room_id: str, *, name: str | None, fname: str | None, topic: str | None
 ) -> None:
     """Rename a room or change its topic. A new name obeys what a new room's would
-    (``schema.room_name_clash``: no other room's name, no look-alike of one). Raises Conflict for a
-    name that clashes, NotFound for an unknown room."""
+    (``schema.room_name_clash``: no other room's name, no look-alike of one). Raises AlreadyTaken for a
+    name that clashes, RecordNotFound for an unknown room."""
     row = conn.execute("SELECT t, name FROM rooms WHERE id = ?", (room_id,)).fetchone()
     if row is None:
-        raise NotFound(f"room {room_id!r} does not exist")
+        raise RecordNotFound(f"room {room_id!r} does not exist")
     if name is not None:
         name = check_room_name(name)
         # The room's own keys go first, so it is never its own look-alike; a refusal rolls them back.
         conn.execute("DELETE FROM room_name_keys WHERE room_id = ?", (room_id,))
         clash = None if fold(name) == fold(row[1]) else room_name_clash(conn, row[0], name)
         if clash is not None:
-            raise Conflict(clash)
+            raise AlreadyTaken(clash)
         conn.execute("UPDATE rooms SET name = ? WHERE id = ?", (name, room_id))
         insert_room_name_keys(conn, room_id, name)
     if fname is not None and fname.strip():
@@ -115,13 +114,13 @@ def set_members(
     A ban is kept either way (a banned member stays banned; a ban outlives leaving). Returns
     (subscribed, unsubscribed)."""
     if not conn.execute("SELECT 1 FROM rooms WHERE id = ?", (room_id,)).fetchone():
-        raise NotFound(f"room {room_id!r} does not exist")
+        raise RecordNotFound(f"room {room_id!r} does not exist")
     wanted = json.dumps(list(dict.fromkeys(user_ids)))
     missing = conn.execute(
         "SELECT value FROM json_each(?) WHERE value NOT IN (SELECT id FROM users)", (wanted,)
     ).fetchone()
     if missing:
-        raise NotFound(f"user {missing[0]!r} does not exist")
+        raise RecordNotFound(f"user {missing[0]!r} does not exist")
     added = conn.execute(
         "INSERT OR IGNORE INTO subscriptions (user_id, room_id, banned, created_at)"
         " SELECT value, ?, 0, ? FROM json_each(?)",

@@ -1071,7 +1071,7 @@ class SQLiteStore:
                     "UPDATE users SET name = ? WHERE id = ?", (display, user_id)
                 ).rowcount
             ):
-                raise NotFound(f"user {user_id!r} does not exist")
+                raise RecordNotFound(f"user {user_id!r} does not exist")
 
     def set_members(self, room_id: str, user_ids: Sequence[str]) -> tuple[int, int]:
         with self._transaction("set a room's members") as write:

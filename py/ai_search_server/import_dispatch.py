@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from ..store.base import Store
-from .batches import DEFAULT_IMPORT_BATCH_SIZE, ImportOptions, ImportReport
-from .bundle import Bundle, BundleError, open_bundle
-from .detect import Format, UnknownFormat, detect_format
+from .imports.batches import DEFAULT_IMPORT_BATCH_SIZE, ImportOptions, ImportReport
+from .imports.bundle import Bundle, BundleError, open_bundle
+from .imports.detect import Format, UnknownFormat, detect_format
+from .store.base import Store
 
 __all__ = ["ImportFailed", "import_path"]
 
@@ -50,12 +50,12 @@ def import_path(
     except OSError as error:
         raise ImportFailed(f"{path}: cannot be read ({error.strerror or error})") from None
     if found == "jsonl":
-        from ..importer import import_jsonl
+        from .importer import import_jsonl
 
         return import_jsonl(store, path, progress=progress, batch_size=batch_size)
     options = ImportOptions(progress=progress, batch_size=batch_size, source_url=source_url)
     if found == "mattermost" and path.is_file() and not _is_archive(path):
-        from .mattermost import import_mattermost_file
+        from .imports.mattermost import import_mattermost_file
 
         return import_mattermost_file(store, path, options)
     try:
@@ -68,19 +68,19 @@ def import_path(
 
 
 def _slack() -> BundleImporter:
-    from .slack import import_slack
+    from .imports.slack import import_slack
 
     return import_slack
 
 
 def _mattermost() -> BundleImporter:
-    from .mattermost import import_mattermost
+    from .imports.mattermost import import_mattermost
 
     return import_mattermost
 
 
 def _zulip() -> BundleImporter:
-    from .zulip import import_zulip
+    from .imports.zulip import import_zulip
 
     return import_zulip
 
