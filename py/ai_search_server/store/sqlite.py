@@ -885,14 +885,10 @@ class SQLiteStore:
             return []
         key = (to_ms(message.ts), message.id)
         if message.tmid is not None:
-            replies = (
-                self._messages(
-                    "WHERE m.tmid = ? AND (m.ts, m.id) < (?, ?) ORDER BY m.ts DESC, m.id DESC LIMIT ?",
-                    (message.tmid, *key, limit - 1),
-                )
-                if limit > 1
-                else []
-            )
+            replies = self._messages(
+                "WHERE m.tmid = ? AND (m.ts, m.id) < (?, ?) ORDER BY m.ts DESC, m.id DESC LIMIT ?",
+                (message.tmid, *key, limit - 1),
+            ) if limit > 1 else []
             parent = self._messages("WHERE m.id = ?", (message.tmid,))
             return [*parent, *reversed(replies)][-limit:]
         earliest = to_ms(message.ts - within)
