@@ -100,7 +100,7 @@ async def evaluate(data_dir: Path) -> list[dict[str, Any]]:
             outcome = await search.search(
                 user, SearchRequest(text=question["question"], limit=SEARCH_RESULTS)
             )
-            refs = [AnswerSourceRef(r["_id"], r.get("score")) for r in outcome.results[:ANSWER_SOURCES]]
+            refs = [AnswerSourceRef(h.message.id, h.score) for h in outcome.hits[:ANSWER_SOURCES]]
             if not refs:
                 rows.append({"id": question["id"], "answer": "", "first": None, "cited": []})
                 continue

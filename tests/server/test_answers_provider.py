@@ -36,6 +36,9 @@ SYSTEM_PROMPT = "You answer from sources."
 USER_PROMPT = "User question (untrusted):\nwhy?"
 # Deadline for the slow-provider cases (seconds): short, so the file stays fast.
 SHORT_DEADLINE_SECONDS = 0.5
+# Deadline for the cases that must fail for another reason (seconds): a 5 MiB oversize body takes
+# longer than the short one on a busy machine, and must still be told apart from a timeout.
+UNHURRIED_DEADLINE_SECONDS = 5.0
 # Guard around calls that must end by themselves (seconds); tripping it means a deadline failed.
 MUST_END_WITHIN_SECONDS = 10.0
 LOOPBACK = OutboundPolicy(allow_hosts=("127.0.0.1",))
@@ -66,14 +69,24 @@ async def client() -> AsyncIterator[GuardedClient]:
 
 
 def make_provider(
-    client: GuardedClient, base_url: str, *, model: str = "gpt-4o", api_key: str = API_KEY
+    client: GuardedClient,
+    base_url: str,
+    *,
+    model: str = "gpt-4o",
+    api_key: str = API_KEY,
+    deadline_seconds: float = SHORT_DEADLINE_SECONDS,
 ) -> OpenAICompatibleProvider:
     return OpenAICompatibleProvider(
         client,
         ProviderConfig(base_url=base_url, model=model, api_key=api_key),
-        completion_timeout_seconds=SHORT_DEADLINE_SECONDS,
-        models_timeout_seconds=SHORT_DEADLINE_SECONDS,
+        completion_timeout_seconds=deadline_seconds,
+        models_timeout_seconds=deadline_seconds,
     )
+
+
+def deadline_for(timed_out: bool) -> float:
+    """The short deadline where the case is a timeout, an unhurried one where it must not be."""
+    return SHORT_DEADLINE_SECONDS if timed_out else UNHURRIED_DEADLINE_SECONDS
 
 
 async def collect(provider: OpenAICompatibleProvider) -> list[str]:
@@ -205,7 +218,8 @@ async def test_completion_failures_map_to_stable_error_types(
 ) -> None:
     fake.behaviour = behaviour
     with anyio.fail_after(MUST_END_WITHIN_SECONDS), pytest.raises(error) as caught:
-        await make_provider(client, base_url).complete(SYSTEM_PROMPT, USER_PROMPT)
+        provider = make_provider(client, base_url, deadline_seconds=deadline_for(timed_out))
+        await provider.complete(SYSTEM_PROMPT, USER_PROMPT)
     assert type(caught.value) is error
     assert caught.value.timed_out is timed_out
     assert PROVIDER_SECRET_TEXT not in caught.value.message
@@ -299,7 +313,7 @@ async def test_stream_failures_map_to_stable_error_types(
 ) -> None:
     fake.behaviour = behaviour
     with pytest.raises(error) as caught:
-        await collect(make_provider(client, base_url))
+        await collect(make_provider(client, base_url, deadline_seconds=deadline_for(timed_out)))
     assert type(caught.value) is error
     assert caught.value.timed_out is timed_out
     assert PROVIDER_SECRET_TEXT not in caught.value.message
