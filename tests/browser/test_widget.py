@@ -338,7 +338,7 @@ def test_a_result_opens_in_its_thread_in_the_widget_unless_the_host_takes_it(
     siblings as the server has them, the reply marked and focused); Escape closes the view first
     (the widget stays), then the widget. A host that calls preventDefault() keeps the view closed."""
     server = sites.server
-    sites.allowed.pages["/"] = ("text/html", host_page(server, position="none"))
+    sites.allowed.pages["/"] = ("text/html", host_page(server, position="none", preload="idle"))
     page, _record = widget_tabs.new()
     sign_in_widget(page, server, "bob")
     page.goto(f"{sites.allowed.origin}/")
