@@ -21,11 +21,12 @@ from ai_search_server.mcp.catalog import (
     unique_tool_names,
     variants_for_schema,
 )
+from ai_search_server.mcp.revisions import revision
 from ai_search_server.rest import ApiRequest, ApiRoute, Method
 from ai_search_server.routes import all_routes
 from ai_search_server.routes.params import NoParams
 
-from ._mcp_fixtures import REVISIONS, schema_errors
+from ._mcp_fixtures import MODERN, REVISIONS, schema_errors
 
 NAME_RULE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 CURATED_NAMES = [
@@ -332,7 +333,8 @@ def test_every_tool_is_valid_for_mcp_clients(extended: bool) -> None:
         assert tool.description
         assert tool.input_schema["type"] == "object"
         Draft202012Validator.check_schema(tool.input_schema)
-    listing = json.loads(catalog.list_result_json)
-    assert null_paths(listing) == []
-    for revision in REVISIONS:
-        assert schema_errors(revision, "ListToolsResult", listing) == [], revision
+    for version in (*REVISIONS, MODERN):
+        listing = json.loads(catalog.list_result_json(revision(version)))
+        assert null_paths(listing) == []
+        for tool in listing["tools"]:
+            assert schema_errors(version, "Tool", tool) == [], (version, tool["name"])

@@ -19,7 +19,7 @@ from starlette.applications import Starlette
 from starlette.responses import Response, StreamingResponse
 
 from ai_search_server.app import create_app
-from ai_search_server.mcp import rpc_errors
+from ai_search_server.mcp import SUPPORTED_PROTOCOL_VERSIONS, rpc_errors
 from ai_search_server.mcp.dispatch import CallerAuth, build_query_string, call_route
 from ai_search_server.mcp.endpoint import accepts_json
 from ai_search_server.ratelimit import RateLimiter
@@ -143,20 +143,13 @@ async def test_protocol_version_header(
     extra = {"MCP-Protocol-Version": version} if version is not None else {}
     r = await post(client, request("ping"), mcp_headers(workspace["alice"].pat_headers, **extra))
     if status == 400:
-        assert error_of(r, 400, -32600)["error"]["message"] == "Unsupported MCP protocol version"
+        # 2026-07-28's UnsupportedProtocolVersionError: a dual-era client retries at a version named.
+        error = error_of(r, 400, -32022)["error"]
+        assert error["message"] == "Unsupported protocol version"
+        assert error["data"] == {"supported": list(SUPPORTED_PROTOCOL_VERSIONS), "requested": version}
+        assert schema_errors("2026-07-28", "UnsupportedProtocolVersionError", r.json()) == []
     else:
         assert r.status_code == 200
-
-
-@pytest.mark.parametrize(
-    "header", [{"MCP-Protocol-Version": "2026-07-28"}, {}], ids=["with-header", "without-header"]
-)
-async def test_2026_discovery_probe_gets_400(
-    client: httpx.AsyncClient, workspace: Workspace, header: dict[str, str]
-) -> None:
-    probe = request("server/discover", {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}})
-    headers = mcp_headers(workspace["alice"].pat_headers, **header)
-    error_of(await post(client, probe, headers), 400, -32600)
 
 
 @pytest.mark.parametrize(

@@ -30,6 +30,7 @@ from typing import Any
 
 from ..rest import ApiRoute, Method
 from .limits import MAX_TOOL_NAME_CHARS
+from .revisions import REVISIONS, Revision
 
 __all__ = [
     "ALLOWED_TOOL_NAMES",
@@ -310,22 +311,31 @@ class Tool:
     input_schema: dict[str, Any]
     route: ApiRoute
 
-    def listing(self) -> dict[str, Any]:
+    def listing(self, revision: Revision) -> dict[str, Any]:
+        """The tool as ``tools/list`` shows it at ``revision`` (only the fields that revision has)."""
         return {"name": self.name, "description": self.description, "inputSchema": self.input_schema}
 
 
 @dataclass(frozen=True)
 class Catalog:
-    """An immutable tool set, with the ``tools/list`` result encoded once (it never changes)."""
+    """An immutable tool set, with the ``tools/list`` result of each revision encoded once (it never
+    changes)."""
 
     tools: tuple[Tool, ...]
     by_name: Mapping[str, Tool] = field(init=False)
-    list_result_json: bytes = field(init=False)
+    _listings: Mapping[str, bytes] = field(init=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "by_name", {tool.name: tool for tool in self.tools})
-        listing = {"tools": [tool.listing() for tool in self.tools]}
-        object.__setattr__(self, "list_result_json", _compact_json(listing).encode())
+        listings = {
+            r.version: _compact_json({"tools": [tool.listing(r) for tool in self.tools]}).encode()
+            for r in REVISIONS
+        }
+        object.__setattr__(self, "_listings", listings)
+
+    def list_result_json(self, revision: Revision) -> bytes:
+        """The encoded ``tools/list`` result at ``revision``."""
+        return self._listings[revision.version]
 
 
 def _tools_for(routes: Iterable[tuple[ApiRoute, str]]) -> list[Tool]:
