@@ -1,8 +1,9 @@
 """The official MCP Python SDK client against the real server on loopback (Streamable HTTP, PAT headers).
 
-Two people with different rooms connect as themselves: each initializes, lists the tools and calls
-them, and sees only their own rooms. The conformance probe (``tests/tools/mcp_probe.py --wire``) runs
-against the same kind of server.
+Two people with different rooms connect as themselves at every revision the server speaks: at
+2026-07-28 the client's ``auto`` mode discovers and stays there (no ``initialize`` on the wire), at
+each handshake revision it initializes. Each lists the tools, calls them and sees only their own
+rooms. The conformance probe (``tests/tools/mcp_probe.py --wire``) runs against the same server.
 """
 
 from __future__ import annotations
@@ -11,16 +12,17 @@ import json
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
 import httpx2
 import pytest
 from mcp import Client
+from mcp.client import session as sdk_session
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from ai_search_server.mcp.protocol import SUPPORTED_PROTOCOL_VERSIONS
+from ai_search_server.mcp import SUPPORTED_PROTOCOL_VERSIONS
 from ai_search_server.store.base import Store
 
 from ._mcp_fixtures import SCHEMA_ROOT, TESTS_ROOT, LiveServer, live_server
@@ -39,14 +41,45 @@ def server(store: Store, workspace: Workspace) -> Iterator[LiveServer]:
         yield live
 
 
+# Every revision the server speaks, as the SDK client reaches it: "auto" discovers 2026-07-28; a
+# handshake revision is the version the client's initialize offers.
+SDK_REVISIONS = ("2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26")
+
+
 @asynccontextmanager
-async def connect(server: LiveServer, person: Person) -> AsyncIterator[Client]:
+async def connect(
+    server: LiveServer, person: Person, revision: str = "2025-11-25", sent: list[str] | None = None
+) -> AsyncIterator[Client]:
+    """The SDK client connected as ``person`` at ``revision``; ``sent`` collects the JSON-RPC method of
+    every POST it makes."""
     headers = {"X-User-Id": person.user.id, "X-Auth-Token": person.pat}
     timeout = httpx2.Timeout(SDK_TIMEOUT_SECONDS, read=SDK_TIMEOUT_SECONDS)
-    async with httpx2.AsyncClient(headers=headers, timeout=timeout) as http:
+
+    async def record(request: httpx2.Request) -> None:
+        if sent is not None and request.method == "POST":
+            sent.append(json.loads(request.content)["method"] if request.content else "")
+
+    async with httpx2.AsyncClient(
+        headers=headers, timeout=timeout, event_hooks={"request": [record]}
+    ) as http:
         transport = streamable_http_client(server.mcp_url, http_client=http)
-        async with Client(transport, mode="legacy", cache=None) as client:
-            yield client
+        mode = "auto" if revision == "2026-07-28" else "legacy"
+        with _offering(revision):
+            async with Client(transport, mode=mode, cache=None) as client:
+                yield client
+
+
+@contextmanager
+def _offering(revision: str) -> Iterator[None]:
+    """The SDK client offers its latest handshake version in initialize; an older client offers its own.
+    The module constant it reads is swapped for the duration, as a client of that revision would send."""
+    saved = sdk_session.LATEST_HANDSHAKE_VERSION
+    if revision != "2026-07-28":
+        sdk_session.LATEST_HANDSHAKE_VERSION = revision
+    try:
+        yield
+    finally:
+        sdk_session.LATEST_HANDSHAKE_VERSION = saved
 
 
 def text_of(result: Any) -> Any:
@@ -54,6 +87,7 @@ def text_of(result: Any) -> Any:
     return json.loads(block.text)
 
 
+@pytest.mark.parametrize("revision", SDK_REVISIONS)
 @pytest.mark.parametrize(
     ("username", "rooms", "foreign_room"),
     [
@@ -62,11 +96,16 @@ def text_of(result: Any) -> Any:
     ],
 )
 async def test_sdk_client_sees_only_the_callers_rooms(
-    server: LiveServer, workspace: Workspace, username: str, rooms: set[str], foreign_room: str
+    server: LiveServer, workspace: Workspace, username: str, rooms: set[str], foreign_room: str, revision: str
 ) -> None:
-    async with connect(server, workspace[username]) as client:
-        assert client.protocol_version in SUPPORTED_PROTOCOL_VERSIONS
+    sent: list[str] = []
+    async with connect(server, workspace[username], revision, sent) as client:
+        assert client.protocol_version == revision
         assert client.server_info is not None and client.server_info.name == "ai-search"
+        if revision == "2026-07-28":  # discovered, no fallback to the handshake
+            assert sent == ["server/discover"] and client.session.discover_result is not None
+        else:
+            assert sent[0] == "initialize"
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
         assert {"get_rooms_get", "get_chat_getMessage", "post_chat_postMessage_by_channel"} <= set(tools)
         assert all(tool.input_schema["type"] == "object" and tool.description for tool in tools.values())
@@ -83,10 +122,18 @@ async def test_sdk_client_sees_only_the_callers_rooms(
             "post_chat_postMessage_by_channel", {"channel": "#general", "text": "hi"}
         )
         assert not posted.is_error and text_of(posted)["message"]["u"]["username"] == username
+    assert "initialize" not in sent if revision == "2026-07-28" else sent.count("initialize") == 1
 
 
-async def test_sdk_client_unknown_tool_is_a_protocol_error(server: LiveServer, workspace: Workspace) -> None:
-    async with connect(server, workspace["alice"]) as client:
+def test_the_table_covers_every_revision() -> None:
+    assert set(SDK_REVISIONS) == set(SUPPORTED_PROTOCOL_VERSIONS)
+
+
+@pytest.mark.parametrize("revision", SDK_REVISIONS)
+async def test_sdk_client_unknown_tool_is_a_protocol_error(
+    server: LiveServer, workspace: Workspace, revision: str
+) -> None:
+    async with connect(server, workspace["alice"], revision) as client:
         with pytest.raises(MCPError) as info:
             await client.call_tool("no_such_tool", {})
     assert info.value.code == -32602
