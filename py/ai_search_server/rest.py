@@ -153,6 +153,13 @@ class ApiRoute:
     refuses: tuple[Refusal, ...] = field(default=())
     #: The route also answers ``text/event-stream`` when the caller's ``Accept`` asks for it.
     event_stream: bool = False
+    #: Behaviour, for the MCP tool's title and hints: a short name for people; a write that changes or
+    #: takes away what exists (an edit, a delete), not only adds; a write that changes nothing more when
+    #: repeated (a GET always is); a route that reaches past the workspace (the LLM provider).
+    title: str = ""
+    destructive: bool = False
+    idempotent: bool = False
+    open_world: bool = False
 
     @property
     def path(self) -> str:
@@ -204,6 +211,10 @@ class Router:
         variant_descriptions: Sequence[str] = (),
         refuses: Sequence[Refusal | type[errors.ApiError]] = (),
         event_stream: bool = False,
+        title: str = "",
+        destructive: bool = False,
+        idempotent: bool = False,
+        open_world: bool = False,
     ) -> Callable[[Handler], Handler]:
         def register(handler: Handler) -> Handler:
             self.routes.append(
@@ -220,6 +231,10 @@ class Router:
                     variant_descriptions=tuple(variant_descriptions),
                     refuses=tuple(r if isinstance(r, Refusal) else Refusal.of(r) for r in refuses),
                     event_stream=event_stream,
+                    title=title,
+                    destructive=destructive,
+                    idempotent=idempotent,
+                    open_world=open_world,
                 )
             )
             return handler
@@ -345,7 +360,9 @@ def lone_surrogate_at(value: Any, path: str = "") -> str | None:
                     return inner_path
                 pending.append((inner_path, inner))
         elif isinstance(item, list):
-            pending.extend((f"{where}.{index}" if where else str(index), inner) for index, inner in enumerate(item))
+            pending.extend(
+                (f"{where}.{index}" if where else str(index), inner) for index, inner in enumerate(item)
+            )
     return None
 
 

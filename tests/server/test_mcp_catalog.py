@@ -338,3 +338,89 @@ def test_every_tool_is_valid_for_mcp_clients(extended: bool) -> None:
         assert null_paths(listing) == []
         for tool in listing["tools"]:
             assert schema_errors(version, "Tool", tool) == [], (version, tool["name"])
+
+
+# -- titles and behaviour hints, from the route declarations -----------------------------------------
+
+_READS = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False}
+_ADDS = {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False, "openWorldHint": False}
+
+
+@pytest.mark.parametrize(
+    ("name", "title", "hints"),
+    [
+        pytest.param("get_rooms_get", "List my rooms", _READS, id="a-get-only-reads"),
+        pytest.param(
+            "get_ai_search_by_q", "Search messages, by q", _READS, id="search-reads-the-workspace-only"
+        ),
+        pytest.param(
+            "post_chat_postMessage_by_channel",
+            "Post a message, by channel",
+            _ADDS,
+            id="a-post-adds-once-per-call",
+        ),
+        pytest.param("post_channels_create", "Create a channel", _ADDS, id="creating-is-additive"),
+        pytest.param(
+            "post_ai_search_answer",
+            "Answer a question, citing messages",
+            {**_ADDS, "openWorldHint": True},
+            id="answers-reach-the-llm-provider",
+        ),
+        pytest.param(
+            "post_chat_update",
+            "Edit a message",
+            {**_ADDS, "destructiveHint": True, "idempotentHint": True},
+            id="an-edit-overwrites-and-repeats-harmlessly",
+        ),
+        pytest.param(
+            "post_chat_react",
+            "React to a message",
+            {**_ADDS, "destructiveHint": True},
+            id="a-toggle-may-take-back-and-is-not-idempotent",
+        ),
+        pytest.param(
+            "post_chat_pinMessage",
+            "Pin a message",
+            {**_ADDS, "idempotentHint": True},
+            id="pinning-twice-is-pinning",
+        ),
+        pytest.param("get_chat_getThreadMessages", "Read a thread", _READS, id="extended-reads-too"),
+    ],
+)
+def test_annotations_come_from_the_declarations(name: str, title: str, hints: dict[str, bool]) -> None:
+    tool = build_catalog(all_routes(), extended=True).by_name[name]
+    assert tool.title == title
+    assert dict(tool.annotations) == {"title": title, **hints}
+
+
+@pytest.mark.parametrize("extended", [False, True], ids=["curated", "extended"])
+def test_every_tool_is_annotated_by_its_method(extended: bool) -> None:
+    for tool in build_catalog(all_routes(), extended=extended).tools:
+        hints = tool.annotations
+        assert hints["readOnlyHint"] is (tool.route.method == "GET"), tool.name
+        if tool.route.method == "POST":
+            assert hints["idempotentHint"] is tool.route.idempotent, tool.name
+        assert hints["title"] == tool.title and tool.title, tool.name
+
+
+@pytest.mark.parametrize(
+    ("version", "has_title"),
+    [
+        pytest.param("2025-03-26", False, id="2025-03-26-annotations-only"),
+        pytest.param("2025-06-18", True, id="2025-06-18-adds-title"),
+        pytest.param("2025-11-25", True, id="2025-11-25"),
+        pytest.param("2026-07-28", True, id="2026-07-28"),
+    ],
+)
+def test_each_revision_lists_the_fields_it_has(version: str, has_title: bool) -> None:
+    listing = json.loads(build_catalog(all_routes()).list_result_json(revision(version)))
+    for tool in listing["tools"]:
+        assert set(tool["annotations"]) == {
+            "title",
+            "readOnlyHint",
+            "destructiveHint",
+            "idempotentHint",
+            "openWorldHint",
+        }
+        assert ("title" in tool) is has_title
+        assert schema_errors(version, "Tool", tool) == []

@@ -28,6 +28,7 @@ from ai_search_server.store.base import Store
 
 from ._mcp_fixtures import (
     INIT_PARAMS,
+    MODERN,
     REVISIONS,
     asgi_client,
     bare_app,
@@ -35,6 +36,8 @@ from ._mcp_fixtures import (
     error_definition,
     mcp_headers,
     mcp_settings,
+    modern_headers,
+    modern_request,
     post,
     request,
     schema_errors,
@@ -439,13 +442,18 @@ async def test_tools_list_validates_against_every_revision(
     store: Store, workspace: Workspace, extended: bool, must_have: str
 ) -> None:
     app = create_app(mcp_settings(mcp_expose_extended_api=extended), store)
+    alice = workspace["alice"]
     async with asgi_client(app) as c:
-        r = await post(c, request("tools/list"), mcp_headers(workspace["alice"].pat_headers))
-    result = r.json()["result"]
-    assert must_have in {t["name"] for t in result["tools"]}
-    assert "nextCursor" not in result
-    for revision in REVISIONS:
-        assert schema_errors(revision, "ListToolsResult", result) == [], revision
+        for revision in REVISIONS:
+            headers = mcp_headers(alice.pat_headers, **{"MCP-Protocol-Version": revision})
+            result = (await post(c, request("tools/list"), headers)).json()["result"]
+            assert must_have in {t["name"] for t in result["tools"]}
+            assert "nextCursor" not in result
+            assert schema_errors(revision, "ListToolsResult", result) == [], revision
+        listing = modern_request("tools/list")
+        result = (await post(c, listing, modern_headers(alice.pat_headers, listing))).json()["result"]
+        assert must_have in {t["name"] for t in result["tools"]}
+        assert schema_errors(MODERN, "ListToolsResult", result) == []
 
 
 # -- tools/call through the REST stack, as the caller --------------------------------------------

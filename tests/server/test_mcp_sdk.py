@@ -109,6 +109,9 @@ async def test_sdk_client_sees_only_the_callers_rooms(
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
         assert {"get_rooms_get", "get_chat_getMessage", "post_chat_postMessage_by_channel"} <= set(tools)
         assert all(tool.input_schema["type"] == "object" and tool.description for tool in tools.values())
+        reads, posts = tools["get_rooms_get"].annotations, tools["post_chat_postMessage_by_channel"].annotations
+        assert reads is not None and reads.read_only_hint is True and reads.idempotent_hint is True
+        assert posts is not None and posts.read_only_hint is False and posts.idempotent_hint is False
 
         listed = await client.call_tool("get_rooms_get", {})
         assert not listed.is_error

@@ -44,7 +44,9 @@ __all__ = [
     "fit_tool_name",
     "mcp_safe_schema",
     "route_schema",
+    "tool_annotations",
     "tool_name_for",
+    "tool_title",
     "unique_tool_names",
     "variants_for_schema",
 ]
@@ -302,18 +304,49 @@ def variants_for_schema(raw: Mapping[str, Any]) -> list[Variant]:
 # -- the catalog ---------------------------------------------------------------------------------
 
 
+def tool_annotations(route: ApiRoute, title: str) -> dict[str, Any]:
+    """The behaviour hints of a route's tool, from its declaration: a GET only reads (and so is
+    idempotent and destroys nothing); a write destroys what it declares ``destructive`` and is
+    idempotent only when it declares so; only a route that declares ``open_world`` reaches past the
+    workspace. Every hint is written out, so no client falls back to the spec's pessimistic defaults."""
+    read_only = route.method == "GET"
+    return {
+        "title": title,
+        "readOnlyHint": read_only,
+        "destructiveHint": not read_only and route.destructive,
+        "idempotentHint": read_only or route.idempotent,
+        "openWorldHint": route.open_world,
+    }
+
+
+def tool_title(route: ApiRoute, discriminator: str | None) -> str:
+    """The route's declared title (else its name), with the variant: ``Get a person's profile, by userId``."""
+    title = route.title or route.name
+    return title if discriminator is None else f"{title}, by {discriminator}"
+
+
 @dataclass(frozen=True, slots=True)
 class Tool:
-    """One MCP tool: the route it calls, and its listing (name, description, inputSchema)."""
+    """One MCP tool: the route it calls, and its listing (name, title, description, inputSchema,
+    annotations)."""
 
     name: str
     description: str
     input_schema: dict[str, Any]
     route: ApiRoute
+    title: str = ""
+    annotations: Mapping[str, Any] = field(default_factory=dict)
 
     def listing(self, revision: Revision) -> dict[str, Any]:
         """The tool as ``tools/list`` shows it at ``revision`` (only the fields that revision has)."""
-        return {"name": self.name, "description": self.description, "inputSchema": self.input_schema}
+        out: dict[str, Any] = {"name": self.name}
+        if revision.structured and self.title:
+            out["title"] = self.title
+        out["description"] = self.description
+        out["inputSchema"] = self.input_schema
+        if revision.annotations and self.annotations:
+            out["annotations"] = dict(self.annotations)
+        return out
 
 
 @dataclass(frozen=True)
@@ -348,10 +381,11 @@ def _tools_for(routes: Iterable[tuple[ApiRoute, str]]) -> list[Tool]:
             for v in variants_for_schema(route_schema(route))
         ]
     names = unique_tool_names([(r.method, r.path, name, v.input_schema) for r, name, v, _ in drafts])
-    return [
-        Tool(name, description, v.input_schema, route)
-        for (route, _fitted, v, description), name in zip(drafts, names, strict=True)
-    ]
+    tools = []
+    for (route, _fitted, v, description), name in zip(drafts, names, strict=True):
+        title = tool_title(route, v.discriminator)
+        tools.append(Tool(name, description, v.input_schema, route, title, tool_annotations(route, title)))
+    return tools
 
 
 def _extended_fallback(route: ApiRoute) -> str:

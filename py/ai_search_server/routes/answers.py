@@ -189,7 +189,9 @@ def _request(params: AnswerParams) -> tuple[str, list[AnswerSourceRef], list[Ans
             or an item the core refuses (a null score).
     """
     try:
-        turns = normalize_answer_turns([t.model_dump(by_alias=True, exclude_unset=True) for t in params.turns])
+        turns = normalize_answer_turns(
+            [t.model_dump(by_alias=True, exclude_unset=True) for t in params.turns]
+        )
         items = [item.model_dump(by_alias=True, exclude_unset=True) for item in params.messages]
         # A follow-up may come without sources of its own; a first question needs 1 to 20.
         refs = normalize_answer_sources(items) if items or not turns else []
@@ -206,6 +208,8 @@ async def _follow_up_search(req: ApiRequest[AnswerParams]) -> FollowUpSearch:
 @router.post(
     "ai.search.answer",
     AnswerParams,
+    title="Answer a question, citing messages",
+    open_world=True,
     description=(
         "Answer a question from messages the authenticated user can read, citing them as [N]. Pass the "
         "message ids (and scores) that ai.search returned; the server loads the texts itself. Send "
@@ -268,6 +272,8 @@ async def _event_stream(
 @router.get(
     "ai.llm.models",
     NoParams,
+    title="List the answer models",
+    open_world=True,
     description="List the models the configured LLM provider offers (for the answer model setting).",
     rate_limit=MODELS_RATE_LIMIT,
     refuses=(Refusal(errors.Forbidden.status, MODELS_FORBIDDEN),),

@@ -73,13 +73,16 @@ for _name, _kind, _what in (
     router.get(
         _name,
         HistoryParams,
+        title=f"Read a {_what}'s history",
         description=f"Messages of a {_what} you are in, newest first, between oldest and latest.",
         rate_limit=HISTORY_RATE_LIMIT,
         refuses=(ROOM_REFUSAL,),
     )(_history(_kind))  # type: ignore[arg-type]
 
 
-SearchText = Annotated[str, Field(min_length=1, max_length=MAX_SEARCH_TEXT_CHARS, description="Text to find.")]
+SearchText = Annotated[
+    str, Field(min_length=1, max_length=MAX_SEARCH_TEXT_CHARS, description="Text to find.")
+]
 
 
 class ChatSearchParams(Params):
@@ -92,6 +95,7 @@ class ChatSearchParams(Params):
 @router.get(
     "chat.search",
     ChatSearchParams,
+    title="Find text in one room",
     description="Messages of one room you read whose text contains searchText (plain, case-insensitive, "
     "newest first). For ranked search across your rooms use ai.search.",
     rate_limit=HISTORY_RATE_LIMIT,

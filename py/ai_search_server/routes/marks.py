@@ -27,7 +27,11 @@ LIST_RATE_LIMIT = RateLimit(count=120, period_seconds=60)
 
 Emoji = Annotated[
     str,
-    Field(min_length=1, max_length=MAX_EMOJI_LENGTH, description="The emoji, as :name: (the colons are optional)."),
+    Field(
+        min_length=1,
+        max_length=MAX_EMOJI_LENGTH,
+        description="The emoji, as :name: (the colons are optional).",
+    ),
 ]
 
 
@@ -42,6 +46,8 @@ class ReactParams(Params):
 @router.post(
     "chat.react",
     ReactParams,
+    title="React to a message",
+    destructive=True,
     description="Add, take back or toggle your emoji reaction on a message of a room you read.",
     rate_limit=MARK_RATE_LIMIT,
     refuses=(MESSAGE_REFUSAL,),
@@ -69,6 +75,8 @@ _PIN_REFUSALS = (MESSAGE_REFUSAL, Refusal(errors.Forbidden.status, "The caller l
 @router.post(
     "chat.pinMessage",
     PinParams,
+    title="Pin a message",
+    idempotent=True,
     description="Pin a message of a room you read (pin-message permission).",
     permissions=("pin-message",),
     rate_limit=MARK_RATE_LIMIT,
@@ -83,6 +91,9 @@ async def pin_message(req: ApiRequest[PinParams]) -> dict[str, Any]:
 @router.post(
     "chat.unPinMessage",
     PinParams,
+    title="Unpin a message",
+    destructive=True,
+    idempotent=True,
     description="Unpin a message of a room you read (pin-message permission).",
     permissions=("pin-message",),
     rate_limit=MARK_RATE_LIMIT,
@@ -104,6 +115,7 @@ class PinnedParams(Params):
 @router.get(
     "chat.getPinnedMessages",
     PinnedParams,
+    title="List pinned messages",
     description="List the pinned messages of a room you read, the latest pinned first.",
     rate_limit=LIST_RATE_LIMIT,
     refuses=(ROOM_REFUSAL,),
@@ -112,4 +124,9 @@ async def pinned_messages(req: ApiRequest[PinnedParams]) -> dict[str, Any]:
     store, params = req.services.store, req.params
     room = readable_room(store, req.user, params.roomId)
     found, total = store.pinned_messages(room.id, offset=params.offset, limit=params.count)
-    return {"messages": messages_json(store, found), "count": len(found), "offset": params.offset, "total": total}
+    return {
+        "messages": messages_json(store, found),
+        "count": len(found),
+        "offset": params.offset,
+        "total": total,
+    }

@@ -50,6 +50,7 @@ class CreateChannelParams(Params):
 @router.post(
     "channels.create",
     CreateChannelParams,
+    title="Create a channel",
     description="Create a public channel. Requires `name`; optional `members` (array of usernames). "
     "The name may not be any room's name (direct rooms included) nor look like one.",
     permissions=("create-c",),
@@ -67,7 +68,9 @@ async def create_channel(req: ApiRequest[CreateChannelParams]) -> dict[str, Any]
             "Invalid parameters: 'name' must be a non-empty name without spaces",
             error_type="error-invalid-room-name",
         )
-    others = [u for u in dict.fromkeys(params.members) if u.removeprefix("@").lower() != req.user.username.lower()]
+    others = [
+        u for u in dict.fromkeys(params.members) if u.removeprefix("@").lower() != req.user.username.lower()
+    ]
     assert req.caller is not None
     if others and ADD_MEMBERS_PERMISSION not in req.caller.permissions:
         raise errors.Forbidden(MEMBERS_NEED_PERMISSION, error_type="error-not-allowed")
@@ -97,6 +100,7 @@ class ListJoinedParams(Params):
 @router.get(
     "channels.list.joined",
     ListJoinedParams,
+    title="List my channels",
     description="List the public channels the authenticated user has joined.",
     rate_limit=LIST_RATE_LIMIT,
 )
@@ -121,6 +125,7 @@ class UpdatedSinceParams(Params):
 @router.get(
     "rooms.get",
     UpdatedSinceParams,
+    title="List my rooms",
     description="List rooms the authenticated user has access to (optionally updated since a timestamp).",
     rate_limit=LIST_RATE_LIMIT,
 )
@@ -140,6 +145,7 @@ async def rooms_get(req: ApiRequest[UpdatedSinceParams]) -> dict[str, Any]:
 @router.get(
     "subscriptions.get",
     UpdatedSinceParams,
+    title="List my subscriptions",
     description="List the authenticated user's subscriptions (optionally updated since a timestamp).",
     rate_limit=LIST_RATE_LIMIT,
 )
@@ -163,6 +169,7 @@ class AutocompleteRoomsParams(Params):
 @router.get(
     "rooms.autocomplete.channelAndPrivate",
     AutocompleteRoomsParams,
+    title="Find rooms by name",
     description=f"Channels and private groups the user can read whose name contains the text "
     f"(at most {AI_SEARCH_ROOM_LOOKUP_LIMIT}).",
     rate_limit=AUTOCOMPLETE_RATE_LIMIT,
@@ -198,6 +205,7 @@ def _room_of(req: ApiRequest[Any]) -> Room:
     "rooms.info",
     RoomInfoById,
     RoomInfoByName,
+    title="Get a room",
     description="A room you are in, by id or by name.",
     variant_descriptions=("A room you are in, given its id.", "A room you are in, given its name."),
     rate_limit=LIST_RATE_LIMIT,
@@ -223,6 +231,7 @@ class MembersByName(RoomInfoByName):
     "channels.members",
     MembersById,
     MembersByName,
+    title="List a room's members",
     description="The members of a room you are in, by username (as upstream sorts them).",
     variant_descriptions=("Members of a room, given its id.", "Members of a room, given its name."),
     rate_limit=LIST_RATE_LIMIT,

@@ -172,6 +172,7 @@ def _request(params: SearchParams | SearchLineParams) -> SearchRequest:
     "ai.search",
     SearchParams,
     SearchLineParams,
+    title="Search messages",
     description="Search the messages of the rooms the authenticated user can read: keyword and semantic "
     "matches fused, each result rebuilt from the workspace with highlights and why it matched.",
     variant_descriptions=(

@@ -50,6 +50,7 @@ class ThreadMessagesParams(Params):
 @router.get(
     "chat.getThreadMessages",
     ThreadMessagesParams,
+    title="Read a thread",
     description="List the replies of a thread in a room the authenticated user can read, oldest first.",
     rate_limit=THREAD_RATE_LIMIT,
     refuses=(MESSAGE_REFUSAL,),
@@ -58,7 +59,12 @@ async def thread_messages(req: ApiRequest[ThreadMessagesParams]) -> dict[str, An
     store, params = req.services.store, req.params
     parent, _room = readable_message(store, req.user, params.tmid)
     replies, total = store.thread_messages(parent.tmid or parent.id, offset=params.offset, limit=params.count)
-    return {"messages": messages_json(store, replies), "count": len(replies), "offset": params.offset, "total": total}
+    return {
+        "messages": messages_json(store, replies),
+        "count": len(replies),
+        "offset": params.offset,
+        "total": total,
+    }
 
 
 class ThreadsListParams(Params):
@@ -71,6 +77,7 @@ class ThreadsListParams(Params):
 @router.get(
     "chat.getThreadsList",
     ThreadsListParams,
+    title="List a room's threads",
     description="List the threads of a room the authenticated user can read, the latest reply first.",
     rate_limit=THREAD_RATE_LIMIT,
     refuses=(ROOM_REFUSAL,),
@@ -79,19 +86,26 @@ async def threads_list(req: ApiRequest[ThreadsListParams]) -> dict[str, Any]:
     store, params = req.services.store, req.params
     room = readable_room(store, req.user, params.rid)
     parents, total = store.room_threads(room.id, offset=params.offset, limit=params.count)
-    return {"threads": messages_json(store, parents), "count": len(parents), "offset": params.offset, "total": total}
+    return {
+        "threads": messages_json(store, parents),
+        "count": len(parents),
+        "offset": params.offset,
+        "total": total,
+    }
 
 
 class MessageContextParams(Params):
     msgId: Id = Field(description="Id of the message to show in its conversation.")
     around: Annotated[int, Field(ge=0, le=MAX_CONTEXT_MESSAGES)] = Field(
-        default=CONTEXT_MESSAGES, description="Messages of the room on each side, for a message outside a thread."
+        default=CONTEXT_MESSAGES,
+        description="Messages of the room on each side, for a message outside a thread.",
     )
 
 
 @router.get(
     "chat.getMessageContext",
     MessageContextParams,
+    title="A message in its conversation",
     description="A message in its conversation: its thread (first message and replies) when it is in one, "
     "else the messages around it in its room, oldest first.",
     rate_limit=THREAD_RATE_LIMIT,
