@@ -39,8 +39,14 @@ CURATED_NAMES = [
     "get_users_info_by_userId",
     "get_users_info_by_username",
 ]
-# Our AI-search routes, curated whenever they are registered, in this order.
-AI_ROUTES = (("GET", "ai.search"), ("POST", "ai.search.answer"))
+# Our AI-search routes, curated whenever they are registered, in this order: search, answer, and the
+# conversation a hit is read in.
+AI_ROUTES = (
+    ("GET", "ai.search"),
+    ("POST", "ai.search.answer"),
+    ("GET", "chat.getMessageContext"),
+    ("GET", "chat.getThreadMessages"),
+)
 
 
 async def _handler(_req: ApiRequest[Any]) -> dict[str, Any]:
@@ -333,6 +339,9 @@ def test_every_tool_is_valid_for_mcp_clients(extended: bool) -> None:
         assert tool.description
         assert tool.input_schema["type"] == "object"
         Draft202012Validator.check_schema(tool.input_schema)
+        if tool.output_schema is not None:  # root object: 2025-06-18 and 2025-11-25 require it
+            assert tool.output_schema["type"] == "object" and "$ref" not in json.dumps(tool.output_schema)
+            Draft202012Validator.check_schema(tool.output_schema)
     for version in (*REVISIONS, MODERN):
         listing = json.loads(catalog.list_result_json(revision(version)))
         assert null_paths(listing) == []

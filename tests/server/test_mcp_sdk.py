@@ -109,7 +109,10 @@ async def test_sdk_client_sees_only_the_callers_rooms(
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
         assert {"get_rooms_get", "get_chat_getMessage", "post_chat_postMessage_by_channel"} <= set(tools)
         assert all(tool.input_schema["type"] == "object" and tool.description for tool in tools.values())
-        reads, posts = tools["get_rooms_get"].annotations, tools["post_chat_postMessage_by_channel"].annotations
+        reads, posts = (
+            tools["get_rooms_get"].annotations,
+            tools["post_chat_postMessage_by_channel"].annotations,
+        )
         assert reads is not None and reads.read_only_hint is True and reads.idempotent_hint is True
         assert posts is not None and posts.read_only_hint is False and posts.idempotent_hint is False
 
@@ -167,3 +170,54 @@ def test_conformance_probe_reports_no_failure(store: Store, workspace: Workspace
         )
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
     assert run.stdout.rstrip().endswith("passed, 0 failed")
+
+
+def _structured_calls(workspace: Workspace, reply_id: str) -> list[tuple[str, dict[str, Any]]]:
+    """A call of every tool with an output schema, with arguments that succeed for alice."""
+    ops, first = workspace.rooms["ops"], workspace.messages["ops-3"]
+    return [
+        ("get_ai_search_by_q", {"q": "in:#ops deploy"}),
+        ("get_ai_search_by_query", {"query": "deploy", "roomNames": "ops"}),
+        ("post_ai_search_answer", {"query": "what failed?", "messages": [{"_id": first.id, "score": 0.9}]}),
+        ("get_chat_getMessage", {"msgId": first.id}),
+        ("post_chat_postMessage_by_roomId", {"roomId": ops.id, "text": "noted"}),
+        ("post_chat_postMessage_by_channel", {"channel": "#ops", "text": "noted", "tmid": first.id}),
+        ("get_chat_getThreadMessages", {"tmid": first.id}),
+        ("get_chat_getThreadsList", {"rid": ops.id}),
+        ("get_chat_getMessageContext", {"msgId": reply_id}),
+        ("get_chat_getMessageContext", {"msgId": workspace.messages["general-1"].id}),
+        ("get_rooms_get", {}),
+        ("get_rooms_info_by_roomId", {"roomId": ops.id}),
+        ("get_rooms_info_by_roomName", {"roomName": "general"}),
+        ("get_channels_list_joined", {}),
+    ]
+
+
+@pytest.mark.parametrize("revision", SDK_REVISIONS)
+async def test_structured_results_validate_against_their_output_schemas(
+    store: Store, workspace: Workspace, revision: str
+) -> None:
+    """The SDK client checks structuredContent against the tool's outputSchema itself (it raises on a
+    mismatch); here every such tool is called once, a thread included, and the text block still holds
+    the same JSON. 2025-03-26 has neither, and its results stay text only."""
+    alice = workspace["alice"]
+    reply = store.post_message(
+        workspace.rooms["ops"].id, alice.user.id, "which pod?", tmid=workspace.messages["ops-3"].id
+    )
+    calls = _structured_calls(workspace, reply.id)
+    with live_server(store, mcp_expose_extended_api=True) as live:
+        async with connect(live, alice, revision) as client:
+            tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+            structured = {name for name, tool in tools.items() if tool.output_schema is not None}
+            if revision == "2025-03-26":
+                assert structured == set()
+            else:
+                assert structured == {name for name, _ in calls}
+            for name, arguments in calls:
+                result = await client.call_tool(name, arguments)
+                assert not result.is_error, (name, result.content)
+                if revision == "2025-03-26":
+                    assert result.structured_content is None
+                else:
+                    assert result.structured_content == text_of(result), name
+                    assert result.structured_content["success"] is True

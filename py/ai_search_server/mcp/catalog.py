@@ -102,6 +102,9 @@ CURATED_ROUTES: tuple[CuratedRoute, ...] = (
         "/api/v1/ai.search.answer",
         "Answer a question from messages the authenticated user can read, citing them as [N].",
     ),
+    # A hit read in its conversation: what an agent opens after a search, before it cites.
+    CuratedRoute("GET", "/api/v1/chat.getMessageContext"),
+    CuratedRoute("GET", "/api/v1/chat.getThreadMessages"),
 )
 
 
@@ -336,6 +339,8 @@ class Tool:
     route: ApiRoute
     title: str = ""
     annotations: Mapping[str, Any] = field(default_factory=dict)
+    # The route's declared reply, as the tool's outputSchema (None: the tool answers text only).
+    output_schema: dict[str, Any] | None = None
 
     def listing(self, revision: Revision) -> dict[str, Any]:
         """The tool as ``tools/list`` shows it at ``revision`` (only the fields that revision has)."""
@@ -344,6 +349,8 @@ class Tool:
             out["title"] = self.title
         out["description"] = self.description
         out["inputSchema"] = self.input_schema
+        if revision.structured and self.output_schema is not None:
+            out["outputSchema"] = self.output_schema
         if revision.annotations and self.annotations:
             out["annotations"] = dict(self.annotations)
         return out
@@ -384,7 +391,8 @@ def _tools_for(routes: Iterable[tuple[ApiRoute, str]]) -> list[Tool]:
     tools = []
     for (route, _fitted, v, description), name in zip(drafts, names, strict=True):
         title = tool_title(route, v.discriminator)
-        tools.append(Tool(name, description, v.input_schema, route, title, tool_annotations(route, title)))
+        hints = tool_annotations(route, title)
+        tools.append(Tool(name, description, v.input_schema, route, title, hints, route.reply_schema()))
     return tools
 
 

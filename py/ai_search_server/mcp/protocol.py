@@ -98,11 +98,12 @@ class Answer:
 
 @dataclass(frozen=True, slots=True)
 class ToolResponse:
-    """What a REST route answered a tool call: ``body`` parsed when it is JSON, else raw text."""
+    """What a REST route answered a tool call: its body as JSON text, and parsed."""
 
     ok: bool
     status: int
     text: str  # the body as JSON text (JSON.stringify(body) upstream)
+    data: Any = None  # the parsed body; None when it is not JSON
 
 
 #: Calls one tool's route as the caller: ``(tool, arguments) -> ToolResponse``.
@@ -234,7 +235,7 @@ def _tools_list(params: Mapping[str, Any], ctx: RequestContext, catalog: Catalog
 
 
 async def _tools_call(
-    params: Mapping[str, Any], _ctx: RequestContext, catalog: Catalog, call_tool: ToolCaller
+    params: Mapping[str, Any], ctx: RequestContext, catalog: Catalog, call_tool: ToolCaller
 ) -> bytes:
     name, arguments = params.get("name"), params.get("arguments", {})
     if not isinstance(name, str) or type(arguments) is not dict:
@@ -245,10 +246,23 @@ async def _tools_call(
     try:
         response = await call_tool(tool, arguments)
     except rpc_errors.ToolFailure as exc:
-        text, is_error = f"Tool execution failed: {exc.message}", True
-    else:
-        text, is_error = response.text, not response.ok
-    return _json({"content": [{"type": "text", "text": text}], "isError": is_error})
+        return _json(
+            {"content": [{"type": "text", "text": f"Tool execution failed: {exc.message}"}], "isError": True}
+        )
+    result: dict[str, Any] = {
+        "content": [{"type": "text", "text": response.text}],
+        "isError": not response.ok,
+    }
+    # The route's body as structured content where the revision and the tool have an output schema;
+    # the same JSON stays in the text block for clients that read text only. A failed call has no
+    # structured content: its body is the error, which the schema does not describe.
+    if ctx.revision.structured and tool.output_schema is not None and response.ok:
+        if type(response.data) is dict:
+            result["structuredContent"] = response.data
+        else:  # a route declaring a reply must answer a JSON object: a bug, said plainly
+            log.error("tool %s declares an output schema but its route answered no JSON object", tool.name)
+            raise rpc_errors.RpcInternalError()
+    return _json(result)
 
 
 _Method = Callable[[Mapping[str, Any], RequestContext, Catalog], bytes]

@@ -63,6 +63,7 @@ from ..answers.stream import SSE_MEDIA_TYPE, sse_event, wants_event_stream
 from ..ratelimit import RateLimit
 from ..rest import ApiRequest, Refusal, Router
 from .params import NoParams, Params
+from .replies import AnswerReply
 from .shapes import answer_json
 
 __all__ = [
@@ -209,6 +210,7 @@ async def _follow_up_search(req: ApiRequest[AnswerParams]) -> FollowUpSearch:
     "ai.search.answer",
     AnswerParams,
     title="Answer a question, citing messages",
+    reply=AnswerReply,
     open_world=True,
     description=(
         "Answer a question from messages the authenticated user can read, citing them as [N]. Pass the "

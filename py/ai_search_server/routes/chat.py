@@ -26,6 +26,7 @@ from .access import (
     room_by_reference,
 )
 from .params import Id, NameReference, Params
+from .replies import MessageReply, PostedMessageReply
 from .shapes import message_json
 
 router = Router(tags=("Chat",))
@@ -83,6 +84,7 @@ class PostByChannel(Params):
     PostByRoomId,
     PostByChannel,
     title="Post a message",
+    reply=PostedMessageReply,
     description="Post a message into a room the authenticated user is a member of.",
     variant_descriptions=(
         "Post a message into a room, given the room's id.",
@@ -112,6 +114,7 @@ class GetMessageParams(Params):
     "chat.getMessage",
     GetMessageParams,
     title="Get a message",
+    reply=MessageReply,
     description="Get one message by id, if it is in a room the authenticated user can read.",
     rate_limit=READ_RATE_LIMIT,
     refuses=(MESSAGE_REFUSAL,),

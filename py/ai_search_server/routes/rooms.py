@@ -17,6 +17,7 @@ from ..store import base as store_base
 from ..store.records import Room
 from .access import ROOM_REFUSAL, readable_room, room_by_reference
 from .params import DEFAULT_COUNT, Count, Id, Name, Offset, Params, RoomName, Selector, parse_selector
+from .replies import ChannelsReply, RoomReply, RoomsReply
 from .shapes import room_json, subscription_json, user_json
 
 router = Router(tags=("Rooms",))
@@ -101,6 +102,7 @@ class ListJoinedParams(Params):
     "channels.list.joined",
     ListJoinedParams,
     title="List my channels",
+    reply=ChannelsReply,
     description="List the public channels the authenticated user has joined.",
     rate_limit=LIST_RATE_LIMIT,
 )
@@ -126,6 +128,7 @@ class UpdatedSinceParams(Params):
     "rooms.get",
     UpdatedSinceParams,
     title="List my rooms",
+    reply=RoomsReply,
     description="List rooms the authenticated user has access to (optionally updated since a timestamp).",
     rate_limit=LIST_RATE_LIMIT,
 )
@@ -206,6 +209,7 @@ def _room_of(req: ApiRequest[Any]) -> Room:
     RoomInfoById,
     RoomInfoByName,
     title="Get a room",
+    reply=RoomReply,
     description="A room you are in, by id or by name.",
     variant_descriptions=("A room you are in, given its id.", "A room you are in, given its name."),
     rate_limit=LIST_RATE_LIMIT,

@@ -18,6 +18,7 @@ from ..store.base import Store
 from ..store.records import Message
 from .access import MESSAGE_REFUSAL, ROOM_REFUSAL, readable_message, readable_room
 from .params import DEFAULT_COUNT, Count, Id, Offset, Params
+from .replies import MessageContextReply, ThreadMessagesReply, ThreadsReply
 from .shapes import message_json
 
 __all__ = ["CONTEXT_MESSAGES", "MAX_CONTEXT_MESSAGES", "messages_json", "router"]
@@ -51,6 +52,7 @@ class ThreadMessagesParams(Params):
     "chat.getThreadMessages",
     ThreadMessagesParams,
     title="Read a thread",
+    reply=ThreadMessagesReply,
     description="List the replies of a thread in a room the authenticated user can read, oldest first.",
     rate_limit=THREAD_RATE_LIMIT,
     refuses=(MESSAGE_REFUSAL,),
@@ -78,6 +80,7 @@ class ThreadsListParams(Params):
     "chat.getThreadsList",
     ThreadsListParams,
     title="List a room's threads",
+    reply=ThreadsReply,
     description="List the threads of a room the authenticated user can read, the latest reply first.",
     rate_limit=THREAD_RATE_LIMIT,
     refuses=(ROOM_REFUSAL,),
@@ -106,6 +109,7 @@ class MessageContextParams(Params):
     "chat.getMessageContext",
     MessageContextParams,
     title="A message in its conversation",
+    reply=MessageContextReply,
     description="A message in its conversation: its thread (first message and replies) when it is in one, "
     "else the messages around it in its room, oldest first.",
     rate_limit=THREAD_RATE_LIMIT,
