@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -46,6 +47,9 @@ AI_ROUTES = (
     ("POST", "ai.search.answer"),
     ("GET", "chat.getMessageContext"),
     ("GET", "chat.getThreadMessages"),
+    ("GET", "channels.history"),
+    ("GET", "groups.history"),
+    ("GET", "im.history"),
 )
 
 
@@ -433,3 +437,23 @@ def test_each_revision_lists_the_fields_it_has(version: str, has_title: bool) ->
         }
         assert ("title" in tool) is has_title
         assert schema_errors(version, "Tool", tool) == []
+
+
+def test_the_docs_list_the_allow_list_as_it_is() -> None:
+    """docs/mcp.md says which of upstream's allow-listed names this server has and which it does not."""
+    text = (Path(__file__).resolve().parents[2] / "docs" / "mcp.md").read_text(encoding="utf-8")
+    section = text.split("### The extended catalog and upstream's allow-list", 1)[1].split("\n### ", 1)[0]
+    present_text, absent_text = section.split("\nAbsent (", 1)
+    bases = {
+        tool_name_for(t.route.path, t.route.method) for t in build_catalog(all_routes(), extended=True).tools
+    }
+    present, absent = ALLOWED_TOOL_NAMES & bases, ALLOWED_TOOL_NAMES - bases
+    assert _listed_names(present_text) == present
+    assert _listed_names(absent_text) == absent
+    assert f"Present ({len(present)})" in present_text and absent_text.startswith(f"{len(absent)},")
+
+
+def _listed_names(part: str) -> set[str]:
+    """The `names` of a Markdown list's items."""
+    lines = re.findall(r"^- (.+)$", part, flags=re.MULTILINE)
+    return {name for line in lines for name in re.findall(r"`([A-Za-z_]+)`", line)}

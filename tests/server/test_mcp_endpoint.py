@@ -22,6 +22,7 @@ from ai_search_server.app import create_app
 from ai_search_server.mcp import SUPPORTED_PROTOCOL_VERSIONS, rpc_errors
 from ai_search_server.mcp.dispatch import CallerAuth, build_query_string, call_route
 from ai_search_server.mcp.endpoint import accepts_json
+from ai_search_server.mcp.guide import server_instructions
 from ai_search_server.ratelimit import RateLimiter
 from ai_search_server.rest import ApiRequest, ApiRoute, Router
 from ai_search_server.store.base import Store
@@ -375,8 +376,9 @@ async def test_initialize_negotiates(
     result = r.json()["result"]
     assert result == {
         "protocolVersion": answered,
-        "capabilities": {"tools": {"listChanged": False}},
+        "capabilities": {"tools": {"listChanged": False}, "prompts": {"listChanged": False}},
         "serverInfo": {"name": "ai-search", "version": result["serverInfo"]["version"]},
+        "instructions": server_instructions(),
     }
     assert "mcp-session-id" not in r.headers
     for revision in REVISIONS:

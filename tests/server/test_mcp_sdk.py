@@ -172,10 +172,13 @@ def test_conformance_probe_reports_no_failure(store: Store, workspace: Workspace
     assert run.stdout.rstrip().endswith("passed, 0 failed")
 
 
-def _structured_calls(workspace: Workspace, reply_id: str) -> list[tuple[str, dict[str, Any]]]:
+def _structured_calls(workspace: Workspace, reply_id: str, group_id: str) -> list[tuple[str, dict[str, Any]]]:
     """A call of every tool with an output schema, with arguments that succeed for alice."""
     ops, first = workspace.rooms["ops"], workspace.messages["ops-3"]
     return [
+        ("get_channels_history", {"roomId": ops.id, "oldest": "2026-11-01T00:00:00Z"}),
+        ("get_groups_history", {"roomId": group_id}),
+        ("get_im_history", {"roomId": workspace.rooms["dm"].id, "count": 1}),
         ("get_ai_search_by_q", {"q": "in:#ops deploy"}),
         ("get_ai_search_by_query", {"query": "deploy", "roomNames": "ops"}),
         ("post_ai_search_answer", {"query": "what failed?", "messages": [{"_id": first.id, "score": 0.9}]}),
@@ -204,7 +207,9 @@ async def test_structured_results_validate_against_their_output_schemas(
     reply = store.post_message(
         workspace.rooms["ops"].id, alice.user.id, "which pod?", tmid=workspace.messages["ops-3"].id
     )
-    calls = _structured_calls(workspace, reply.id)
+    group = store.create_room("p", "alice-notes", members=[alice.user.id])
+    store.post_message(group.id, alice.user.id, "remember the retro")
+    calls = _structured_calls(workspace, reply.id, group.id)
     with live_server(store, mcp_expose_extended_api=True) as live:
         async with connect(live, alice, revision) as client:
             tools = {tool.name: tool for tool in (await client.list_tools()).tools}
@@ -221,3 +226,20 @@ async def test_structured_results_validate_against_their_output_schemas(
                 else:
                     assert result.structured_content == text_of(result), name
                     assert result.structured_content["success"] is True
+
+
+@pytest.mark.parametrize("revision", SDK_REVISIONS)
+async def test_sdk_client_gets_the_prompts_and_instructions(
+    server: LiveServer, workspace: Workspace, revision: str
+) -> None:
+    async with connect(server, workspace["bob"], revision) as client:
+        opened = client.session.discover_result or client.session.initialize_result
+        assert opened is not None and opened.instructions and "get_ai_search_by_q" in opened.instructions
+        prompts = (await client.list_prompts()).prompts
+        assert [p.name for p in prompts] == ["summarise_room", "find_decision", "what_did_i_miss"]
+        summary = await client.get_prompt("summarise_room", {"room": "#secret", "since": "2026-11-01"})
+        task, found = (m.content.text for m in summary.messages)  # type: ignore[union-attr]
+        assert "#secret" in task and workspace.messages["secret-5"].id in found
+        with pytest.raises(MCPError) as refused:  # alice's room, as bob
+            await client.get_prompt("summarise_room", {"room": "#ops", "since": "2026-11-01"})
+        assert refused.value.code == -32602

@@ -30,6 +30,7 @@ from typing import Any
 
 from ..rest import ApiRoute, Method
 from .limits import MAX_TOOL_NAME_CHARS
+from .prompts import Prompt, encode_listing, list_prompts
 from .revisions import REVISIONS, Revision
 
 __all__ = [
@@ -102,9 +103,13 @@ CURATED_ROUTES: tuple[CuratedRoute, ...] = (
         "/api/v1/ai.search.answer",
         "Answer a question from messages the authenticated user can read, citing them as [N].",
     ),
-    # A hit read in its conversation: what an agent opens after a search, before it cites.
+    # A hit read in its conversation, and a room read between two times: what an agent opens after a
+    # search, before it cites (and what the prompts read).
     CuratedRoute("GET", "/api/v1/chat.getMessageContext"),
     CuratedRoute("GET", "/api/v1/chat.getThreadMessages"),
+    CuratedRoute("GET", "/api/v1/channels.history"),
+    CuratedRoute("GET", "/api/v1/groups.history"),
+    CuratedRoute("GET", "/api/v1/im.history"),
 )
 
 
@@ -363,19 +368,40 @@ class Catalog:
 
     tools: tuple[Tool, ...]
     by_name: Mapping[str, Tool] = field(init=False)
+    #: The prompts whose tools are all here (``prompts.py``).
+    prompts: tuple[Prompt, ...] = field(init=False)
     _listings: Mapping[str, bytes] = field(init=False)
+    _prompt_listings: Mapping[str, bytes] = field(init=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "by_name", {tool.name: tool for tool in self.tools})
+        object.__setattr__(self, "prompts", list_prompts(self.by_name))
         listings = {
             r.version: _compact_json({"tools": [tool.listing(r) for tool in self.tools]}).encode()
             for r in REVISIONS
         }
         object.__setattr__(self, "_listings", listings)
+        prompt_listings = {
+            r.version: encode_listing(self.prompts, with_title=r.structured) for r in REVISIONS
+        }
+        object.__setattr__(self, "_prompt_listings", prompt_listings)
 
     def list_result_json(self, revision: Revision) -> bytes:
         """The encoded ``tools/list`` result at ``revision``."""
         return self._listings[revision.version]
+
+    def prompts_result_json(self, revision: Revision) -> bytes:
+        """The encoded ``prompts/list`` result at ``revision``."""
+        return self._prompt_listings[revision.version]
+
+    @property
+    def capabilities(self) -> dict[str, Any]:
+        """What the server declares: tools, and prompts when there are any; no list changes while the
+        server runs."""
+        out: dict[str, Any] = {"tools": {"listChanged": False}}
+        if self.prompts:
+            out["prompts"] = {"listChanged": False}
+        return out
 
 
 def _tools_for(routes: Iterable[tuple[ApiRoute, str]]) -> list[Tool]:

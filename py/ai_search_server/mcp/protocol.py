@@ -39,6 +39,8 @@ from .. import __version__
 from . import rpc_errors
 from .catalog import Catalog, Tool
 from .envelope import RequestContext, TransportHeaders, claims_modern, resolve_context
+from .guide import server_instructions
+from .prompts import ToolRunner
 from .revisions import (
     HANDSHAKE_VERSIONS,
     LATEST_HANDSHAKE_VERSION,
@@ -82,7 +84,7 @@ _SILENT_METHODS = frozenset({"notifications/initialized", "notifications/cancell
 # The server's version as upstream reports its own: major.minor.
 _SERVER_VERSION = ".".join(__version__.split(".")[:2])
 _SERVER_INFO = {"name": SERVER_NAME, "version": _SERVER_VERSION}
-_CAPABILITIES = {"tools": {"listChanged": False}}
+_INSTRUCTIONS = server_instructions()
 # Added to every 2026-07-28 result (its basic page: resultType MUST, serverInfo SHOULD).
 _MODERN_RESULT_FIELDS = {"resultType": "complete", "_meta": {SERVER_INFO_META_KEY: _SERVER_INFO}}
 _CACHE_HINTS = {"ttlMs": LIST_TTL_MS, "cacheScope": LIST_CACHE_SCOPE}
@@ -193,7 +195,7 @@ _EMPTY_RESULT = b"{}"
 # -- methods -------------------------------------------------------------------------------------
 
 
-def _initialize(params: Mapping[str, Any], _ctx: RequestContext, _catalog: Catalog) -> bytes:
+def _initialize(params: Mapping[str, Any], _ctx: RequestContext, catalog: Catalog) -> bytes:
     client_info = params.get("clientInfo")
     if not (
         isinstance(params.get("protocolVersion"), str)
@@ -206,17 +208,19 @@ def _initialize(params: Mapping[str, Any], _ctx: RequestContext, _catalog: Catal
     return _json(
         {
             "protocolVersion": negotiate_version(params["protocolVersion"]),
-            "capabilities": _CAPABILITIES,
+            "capabilities": catalog.capabilities,
             "serverInfo": _SERVER_INFO,
+            "instructions": _INSTRUCTIONS,
         }
     )
 
 
-def _discover(_params: Mapping[str, Any], _ctx: RequestContext, _catalog: Catalog) -> bytes:
+def _discover(_params: Mapping[str, Any], _ctx: RequestContext, catalog: Catalog) -> bytes:
     return _json(
         {
             "supportedVersions": list(SUPPORTED_PROTOCOL_VERSIONS),
-            "capabilities": _CAPABILITIES,
+            "capabilities": catalog.capabilities,
+            "instructions": _INSTRUCTIONS,
             **_CACHE_HINTS,
         }
     )
@@ -265,21 +269,68 @@ async def _tools_call(
     return _json(result)
 
 
+def _prompts_list(params: Mapping[str, Any], ctx: RequestContext, catalog: Catalog) -> bytes:
+    if not catalog.prompts:
+        raise rpc_errors.RpcMethodNotFound("Method not found: prompts/list")
+    if params.get("cursor") is not None:
+        raise rpc_errors.RpcInvalidParams("Invalid cursor: prompts/list has a single page")
+    listing = catalog.prompts_result_json(ctx.revision)
+    return _with_fields(listing, _CACHE_HINTS) if ctx.revision.modern else listing
+
+
+def _tool_runner(catalog: Catalog, call_tool: ToolCaller) -> ToolRunner:
+    """Runs a prompt's tools as ``tools/call`` would; a refusal refuses the prompt (-32602)."""
+
+    async def run(name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        try:
+            response = await call_tool(catalog.by_name[name], arguments)
+        except rpc_errors.ToolFailure as exc:
+            raise rpc_errors.RpcInvalidParams(f"{name} failed: {exc.message}") from None
+        if not response.ok or type(response.data) is not dict:
+            said = response.data.get("error") if type(response.data) is dict else None
+            raise rpc_errors.RpcInvalidParams(f"{name} refused: {said or f'HTTP {response.status}'}")
+        data: dict[str, Any] = response.data
+        return data
+
+    return run
+
+
+async def _prompts_get(
+    params: Mapping[str, Any], _ctx: RequestContext, catalog: Catalog, call_tool: ToolCaller
+) -> bytes:
+    name, arguments = params.get("name"), params.get("arguments", {})
+    if not isinstance(name, str) or type(arguments) is not dict:
+        raise rpc_errors.RpcInvalidParams("Invalid prompts/get parameters")
+    prompt = next((p for p in catalog.prompts if p.name == name), None)
+    if prompt is None:
+        raise rpc_errors.RpcInvalidParams(f"Unknown prompt: {name}")
+    return _json(await prompt.get(arguments, _tool_runner(catalog, call_tool)))
+
+
 _Method = Callable[[Mapping[str, Any], RequestContext, Catalog], bytes]
-# The synchronous methods of each era; tools/call (which awaits the REST stack) is served in both.
+_CallingMethod = Callable[[Mapping[str, Any], RequestContext, Catalog, ToolCaller], Awaitable[bytes]]
+# The methods of each era that answer from the catalog alone; the ones that call tools (through the
+# REST stack) are served in both.
 _HANDSHAKE_METHODS: Mapping[str, _Method] = {
     "initialize": _initialize,
     "ping": _ping,
     "tools/list": _tools_list,
+    "prompts/list": _prompts_list,
 }
-_MODERN_METHODS: Mapping[str, _Method] = {"server/discover": _discover, "tools/list": _tools_list}
+_MODERN_METHODS: Mapping[str, _Method] = {
+    "server/discover": _discover,
+    "tools/list": _tools_list,
+    "prompts/list": _prompts_list,
+}
+_CALLING_METHODS: Mapping[str, _CallingMethod] = {"tools/call": _tools_call, "prompts/get": _prompts_get}
 
 
 async def _result(
     method: str, params: Mapping[str, Any], ctx: RequestContext, catalog: Catalog, call_tool: ToolCaller
 ) -> bytes:
-    if method == "tools/call":
-        return await _tools_call(params, ctx, catalog, call_tool)
+    calling = _CALLING_METHODS.get(method)
+    if calling is not None:
+        return await calling(params, ctx, catalog, call_tool)
     serve = (_MODERN_METHODS if ctx.revision.modern else _HANDSHAKE_METHODS).get(method)
     if serve is None:
         raise rpc_errors.RpcMethodNotFound(f"Method not found: {method}")

@@ -19,6 +19,7 @@ from ..rest import ApiRequest, Router
 from ..store.records import RoomType
 from .access import ROOM_NOT_FOUND, ROOM_REFUSAL, readable_room
 from .params import DEFAULT_COUNT, Count, Id, Offset, Params
+from .replies import HistoryReply
 from .threads import messages_json
 
 __all__ = ["MAX_SEARCH_TEXT_CHARS", "router"]
@@ -74,6 +75,7 @@ for _name, _kind, _what in (
         _name,
         HistoryParams,
         title=f"Read a {_what}'s history",
+        reply=HistoryReply,
         description=f"Messages of a {_what} you are in, newest first, between oldest and latest.",
         rate_limit=HISTORY_RATE_LIMIT,
         refuses=(ROOM_REFUSAL,),

@@ -17,6 +17,7 @@ from pydantic.json_schema import SkipJsonSchema
 __all__ = [
     "AnswerReply",
     "ChannelsReply",
+    "HistoryReply",
     "MessageContextReply",
     "MessageReply",
     "PostedMessageReply",
@@ -119,6 +120,10 @@ class MessageContextReply(_Body):
     tmid: str | None = Field(description="The thread's first message's id; null for kind room.")
     replies: int = Field(description="Replies of the whole thread (0 for kind room).")
     messages: list[Message] = Field(description="The conversation shown, oldest first.")
+
+
+class HistoryReply(_Body):
+    messages: list[Message] = Field(description="The room's messages, newest first.")
 
 
 class RoomReply(_Body):
