@@ -145,7 +145,10 @@ async def test_sdk_client_unknown_tool_is_a_protocol_error(
     assert info.value.code == -32602
 
 
-def test_conformance_probe_reports_no_failure(store: Store, workspace: Workspace) -> None:
+@pytest.mark.parametrize("mode", ["legacy", "auto"], ids=["handshake", "discover-2026"])
+def test_conformance_probe_reports_no_failure(store: Store, workspace: Workspace, mode: str) -> None:
+    """The probe's SDK layer in ``mode`` (auto: discovery at 2026-07-28) and its raw-HTTP checks of
+    every revision, the 2026-07-28 answers against that revision's schema."""
     alice = workspace["alice"]
     with live_server(store) as live:
         run = subprocess.run(
@@ -157,12 +160,15 @@ def test_conformance_probe_reports_no_failure(store: Store, workspace: Workspace
                 f"--user-id={alice.user.id}",
                 f"--token={alice.pat}",
                 "--wire",
+                f"--mode={mode}",
                 "--tool",
                 "get_rooms_get",
                 "--args",
                 "{}",
                 "--schema",
                 str(SCHEMA_ROOT / "2025-11-25" / "schema.json"),
+                "--modern-schema",
+                str(SCHEMA_ROOT / "2026-07-28" / "schema.json"),
             ],
             capture_output=True,
             text=True,
@@ -170,6 +176,7 @@ def test_conformance_probe_reports_no_failure(store: Store, workspace: Workspace
         )
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
     assert run.stdout.rstrip().endswith("passed, 0 failed")
+    assert "PASS modern.tools/list.schema" in run.stdout and "PASS modern.unsupported-version" in run.stdout
 
 
 def _structured_calls(workspace: Workspace, reply_id: str, group_id: str) -> list[tuple[str, dict[str, Any]]]:
