@@ -80,6 +80,10 @@ def tool(tool_name: str, /, **arguments: Any) -> dict[str, Any]:
     return rpc("tools/call", {"name": tool_name, "arguments": arguments})
 
 
+def prompt(prompt_name: str, /, **arguments: str) -> dict[str, Any]:
+    return rpc("prompts/get", {"name": prompt_name, "arguments": arguments})
+
+
 # -- C1: generated workspaces ---------------------------------------------------------------------
 
 
@@ -95,7 +99,9 @@ def workspaces(draw: st.DrawFn) -> dict[str, Any]:
     # (room, author, a reply in the thread of the room's previous message?, with a file?)
     messages = draw(
         st.lists(
-            st.tuples(st.integers(0, len(rooms) - 1), st.integers(0, users - 1), st.booleans(), st.booleans()),
+            st.tuples(
+                st.integers(0, len(rooms) - 1), st.integers(0, users - 1), st.booleans(), st.booleans()
+            ),
             min_size=1,
             max_size=12,
         )
@@ -191,21 +197,32 @@ def _file_name(n: int) -> str:
     return f"file-{n}-qz.txt"
 
 
-async def _try_takeover(app: Starlette, token: str, person: Any, name: str, members: list[str], via: str) -> int:
+async def _try_takeover(
+    app: Starlette, token: str, person: Any, name: str, members: list[str], via: str
+) -> int:
     """channels.create with a DM's name and its people, as ``person``; the HTTP status, or 200 for an
     MCP result that is not an error."""
     headers = {"X-User-Id": person.id, "X-Auth-Token": token}
     async with asgi(app) as http:
         if via == "rest":
-            response = await http.post("/api/v1/channels.create", json={"name": name, "members": members}, headers=headers)
+            response = await http.post(
+                "/api/v1/channels.create", json={"name": name, "members": members}, headers=headers
+            )
             return response.status_code
         call = tool("post_channels_create", name=name, members=members)
         response = await http.post(MCP_PATH, json=call, headers={**headers, **MCP_HEADERS})
         return 400 if response.json()["result"]["isError"] else 200
 
 
-async def _make_twins(case: dict[str, Any], store: Store, app: Starlette, people: list[Any], tokens: list[str],
-                rooms: list[Any], leaks: Leaks) -> list[Any]:
+async def _make_twins(
+    case: dict[str, Any],
+    store: Store,
+    app: Starlette,
+    people: list[Any],
+    tokens: list[str],
+    rooms: list[Any],
+    leaks: Leaks,
+) -> list[Any]:
     """Every attempt to take a DM's name is refused; legacy twins are written into the file."""
     twins = []
     for t, (r, via, kind, by) in enumerate(case["twins"]):
@@ -222,7 +239,11 @@ async def _make_twins(case: dict[str, Any], store: Store, app: Starlette, people
                 accepted = False
         else:
             member_ids = [people[u].id for u in range(case["users"]) if case["twin_members"][(u, t)]]
-            twins.append(write_legacy_room(store, f"legacyTwinRoom{t:03d}", kind, dm.name, member_ids, created_at_ms=10**13 + t))
+            twins.append(
+                write_legacy_room(
+                    store, f"legacyTwinRoom{t:03d}", kind, dm.name, member_ids, created_at_ms=10**13 + t
+                )
+            )
             continue
         leaks.checks += 1
         if accepted:
@@ -263,7 +284,9 @@ async def _build(case: dict[str, Any], data_dir: Path, leaks: Leaks) -> Built:
         members = store.members_of(twin.id)
         if members:
             n = len(messages)
-            messages.append(store.post_message(twin.id, members[0], _message_text(n), ts=T0 + timedelta(hours=t)))
+            messages.append(
+                store.post_message(twin.id, members[0], _message_text(n), ts=T0 + timedelta(hours=t))
+            )
     rooms = [*rooms, *twins]
     everything = {
         "results": [hit(m.id, m.room_id if n % 2 else None, similarity=0.9) for n, m in enumerate(messages)]
@@ -274,10 +297,20 @@ async def _build(case: dict[str, Any], data_dir: Path, leaks: Leaks) -> Built:
     app.state.services.search = SearchHandle.ready(settings, store, service)
     caller = people[case["caller"]]
     plain = tokens[case["caller"]]
-    readable = {rooms[r].id for r in range(len(case["rooms"])) if case["membership"][(case["caller"], r)] == "member"}
+    readable = {
+        rooms[r].id for r in range(len(case["rooms"])) if case["membership"][(case["caller"], r)] == "member"
+    }
     readable |= {twin.id for t, twin in enumerate(twins) if caller.id in store.members_of(twin.id)}
     return Built(
-        store, app, caller, {"X-User-Id": caller.id, "X-Auth-Token": plain}, readable, rooms, messages, people, tokens
+        store,
+        app,
+        caller,
+        {"X-User-Id": caller.id, "X-Auth-Token": plain},
+        readable,
+        rooms,
+        messages,
+        people,
+        tokens,
     )
 
 
@@ -301,7 +334,12 @@ def _foreign_tokens(built: Built, readable: set[str]) -> dict[str, str]:
 
 
 async def _read_conversations(
-    http: httpx.AsyncClient, built: Built, readable: set[str], leaks: Leaks, kind: str, answers: dict[str, httpx.Response]
+    http: httpx.AsyncClient,
+    built: Built,
+    readable: set[str],
+    leaks: Leaks,
+    kind: str,
+    answers: dict[str, httpx.Response],
 ) -> None:
     """Every conversation route for every message and room: a foreign one answers 404; a readable
     reply's thread and context show nothing of another room (scanned with the other answers)."""
@@ -331,7 +369,10 @@ async def _read_conversations(
             answers[f"{route} {room.id}"] = response
             leaks.checks += 1
             if (room.id in readable) != (response.status_code == 200):
-                leaks.note(kind, f"{route} of a {'readable' if room.id in readable else 'foreign'} room answered {response.status_code}")
+                leaks.note(
+                    kind,
+                    f"{route} of a {'readable' if room.id in readable else 'foreign'} room answered {response.status_code}",
+                )
 
 
 def _meant(built: Built, readable: set[str], name: str) -> Any:
@@ -343,7 +384,11 @@ def _meant(built: Built, readable: set[str], name: str) -> Any:
 
 
 async def _look_names_up(
-    http: httpx.AsyncClient, built: Built, readable: set[str], leaks: Leaks, answers: dict[str, httpx.Response]
+    http: httpx.AsyncClient,
+    built: Built,
+    readable: set[str],
+    leaks: Leaks,
+    answers: dict[str, httpx.Response],
 ) -> None:
     """Every route that takes a room name, REST and MCP, for every name of the workspace: a post lands
     in the room the name means to the caller (or nowhere), rooms.info and channels.members show that
@@ -384,11 +429,15 @@ async def _look_names_up(
         members = await http.get("/api/v1/channels.members", params={"roomName": name}, headers=built.headers)
         leaks.name_lookups += 1
         member_names = sorted(m["username"] for m in members.json().get("members", []))
-        meant_members = sorted(
-            u.username for u in built.store.get_users(built.store.members_of(want)).values()
-        ) if want else None
+        meant_members = (
+            sorted(u.username for u in built.store.get_users(built.store.members_of(want)).values())
+            if want
+            else None
+        )
         if (member_names if members.status_code == 200 else None) != meant_members:
-            leaks.note("misresolved_names", f"channels.members {name} listed {member_names}, not {meant_members}")
+            leaks.note(
+                "misresolved_names", f"channels.members {name} listed {member_names}, not {meant_members}"
+            )
         answers[f"channels.members {name}"] = members
         searches = {
             "ai.search in:": await http.get("/api/v1/ai.search", params={"q": f"in:#{name} deploy"}, headers=built.headers),
@@ -611,8 +660,25 @@ async def test_prompts_and_tool_results_hold_only_readable_messages(
                     tool("post_ai_search_answer", query="what?", messages=[{"_id": i} for i in all_ids[:20]]),
                     tool("post_ai_search_answer", query="what?", messages=[{"_id": i} for i in readable]),
                     *(tool("get_chat_getMessage", msgId=i) for i in all_ids),
+                    *(tool("get_chat_getMessageContext", msgId=i) for i in all_ids),
+                    *(tool("get_chat_getThreadMessages", tmid=i) for i in all_ids),
                 ]
             ]
+            # Prompts are filled by the same tools, as the caller: every room named, readable or not.
+            room_ids = list({m.room_id for m in workspace.messages.values()})
+            filled = [
+                await http.post(MCP_PATH, json=call, headers={**person.pat_headers, **MCP_HEADERS})
+                for call in [
+                    *(
+                        prompt("summarise_room", room=room.name, since="2000-01-01")
+                        for room in workspace.store.get_rooms(room_ids).values()
+                    ),
+                    prompt("find_decision", topic="the"),
+                    prompt("what_did_i_miss", since="2000-01-01"),
+                ]
+            ]
+            assert sum("result" in r.json() for r in filled) >= 3, [r.text[:200] for r in filled]
+            results += filled
             prompts = [json.dumps(r.body) for r in fake.completions()[before:]]
             for text in prompts + [r.text for r in results + answers]:
                 inspected += 1
