@@ -35,14 +35,22 @@ pytestmark = pytest.mark.anyio
 PROMPTS = ["summarise_room", "find_decision", "what_did_i_miss"]
 
 
+async def call_at(
+    client: httpx.AsyncClient, headers: dict[str, str], method: str, params: dict[str, Any], revision: str
+) -> httpx.Response:
+    """``method`` at ``revision``: with the 2026-07-28 fields, or the handshake revision's header."""
+    if revision == MODERN:
+        message = modern_request(method, params)
+        return await post(client, message, modern_headers(headers, message))
+    return await post(
+        client, request(method, params), mcp_headers(headers, **{"MCP-Protocol-Version": revision})
+    )
+
+
 async def get_prompt(
     client: httpx.AsyncClient, headers: dict[str, str], name: str, arguments: dict[str, Any], revision: str
 ) -> httpx.Response:
-    if revision == MODERN:
-        message = modern_request("prompts/get", {"name": name, "arguments": arguments})
-        return await post(client, message, modern_headers(headers, message))
-    message = request("prompts/get", {"name": name, "arguments": arguments})
-    return await post(client, message, mcp_headers(headers, **{"MCP-Protocol-Version": revision}))
+    return await call_at(client, headers, "prompts/get", {"name": name, "arguments": arguments}, revision)
 
 
 def material(response: httpx.Response, revision: str) -> str:
@@ -59,14 +67,7 @@ def material(response: httpx.Response, revision: str) -> str:
 async def test_prompts_are_listed_at_every_revision(
     client: httpx.AsyncClient, workspace: Workspace, revision: str
 ) -> None:
-    headers = workspace["alice"].pat_headers
-    if revision == MODERN:
-        message = modern_request("prompts/list")
-        r = await post(client, message, modern_headers(headers, message))
-    else:
-        r = await post(
-            client, request("prompts/list"), mcp_headers(headers, **{"MCP-Protocol-Version": revision})
-        )
+    r = await call_at(client, workspace["alice"].pat_headers, "prompts/list", {}, revision)
     result = r.json()["result"]
     assert schema_errors(revision, "ListPromptsResult", result) == [], result
     assert [p["name"] for p in result["prompts"]] == PROMPTS
@@ -187,13 +188,12 @@ async def test_bad_prompt_requests(
 async def test_instructions_come_with_initialize_and_discover(
     client: httpx.AsyncClient, workspace: Workspace, revision: str
 ) -> None:
-    headers = workspace["alice"].pat_headers
     if revision == MODERN:
-        message = modern_request("server/discover")
-        result = (await post(client, message, modern_headers(headers, message))).json()["result"]
+        r = await call_at(client, workspace["alice"].pat_headers, "server/discover", {}, MODERN)
     else:
-        init = request("initialize", {"protocolVersion": revision, **INIT_PARAMS})
-        result = (await post(client, init, mcp_headers(headers))).json()["result"]
+        init = {"protocolVersion": revision, **INIT_PARAMS}
+        r = await call_at(client, workspace["alice"].pat_headers, "initialize", init, revision)
+    result = r.json()["result"]
     assert result["instructions"] == server_instructions()
     assert result["capabilities"]["prompts"] == {"listChanged": False}
 
