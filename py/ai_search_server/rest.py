@@ -344,9 +344,7 @@ def lone_surrogate_at(value: Any, path: str = "") -> str | None:
                     return inner_path
                 pending.append((inner_path, inner))
         elif isinstance(item, list):
-            pending.extend(
-                (f"{where}.{index}" if where else str(index), inner) for index, inner in enumerate(item)
-            )
+            pending.extend((f"{where}.{index}" if where else str(index), inner) for index, inner in enumerate(item))
     return None
 
 

@@ -99,9 +99,7 @@ def workspaces(draw: st.DrawFn) -> dict[str, Any]:
     # (room, author, a reply in the thread of the room's previous message?, with a file?)
     messages = draw(
         st.lists(
-            st.tuples(
-                st.integers(0, len(rooms) - 1), st.integers(0, users - 1), st.booleans(), st.booleans()
-            ),
+            st.tuples(st.integers(0, len(rooms) - 1), st.integers(0, users - 1), st.booleans(), st.booleans()),
             min_size=1,
             max_size=12,
         )
@@ -197,32 +195,21 @@ def _file_name(n: int) -> str:
     return f"file-{n}-qz.txt"
 
 
-async def _try_takeover(
-    app: Starlette, token: str, person: Any, name: str, members: list[str], via: str
-) -> int:
+async def _try_takeover(app: Starlette, token: str, person: Any, name: str, members: list[str], via: str) -> int:
     """channels.create with a DM's name and its people, as ``person``; the HTTP status, or 200 for an
     MCP result that is not an error."""
     headers = {"X-User-Id": person.id, "X-Auth-Token": token}
     async with asgi(app) as http:
         if via == "rest":
-            response = await http.post(
-                "/api/v1/channels.create", json={"name": name, "members": members}, headers=headers
-            )
+            response = await http.post("/api/v1/channels.create", json={"name": name, "members": members}, headers=headers)
             return response.status_code
         call = tool("post_channels_create", name=name, members=members)
         response = await http.post(MCP_PATH, json=call, headers={**headers, **MCP_HEADERS})
         return 400 if response.json()["result"]["isError"] else 200
 
 
-async def _make_twins(
-    case: dict[str, Any],
-    store: Store,
-    app: Starlette,
-    people: list[Any],
-    tokens: list[str],
-    rooms: list[Any],
-    leaks: Leaks,
-) -> list[Any]:
+async def _make_twins(case: dict[str, Any], store: Store, app: Starlette, people: list[Any], tokens: list[str],
+                rooms: list[Any], leaks: Leaks) -> list[Any]:
     """Every attempt to take a DM's name is refused; legacy twins are written into the file."""
     twins = []
     for t, (r, via, kind, by) in enumerate(case["twins"]):
@@ -239,11 +226,7 @@ async def _make_twins(
                 accepted = False
         else:
             member_ids = [people[u].id for u in range(case["users"]) if case["twin_members"][(u, t)]]
-            twins.append(
-                write_legacy_room(
-                    store, f"legacyTwinRoom{t:03d}", kind, dm.name, member_ids, created_at_ms=10**13 + t
-                )
-            )
+            twins.append(write_legacy_room(store, f"legacyTwinRoom{t:03d}", kind, dm.name, member_ids, created_at_ms=10**13 + t))
             continue
         leaks.checks += 1
         if accepted:
@@ -284,9 +267,7 @@ async def _build(case: dict[str, Any], data_dir: Path, leaks: Leaks) -> Built:
         members = store.members_of(twin.id)
         if members:
             n = len(messages)
-            messages.append(
-                store.post_message(twin.id, members[0], _message_text(n), ts=T0 + timedelta(hours=t))
-            )
+            messages.append(store.post_message(twin.id, members[0], _message_text(n), ts=T0 + timedelta(hours=t)))
     rooms = [*rooms, *twins]
     everything = {
         "results": [hit(m.id, m.room_id if n % 2 else None, similarity=0.9) for n, m in enumerate(messages)]
@@ -297,9 +278,7 @@ async def _build(case: dict[str, Any], data_dir: Path, leaks: Leaks) -> Built:
     app.state.services.search = SearchHandle.ready(settings, store, service)
     caller = people[case["caller"]]
     plain = tokens[case["caller"]]
-    readable = {
-        rooms[r].id for r in range(len(case["rooms"])) if case["membership"][(case["caller"], r)] == "member"
-    }
+    readable = {rooms[r].id for r in range(len(case["rooms"])) if case["membership"][(case["caller"], r)] == "member"}
     readable |= {twin.id for t, twin in enumerate(twins) if caller.id in store.members_of(twin.id)}
     return Built(
         store,
@@ -369,10 +348,7 @@ async def _read_conversations(
             answers[f"{route} {room.id}"] = response
             leaks.checks += 1
             if (room.id in readable) != (response.status_code == 200):
-                leaks.note(
-                    kind,
-                    f"{route} of a {'readable' if room.id in readable else 'foreign'} room answered {response.status_code}",
-                )
+                leaks.note(kind, f"{route} of a {'readable' if room.id in readable else 'foreign'} room answered {response.status_code}")
 
 
 def _meant(built: Built, readable: set[str], name: str) -> Any:
@@ -429,15 +405,11 @@ async def _look_names_up(
         members = await http.get("/api/v1/channels.members", params={"roomName": name}, headers=built.headers)
         leaks.name_lookups += 1
         member_names = sorted(m["username"] for m in members.json().get("members", []))
-        meant_members = (
-            sorted(u.username for u in built.store.get_users(built.store.members_of(want)).values())
-            if want
-            else None
-        )
+        meant_members = sorted(
+            u.username for u in built.store.get_users(built.store.members_of(want)).values()
+        ) if want else None
         if (member_names if members.status_code == 200 else None) != meant_members:
-            leaks.note(
-                "misresolved_names", f"channels.members {name} listed {member_names}, not {meant_members}"
-            )
+            leaks.note("misresolved_names", f"channels.members {name} listed {member_names}, not {meant_members}")
         answers[f"channels.members {name}"] = members
         searches = {
             "ai.search in:": await http.get("/api/v1/ai.search", params={"q": f"in:#{name} deploy"}, headers=built.headers),

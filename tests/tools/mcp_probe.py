@@ -143,11 +143,7 @@ class SpecSchema:
 
         if definition not in self.root[self.key]:
             return None
-        schema = {
-            "$schema": self.root.get("$schema"),
-            "$ref": f"#/{self.key}/{definition}",
-            self.key: self.root[self.key],
-        }
+        schema = {"$schema": self.root.get("$schema"), "$ref": f"#/{self.key}/{definition}", self.key: self.root[self.key]}
         cls = validators.validator_for(schema)
         errs = sorted(cls(schema).iter_errors(instance), key=lambda e: list(e.absolute_path))
         if not errs:
@@ -178,9 +174,7 @@ async def sdk_checks(args: argparse.Namespace, headers: dict[str, str], rep: Rep
         )
 
     timeout = httpx2.Timeout(args.timeout, read=args.timeout)
-    async with httpx2.AsyncClient(
-        headers=headers, timeout=timeout, event_hooks={"response": [on_response]}
-    ) as http:
+    async with httpx2.AsyncClient(headers=headers, timeout=timeout, event_hooks={"response": [on_response]}) as http:
         transport = streamable_http_client(args.url, http_client=http)
         client = Client(transport, mode=args.mode, read_timeout_seconds=args.timeout, cache=None)
         t0 = time.perf_counter()
@@ -197,9 +191,7 @@ async def sdk_checks(args: argparse.Namespace, headers: dict[str, str], rep: Rep
             pv = client.protocol_version
             info = client.server_info
             caps = client.server_capabilities
-            ok_version = pv in (
-                HANDSHAKE_PROTOCOL_VERSIONS if args.mode == "legacy" else KNOWN_PROTOCOL_VERSIONS
-            )
+            ok_version = pv in (HANDSHAKE_PROTOCOL_VERSIONS if args.mode == "legacy" else KNOWN_PROTOCOL_VERSIONS)
             rep.add(
                 PASS if ok_version else FAIL,
                 "initialize",
@@ -208,23 +200,11 @@ async def sdk_checks(args: argparse.Namespace, headers: dict[str, str], rep: Rep
                 "lifecycle: server answers with a version it supports",
             )
             if info is None or not info.name or info.version is None:
-                rep.add(
-                    FAIL if args.mode == "legacy" else WARN,
-                    "initialize.serverInfo",
-                    "missing name/version",
-                    "InitializeResult.serverInfo",
-                )
+                rep.add(FAIL if args.mode == "legacy" else WARN, "initialize.serverInfo", "missing name/version", "InitializeResult.serverInfo")
             if caps is None or caps.tools is None:
-                rep.add(
-                    FAIL,
-                    "initialize.capabilities.tools",
-                    "server does not declare the tools capability",
-                    "tools: servers MUST declare tools",
-                )
+                rep.add(FAIL, "initialize.capabilities.tools", "server does not declare the tools capability", "tools: servers MUST declare tools")
             else:
-                rep.add(
-                    PASS, "initialize.capabilities", _short(caps.model_dump(by_alias=True, exclude_none=True))
-                )
+                rep.add(PASS, "initialize.capabilities", _short(caps.model_dump(by_alias=True, exclude_none=True)))
             if client.instructions:
                 rep.add(INFO, "initialize.instructions", _short(client.instructions, 80))
 
@@ -236,12 +216,7 @@ async def sdk_checks(args: argparse.Namespace, headers: dict[str, str], rep: Rep
                         await client.send_ping()
                     rep.add(PASS, "ping", "empty result", "ping: MUST respond promptly with {}")
                 except MCPError as e:
-                    rep.add(
-                        FAIL,
-                        "ping",
-                        f"JSON-RPC error {e.code}: {e.message}",
-                        "ping is part of the base protocol",
-                    )
+                    rep.add(FAIL, "ping", f"JSON-RPC error {e.code}: {e.message}", "ping is part of the base protocol")
 
             # ---- tools/list, every page
             tools: list[Any] = []
@@ -255,84 +230,40 @@ async def sdk_checks(args: argparse.Namespace, headers: dict[str, str], rep: Rep
                     cursor = page.next_cursor
                     if not cursor or pages >= args.max_pages:
                         break
-                rep.add(
-                    PASS, "tools/list", f"{len(tools)} tool(s) in {pages} page(s)", "tools/list + pagination"
-                )
+                rep.add(PASS, "tools/list", f"{len(tools)} tool(s) in {pages} page(s)", "tools/list + pagination")
                 if cursor:
-                    rep.add(
-                        WARN, "tools/list.pagination", f"stopped after {pages} pages; nextCursor still set"
-                    )
+                    rep.add(WARN, "tools/list.pagination", f"stopped after {pages} pages; nextCursor still set")
             except MCPError as e:
                 rep.add(FAIL, "tools/list", f"JSON-RPC error {e.code}: {e.message}")
             except Exception as e:  # pydantic ValidationError etc.
-                rep.add(
-                    FAIL,
-                    "tools/list",
-                    f"{type(e).__name__}: {_short(str(e), 300)}",
-                    "result must match ListToolsResult",
-                )
+                rep.add(FAIL, "tools/list", f"{type(e).__name__}: {_short(str(e), 300)}", "result must match ListToolsResult")
 
             names = [t.name for t in tools]
             dupes = sorted({n for n in names if names.count(n) > 1})
             if dupes:
-                rep.add(
-                    WARN,
-                    "tools/list.unique-names",
-                    f"duplicates: {dupes}",
-                    "2025-11-25: names SHOULD be unique",
-                )
+                rep.add(WARN, "tools/list.unique-names", f"duplicates: {dupes}", "2025-11-25: names SHOULD be unique")
             bad_schema = 0
             for t in tools:
                 v = validate_tool_name(t.name)
                 if not v.is_valid or v.warnings:
-                    rep.add(
-                        WARN,
-                        f"tool[{t.name}].name",
-                        "; ".join(v.warnings) or "invalid",
-                        "2025-11-25 SEP-986 tool-name rules",
-                    )
+                    rep.add(WARN, f"tool[{t.name}].name", "; ".join(v.warnings) or "invalid", "2025-11-25 SEP-986 tool-name rules")
                 if err := _schema_errors(t.input_schema):
                     bad_schema += 1
-                    rep.add(
-                        FAIL, f"tool[{t.name}].inputSchema", err, "inputSchema MUST be a valid JSON Schema"
-                    )
+                    rep.add(FAIL, f"tool[{t.name}].inputSchema", err, "inputSchema MUST be a valid JSON Schema")
                 elif t.input_schema.get("type") != "object":
                     bad_schema += 1
-                    rep.add(
-                        FAIL,
-                        f"tool[{t.name}].inputSchema",
-                        f"root type is {t.input_schema.get('type')!r}",
-                        "inputSchema.type MUST be 'object' (<=2025-11-25)",
-                    )
+                    rep.add(FAIL, f"tool[{t.name}].inputSchema", f"root type is {t.input_schema.get('type')!r}", "inputSchema.type MUST be 'object' (<=2025-11-25)")
                 if t.output_schema is not None:
                     if err := _schema_errors(t.output_schema):
                         bad_schema += 1
-                        rep.add(
-                            FAIL,
-                            f"tool[{t.name}].outputSchema",
-                            err,
-                            "outputSchema MUST be a valid JSON Schema",
-                        )
+                        rep.add(FAIL, f"tool[{t.name}].outputSchema", err, "outputSchema MUST be a valid JSON Schema")
                     elif t.output_schema.get("type") != "object":
                         bad_schema += 1
-                        rep.add(
-                            FAIL,
-                            f"tool[{t.name}].outputSchema",
-                            f"root type is {t.output_schema.get('type')!r}",
-                            "outputSchema root type 'object' (2025-06-18..2025-11-25)",
-                        )
+                        rep.add(FAIL, f"tool[{t.name}].outputSchema", f"root type is {t.output_schema.get('type')!r}", "outputSchema root type 'object' (2025-06-18..2025-11-25)")
                 if not t.description:
-                    rep.add(
-                        WARN,
-                        f"tool[{t.name}].description",
-                        "missing (optional in the schema, but the official conformance tools-list check requires it)",
-                    )
+                    rep.add(WARN, f"tool[{t.name}].description", "missing (optional in the schema, but the official conformance tools-list check requires it)")
             if tools and not bad_schema:
-                rep.add(
-                    PASS,
-                    "tools/list.schemas",
-                    f"all {len(tools)} inputSchema/outputSchema valid, root type object",
-                )
+                rep.add(PASS, "tools/list.schemas", f"all {len(tools)} inputSchema/outputSchema valid, root type object")
 
             # ---- tools/call
             target = args.tool
@@ -353,59 +284,23 @@ async def sdk_checks(args: argparse.Namespace, headers: dict[str, str], rep: Rep
                     if res.structured_content is not None:
                         detail += f" structuredContent={_short(res.structured_content, 60)}"
                     status = FAIL if (res.is_error and not args.expect_error) else PASS
-                    rep.add(
-                        status,
-                        "tools/call",
-                        f"{detail} ({ms:.0f} ms)",
-                        "CallToolResult; SDK checked structuredContent vs outputSchema",
-                    )
-                    if res.structured_content is not None and not any(
-                        getattr(c, "type", None) == "text" for c in res.content
-                    ):
-                        rep.add(
-                            WARN,
-                            "tools/call.text-fallback",
-                            "structuredContent without a TextContent copy",
-                            "2025-06-18: SHOULD also return serialized JSON as text",
-                        )
+                    rep.add(status, "tools/call", f"{detail} ({ms:.0f} ms)", "CallToolResult; SDK checked structuredContent vs outputSchema")
+                    if res.structured_content is not None and not any(getattr(c, "type", None) == "text" for c in res.content):
+                        rep.add(WARN, "tools/call.text-fallback", "structuredContent without a TextContent copy", "2025-06-18: SHOULD also return serialized JSON as text")
                     tool = next((t for t in tools if t.name == target), None)
-                    if (
-                        tool is not None
-                        and tool.output_schema is not None
-                        and res.structured_content is None
-                        and not res.is_error
-                    ):
-                        rep.add(
-                            FAIL,
-                            "tools/call.structuredContent",
-                            "tool declares outputSchema but returned none",
-                            "2025-06-18: MUST provide conforming structured results",
-                        )
+                    if tool is not None and tool.output_schema is not None and res.structured_content is None and not res.is_error:
+                        rep.add(FAIL, "tools/call.structuredContent", "tool declares outputSchema but returned none", "2025-06-18: MUST provide conforming structured results")
                 except MCPError as e:
                     rep.add(FAIL, "tools/call", f"JSON-RPC error {e.code}: {e.message}")
                 except Exception as e:
-                    rep.add(
-                        FAIL,
-                        "tools/call",
-                        f"{type(e).__name__}: {_short(str(e), 300)}",
-                        "result/outputSchema validation",
-                    )
+                    rep.add(FAIL, "tools/call", f"{type(e).__name__}: {_short(str(e), 300)}", "result/outputSchema validation")
 
             # ---- unknown tool (behaviour differs between implementations: report only)
             try:
                 res = await client.call_tool("__mcp_probe_no_such_tool__", {})
-                rep.add(
-                    INFO,
-                    "tools/call(unknown)",
-                    f"result isError={res.is_error} (spec example uses JSON-RPC -32602; SDK servers return isError)",
-                )
+                rep.add(INFO, "tools/call(unknown)", f"result isError={res.is_error} (spec example uses JSON-RPC -32602; SDK servers return isError)")
             except MCPError as e:
-                rep.add(
-                    INFO if e.code == -32602 else WARN,
-                    "tools/call(unknown)",
-                    f"JSON-RPC error {e.code}: {_short(e.message, 80)}",
-                    "tools: unknown tool -> protocol error -32602",
-                )
+                rep.add(INFO if e.code == -32602 else WARN, "tools/call(unknown)", f"JSON-RPC error {e.code}: {_short(e.message, 80)}", "tools: unknown tool -> protocol error -32602")
             except Exception as e:
                 rep.add(WARN, "tools/call(unknown)", f"{type(e).__name__}: {_short(str(e), 200)}")
         finally:
@@ -418,11 +313,7 @@ async def sdk_checks(args: argparse.Namespace, headers: dict[str, str], rep: Rep
             rep.add(INFO, "http", line)
     sessions = {line.split("session=")[1] for line in http_log}
     if sessions - {"-"}:
-        rep.add(
-            INFO,
-            "transport.session",
-            f"server issued Mcp-Session-Id (not stateless): {sorted(sessions - {'-'})[:2]}",
-        )
+        rep.add(INFO, "transport.session", f"server issued Mcp-Session-Id (not stateless): {sorted(sessions - {'-'})[:2]}")
     if any("text/event-stream" in line for line in http_log):
         rep.add(WARN, "transport.json-only", "server answered at least one POST with an SSE stream")
     elif http_log:
@@ -442,12 +333,7 @@ async def wire_checks(args: argparse.Namespace, headers: dict[str, str], rep: Re
 
     async with httpx.AsyncClient(timeout=args.timeout) as http:
 
-        async def post(
-            body: Any,
-            extra: dict[str, str] | None = None,
-            raw: bytes | None = None,
-            drop: tuple[str, ...] = (),
-        ) -> httpx.Response:
+        async def post(body: Any, extra: dict[str, str] | None = None, raw: bytes | None = None, drop: tuple[str, ...] = ()) -> httpx.Response:
             h = {k: v for k, v in {**base, **(extra or {})}.items() if k not in drop}
             content = raw if raw is not None else json.dumps(body).encode()
             try:
@@ -463,51 +349,23 @@ async def wire_checks(args: argparse.Namespace, headers: dict[str, str], rep: Re
 
         def err_code(r: httpx.Response) -> int | None:
             b = body_of(r)
-            return (
-                b.get("error", {}).get("code")
-                if isinstance(b, dict) and isinstance(b.get("error"), dict)
-                else None
-            )
+            return b.get("error", {}).get("code") if isinstance(b, dict) and isinstance(b.get("error"), dict) else None
 
         # W1 initialize over raw HTTP (no MCP-Protocol-Version header on initialize)
-        init = {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": version,
-                "capabilities": {},
-                "clientInfo": {"name": "mcp-probe", "version": "1"},
-            },
-        }
+        init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                "params": {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "mcp-probe", "version": "1"}}}
         r = await post(init)
         if r.status_code == 599:
             rep.add(FAIL, "wire.initialize", r.text + " (wire checks skipped)")
             return
         b = body_of(r)
         ct = r.headers.get("content-type", "")
-        ok = (
-            r.status_code == 200
-            and ct.startswith("application/json")
-            and isinstance(b, dict)
-            and b.get("id") == 1
-            and "result" in b
-        )
-        rep.add(
-            PASS if ok else FAIL,
-            "wire.initialize",
-            f"HTTP {r.status_code} ct={ct or '-'} id={b.get('id') if isinstance(b, dict) else '-'}",
-            "2025-03-26+: request -> 200 application/json or SSE",
-        )
+        ok = r.status_code == 200 and ct.startswith("application/json") and isinstance(b, dict) and b.get("id") == 1 and "result" in b
+        rep.add(PASS if ok else FAIL, "wire.initialize", f"HTTP {r.status_code} ct={ct or '-'} id={b.get('id') if isinstance(b, dict) else '-'}", "2025-03-26+: request -> 200 application/json or SSE")
         negotiated = b["result"].get("protocolVersion") if ok else version
         if ok:
             if negotiated != version:
-                rep.add(
-                    INFO,
-                    "wire.initialize.version",
-                    f"asked {version}, server chose {negotiated}",
-                    "lifecycle: same version if supported, else another it supports",
-                )
+                rep.add(INFO, "wire.initialize.version", f"asked {version}, server chose {negotiated}", "lifecycle: same version if supported, else another it supports")
             if r.headers.get("mcp-session-id"):
                 rep.add(INFO, "wire.initialize.session", "server issued Mcp-Session-Id (stateful)")
             if spec and (e := spec.errors("InitializeResult", b["result"])):
@@ -521,43 +379,21 @@ async def wire_checks(args: argparse.Namespace, headers: dict[str, str], rep: Re
         # W2/W3 notifications -> 202, empty body
         for name, msg in (
             ("notifications/initialized", {"jsonrpc": "2.0", "method": "notifications/initialized"}),
-            (
-                "notifications/cancelled",
-                {
-                    "jsonrpc": "2.0",
-                    "method": "notifications/cancelled",
-                    "params": {"requestId": 424242, "reason": "probe"},
-                },
-            ),
+            ("notifications/cancelled", {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 424242, "reason": "probe"}}),
         ):
             r = await post(msg, vh)
             ok = r.status_code == 202 and not r.content
-            rep.add(
-                PASS if ok else FAIL,
-                f"wire.{name}",
-                f"HTTP {r.status_code} body={len(r.content)}B",
-                "2025-03-26+: accepted notification -> 202 Accepted, no body",
-            )
+            rep.add(PASS if ok else FAIL, f"wire.{name}", f"HTTP {r.status_code} body={len(r.content)}B", "2025-03-26+: accepted notification -> 202 Accepted, no body")
 
         # W4 a JSON-RPC *response* posted by the client is also answered 202
         r = await post({"jsonrpc": "2.0", "id": "probe-resp-1", "result": {}}, vh)
-        rep.add(
-            PASS if r.status_code == 202 else WARN,
-            "wire.client-response",
-            f"HTTP {r.status_code}",
-            "2025-03-26..2025-11-25: accepted response -> 202 (or an error status if not accepted)",
-        )
+        rep.add(PASS if r.status_code == 202 else WARN, "wire.client-response", f"HTTP {r.status_code}", "2025-03-26..2025-11-25: accepted response -> 202 (or an error status if not accepted)")
 
         # W5 id echo (string id), ping result {}
         r = await post({"jsonrpc": "2.0", "id": "probe-ping-Ä", "method": "ping"}, vh)
         b = body_of(r)
         ok = isinstance(b, dict) and b.get("id") == "probe-ping-Ä" and b.get("result") == {}
-        rep.add(
-            PASS if ok else FAIL,
-            "wire.ping.id-echo",
-            f"HTTP {r.status_code} body={_short(b, 80)}",
-            "JSON-RPC: same id, same type; ping -> {}",
-        )
+        rep.add(PASS if ok else FAIL, "wire.ping.id-echo", f"HTTP {r.status_code} body={_short(b, 80)}", "JSON-RPC: same id, same type; ping -> {}")
 
         # W6 tools/list raw + schema
         r = await post({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, vh)
@@ -572,56 +408,24 @@ async def wire_checks(args: argparse.Namespace, headers: dict[str, str], rep: Re
 
         # W7 tools/call raw + schema
         if args.tool:
-            r = await post(
-                {
-                    "jsonrpc": "2.0",
-                    "id": 3,
-                    "method": "tools/call",
-                    "params": {"name": args.tool, "arguments": json.loads(args.args or "{}")},
-                },
-                vh,
-            )
+            r = await post({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": args.tool, "arguments": json.loads(args.args or "{}")}}, vh)
             b = body_of(r)
             if isinstance(b, dict) and "result" in b and spec:
                 e = spec.errors("CallToolResult", b["result"])
-                rep.add(
-                    FAIL if e else PASS,
-                    "wire.tools/call.schema",
-                    e or "CallToolResult valid against spec schema.json",
-                    "schema.json",
-                )
+                rep.add(FAIL if e else PASS, "wire.tools/call.schema", e or "CallToolResult valid against spec schema.json", "schema.json")
 
         # W8 no MCP-Protocol-Version header -> server SHOULD assume 2025-03-26, i.e. still answer
         r = await post({"jsonrpc": "2.0", "id": 4, "method": "ping"})
-        rep.add(
-            PASS if r.status_code == 200 else WARN,
-            "wire.version-header.absent",
-            f"HTTP {r.status_code}",
-            "2025-06-18+: no header -> SHOULD assume 2025-03-26",
-        )
+        rep.add(PASS if r.status_code == 200 else WARN, "wire.version-header.absent", f"HTTP {r.status_code}", "2025-06-18+: no header -> SHOULD assume 2025-03-26")
 
         # W9 malformed / unsupported MCP-Protocol-Version -> 400 (same three values as the upstream conformance repo)
         for bad in ("invalid-protocol-version", "2000-01-01", "2099-01-01"):
             r = await post({"jsonrpc": "2.0", "id": 5, "method": "tools/list"}, {"MCP-Protocol-Version": bad})
-            rep.add(
-                PASS if r.status_code == 400 else FAIL,
-                f"wire.version-header[{bad}]",
-                f"HTTP {r.status_code}",
-                "2025-06-18+: invalid/unsupported MCP-Protocol-Version -> MUST 400",
-            )
+            rep.add(PASS if r.status_code == 400 else FAIL, f"wire.version-header[{bad}]", f"HTTP {r.status_code}", "2025-06-18+: invalid/unsupported MCP-Protocol-Version -> MUST 400")
 
         # W10 2026-era discovery probe (what mcp>=2 clients in auto mode send first)
-        disc = {
-            "jsonrpc": "2.0",
-            "id": 6,
-            "method": "server/discover",
-            "params": {
-                "_meta": {
-                    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                    "io.modelcontextprotocol/clientCapabilities": {},
-                }
-            },
-        }
+        disc = {"jsonrpc": "2.0", "id": 6, "method": "server/discover",
+                "params": {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}}}
         r = await post(disc, {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "server/discover"})
         b = body_of(r)
         if r.status_code == 200 and isinstance(b, dict) and "result" in b:
@@ -633,35 +437,15 @@ async def wire_checks(args: argparse.Namespace, headers: dict[str, str], rep: Re
             modern = SpecSchema(args.modern_schema) if args.modern_schema else None
             await modern_wire_checks(post, body_of, modern, rep)
         elif r.status_code == 400:
-            rep.add(
-                PASS,
-                "wire.server/discover",
-                f"HTTP 400 code={err_code(r)} -> modern clients fall back to initialize",
-                "2025-06-18+: unsupported version -> 400; 2026-07-28 back-compat",
-            )
+            rep.add(PASS, "wire.server/discover", f"HTTP 400 code={err_code(r)} -> modern clients fall back to initialize", "2025-06-18+: unsupported version -> 400; 2026-07-28 back-compat")
         elif 400 < r.status_code < 500 or (r.status_code == 200 and err_code(r) is not None):
-            rep.add(
-                WARN,
-                "wire.server/discover",
-                f"HTTP {r.status_code} code={err_code(r)}: clients fall back, but the version header should have produced 400",
-                "2025-06-18+: unsupported MCP-Protocol-Version -> MUST 400",
-            )
+            rep.add(WARN, "wire.server/discover", f"HTTP {r.status_code} code={err_code(r)}: clients fall back, but the version header should have produced 400", "2025-06-18+: unsupported MCP-Protocol-Version -> MUST 400")
         else:
-            rep.add(
-                FAIL,
-                "wire.server/discover",
-                f"HTTP {r.status_code} {_short(b)}",
-                "a 2025-era server must reject the 2026 probe with 4xx, not 5xx/200-garbage",
-            )
+            rep.add(FAIL, "wire.server/discover", f"HTTP {r.status_code} {_short(b)}", "a 2025-era server must reject the 2026 probe with 4xx, not 5xx/200-garbage")
 
         # W11 GET (server->client SSE stream) : 405 expected for stateless JSON-only servers
         try:
-            async with http.stream(
-                "GET",
-                args.url,
-                headers={**headers, "Accept": "text/event-stream", **vh},
-                timeout=httpx.Timeout(3.0),
-            ) as g:
+            async with http.stream("GET", args.url, headers={**headers, "Accept": "text/event-stream", **vh}, timeout=httpx.Timeout(3.0)) as g:
                 gct = g.headers.get("content-type", "")
                 st = g.status_code
         except httpx.ReadTimeout:
@@ -669,146 +453,65 @@ async def wire_checks(args: argparse.Namespace, headers: dict[str, str], rep: Re
         except httpx.HTTPError as e:
             st, gct = 599, f"transport error: {type(e).__name__}"
         if st == 405:
-            rep.add(
-                PASS, "wire.GET", "405 Method Not Allowed", "2025-03-26+: GET -> text/event-stream or 405"
-            )
+            rep.add(PASS, "wire.GET", "405 Method Not Allowed", "2025-03-26+: GET -> text/event-stream or 405")
         elif st == 200 and gct.startswith("text/event-stream"):
-            rep.add(
-                WARN,
-                "wire.GET",
-                "opens an SSE stream; a stateless JSON-only server should answer 405",
-                "2025-03-26+: GET -> text/event-stream or 405",
-            )
+            rep.add(WARN, "wire.GET", "opens an SSE stream; a stateless JSON-only server should answer 405", "2025-03-26+: GET -> text/event-stream or 405")
         else:
-            rep.add(
-                FAIL,
-                "wire.GET",
-                f"HTTP {st} ct={gct}",
-                "2025-03-26+: GET MUST return text/event-stream or 405",
-            )
+            rep.add(FAIL, "wire.GET", f"HTTP {st} ct={gct}", "2025-03-26+: GET MUST return text/event-stream or 405")
 
         # W12 DELETE (session termination) : 405 when there are no sessions
         try:
             r = await http.delete(args.url, headers={**headers, **vh})
         except httpx.HTTPError as e:
             r = httpx.Response(599, content=f"transport error: {type(e).__name__}".encode())
-        rep.add(
-            PASS if r.status_code == 405 else WARN,
-            "wire.DELETE",
-            f"HTTP {r.status_code}",
-            "2025-03-26+: server MAY answer DELETE with 405",
-        )
+        rep.add(PASS if r.status_code == 405 else WARN, "wire.DELETE", f"HTTP {r.status_code}", "2025-03-26+: server MAY answer DELETE with 405")
 
         # W13 Origin validation
-        r = await post(
-            {"jsonrpc": "2.0", "id": 7, "method": "ping"}, {**vh, "Origin": "http://evil.example.com"}
-        )
-        rep.add(
-            PASS if r.status_code == 403 else FAIL,
-            "wire.origin.invalid",
-            f"HTTP {r.status_code}",
-            "2025-03-26: MUST validate Origin; 2025-11-25: invalid Origin -> MUST 403",
-        )
+        r = await post({"jsonrpc": "2.0", "id": 7, "method": "ping"}, {**vh, "Origin": "http://evil.example.com"})
+        rep.add(PASS if r.status_code == 403 else FAIL, "wire.origin.invalid", f"HTTP {r.status_code}", "2025-03-26: MUST validate Origin; 2025-11-25: invalid Origin -> MUST 403")
         r = await post({"jsonrpc": "2.0", "id": 8, "method": "ping"}, {**vh, "Origin": args.good_origin})
-        rep.add(
-            PASS if r.status_code == 200 else WARN,
-            "wire.origin.allowed",
-            f"Origin {args.good_origin} -> HTTP {r.status_code}",
-        )
+        rep.add(PASS if r.status_code == 200 else WARN, "wire.origin.allowed", f"Origin {args.good_origin} -> HTTP {r.status_code}")
 
         # W14 Accept header handling
         r = await post({"jsonrpc": "2.0", "id": 9, "method": "ping"}, {**vh, "Accept": "text/html"})
-        rep.add(
-            PASS if r.status_code == 406 else WARN,
-            "wire.accept.unacceptable",
-            f"Accept: text/html -> HTTP {r.status_code}",
-            "client MUST list json+sse; 406 is the usual server answer",
-        )
+        rep.add(PASS if r.status_code == 406 else WARN, "wire.accept.unacceptable", f"Accept: text/html -> HTTP {r.status_code}", "client MUST list json+sse; 406 is the usual server answer")
         r = await post({"jsonrpc": "2.0", "id": 10, "method": "ping"}, {**vh, "Accept": "application/json"})
-        rep.add(
-            INFO,
-            "wire.accept.json-only",
-            f"Accept: application/json -> HTTP {r.status_code} (lenient servers accept it)",
-        )
+        rep.add(INFO, "wire.accept.json-only", f"Accept: application/json -> HTTP {r.status_code} (lenient servers accept it)")
 
         # W15 batch
-        batch = [
-            {"jsonrpc": "2.0", "id": 11, "method": "ping"},
-            {"jsonrpc": "2.0", "id": 12, "method": "ping"},
-        ]
+        batch = [{"jsonrpc": "2.0", "id": 11, "method": "ping"}, {"jsonrpc": "2.0", "id": 12, "method": "ping"}]
         r = await post(batch, vh)
         b = body_of(r)
         if isinstance(b, list):
-            rep.add(
-                INFO if negotiated == "2025-03-26" else WARN,
-                "wire.batch",
-                f"HTTP {r.status_code}: batch processed ({len(b)} responses)",
-                "batching: allowed 2025-03-26, removed 2025-06-18",
-            )
+            rep.add(INFO if negotiated == "2025-03-26" else WARN, "wire.batch", f"HTTP {r.status_code}: batch processed ({len(b)} responses)", "batching: allowed 2025-03-26, removed 2025-06-18")
         else:
-            rep.add(
-                PASS if negotiated != "2025-03-26" else WARN,
-                "wire.batch",
-                f"rejected: HTTP {r.status_code} code={err_code(r)}",
-                "2025-06-18+: body MUST be a single message (2025-03-26 allowed arrays)",
-            )
+            rep.add(PASS if negotiated != "2025-03-26" else WARN, "wire.batch", f"rejected: HTTP {r.status_code} code={err_code(r)}", "2025-06-18+: body MUST be a single message (2025-03-26 allowed arrays)")
 
         # W16 JSON-RPC error codes
         for name, raw, body, want in (
             ("parse-error", b'{"jsonrpc": "2.0", "id": 13, "method": ', None, -32700),
             ("invalid-request", None, {"jsonrpc": "2.0", "id": 14}, -32600),
             ("method-not-found", None, {"jsonrpc": "2.0", "id": 15, "method": "no/such/method"}, -32601),
-            (
-                "invalid-params",
-                None,
-                {"jsonrpc": "2.0", "id": 16, "method": "tools/call", "params": {"arguments": {}}},
-                -32602,
-            ),
-            (
-                "bad-cursor",
-                None,
-                {
-                    "jsonrpc": "2.0",
-                    "id": 17,
-                    "method": "tools/list",
-                    "params": {"cursor": "\u0000not-a-cursor"},
-                },
-                -32602,
-            ),
+            ("invalid-params", None, {"jsonrpc": "2.0", "id": 16, "method": "tools/call", "params": {"arguments": {}}}, -32602),
+            ("bad-cursor", None, {"jsonrpc": "2.0", "id": 17, "method": "tools/list", "params": {"cursor": "\u0000not-a-cursor"}}, -32602),
         ):
             r = await post(body, vh, raw=raw)
             code = err_code(r)
             if spec and code is not None:
-                env = next(
-                    (d for d in ("JSONRPCErrorResponse", "JSONRPCError") if d in spec.root[spec.key]), None
-                )
+                env = next((d for d in ("JSONRPCErrorResponse", "JSONRPCError") if d in spec.root[spec.key]), None)
                 if env and (e := spec.errors(env, body_of(r))):
-                    rep.add(
-                        WARN,
-                        f"wire.error.{name}.schema",
-                        e,
-                        "schema: id is string|integer, never null (2025-11-25: omit id when unknown)",
-                    )
+                    rep.add(WARN, f"wire.error.{name}.schema", e, "schema: id is string|integer, never null (2025-11-25: omit id when unknown)")
             if code == want:
                 rep.add(PASS, f"wire.error.{name}", f"HTTP {r.status_code} code={code}", f"JSON-RPC: {want}")
             else:
                 sev = INFO if name == "bad-cursor" else WARN
-                rep.add(
-                    sev,
-                    f"wire.error.{name}",
-                    f"HTTP {r.status_code} code={code} (expected {want}) {_short(body_of(r), 100)}",
-                    f"JSON-RPC: {want}",
-                )
+                rep.add(sev, f"wire.error.{name}", f"HTTP {r.status_code} code={code} (expected {want}) {_short(body_of(r), 100)}", f"JSON-RPC: {want}")
 
         # W17 auth headers required?
         if headers:
             stripped = {"Content-Type": "application/json", "Accept": accept, **vh}
             try:
-                r = await http.post(
-                    args.url,
-                    headers=stripped,
-                    content=json.dumps({"jsonrpc": "2.0", "id": 18, "method": "ping"}),
-                )
+                r = await http.post(args.url, headers=stripped, content=json.dumps({"jsonrpc": "2.0", "id": 18, "method": "ping"}))
                 rep.add(INFO, "wire.auth.missing", f"request without custom headers -> HTTP {r.status_code}")
             except httpx.HTTPError as e:
                 rep.add(INFO, "wire.auth.missing", f"transport error {type(e).__name__}")
@@ -934,16 +637,7 @@ def run_proxy(args: argparse.Namespace) -> None:
     from starlette.responses import StreamingResponse
 
     headers = build_headers(args)
-    hop = {
-        "connection",
-        "keep-alive",
-        "transfer-encoding",
-        "te",
-        "trailer",
-        "upgrade",
-        "content-length",
-        "proxy-connection",
-    }
+    hop = {"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade", "content-length", "proxy-connection"}
     client = httpx.AsyncClient(timeout=httpx.Timeout(args.timeout, read=None))
 
     async def app(scope: Any, receive: Any, send: Any) -> None:
@@ -954,13 +648,9 @@ def run_proxy(args: argparse.Namespace) -> None:
         if args.record and req.method == "POST":
             _record(args.record, body, req.headers.get("mcp-protocol-version"))
         fwd = [(k, v) for k, v in req.headers.items() if k.lower() not in hop]
-        fwd = [(k, v) for k, v in fwd if k.lower() not in {h.lower() for h in headers}] + list(
-            headers.items()
-        )
+        fwd = [(k, v) for k, v in fwd if k.lower() not in {h.lower() for h in headers}] + list(headers.items())
         target = args.target + (("?" + scope["query_string"].decode()) if scope.get("query_string") else "")
-        upstream = await client.send(
-            client.build_request(req.method, target, headers=fwd, content=body), stream=True
-        )
+        upstream = await client.send(client.build_request(req.method, target, headers=fwd, content=body), stream=True)
         out = {k: v for k, v in upstream.headers.items() if k.lower() not in hop}
 
         async def gen():
@@ -985,12 +675,8 @@ def run_proxy(args: argparse.Namespace) -> None:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument(
-        "--user-id", default=os.environ.get("MCP_USER_ID"), help="X-User-Id value (env MCP_USER_ID)"
-    )
-    common.add_argument(
-        "--token", default=os.environ.get("MCP_AUTH_TOKEN"), help="X-Auth-Token value (env MCP_AUTH_TOKEN)"
-    )
+    common.add_argument("--user-id", default=os.environ.get("MCP_USER_ID"), help="X-User-Id value (env MCP_USER_ID)")
+    common.add_argument("--token", default=os.environ.get("MCP_AUTH_TOKEN"), help="X-Auth-Token value (env MCP_AUTH_TOKEN)")
     common.add_argument("-H", "--header", action="append", help="extra header 'Name: value' (repeatable)")
     common.add_argument("--timeout", type=float, default=20.0, help="per-request timeout, seconds")
 
@@ -1006,33 +692,17 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     p = argparse.ArgumentParser(prog="mcp_probe.py", parents=[common], description=__doc__.split("\n\n")[0])
-    p.add_argument(
-        "url",
-        nargs="?",
-        default=os.environ.get("MCP_URL"),
-        help="MCP endpoint, e.g. http://127.0.0.1:8000/api/v1/mcp",
-    )
+    p.add_argument("url", nargs="?", default=os.environ.get("MCP_URL"), help="MCP endpoint, e.g. http://127.0.0.1:8000/api/v1/mcp")
     p.add_argument("--tool", help="tool to call (default: first tool without required arguments)")
     p.add_argument(
         "--modern-schema", help="the 2026-07-28 schema.json: check that revision's answers against it"
     )
     p.add_argument("--args", help="JSON object of tool arguments")
-    p.add_argument(
-        "--expect-error", action="store_true", help="the called tool is expected to return isError=true"
-    )
-    p.add_argument(
-        "--mode",
-        default="legacy",
-        choices=["legacy", "auto"],
-        help="SDK negotiation: legacy=initialize handshake, auto=server/discover then fallback",
-    )
+    p.add_argument("--expect-error", action="store_true", help="the called tool is expected to return isError=true")
+    p.add_argument("--mode", default="legacy", choices=["legacy", "auto"], help="SDK negotiation: legacy=initialize handshake, auto=server/discover then fallback")
     p.add_argument("--wire", action="store_true", help="also run raw-HTTP transport checks")
-    p.add_argument(
-        "--version", default="2025-11-25", help="protocolVersion offered in the raw initialize (--wire)"
-    )
-    p.add_argument(
-        "--good-origin", help="an Origin the server should accept (--wire; default: the URL's own origin)"
-    )
+    p.add_argument("--version", default="2025-11-25", help="protocolVersion offered in the raw initialize (--wire)")
+    p.add_argument("--good-origin", help="an Origin the server should accept (--wire; default: the URL's own origin)")
     p.add_argument("--schema", help="path to the spec's schema.json for raw-result validation (--wire)")
     p.add_argument("--max-pages", type=int, default=50)
     p.add_argument("--json", action="store_true", help="print a JSON summary at the end")
