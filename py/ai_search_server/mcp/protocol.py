@@ -15,7 +15,10 @@ method                      handshake revisions  2026-07-28
 ``ping``                    ``{}``               unknown (-32601, 404): removed in 2026-07-28
 ``tools/list``              the active catalog, in one page (a cursor is refused: we never issue one);
                             at 2026-07-28 with ``ttlMs`` and ``cacheScope``
-``tools/call``              the REST route, as the caller; failures are results with ``isError``
+``tools/call``              the REST route, as the caller; failures are results with ``isError``; from
+                            2025-06-18 on, the route's body as ``structuredContent`` too
+``prompts/list``            the prompts (``prompts.py``); at 2026-07-28 with ``ttlMs`` and ``cacheScope``
+``prompts/get``             the prompt, filled by calling its tools as ``tools/call`` does
 ``notifications/*``         nothing (202): also when a client puts an id on them
 anything else               ``-32601 Method not found: <method>`` (200 in-band; 404 at 2026-07-28)
 =========================== ==================== ==========================================================
