@@ -49,7 +49,7 @@ SERVER_LAYERS: tuple[tuple[str, ...], ...] = (
     ("settings",),
     ("store", "ratelimit", "outbound"),
     ("security",),
-    ("errors", "accept_header", "static", "demo", ""),
+    ("errors", "accept_header", "json_schema", "static", "demo", ""),
     ("encoding",),
 )
 # What the rest of the server may import of the store: the protocol, its records, its value rules and

@@ -36,7 +36,7 @@ schemas refuse ``null``). Messages are written for the person calling the API; u
     ├── HeadTooLarge           431                                               the head is too big
     ├── TooManyConnections     503                                               the connection cap
     │ the MCP endpoint's own gates (always JSON-RPC):
-    ├── UnsupportedVersion     400     error-unsupported-version         -32600
+    ├── UnsupportedVersion     400     error-unsupported-version         -32022  data: supported, requested
     ├── ParseError             400     error-invalid-json                -32700  the body is not JSON
     ├── InvalidEnvelope        400     error-invalid-request             -32600  no JSON-RPC request
     ├── MethodNotAllowed       405     error-method-not-allowed          -32600  POST only
@@ -87,6 +87,7 @@ __all__ = [
     "refusal_response",
 ]
 
+
 class ApiError(Exception):
     """One refusal: ``message`` (default ``default_message``) is what the caller reads.
 
@@ -110,12 +111,14 @@ class ApiError(Exception):
         details: dict[str, Any] | None = None,
         headers: Mapping[str, str] | None = None,
         rpc_message: str | None = None,
+        rpc_data: dict[str, Any] | None = None,
     ) -> None:
         self.message = message or self.default_message
         self.error_type = error_type or self.default_type
         self.details = details
         self.headers = dict(headers or {})
         self.rpc_message = rpc_message or (message if message else self.default_rpc_message) or self.message
+        self.rpc_data = rpc_data  # the JSON-RPC error's ``data`` member, when it has one
         super().__init__(self.message)
 
     @classmethod
@@ -132,7 +135,10 @@ class ApiError(Exception):
 
     def rpc_body(self) -> dict[str, Any]:
         """The id-less JSON-RPC error envelope (the request's id could not be, or was not, read)."""
-        return {"jsonrpc": "2.0", "error": {"code": self.rpc_code, "message": self.rpc_message}}
+        error: dict[str, Any] = {"code": self.rpc_code, "message": self.rpc_message}
+        if self.rpc_data is not None:
+            error["data"] = self.rpc_data
+        return {"jsonrpc": "2.0", "error": error}
 
 
 def refusal_response(
@@ -338,10 +344,13 @@ class NotAcceptable(ApiError):
 
 
 class UnsupportedVersion(ApiError):
+    """Raised with ``rpc_data={"supported": [...], "requested": ...}`` (2026-07-28's
+    UnsupportedProtocolVersionError, which its clients read to retry at a version we speak)."""
+
     status = 400
     default_type = "error-unsupported-version"
-    default_message = "Unsupported MCP protocol version"
-    rpc_code = -32600
+    default_message = "Unsupported protocol version"
+    rpc_code = -32022
 
 
 class ParseError(ApiError):

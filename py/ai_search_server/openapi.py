@@ -1,7 +1,9 @@
 """The OpenAPI 3.1 document, generated from the route registry (never written by hand).
 
-Each operation lists every status it can answer: 200, and each refusal of ``ApiRoute.refusals()``
-(the common ones that apply to the route, then the route's own) with the one error body."""
+Each operation lists every status it can answer: 200 (its body's schema from the route's ``reply``
+model where it declares one, the same schema its MCP tool gives as ``outputSchema``), and each refusal
+of ``ApiRoute.refusals()`` (the common ones that apply to the route, then the route's own) with the
+one error body."""
 
 from __future__ import annotations
 
@@ -57,7 +59,7 @@ def build_openapi(routes: Sequence[ApiRoute], *, version: str, site_url: str = "
                 "200": {
                     "description": "Success",
                     "content": {
-                        "application/json": {"schema": {"type": "object"}},
+                        "application/json": {"schema": route.reply_schema() or {"type": "object"}},
                         **(_EVENT_STREAM if route.event_stream else {}),
                     },
                 },

@@ -30,6 +30,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from . import errors
+from .json_schema import inline_schema
 from .ratelimit import RateLimit
 from .services import Caller, Services
 from .store.base import StorageFailure, StoreError
@@ -153,6 +154,15 @@ class ApiRoute:
     refuses: tuple[Refusal, ...] = field(default=())
     #: The route also answers ``text/event-stream`` when the caller's ``Accept`` asks for it.
     event_stream: bool = False
+    #: Behaviour, for the MCP tool's title and hints: a short name for people; a write that changes or
+    #: takes away what exists (an edit, a delete), not only adds; a write that changes nothing more when
+    #: repeated (a GET always is); a route that reaches past the workspace (the LLM provider).
+    title: str = ""
+    destructive: bool = False
+    idempotent: bool = False
+    open_world: bool = False
+    #: The model of the 200 JSON body (the OpenAPI document's and the MCP tool's output schema).
+    reply: type[BaseModel] | None = None
 
     @property
     def path(self) -> str:
@@ -182,6 +192,10 @@ class ApiRoute:
             return schemas[0]
         return {"type": "object", "description": self.description, "oneOf": schemas}
 
+    def reply_schema(self) -> dict[str, Any] | None:
+        """The JSON Schema of the 200 JSON body, standing on its own; None when it is not declared."""
+        return None if self.reply is None else inline_schema(self.reply.model_json_schema(), defaults=False)
+
 
 class Router:
     """Collects the routes of one module: ``router = Router(tags=("chat",))``, then
@@ -204,6 +218,11 @@ class Router:
         variant_descriptions: Sequence[str] = (),
         refuses: Sequence[Refusal | type[errors.ApiError]] = (),
         event_stream: bool = False,
+        title: str = "",
+        destructive: bool = False,
+        idempotent: bool = False,
+        open_world: bool = False,
+        reply: type[BaseModel] | None = None,
     ) -> Callable[[Handler], Handler]:
         def register(handler: Handler) -> Handler:
             self.routes.append(
@@ -220,6 +239,11 @@ class Router:
                     variant_descriptions=tuple(variant_descriptions),
                     refuses=tuple(r if isinstance(r, Refusal) else Refusal.of(r) for r in refuses),
                     event_stream=event_stream,
+                    title=title,
+                    destructive=destructive,
+                    idempotent=idempotent,
+                    open_world=open_world,
+                    reply=reply,
                 )
             )
             return handler
@@ -233,32 +257,7 @@ class Router:
         return self.route("POST", name, *params, **kw)
 
 
-# -- schema helpers ------------------------------------------------------------------------------
-
-
-def inline_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """Replace ``$ref``s to ``$defs`` with the definitions themselves and drop pydantic's titles,
-    so a tool schema stands on its own (MCP clients do not resolve references)."""
-    defs = schema.get("$defs", {})
-
-    def walk(node: Any) -> Any:
-        if isinstance(node, dict):
-            if "$ref" in node and isinstance(node["$ref"], str) and node["$ref"].startswith("#/$defs/"):
-                target = defs[node["$ref"].removeprefix("#/$defs/")]
-                merged = {**walk(target), **{k: walk(v) for k, v in node.items() if k != "$ref"}}
-                return merged
-            return {
-                k: walk(v)
-                for k, v in node.items()
-                if k not in ("$defs", "title") or (k == "title" and not isinstance(v, str))
-            }
-        if isinstance(node, list):
-            return [walk(item) for item in node]
-        return node
-
-    out = walk(schema)
-    assert isinstance(out, dict)
-    return out
+# -- parameters ----------------------------------------------------------------------------------
 
 
 def describe_validation_error(exc: ValidationError) -> str:

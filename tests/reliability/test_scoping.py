@@ -80,6 +80,10 @@ def tool(tool_name: str, /, **arguments: Any) -> dict[str, Any]:
     return rpc("tools/call", {"name": tool_name, "arguments": arguments})
 
 
+def prompt(prompt_name: str, /, **arguments: str) -> dict[str, Any]:
+    return rpc("prompts/get", {"name": prompt_name, "arguments": arguments})
+
+
 # -- C1: generated workspaces ---------------------------------------------------------------------
 
 
@@ -277,7 +281,15 @@ async def _build(case: dict[str, Any], data_dir: Path, leaks: Leaks) -> Built:
     readable = {rooms[r].id for r in range(len(case["rooms"])) if case["membership"][(case["caller"], r)] == "member"}
     readable |= {twin.id for t, twin in enumerate(twins) if caller.id in store.members_of(twin.id)}
     return Built(
-        store, app, caller, {"X-User-Id": caller.id, "X-Auth-Token": plain}, readable, rooms, messages, people, tokens
+        store,
+        app,
+        caller,
+        {"X-User-Id": caller.id, "X-Auth-Token": plain},
+        readable,
+        rooms,
+        messages,
+        people,
+        tokens,
     )
 
 
@@ -301,7 +313,12 @@ def _foreign_tokens(built: Built, readable: set[str]) -> dict[str, str]:
 
 
 async def _read_conversations(
-    http: httpx.AsyncClient, built: Built, readable: set[str], leaks: Leaks, kind: str, answers: dict[str, httpx.Response]
+    http: httpx.AsyncClient,
+    built: Built,
+    readable: set[str],
+    leaks: Leaks,
+    kind: str,
+    answers: dict[str, httpx.Response],
 ) -> None:
     """Every conversation route for every message and room: a foreign one answers 404; a readable
     reply's thread and context show nothing of another room (scanned with the other answers)."""
@@ -343,7 +360,11 @@ def _meant(built: Built, readable: set[str], name: str) -> Any:
 
 
 async def _look_names_up(
-    http: httpx.AsyncClient, built: Built, readable: set[str], leaks: Leaks, answers: dict[str, httpx.Response]
+    http: httpx.AsyncClient,
+    built: Built,
+    readable: set[str],
+    leaks: Leaks,
+    answers: dict[str, httpx.Response],
 ) -> None:
     """Every route that takes a room name, REST and MCP, for every name of the workspace: a post lands
     in the room the name means to the caller (or nowhere), rooms.info and channels.members show that
@@ -611,8 +632,25 @@ async def test_prompts_and_tool_results_hold_only_readable_messages(
                     tool("post_ai_search_answer", query="what?", messages=[{"_id": i} for i in all_ids[:20]]),
                     tool("post_ai_search_answer", query="what?", messages=[{"_id": i} for i in readable]),
                     *(tool("get_chat_getMessage", msgId=i) for i in all_ids),
+                    *(tool("get_chat_getMessageContext", msgId=i) for i in all_ids),
+                    *(tool("get_chat_getThreadMessages", tmid=i) for i in all_ids),
                 ]
             ]
+            # Prompts are filled by the same tools, as the caller: every room named, readable or not.
+            room_ids = list({m.room_id for m in workspace.messages.values()})
+            filled = [
+                await http.post(MCP_PATH, json=call, headers={**person.pat_headers, **MCP_HEADERS})
+                for call in [
+                    *(
+                        prompt("summarise_room", room=room.name, since="2000-01-01")
+                        for room in workspace.store.get_rooms(room_ids).values()
+                    ),
+                    prompt("find_decision", topic="the"),
+                    prompt("what_did_i_miss", since="2000-01-01"),
+                ]
+            ]
+            assert sum("result" in r.json() for r in filled) >= 3, [r.text[:200] for r in filled]
+            results += filled
             prompts = [json.dumps(r.body) for r in fake.completions()[before:]]
             for text in prompts + [r.text for r in results + answers]:
                 inspected += 1

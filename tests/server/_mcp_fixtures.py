@@ -35,9 +35,12 @@ from ai_search_server.store.base import Store
 # The MCP specification's JSON Schemas, vendored with their source and licence (tests/vendor/README.md).
 TESTS_ROOT = Path(__file__).resolve().parents[1]
 SCHEMA_ROOT = TESTS_ROOT / "vendor" / "mcp-schema"
+# The handshake revisions (initialize first); MODERN is served per request, without a handshake.
 REVISIONS = ("2025-03-26", "2025-06-18", "2025-11-25")
+MODERN = "2026-07-28"
 ACCEPT = "application/json, text/event-stream"
 INIT_PARAMS = {"capabilities": {}, "clientInfo": {"name": "tests", "version": "1"}}
+CLIENT_INFO = {"name": "tests", "version": "1"}
 
 
 def mcp_headers(auth: dict[str, str], **extra: str) -> dict[str, str]:
@@ -56,6 +59,27 @@ def call(name: str, arguments: dict[str, Any] | None = None, id: Any = 1) -> dic
     if arguments is not None:
         params["arguments"] = arguments
     return request("tools/call", params, id)
+
+
+def modern_request(
+    method: str, params: dict[str, Any] | None = None, id: Any = 1, *, version: str = MODERN
+) -> dict[str, Any]:
+    """A 2026-07-28 request: its version, capabilities and client in ``params._meta``."""
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": version,
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": CLIENT_INFO,
+    }
+    return request(method, {**(params or {}), "_meta": meta}, id)
+
+
+def modern_headers(auth: dict[str, str], message: dict[str, Any], **extra: str) -> dict[str, str]:
+    """The headers a 2026-07-28 client sends with ``message``: the version, Mcp-Method, Mcp-Name."""
+    mirrored = {"MCP-Protocol-Version": MODERN, "Mcp-Method": message["method"]}
+    name = message.get("params", {}).get("name")
+    if message["method"] in ("tools/call", "prompts/get") and isinstance(name, str):
+        mirrored["Mcp-Name"] = name
+    return mcp_headers(auth, **{**mirrored, **extra})
 
 
 async def post(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,11 +22,12 @@ from ai_search_server.mcp.catalog import (
     unique_tool_names,
     variants_for_schema,
 )
+from ai_search_server.mcp.revisions import revision
 from ai_search_server.rest import ApiRequest, ApiRoute, Method
 from ai_search_server.routes import all_routes
 from ai_search_server.routes.params import NoParams
 
-from ._mcp_fixtures import REVISIONS, schema_errors
+from ._mcp_fixtures import MODERN, REVISIONS, schema_errors
 
 NAME_RULE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 CURATED_NAMES = [
@@ -38,8 +40,17 @@ CURATED_NAMES = [
     "get_users_info_by_userId",
     "get_users_info_by_username",
 ]
-# Our AI-search routes, curated whenever they are registered, in this order.
-AI_ROUTES = (("GET", "ai.search"), ("POST", "ai.search.answer"))
+# Our AI-search routes, curated whenever they are registered, in this order: search, answer, and the
+# conversation a hit is read in.
+AI_ROUTES = (
+    ("GET", "ai.search"),
+    ("POST", "ai.search.answer"),
+    ("GET", "chat.getMessageContext"),
+    ("GET", "chat.getThreadMessages"),
+    ("GET", "channels.history"),
+    ("GET", "groups.history"),
+    ("GET", "im.history"),
+)
 
 
 async def _handler(_req: ApiRequest[Any]) -> dict[str, Any]:
@@ -332,7 +343,117 @@ def test_every_tool_is_valid_for_mcp_clients(extended: bool) -> None:
         assert tool.description
         assert tool.input_schema["type"] == "object"
         Draft202012Validator.check_schema(tool.input_schema)
-    listing = json.loads(catalog.list_result_json)
-    assert null_paths(listing) == []
-    for revision in REVISIONS:
-        assert schema_errors(revision, "ListToolsResult", listing) == [], revision
+        if tool.output_schema is not None:  # root object: 2025-06-18 and 2025-11-25 require it
+            assert tool.output_schema["type"] == "object" and "$ref" not in json.dumps(tool.output_schema)
+            Draft202012Validator.check_schema(tool.output_schema)
+    for version in (*REVISIONS, MODERN):
+        listing = json.loads(catalog.list_result_json(revision(version)))
+        assert null_paths(listing) == []
+        for tool in listing["tools"]:
+            assert schema_errors(version, "Tool", tool) == [], (version, tool["name"])
+
+
+# -- titles and behaviour hints, from the route declarations -----------------------------------------
+
+_READS = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False}
+_ADDS = {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False, "openWorldHint": False}
+
+
+@pytest.mark.parametrize(
+    ("name", "title", "hints"),
+    [
+        pytest.param("get_rooms_get", "List my rooms", _READS, id="a-get-only-reads"),
+        pytest.param(
+            "get_ai_search_by_q", "Search messages, by q", _READS, id="search-reads-the-workspace-only"
+        ),
+        pytest.param(
+            "post_chat_postMessage_by_channel",
+            "Post a message, by channel",
+            _ADDS,
+            id="a-post-adds-once-per-call",
+        ),
+        pytest.param("post_channels_create", "Create a channel", _ADDS, id="creating-is-additive"),
+        pytest.param(
+            "post_ai_search_answer",
+            "Answer a question, citing messages",
+            {**_ADDS, "openWorldHint": True},
+            id="answers-reach-the-llm-provider",
+        ),
+        pytest.param(
+            "post_chat_update",
+            "Edit a message",
+            {**_ADDS, "destructiveHint": True, "idempotentHint": True},
+            id="an-edit-overwrites-and-repeats-harmlessly",
+        ),
+        pytest.param(
+            "post_chat_react",
+            "React to a message",
+            {**_ADDS, "destructiveHint": True},
+            id="a-toggle-may-take-back-and-is-not-idempotent",
+        ),
+        pytest.param(
+            "post_chat_pinMessage",
+            "Pin a message",
+            {**_ADDS, "idempotentHint": True},
+            id="pinning-twice-is-pinning",
+        ),
+        pytest.param("get_chat_getThreadMessages", "Read a thread", _READS, id="extended-reads-too"),
+    ],
+)
+def test_annotations_come_from_the_declarations(name: str, title: str, hints: dict[str, bool]) -> None:
+    tool = build_catalog(all_routes(), extended=True).by_name[name]
+    assert tool.title == title
+    assert dict(tool.annotations) == {"title": title, **hints}
+
+
+@pytest.mark.parametrize("extended", [False, True], ids=["curated", "extended"])
+def test_every_tool_is_annotated_by_its_method(extended: bool) -> None:
+    for tool in build_catalog(all_routes(), extended=extended).tools:
+        hints = tool.annotations
+        assert hints["readOnlyHint"] is (tool.route.method == "GET"), tool.name
+        if tool.route.method == "POST":
+            assert hints["idempotentHint"] is tool.route.idempotent, tool.name
+        assert hints["title"] == tool.title and tool.title, tool.name
+
+
+@pytest.mark.parametrize(
+    ("version", "has_title"),
+    [
+        pytest.param("2025-03-26", False, id="2025-03-26-annotations-only"),
+        pytest.param("2025-06-18", True, id="2025-06-18-adds-title"),
+        pytest.param("2025-11-25", True, id="2025-11-25"),
+        pytest.param("2026-07-28", True, id="2026-07-28"),
+    ],
+)
+def test_each_revision_lists_the_fields_it_has(version: str, has_title: bool) -> None:
+    listing = json.loads(build_catalog(all_routes()).list_result_json(revision(version)))
+    for tool in listing["tools"]:
+        assert set(tool["annotations"]) == {
+            "title",
+            "readOnlyHint",
+            "destructiveHint",
+            "idempotentHint",
+            "openWorldHint",
+        }
+        assert ("title" in tool) is has_title
+        assert schema_errors(version, "Tool", tool) == []
+
+
+def test_the_docs_list_the_allow_list_as_it_is() -> None:
+    """docs/mcp.md says which of upstream's allow-listed names this server has and which it does not."""
+    text = (Path(__file__).resolve().parents[2] / "docs" / "mcp.md").read_text(encoding="utf-8")
+    section = text.split("### The extended catalog and upstream's allow-list", 1)[1].split("\n### ", 1)[0]
+    present_text, absent_text = section.split("\nAbsent (", 1)
+    bases = {
+        tool_name_for(t.route.path, t.route.method) for t in build_catalog(all_routes(), extended=True).tools
+    }
+    present, absent = ALLOWED_TOOL_NAMES & bases, ALLOWED_TOOL_NAMES - bases
+    assert _listed_names(present_text) == present
+    assert _listed_names(absent_text) == absent
+    assert f"Present ({len(present)})" in present_text and absent_text.startswith(f"{len(absent)},")
+
+
+def _listed_names(part: str) -> set[str]:
+    """The `names` of a Markdown list's items."""
+    lines = re.findall(r"^- (.+)$", part, flags=re.MULTILINE)
+    return {name for line in lines for name in re.findall(r"`([A-Za-z_]+)`", line)}

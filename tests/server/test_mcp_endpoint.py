@@ -19,15 +19,17 @@ from starlette.applications import Starlette
 from starlette.responses import Response, StreamingResponse
 
 from ai_search_server.app import create_app
-from ai_search_server.mcp import rpc_errors
+from ai_search_server.mcp import SUPPORTED_PROTOCOL_VERSIONS, rpc_errors
 from ai_search_server.mcp.dispatch import CallerAuth, build_query_string, call_route
 from ai_search_server.mcp.endpoint import accepts_json
+from ai_search_server.mcp.guide import server_instructions
 from ai_search_server.ratelimit import RateLimiter
 from ai_search_server.rest import ApiRequest, ApiRoute, Router
 from ai_search_server.store.base import Store
 
 from ._mcp_fixtures import (
     INIT_PARAMS,
+    MODERN,
     REVISIONS,
     asgi_client,
     bare_app,
@@ -35,6 +37,8 @@ from ._mcp_fixtures import (
     error_definition,
     mcp_headers,
     mcp_settings,
+    modern_headers,
+    modern_request,
     post,
     request,
     schema_errors,
@@ -143,20 +147,13 @@ async def test_protocol_version_header(
     extra = {"MCP-Protocol-Version": version} if version is not None else {}
     r = await post(client, request("ping"), mcp_headers(workspace["alice"].pat_headers, **extra))
     if status == 400:
-        assert error_of(r, 400, -32600)["error"]["message"] == "Unsupported MCP protocol version"
+        # 2026-07-28's UnsupportedProtocolVersionError: a dual-era client retries at a version named.
+        error = error_of(r, 400, -32022)["error"]
+        assert error["message"] == "Unsupported protocol version"
+        assert error["data"] == {"supported": list(SUPPORTED_PROTOCOL_VERSIONS), "requested": version}
+        assert schema_errors("2026-07-28", "UnsupportedProtocolVersionError", r.json()) == []
     else:
         assert r.status_code == 200
-
-
-@pytest.mark.parametrize(
-    "header", [{"MCP-Protocol-Version": "2026-07-28"}, {}], ids=["with-header", "without-header"]
-)
-async def test_2026_discovery_probe_gets_400(
-    client: httpx.AsyncClient, workspace: Workspace, header: dict[str, str]
-) -> None:
-    probe = request("server/discover", {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}})
-    headers = mcp_headers(workspace["alice"].pat_headers, **header)
-    error_of(await post(client, probe, headers), 400, -32600)
 
 
 @pytest.mark.parametrize(
@@ -379,8 +376,9 @@ async def test_initialize_negotiates(
     result = r.json()["result"]
     assert result == {
         "protocolVersion": answered,
-        "capabilities": {"tools": {"listChanged": False}},
+        "capabilities": {"tools": {"listChanged": False}, "prompts": {"listChanged": False}},
         "serverInfo": {"name": "ai-search", "version": result["serverInfo"]["version"]},
+        "instructions": server_instructions(),
     }
     assert "mcp-session-id" not in r.headers
     for revision in REVISIONS:
@@ -446,13 +444,18 @@ async def test_tools_list_validates_against_every_revision(
     store: Store, workspace: Workspace, extended: bool, must_have: str
 ) -> None:
     app = create_app(mcp_settings(mcp_expose_extended_api=extended), store)
+    alice = workspace["alice"]
     async with asgi_client(app) as c:
-        r = await post(c, request("tools/list"), mcp_headers(workspace["alice"].pat_headers))
-    result = r.json()["result"]
-    assert must_have in {t["name"] for t in result["tools"]}
-    assert "nextCursor" not in result
-    for revision in REVISIONS:
-        assert schema_errors(revision, "ListToolsResult", result) == [], revision
+        for revision in REVISIONS:
+            headers = mcp_headers(alice.pat_headers, **{"MCP-Protocol-Version": revision})
+            result = (await post(c, request("tools/list"), headers)).json()["result"]
+            assert must_have in {t["name"] for t in result["tools"]}
+            assert "nextCursor" not in result
+            assert schema_errors(revision, "ListToolsResult", result) == [], revision
+        listing = modern_request("tools/list")
+        result = (await post(c, listing, modern_headers(alice.pat_headers, listing))).json()["result"]
+        assert must_have in {t["name"] for t in result["tools"]}
+        assert schema_errors(MODERN, "ListToolsResult", result) == []
 
 
 # -- tools/call through the REST stack, as the caller --------------------------------------------

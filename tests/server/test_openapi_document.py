@@ -6,7 +6,9 @@ from typing import Any
 
 import httpx
 import pytest
+from jsonschema import Draft202012Validator
 
+from ai_search_server.mcp import build_catalog
 from ai_search_server.rest import COMMON_REFUSALS
 from ai_search_server.routes import all_routes
 
@@ -109,3 +111,22 @@ async def test_a_real_refusal_is_one_the_document_lists(
         response = await client.post(path, json=body, headers=headers)
     assert response.status_code >= 400
     assert str(response.status_code) in _responses(doc, name), response.text
+
+
+async def test_a_declared_reply_is_the_mcp_tools_output_schema(doc: dict[str, Any]) -> None:
+    """One declaration, two readers: the 200 body's schema here is the outputSchema of the route's MCP
+    tool(s); a route without a reply declaration documents a bare object."""
+    tools = build_catalog(all_routes(), extended=True).tools
+    declared = {tool.route.name: tool.output_schema for tool in tools if tool.output_schema is not None}
+    assert {"ai.search", "ai.search.answer", "chat.getMessage", "chat.getThreadMessages", "rooms.get"} <= set(
+        declared
+    )
+    for name, route in ROUTES.items():
+        schema = _responses(doc, name)["200"]["content"]["application/json"]["schema"]
+        if route.reply is None:
+            assert schema == {"type": "object"}, name
+        else:
+            assert schema == route.reply_schema() and schema["type"] == "object", name
+            if name in declared:
+                assert schema == declared[name], name
+            Draft202012Validator.check_schema(schema)

@@ -28,7 +28,7 @@ Usage::
     python mcp_probe.py URL [--user-id U] [--token T] [-H 'Name: value']...
                         [--tool NAME --args JSON] [--mode legacy|auto]
                         [--wire] [--schema schema.json] [--json]
-    python mcp_probe.py proxy --target URL --listen 127.0.0.1:9100 [--user-id U] [--token T]
+    python mcp_probe.py proxy --target URL --listen 127.0.0.1:9100 [--user-id U] [--token T] [--offer-version V]
 
 Environment fallbacks: MCP_URL, MCP_USER_ID, MCP_AUTH_TOKEN, MCP_HEADERS
 (``Name: value`` pairs separated by ``;``).
@@ -429,7 +429,13 @@ async def wire_checks(args: argparse.Namespace, headers: dict[str, str], rep: Re
         r = await post(disc, {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "server/discover"})
         b = body_of(r)
         if r.status_code == 200 and isinstance(b, dict) and "result" in b:
-            rep.add(INFO, "wire.server/discover", f"server speaks the 2026-07-28 era: {_short(b['result'].get('supportedVersions'))}")
+            rep.add(
+                INFO,
+                "wire.server/discover",
+                f"server speaks the 2026-07-28 era: {_short(b['result'].get('supportedVersions'))}",
+            )
+            modern = SpecSchema(args.modern_schema) if args.modern_schema else None
+            await modern_wire_checks(post, body_of, modern, rep)
         elif r.status_code == 400:
             rep.add(PASS, "wire.server/discover", f"HTTP 400 code={err_code(r)} -> modern clients fall back to initialize", "2025-06-18+: unsupported version -> 400; 2026-07-28 back-compat")
         elif 400 < r.status_code < 500 or (r.status_code == 200 and err_code(r) is not None):
@@ -511,7 +517,116 @@ async def wire_checks(args: argparse.Namespace, headers: dict[str, str], rep: Re
                 rep.add(INFO, "wire.auth.missing", f"transport error {type(e).__name__}")
 
 
+# --------------------------------------------------------------------------- 2026-07-28 wire checks
+
+_MODERN = "2026-07-28"
+
+
+def _modern(method: str, params: dict[str, Any] | None = None, version: str = _MODERN) -> dict[str, Any]:
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": version,
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "mcp-probe", "version": "1"},
+    }
+    return {"jsonrpc": "2.0", "id": 7, "method": method, "params": {**(params or {}), "_meta": meta}}
+
+
+async def modern_wire_checks(post: Any, body_of: Any, spec: SpecSchema | None, rep: Report) -> None:
+    """The 2026-07-28 transport rules of a server that answers server/discover: results with
+    resultType and cache hints, and each refusal with its status and code (--modern-schema checks
+    every answer against that revision's schema.json)."""
+    mirrored = {"MCP-Protocol-Version": _MODERN}
+    for method, definition, cached in (
+        ("server/discover", "DiscoverResult", True),
+        ("tools/list", "ListToolsResult", True),
+    ):
+        r = await post(_modern(method), {**mirrored, "Mcp-Method": method})
+        b = body_of(r)
+        result = b.get("result") if isinstance(b, dict) else None
+        ok = (
+            r.status_code == 200
+            and isinstance(result, dict)
+            and result.get("resultType") == "complete"
+            and (
+                not cached
+                or (
+                    isinstance(result.get("ttlMs"), int) and result.get("cacheScope") in ("public", "private")
+                )
+            )
+        )
+        rep.add(
+            PASS if ok else FAIL,
+            f"modern.{method}",
+            f"HTTP {r.status_code} {_short(b, 120)}",
+            "2026-07-28: resultType; ttlMs/cacheScope",
+        )
+        if ok and spec and (e := spec.errors(definition, result)):
+            rep.add(FAIL, f"modern.{method}.schema", e, "2026-07-28 schema.json")
+        elif ok and spec:
+            rep.add(PASS, f"modern.{method}.schema", f"{definition} valid against the 2026-07-28 schema")
+
+    list_body = _modern("tools/list")
+    bare = {"jsonrpc": "2.0", "id": 7, "method": "tools/list"}
+    cases = (
+        ("missing-meta", bare, {**mirrored, "Mcp-Method": "tools/list"}, 400, -32602, "JSONRPCErrorResponse"),
+        ("method-header-mismatch", list_body, {**mirrored, "Mcp-Method": "tools/call"}, 400, -32020, "HeaderMismatchError"),
+        ("method-header-missing", list_body, mirrored, 400, -32020, "HeaderMismatchError"),
+        ("version-header-mismatch", list_body, {"MCP-Protocol-Version": "2025-11-25", "Mcp-Method": "tools/list"}, 400, -32020, "HeaderMismatchError"),
+        ("unsupported-version", _modern("tools/list", version="1900-01-01"), {"MCP-Protocol-Version": "1900-01-01", "Mcp-Method": "tools/list"}, 400, -32022, "UnsupportedProtocolVersionError"),
+        ("unknown-method", _modern("no/such"), {**mirrored, "Mcp-Method": "no/such"}, 404, -32601, "JSONRPCErrorResponse"),
+        ("ping-removed", _modern("ping"), {**mirrored, "Mcp-Method": "ping"}, 404, -32601, "JSONRPCErrorResponse"),
+    )  # fmt: skip
+    for name, body, extra, status, code, definition in cases:
+        r = await post(body, extra)
+        b = body_of(r)
+        got = (
+            b.get("error", {}).get("code")
+            if isinstance(b, dict) and isinstance(b.get("error"), dict)
+            else None
+        )
+        ok = r.status_code == status and got == code
+        rep.add(
+            PASS if ok else FAIL,
+            f"modern.{name}",
+            f"HTTP {r.status_code} code={got}",
+            f"2026-07-28: {status} {code}",
+        )
+        if ok and spec and (e := spec.errors(definition, b)):
+            rep.add(FAIL, f"modern.{name}.schema", e, "2026-07-28 schema.json")
+
+
 # --------------------------------------------------------------------------- proxy
+
+
+def _offer_version(body: bytes, version: str | None) -> bytes:
+    """An initialize body offering ``version`` instead of the client's own, so a client that always
+    offers its latest handshake revision is driven at an older one (the server answers the version
+    offered, and the client, which speaks it too, keeps it). Anything else passes unchanged."""
+    if version is None:
+        return body
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return body
+    if (
+        isinstance(message, dict)
+        and message.get("method") == "initialize"
+        and isinstance(message.get("params"), dict)
+    ):
+        message["params"]["protocolVersion"] = version
+        return json.dumps(message).encode()
+    return body
+
+
+def _record(path: str, body: bytes, version: str | None) -> None:
+    """One line per POST: its JSON-RPC method (``-`` for anything else) and its version header."""
+    try:
+        message = json.loads(body)
+        method = message.get("method", "-") if isinstance(message, dict) else "-"
+    except ValueError:
+        method = "-"
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(f"{method} {version or '-'}\n")
 
 
 def run_proxy(args: argparse.Namespace) -> None:
@@ -529,7 +644,9 @@ def run_proxy(args: argparse.Namespace) -> None:
         if scope["type"] != "http":
             return
         req = Request(scope, receive)
-        body = await req.body()
+        body = _offer_version(await req.body(), args.offer_version)
+        if args.record and req.method == "POST":
+            _record(args.record, body, req.headers.get("mcp-protocol-version"))
         fwd = [(k, v) for k, v in req.headers.items() if k.lower() not in hop]
         fwd = [(k, v) for k, v in fwd if k.lower() not in {h.lower() for h in headers}] + list(headers.items())
         target = args.target + (("?" + scope["query_string"].decode()) if scope.get("query_string") else "")
@@ -567,12 +684,19 @@ def main(argv: list[str] | None = None) -> int:
         p = argparse.ArgumentParser(prog="mcp_probe.py proxy", parents=[common])
         p.add_argument("--target", required=True, help="upstream MCP endpoint URL")
         p.add_argument("--listen", default="127.0.0.1:9100")
+        p.add_argument(
+            "--offer-version", help="rewrite the protocolVersion an initialize offers (older revisions)"
+        )
+        p.add_argument("--record", help="append each POST's method and MCP-Protocol-Version to this file")
         run_proxy(p.parse_args(argv[1:]))
         return 0
 
     p = argparse.ArgumentParser(prog="mcp_probe.py", parents=[common], description=__doc__.split("\n\n")[0])
     p.add_argument("url", nargs="?", default=os.environ.get("MCP_URL"), help="MCP endpoint, e.g. http://127.0.0.1:8000/api/v1/mcp")
     p.add_argument("--tool", help="tool to call (default: first tool without required arguments)")
+    p.add_argument(
+        "--modern-schema", help="the 2026-07-28 schema.json: check that revision's answers against it"
+    )
     p.add_argument("--args", help="JSON object of tool arguments")
     p.add_argument("--expect-error", action="store_true", help="the called tool is expected to return isError=true")
     p.add_argument("--mode", default="legacy", choices=["legacy", "auto"], help="SDK negotiation: legacy=initialize handshake, auto=server/discover then fallback")

@@ -30,6 +30,8 @@ from typing import Any
 
 from ..rest import ApiRoute, Method
 from .limits import MAX_TOOL_NAME_CHARS
+from .prompts import Prompt, encode_listing, list_prompts
+from .revisions import REVISIONS, Revision
 
 __all__ = [
     "ALLOWED_TOOL_NAMES",
@@ -43,7 +45,9 @@ __all__ = [
     "fit_tool_name",
     "mcp_safe_schema",
     "route_schema",
+    "tool_annotations",
     "tool_name_for",
+    "tool_title",
     "unique_tool_names",
     "variants_for_schema",
 ]
@@ -99,6 +103,13 @@ CURATED_ROUTES: tuple[CuratedRoute, ...] = (
         "/api/v1/ai.search.answer",
         "Answer a question from messages the authenticated user can read, citing them as [N].",
     ),
+    # A hit read in its conversation, and a room read between two times: what an agent opens after a
+    # search, before it cites (and what the prompts read).
+    CuratedRoute("GET", "/api/v1/chat.getMessageContext"),
+    CuratedRoute("GET", "/api/v1/chat.getThreadMessages"),
+    CuratedRoute("GET", "/api/v1/channels.history"),
+    CuratedRoute("GET", "/api/v1/groups.history"),
+    CuratedRoute("GET", "/api/v1/im.history"),
 )
 
 
@@ -301,31 +312,96 @@ def variants_for_schema(raw: Mapping[str, Any]) -> list[Variant]:
 # -- the catalog ---------------------------------------------------------------------------------
 
 
+def tool_annotations(route: ApiRoute, title: str) -> dict[str, Any]:
+    """The behaviour hints of a route's tool, from its declaration: a GET only reads (and so is
+    idempotent and destroys nothing); a write destroys what it declares ``destructive`` and is
+    idempotent only when it declares so; only a route that declares ``open_world`` reaches past the
+    workspace. Every hint is written out, so no client falls back to the spec's pessimistic defaults."""
+    read_only = route.method == "GET"
+    return {
+        "title": title,
+        "readOnlyHint": read_only,
+        "destructiveHint": not read_only and route.destructive,
+        "idempotentHint": read_only or route.idempotent,
+        "openWorldHint": route.open_world,
+    }
+
+
+def tool_title(route: ApiRoute, discriminator: str | None) -> str:
+    """The route's declared title (else its name), with the variant: ``Get a person's profile, by userId``."""
+    title = route.title or route.name
+    return title if discriminator is None else f"{title}, by {discriminator}"
+
+
 @dataclass(frozen=True, slots=True)
 class Tool:
-    """One MCP tool: the route it calls, and its listing (name, description, inputSchema)."""
+    """One MCP tool: the route it calls, and its listing (name, title, description, inputSchema,
+    annotations)."""
 
     name: str
     description: str
     input_schema: dict[str, Any]
     route: ApiRoute
+    title: str = ""
+    annotations: Mapping[str, Any] = field(default_factory=dict)
+    # The route's declared reply, as the tool's outputSchema (None: the tool answers text only).
+    output_schema: dict[str, Any] | None = None
 
-    def listing(self) -> dict[str, Any]:
-        return {"name": self.name, "description": self.description, "inputSchema": self.input_schema}
+    def listing(self, revision: Revision) -> dict[str, Any]:
+        """The tool as ``tools/list`` shows it at ``revision`` (only the fields that revision has)."""
+        out: dict[str, Any] = {"name": self.name}
+        if revision.structured and self.title:
+            out["title"] = self.title
+        out["description"] = self.description
+        out["inputSchema"] = self.input_schema
+        if revision.structured and self.output_schema is not None:
+            out["outputSchema"] = self.output_schema
+        if revision.annotations and self.annotations:
+            out["annotations"] = dict(self.annotations)
+        return out
 
 
 @dataclass(frozen=True)
 class Catalog:
-    """An immutable tool set, with the ``tools/list`` result encoded once (it never changes)."""
+    """An immutable tool set, with the ``tools/list`` result of each revision encoded once (it never
+    changes)."""
 
     tools: tuple[Tool, ...]
     by_name: Mapping[str, Tool] = field(init=False)
-    list_result_json: bytes = field(init=False)
+    #: The prompts whose tools are all here (``prompts.py``).
+    prompts: tuple[Prompt, ...] = field(init=False)
+    _listings: Mapping[str, bytes] = field(init=False)
+    _prompt_listings: Mapping[str, bytes] = field(init=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "by_name", {tool.name: tool for tool in self.tools})
-        listing = {"tools": [tool.listing() for tool in self.tools]}
-        object.__setattr__(self, "list_result_json", _compact_json(listing).encode())
+        object.__setattr__(self, "prompts", list_prompts(self.by_name))
+        listings = {
+            r.version: _compact_json({"tools": [tool.listing(r) for tool in self.tools]}).encode()
+            for r in REVISIONS
+        }
+        object.__setattr__(self, "_listings", listings)
+        prompt_listings = {
+            r.version: encode_listing(self.prompts, with_title=r.structured) for r in REVISIONS
+        }
+        object.__setattr__(self, "_prompt_listings", prompt_listings)
+
+    def list_result_json(self, revision: Revision) -> bytes:
+        """The encoded ``tools/list`` result at ``revision``."""
+        return self._listings[revision.version]
+
+    def prompts_result_json(self, revision: Revision) -> bytes:
+        """The encoded ``prompts/list`` result at ``revision``."""
+        return self._prompt_listings[revision.version]
+
+    @property
+    def capabilities(self) -> dict[str, Any]:
+        """What the server declares: tools, and prompts when there are any; no list changes while the
+        server runs."""
+        out: dict[str, Any] = {"tools": {"listChanged": False}}
+        if self.prompts:
+            out["prompts"] = {"listChanged": False}
+        return out
 
 
 def _tools_for(routes: Iterable[tuple[ApiRoute, str]]) -> list[Tool]:
@@ -338,10 +414,12 @@ def _tools_for(routes: Iterable[tuple[ApiRoute, str]]) -> list[Tool]:
             for v in variants_for_schema(route_schema(route))
         ]
     names = unique_tool_names([(r.method, r.path, name, v.input_schema) for r, name, v, _ in drafts])
-    return [
-        Tool(name, description, v.input_schema, route)
-        for (route, _fitted, v, description), name in zip(drafts, names, strict=True)
-    ]
+    tools = []
+    for (route, _fitted, v, description), name in zip(drafts, names, strict=True):
+        title = tool_title(route, v.discriminator)
+        hints = tool_annotations(route, title)
+        tools.append(Tool(name, description, v.input_schema, route, title, hints, route.reply_schema()))
+    return tools
 
 
 def _extended_fallback(route: ApiRoute) -> str:

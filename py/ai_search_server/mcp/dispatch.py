@@ -147,17 +147,18 @@ class _Exchange:
         raise failure
 
 
-def _text_of(raw: bytes) -> str:
-    """The body as JSON text: a JSON body as sent, anything else as a JSON string literal."""
+def _text_of(raw: bytes) -> tuple[str, Any]:
+    """The body as JSON text (a JSON body as sent, anything else as a JSON string literal), and the
+    parsed JSON (None when the body is not JSON)."""
     text = raw.decode("utf-8", errors="replace")
     if not text:
-        return '""'
+        return '""', None
     try:
-        json.loads(text)
+        data = json.loads(text)
     except ValueError:
-        return json.dumps(text, ensure_ascii=False)
+        return json.dumps(text, ensure_ascii=False), None
     # Our routes write compact JSON, which is what JSON.stringify(JSON.parse(body)) gives upstream.
-    return text
+    return text, data
 
 
 async def call_route(
@@ -220,6 +221,5 @@ async def call_route(
             raise exchange.failure from None
         log.exception("MCP tool call to %s %s failed", route.method, path)
         raise rpc_errors.ToolFailure("internal server error") from exc
-    return ToolResponse(
-        ok=200 <= exchange.status < 300, status=exchange.status, text=_text_of(b"".join(exchange.chunks))
-    )
+    text, data = _text_of(b"".join(exchange.chunks))
+    return ToolResponse(ok=200 <= exchange.status < 300, status=exchange.status, text=text, data=data)

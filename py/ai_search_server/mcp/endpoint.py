@@ -8,7 +8,7 @@ step  gate                                                          status  code
 1     ``X-User-Id`` and ``X-Auth-Token`` present                    401     -32001
 2     the ``mcp_enabled`` setting on                                404     -32601
 3     ``Origin`` absent or allowed (DNS rebinding, §8.4)            403     -32000
-4     ``MCP-Protocol-Version`` absent or one we speak               400     -32600
+4     ``MCP-Protocol-Version`` absent or one we speak               400     -32022
 5     ``Accept`` absent or admitting application/json               406     -32600
 6     the token is a personal access token of that user             401     -32001
 7     at most 60 requests a minute per user (X-RateLimit-* kept)    429     -32000
@@ -18,8 +18,9 @@ step  gate                                                          status  code
 11    the encoded answer at most 5 MiB                              413     -32000
 ====  ============================================================  ======  ======
 
-then 200 with the answer, or 202 without a body when there is nothing to answer (notifications,
-client responses). GET and DELETE pass steps 1–4, then 6 (any token kind, as upstream's route auth)
+then the answer with its status (200; at 2026-07-28 a malformed request is 400 and an unknown method
+404, and a mirrored header contradicting the body is 400 at any revision: ``envelope.py``), or 202
+without a body when there is nothing to answer (notifications, client responses). GET and DELETE pass steps 1–4, then 6 (any token kind, as upstream's route auth)
 and 8, and answer 405 with ``Allow: POST``: we open no server-to-client stream and keep no session.
 
 In the app, ``security.OriginMiddleware`` checks ``Host`` (421) and ``Origin`` (403) before any route,
@@ -29,8 +30,8 @@ Differences from the upstream, on purpose: its route-level authentication ran be
 there a disabled endpoint first checked credentials; here the cheap, store-free gates come first.
 Error envelopes leave out an ``id`` they could not read instead of sending null (``errors.py``).
 A client's JSON-RPC response is accepted with 202 (the transport allows both), step 5 follows the
-SDK's 406, and ``server/discover`` (a 2026-era client's first request) is answered 400 as an
-unsupported version even without the version header, so such a client falls back to ``initialize``.
+SDK's 406, and an unknown version header is answered with 2026-07-28's -32022 and the versions we
+speak, which a dual-era client reads to retry rather than fall back.
 """
 
 from __future__ import annotations
@@ -54,9 +55,10 @@ from ..services import Caller, Services
 from ..store.base import StorageFailure
 from .catalog import Catalog, Tool, build_catalog
 from .dispatch import ByteBudget, CallerAuth, call_route
+from .envelope import TransportHeaders
 from .limits import BATCH_WORKERS, MAX_BATCH_ENTRIES, MAX_RESPONSE_BYTES, byte_limit_text
 from .protocol import (
-    SUPPORTED_PROTOCOL_VERSIONS,
+    Answer,
     ToolCaller,
     ToolResponse,
     handle_message,
@@ -64,11 +66,11 @@ from .protocol import (
     is_valid_request,
     supports_batching,
 )
+from .revisions import SUPPORTED_PROTOCOL_VERSIONS
 
 __all__ = [
     "ACCESS_MCP_PERMISSION",
     "MCP_PATH",
-    "NEWER_HANDSHAKES",
     "McpEndpoint",
     "accepts_json",
 ]
@@ -78,9 +80,6 @@ ACCESS_MCP_PERMISSION = "access-mcp"
 # The limiter's route key: one budget for the endpoint, whatever the JSON-RPC method.
 _RATE_LIMIT_KEY = "mcp"
 _JSON = "application/json"
-# Methods that open a session of a newer protocol than ours: answered as an unsupported version (400),
-# with or without the version header, so a 2026-era client falls back to initialize.
-NEWER_HANDSHAKES = frozenset({"server/discover"})
 
 
 def accepts_json(accept: str) -> bool:
@@ -144,7 +143,9 @@ class McpEndpoint:
             raise errors.OriginNotAllowed()
         version = headers.get("mcp-protocol-version")
         if version is not None and version not in SUPPORTED_PROTOCOL_VERSIONS:
-            raise errors.UnsupportedVersion()
+            raise errors.UnsupportedVersion(
+                rpc_data={"supported": list(SUPPORTED_PROTOCOL_VERSIONS), "requested": version}
+            )
         accept = headers.get("accept")
         if post and accept is not None and not accepts_json(accept):
             raise errors.NotAcceptable()
@@ -188,44 +189,47 @@ class McpEndpoint:
             caller=caller,
         )
         app: ASGIApp = request.scope["app"]
+        headers = TransportHeaders.from_raw(request.scope["headers"])
+        answer: Answer | None
         if type(message) is list:
-            if not supports_batching(request.headers.get("mcp-protocol-version")):
+            if not supports_batching(headers.version):
                 raise errors.InvalidEnvelope()
-            answer = await self._batch(message, app, auth)
+            answer = await self._batch(message, app, auth, headers)
         elif is_valid_request(message):
-            if message["method"] in NEWER_HANDSHAKES:
-                raise errors.UnsupportedVersion()
-            answer = await handle_message(message, self.catalog, _tool_caller(app, auth, None))
+            answer = await handle_message(message, self.catalog, _tool_caller(app, auth, None), headers)
         elif is_client_response(message):
             answer = None
         else:
             raise errors.InvalidEnvelope()
         if answer is None:
             return Response(status_code=202, headers=rate_headers, media_type=_JSON)
-        if len(answer) > MAX_RESPONSE_BYTES:
+        if len(answer.body) > MAX_RESPONSE_BYTES:
             raise errors.ResponseTooLarge(
                 f"MCP response exceeds the {byte_limit_text(MAX_RESPONSE_BYTES)} limit"
             )
-        return Response(answer, headers=rate_headers, media_type=_JSON)
+        return Response(answer.body, status_code=answer.status, headers=rate_headers, media_type=_JSON)
 
-    async def _batch(self, entries: list[Any], app: ASGIApp, auth: CallerAuth) -> bytes | None:
+    async def _batch(
+        self, entries: list[Any], app: ASGIApp, auth: CallerAuth, headers: TransportHeaders
+    ) -> Answer | None:
         """Entries run at most BATCH_WORKERS at once and share one byte budget; answers keep the
         request order, and entries with nothing to answer (notifications) are left out."""
         if not 1 <= len(entries) <= MAX_BATCH_ENTRIES:
             raise errors.InvalidEnvelope()
         call_tool = _tool_caller(app, auth, ByteBudget())
         workers = anyio.CapacityLimiter(BATCH_WORKERS)
-        answers: list[bytes | None] = [None] * len(entries)
+        answers: list[Answer | None] = [None] * len(entries)
 
         async def run(index: int, entry: Any) -> None:
             async with workers:
-                answers[index] = await handle_message(entry, self.catalog, call_tool)
+                answers[index] = await handle_message(entry, self.catalog, call_tool, headers)
 
         async with anyio.create_task_group() as group:
             for index, entry in enumerate(entries):
                 group.start_soon(run, index, entry)
-        parts = [answer for answer in answers if answer is not None]
-        return b"[" + b",".join(parts) + b"]" if parts else None
+        parts = [answer.body for answer in answers if answer is not None]
+        # A batch is answered 200 as a whole: each entry's error is in its own response.
+        return Answer(b"[" + b",".join(parts) + b"]") if parts else None
 
 
 def _tool_caller(app: ASGIApp, auth: CallerAuth, budget: ByteBudget | None) -> ToolCaller:

@@ -1,21 +1,33 @@
 """JSON-RPC 2.0 for MCP: message validation, the methods we serve, and response encoding.
 
-Stateless: every message stands on its own, so tools/list and tools/call work without a prior
-``initialize`` (mcp-transport-rules.md §1.7). The methods (upstream-mcp.md §8.6):
+Stateless and dual-era: every message stands on its own (``envelope.resolve_context`` picks the
+revision it is served at), so tools/list and tools/call work without a prior ``initialize``
+(mcp-transport-rules.md §1.7), and a 2026-07-28 request needs no handshake at all. The methods
+(upstream-mcp.md §8.6), by era:
 
-=========================== ====================================================================
-``initialize``              negotiates 2025-03-26, 2025-06-18 or 2025-11-25 (an unknown version is
-                            answered with the latest); declares only the tools capability
-``ping``                    ``{}``
-``tools/list``              the active catalog, in one page (a cursor is refused: we never issue one)
-``tools/call``              the REST route, as the caller; failures are results with ``isError``
+=========================== ==================== ==========================================================
+method                      handshake revisions  2026-07-28
+=========================== ==================== ==========================================================
+``initialize``              negotiates one of    unknown (-32601, 404): a handshake selects the legacy era
+                            2025-03-26..2025-11-25
+                            (else the latest)
+``server/discover``         —                    supported versions, capabilities, serverInfo, cache hints
+``ping``                    ``{}``               unknown (-32601, 404): removed in 2026-07-28
+``tools/list``              the active catalog, in one page (a cursor is refused: we never issue one);
+                            at 2026-07-28 with ``ttlMs`` and ``cacheScope``
+``tools/call``              the REST route, as the caller; failures are results with ``isError``; from
+                            2025-06-18 on, the route's body as ``structuredContent`` too
+``prompts/list``            the prompts (``prompts.py``); at 2026-07-28 with ``ttlMs`` and ``cacheScope``
+``prompts/get``             the prompt, filled by calling its tools as ``tools/call`` does
 ``notifications/*``         nothing (202): also when a client puts an id on them
-anything else               ``-32601 Method not found: <method>``
-=========================== ====================================================================
+anything else               ``-32601 Method not found: <method>`` (200 in-band; 404 at 2026-07-28)
+=========================== ==================== ==========================================================
 
-A message is answered as encoded bytes (or None for "nothing to answer"), so a batch joins its
-answers without re-encoding and the size cap counts the real bytes. Optional fields are left out,
-never null; ids are echoed as they came (a string stays a string).
+Every 2026-07-28 result carries ``resultType: "complete"`` and ``_meta`` naming the server.
+
+A message is answered as encoded bytes with its HTTP status (or None for "nothing to answer"), so a
+batch joins its answers without re-encoding and the size cap counts the real bytes. Optional fields
+are left out, never null; ids are echoed as they came (a string stays a string).
 """
 
 from __future__ import annotations
@@ -29,12 +41,27 @@ from typing import Any
 from .. import __version__
 from . import rpc_errors
 from .catalog import Catalog, Tool
+from .envelope import RequestContext, TransportHeaders, claims_modern, resolve_context
+from .guide import server_instructions
+from .prompts import ToolRunner
+from .revisions import (
+    HANDSHAKE_VERSIONS,
+    LATEST_HANDSHAKE_VERSION,
+    LATEST_PROTOCOL_VERSION,
+    SERVER_INFO_META_KEY,
+    SUPPORTED_PROTOCOL_VERSIONS,
+    VERSION_WITHOUT_HEADER,
+    revision,
+)
 
 __all__ = [
     "LATEST_PROTOCOL_VERSION",
+    "LIST_CACHE_SCOPE",
+    "LIST_TTL_MS",
     "SERVER_NAME",
     "SUPPORTED_PROTOCOL_VERSIONS",
     "VERSION_WITHOUT_HEADER",
+    "Answer",
     "ToolCaller",
     "ToolResponse",
     "encode_error",
@@ -47,25 +74,41 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-SUPPORTED_PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26")
-LATEST_PROTOCOL_VERSION = "2025-11-25"
-# A request without an MCP-Protocol-Version header speaks this version (2025-06-18 transport rules).
-VERSION_WITHOUT_HEADER = "2025-03-26"
 SERVER_NAME = "ai-search"
+# Milliseconds a client may keep a tools/list or server/discover result (2026-07-28 caching). The
+# catalog changes only when the server restarts with other settings; five minutes bounds how long a
+# client keeps a stale list after that, at one list request per five minutes per client.
+LIST_TTL_MS = 300_000
+# The catalog and the server's description are the same for every caller (permissions are checked
+# when a tool is called), so any cache may share them.
+LIST_CACHE_SCOPE = "public"
 # Notifications by name: answered with nothing even when the client sent an id (upstream §8.6).
 _SILENT_METHODS = frozenset({"notifications/initialized", "notifications/cancelled"})
 # The server's version as upstream reports its own: major.minor.
 _SERVER_VERSION = ".".join(__version__.split(".")[:2])
-_INITIALIZE_CAPABILITIES = {"tools": {"listChanged": False}}
+_SERVER_INFO = {"name": SERVER_NAME, "version": _SERVER_VERSION}
+_INSTRUCTIONS = server_instructions()
+# Added to every 2026-07-28 result (its basic page: resultType MUST, serverInfo SHOULD).
+_MODERN_RESULT_FIELDS = {"resultType": "complete", "_meta": {SERVER_INFO_META_KEY: _SERVER_INFO}}
+_CACHE_HINTS = {"ttlMs": LIST_TTL_MS, "cacheScope": LIST_CACHE_SCOPE}
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """One encoded JSON-RPC response and the HTTP status it goes out with (alone in its POST)."""
+
+    body: bytes
+    status: int = 200
 
 
 @dataclass(frozen=True, slots=True)
 class ToolResponse:
-    """What a REST route answered a tool call: ``body`` parsed when it is JSON, else raw text."""
+    """What a REST route answered a tool call: its body as JSON text, and parsed."""
 
     ok: bool
     status: int
     text: str  # the body as JSON text (JSON.stringify(body) upstream)
+    data: Any = None  # the parsed body; None when it is not JSON
 
 
 #: Calls one tool's route as the caller: ``(tool, arguments) -> ToolResponse``.
@@ -74,12 +117,13 @@ ToolCaller = Callable[[Tool, Mapping[str, Any]], Awaitable[ToolResponse]]
 
 
 def supports_batching(header_version: str | None) -> bool:
-    return (header_version or VERSION_WITHOUT_HEADER) == VERSION_WITHOUT_HEADER
+    return revision(header_version or VERSION_WITHOUT_HEADER).batches
 
 
 def negotiate_version(requested: str) -> str:
-    """The client's version when we speak it (MUST), else our latest (SHOULD)."""
-    return requested if requested in SUPPORTED_PROTOCOL_VERSIONS else LATEST_PROTOCOL_VERSION
+    """The client's version when we speak it (MUST), else our latest (SHOULD) of the handshake era:
+    ``initialize`` cannot open a 2026-07-28 conversation, which has no handshake."""
+    return requested if requested in HANDSHAKE_VERSIONS else LATEST_HANDSHAKE_VERSION
 
 
 def _is_id(value: Any) -> bool:
@@ -128,9 +172,21 @@ def _encode_result(request_id: Any, result_json: bytes) -> bytes:
     return b'{"jsonrpc":"2.0","id":' + _json(request_id) + b',"result":' + result_json + b"}"
 
 
-def encode_error(code: int, message: str, request_id: Any = None, *, has_id: bool = False) -> bytes:
+def _with_fields(result_json: bytes, fields: Mapping[str, Any]) -> bytes:
+    """An encoded JSON object with ``fields`` added (its own keys must not repeat them)."""
+    extra = _json(dict(fields))
+    return extra if result_json == b"{}" else result_json[:-1] + b"," + extra[1:]
+
+
+def encode_error(
+    code: int, message: str, request_id: Any = None, *, has_id: bool = False, data: Any = None
+) -> bytes:
     """An error response; without ``has_id`` the id is left out (it could not be read)."""
-    error = _json({"code": code, "message": message})
+    error = _json(
+        {"code": code, "message": message}
+        if data is None
+        else {"code": code, "message": message, "data": data}
+    )
     if not has_id:
         return b'{"jsonrpc":"2.0","error":' + error + b"}"
     return b'{"jsonrpc":"2.0","id":' + _json(request_id) + b',"error":' + error + b"}"
@@ -142,7 +198,7 @@ _EMPTY_RESULT = b"{}"
 # -- methods -------------------------------------------------------------------------------------
 
 
-def _initialize(params: Mapping[str, Any]) -> bytes:
+def _initialize(params: Mapping[str, Any], _ctx: RequestContext, catalog: Catalog) -> bytes:
     client_info = params.get("clientInfo")
     if not (
         isinstance(params.get("protocolVersion"), str)
@@ -155,20 +211,39 @@ def _initialize(params: Mapping[str, Any]) -> bytes:
     return _json(
         {
             "protocolVersion": negotiate_version(params["protocolVersion"]),
-            "capabilities": _INITIALIZE_CAPABILITIES,
-            "serverInfo": {"name": SERVER_NAME, "version": _SERVER_VERSION},
+            "capabilities": catalog.capabilities,
+            "serverInfo": _SERVER_INFO,
+            "instructions": _INSTRUCTIONS,
         }
     )
 
 
-def _tools_list(params: Mapping[str, Any], catalog: Catalog) -> bytes:
+def _discover(_params: Mapping[str, Any], _ctx: RequestContext, catalog: Catalog) -> bytes:
+    return _json(
+        {
+            "supportedVersions": list(SUPPORTED_PROTOCOL_VERSIONS),
+            "capabilities": catalog.capabilities,
+            "instructions": _INSTRUCTIONS,
+            **_CACHE_HINTS,
+        }
+    )
+
+
+def _ping(_params: Mapping[str, Any], _ctx: RequestContext, _catalog: Catalog) -> bytes:
+    return _EMPTY_RESULT
+
+
+def _tools_list(params: Mapping[str, Any], ctx: RequestContext, catalog: Catalog) -> bytes:
     # Every list fits one page and we never hand out a cursor, so any cursor is one we did not issue.
     if params.get("cursor") is not None:
         raise rpc_errors.RpcInvalidParams("Invalid cursor: tools/list has a single page")
-    return catalog.list_result_json
+    listing = catalog.list_result_json(ctx.revision)
+    return _with_fields(listing, _CACHE_HINTS) if ctx.revision.modern else listing
 
 
-async def _tools_call(params: Mapping[str, Any], catalog: Catalog, call_tool: ToolCaller) -> bytes:
+async def _tools_call(
+    params: Mapping[str, Any], ctx: RequestContext, catalog: Catalog, call_tool: ToolCaller
+) -> bytes:
     name, arguments = params.get("name"), params.get("arguments", {})
     if not isinstance(name, str) or type(arguments) is not dict:
         raise rpc_errors.RpcInvalidParams("Invalid tools/call parameters")
@@ -178,42 +253,129 @@ async def _tools_call(params: Mapping[str, Any], catalog: Catalog, call_tool: To
     try:
         response = await call_tool(tool, arguments)
     except rpc_errors.ToolFailure as exc:
-        text, is_error = f"Tool execution failed: {exc.message}", True
-    else:
-        text, is_error = response.text, not response.ok
-    return _json({"content": [{"type": "text", "text": text}], "isError": is_error})
+        return _json(
+            {"content": [{"type": "text", "text": f"Tool execution failed: {exc.message}"}], "isError": True}
+        )
+    result: dict[str, Any] = {
+        "content": [{"type": "text", "text": response.text}],
+        "isError": not response.ok,
+    }
+    # The route's body as structured content where the revision and the tool have an output schema;
+    # the same JSON stays in the text block for clients that read text only. A failed call has no
+    # structured content: its body is the error, which the schema does not describe.
+    if ctx.revision.structured and tool.output_schema is not None and response.ok:
+        if type(response.data) is dict:
+            result["structuredContent"] = response.data
+        else:  # a route declaring a reply must answer a JSON object: a bug, said plainly
+            log.error("tool %s declares an output schema but its route answered no JSON object", tool.name)
+            raise rpc_errors.RpcInternalError()
+    return _json(result)
 
 
-async def handle_message(message: Any, catalog: Catalog, call_tool: ToolCaller) -> bytes | None:
-    """The encoded answer to one message of a POST (single or batch entry); None: nothing to answer.
+def _prompts_list(params: Mapping[str, Any], ctx: RequestContext, catalog: Catalog) -> bytes:
+    if not catalog.prompts:
+        raise rpc_errors.RpcMethodNotFound("Method not found: prompts/list")
+    if params.get("cursor") is not None:
+        raise rpc_errors.RpcInvalidParams("Invalid cursor: prompts/list has a single page")
+    listing = catalog.prompts_result_json(ctx.revision)
+    return _with_fields(listing, _CACHE_HINTS) if ctx.revision.modern else listing
 
+
+def _tool_runner(catalog: Catalog, call_tool: ToolCaller) -> ToolRunner:
+    """Runs a prompt's tools as ``tools/call`` would; a refusal refuses the prompt (-32602)."""
+
+    async def run(name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        try:
+            response = await call_tool(catalog.by_name[name], arguments)
+        except rpc_errors.ToolFailure as exc:
+            raise rpc_errors.RpcInvalidParams(f"{name} failed: {exc.message}") from None
+        if not response.ok or type(response.data) is not dict:
+            said = response.data.get("error") if type(response.data) is dict else None
+            raise rpc_errors.RpcInvalidParams(f"{name} refused: {said or f'HTTP {response.status}'}")
+        data: dict[str, Any] = response.data
+        return data
+
+    return run
+
+
+async def _prompts_get(
+    params: Mapping[str, Any], _ctx: RequestContext, catalog: Catalog, call_tool: ToolCaller
+) -> bytes:
+    name, arguments = params.get("name"), params.get("arguments", {})
+    if not isinstance(name, str) or type(arguments) is not dict:
+        raise rpc_errors.RpcInvalidParams("Invalid prompts/get parameters")
+    prompt = next((p for p in catalog.prompts if p.name == name), None)
+    if prompt is None:
+        raise rpc_errors.RpcInvalidParams(f"Unknown prompt: {name}")
+    return _json(await prompt.get(arguments, _tool_runner(catalog, call_tool)))
+
+
+_Method = Callable[[Mapping[str, Any], RequestContext, Catalog], bytes]
+_CallingMethod = Callable[[Mapping[str, Any], RequestContext, Catalog, ToolCaller], Awaitable[bytes]]
+# The methods of each era that answer from the catalog alone; the ones that call tools (through the
+# REST stack) are served in both.
+_HANDSHAKE_METHODS: Mapping[str, _Method] = {
+    "initialize": _initialize,
+    "ping": _ping,
+    "tools/list": _tools_list,
+    "prompts/list": _prompts_list,
+}
+_MODERN_METHODS: Mapping[str, _Method] = {
+    "server/discover": _discover,
+    "tools/list": _tools_list,
+    "prompts/list": _prompts_list,
+}
+_CALLING_METHODS: Mapping[str, _CallingMethod] = {"tools/call": _tools_call, "prompts/get": _prompts_get}
+
+
+async def _result(
+    method: str, params: Mapping[str, Any], ctx: RequestContext, catalog: Catalog, call_tool: ToolCaller
+) -> bytes:
+    calling = _CALLING_METHODS.get(method)
+    if calling is not None:
+        return await calling(params, ctx, catalog, call_tool)
+    serve = (_MODERN_METHODS if ctx.revision.modern else _HANDSHAKE_METHODS).get(method)
+    if serve is None:
+        raise rpc_errors.RpcMethodNotFound(f"Method not found: {method}")
+    return serve(params, ctx, catalog)
+
+
+async def handle_message(
+    message: Any, catalog: Catalog, call_tool: ToolCaller, headers: TransportHeaders | None = None
+) -> Answer | None:
+    """The answer to one message of a POST (single or batch entry); None: nothing to answer.
+
+    ``headers`` are the POST's routing headers (``MCP-Protocol-Version``, ``Mcp-Method``, ``Mcp-Name``).
     An invalid envelope is answered in-band here (-32600 without id), as a batch entry needs; the
     endpoint refuses a single invalid message with 400 before it gets here.
     """
     if not is_valid_request(message):
         if is_client_response(message):
             return None
-        return encode_error(rpc_errors.RpcInvalidRequest.code, rpc_errors.RpcInvalidRequest.default_message)
+        return Answer(
+            encode_error(rpc_errors.RpcInvalidRequest.code, rpc_errors.RpcInvalidRequest.default_message)
+        )
     method: str = message["method"]
     if "id" not in message or method in _SILENT_METHODS:
         return None
     request_id = message["id"]
     params: Mapping[str, Any] = message.get("params", {})
+    headers = headers or TransportHeaders()
+    # A request that claims 2026-07-28 is answered by its rules even when it fails their checks.
+    modern = claims_modern(method, params, headers)
     try:
-        if method == "tools/call":
-            result = await _tools_call(params, catalog, call_tool)
-        elif method == "tools/list":
-            result = _tools_list(params, catalog)
-        elif method == "ping":
-            result = _EMPTY_RESULT
-        elif method == "initialize":
-            result = _initialize(params)
-        else:
-            raise rpc_errors.RpcMethodNotFound(f"Method not found: {method}")
+        ctx = resolve_context(method, params, headers)
+        result = await _result(method, params, ctx, catalog, call_tool)
     except rpc_errors.RpcError as exc:
-        return encode_error(exc.code, exc.message, request_id, has_id=True)
+        # A header contradicting the body is refused 400 whatever the revision (the mirror is a 2026-07-28
+        # header, but a router may already trust it).
+        by_status = modern or isinstance(exc, rpc_errors.RpcHeaderMismatch)
+        status = rpc_errors.MODERN_HTTP_STATUS.get(exc.code, 200) if by_status else 200
+        return Answer(encode_error(exc.code, exc.message, request_id, has_id=True, data=exc.data), status)
     except Exception:  # a bug: answer it as such, without its text, and keep the rest of a batch going
         log.exception("MCP %s failed", method)
         internal = rpc_errors.RpcInternalError()
-        return encode_error(internal.code, internal.message, request_id, has_id=True)
-    return _encode_result(request_id, result)
+        return Answer(encode_error(internal.code, internal.message, request_id, has_id=True))
+    if modern:
+        result = _with_fields(result, _MODERN_RESULT_FIELDS)
+    return Answer(_encode_result(request_id, result))

@@ -63,6 +63,7 @@ from ..answers.stream import SSE_MEDIA_TYPE, sse_event, wants_event_stream
 from ..ratelimit import RateLimit
 from ..rest import ApiRequest, Refusal, Router
 from .params import NoParams, Params
+from .replies import AnswerReply
 from .shapes import answer_json
 
 __all__ = [
@@ -206,6 +207,9 @@ async def _follow_up_search(req: ApiRequest[AnswerParams]) -> FollowUpSearch:
 @router.post(
     "ai.search.answer",
     AnswerParams,
+    title="Answer a question, citing messages",
+    reply=AnswerReply,
+    open_world=True,
     description=(
         "Answer a question from messages the authenticated user can read, citing them as [N]. Pass the "
         "message ids (and scores) that ai.search returned; the server loads the texts itself. Send "
@@ -268,6 +272,8 @@ async def _event_stream(
 @router.get(
     "ai.llm.models",
     NoParams,
+    title="List the answer models",
+    open_world=True,
     description="List the models the configured LLM provider offers (for the answer model setting).",
     rate_limit=MODELS_RATE_LIMIT,
     refuses=(Refusal(errors.Forbidden.status, MODELS_FORBIDDEN),),

@@ -31,6 +31,7 @@ class LoginParams(Params):
 @router.post(
     "login",
     LoginParams,
+    title="Log in",
     description="Log in with username and password (or, with Rocket.Chat sign-in on, a Rocket.Chat "
     "username and password); answers a session token for the X-Auth-Token header.",
     auth=False,
@@ -66,6 +67,9 @@ LOGOUT_NEEDS_SESSION = (
 @router.post(
     "logout",
     NoParams,
+    title="Log out",
+    destructive=True,
+    idempotent=True,
     description="End the login session of the token used for this call. A personal access token is "
     "refused (it stays valid): remove it with users.removePersonalAccessToken.",
     refuses=(Refusal(errors.InvalidParams.status, LOGOUT_NEEDS_SESSION),),
@@ -80,7 +84,7 @@ async def logout(req: ApiRequest[NoParams]) -> dict[str, Any]:
     return {"status": "success", "data": {"message": "You've been logged out!"}}
 
 
-@router.get("me", NoParams, description="The authenticated user.")
+@router.get("me", NoParams, title="Who am I", description="The authenticated user.")
 async def me(req: ApiRequest[NoParams]) -> dict[str, Any]:
     caller = req.caller
     assert caller is not None

@@ -26,6 +26,7 @@ from .access import (
     room_by_reference,
 )
 from .params import Id, NameReference, Params
+from .replies import MessageReply, PostedMessageReply
 from .shapes import message_json
 
 router = Router(tags=("Chat",))
@@ -82,6 +83,8 @@ class PostByChannel(Params):
     "chat.postMessage",
     PostByRoomId,
     PostByChannel,
+    title="Post a message",
+    reply=PostedMessageReply,
     description="Post a message into a room the authenticated user is a member of.",
     variant_descriptions=(
         "Post a message into a room, given the room's id.",
@@ -110,6 +113,8 @@ class GetMessageParams(Params):
 @router.get(
     "chat.getMessage",
     GetMessageParams,
+    title="Get a message",
+    reply=MessageReply,
     description="Get one message by id, if it is in a room the authenticated user can read.",
     rate_limit=READ_RATE_LIMIT,
     refuses=(MESSAGE_REFUSAL,),
@@ -136,6 +141,9 @@ def _own_or_permitted(req: ApiRequest[Any], message: Message, others_permission:
 @router.post(
     "chat.update",
     UpdateParams,
+    title="Edit a message",
+    destructive=True,
+    idempotent=True,
     description="Edit a message's text: your own, or anyone's with the edit-message permission.",
     rate_limit=POST_RATE_LIMIT,
     refuses=(MESSAGE_REFUSAL, Refusal(errors.Forbidden.status, "Not the author, and no edit-message")),
@@ -158,6 +166,9 @@ class DeleteParams(Params):
 @router.post(
     "chat.delete",
     DeleteParams,
+    title="Delete a message",
+    destructive=True,
+    idempotent=True,
     description="Delete a message: your own (delete-own-message), or anyone's with delete-message.",
     rate_limit=POST_RATE_LIMIT,
     refuses=(MESSAGE_REFUSAL, Refusal(errors.Forbidden.status, "Not allowed to delete this message")),

@@ -19,6 +19,7 @@ from ..rest import ApiRequest, Router
 from ..store.records import RoomType
 from .access import ROOM_NOT_FOUND, ROOM_REFUSAL, readable_room
 from .params import DEFAULT_COUNT, Count, Id, Offset, Params
+from .replies import HistoryReply
 from .threads import messages_json
 
 __all__ = ["MAX_SEARCH_TEXT_CHARS", "router"]
@@ -73,6 +74,8 @@ for _name, _kind, _what in (
     router.get(
         _name,
         HistoryParams,
+        title=f"Read a {_what}'s history",
+        reply=HistoryReply,
         description=f"Messages of a {_what} you are in, newest first, between oldest and latest.",
         rate_limit=HISTORY_RATE_LIMIT,
         refuses=(ROOM_REFUSAL,),
@@ -92,6 +95,7 @@ class ChatSearchParams(Params):
 @router.get(
     "chat.search",
     ChatSearchParams,
+    title="Find text in one room",
     description="Messages of one room you read whose text contains searchText (plain, case-insensitive, "
     "newest first). For ranked search across your rooms use ai.search.",
     rate_limit=HISTORY_RATE_LIMIT,

@@ -42,6 +42,8 @@ class ReactParams(Params):
 @router.post(
     "chat.react",
     ReactParams,
+    title="React to a message",
+    destructive=True,
     description="Add, take back or toggle your emoji reaction on a message of a room you read.",
     rate_limit=MARK_RATE_LIMIT,
     refuses=(MESSAGE_REFUSAL,),
@@ -69,6 +71,8 @@ _PIN_REFUSALS = (MESSAGE_REFUSAL, Refusal(errors.Forbidden.status, "The caller l
 @router.post(
     "chat.pinMessage",
     PinParams,
+    title="Pin a message",
+    idempotent=True,
     description="Pin a message of a room you read (pin-message permission).",
     permissions=("pin-message",),
     rate_limit=MARK_RATE_LIMIT,
@@ -83,6 +87,9 @@ async def pin_message(req: ApiRequest[PinParams]) -> dict[str, Any]:
 @router.post(
     "chat.unPinMessage",
     PinParams,
+    title="Unpin a message",
+    destructive=True,
+    idempotent=True,
     description="Unpin a message of a room you read (pin-message permission).",
     permissions=("pin-message",),
     rate_limit=MARK_RATE_LIMIT,
@@ -104,6 +111,7 @@ class PinnedParams(Params):
 @router.get(
     "chat.getPinnedMessages",
     PinnedParams,
+    title="List pinned messages",
     description="List the pinned messages of a room you read, the latest pinned first.",
     rate_limit=LIST_RATE_LIMIT,
     refuses=(ROOM_REFUSAL,),

@@ -17,6 +17,7 @@ from ..store import base as store_base
 from ..store.records import Room
 from .access import ROOM_REFUSAL, readable_room, room_by_reference
 from .params import DEFAULT_COUNT, Count, Id, Name, Offset, Params, RoomName, Selector, parse_selector
+from .replies import ChannelsReply, RoomReply, RoomsReply
 from .shapes import room_json, subscription_json, user_json
 
 router = Router(tags=("Rooms",))
@@ -50,6 +51,7 @@ class CreateChannelParams(Params):
 @router.post(
     "channels.create",
     CreateChannelParams,
+    title="Create a channel",
     description="Create a public channel. Requires `name`; optional `members` (array of usernames). "
     "The name may not be any room's name (direct rooms included) nor look like one.",
     permissions=("create-c",),
@@ -97,6 +99,8 @@ class ListJoinedParams(Params):
 @router.get(
     "channels.list.joined",
     ListJoinedParams,
+    title="List my channels",
+    reply=ChannelsReply,
     description="List the public channels the authenticated user has joined.",
     rate_limit=LIST_RATE_LIMIT,
 )
@@ -121,6 +125,8 @@ class UpdatedSinceParams(Params):
 @router.get(
     "rooms.get",
     UpdatedSinceParams,
+    title="List my rooms",
+    reply=RoomsReply,
     description="List rooms the authenticated user has access to (optionally updated since a timestamp).",
     rate_limit=LIST_RATE_LIMIT,
 )
@@ -140,6 +146,7 @@ async def rooms_get(req: ApiRequest[UpdatedSinceParams]) -> dict[str, Any]:
 @router.get(
     "subscriptions.get",
     UpdatedSinceParams,
+    title="List my subscriptions",
     description="List the authenticated user's subscriptions (optionally updated since a timestamp).",
     rate_limit=LIST_RATE_LIMIT,
 )
@@ -163,6 +170,7 @@ class AutocompleteRoomsParams(Params):
 @router.get(
     "rooms.autocomplete.channelAndPrivate",
     AutocompleteRoomsParams,
+    title="Find rooms by name",
     description=f"Channels and private groups the user can read whose name contains the text "
     f"(at most {AI_SEARCH_ROOM_LOOKUP_LIMIT}).",
     rate_limit=AUTOCOMPLETE_RATE_LIMIT,
@@ -198,6 +206,8 @@ def _room_of(req: ApiRequest[Any]) -> Room:
     "rooms.info",
     RoomInfoById,
     RoomInfoByName,
+    title="Get a room",
+    reply=RoomReply,
     description="A room you are in, by id or by name.",
     variant_descriptions=("A room you are in, given its id.", "A room you are in, given its name."),
     rate_limit=LIST_RATE_LIMIT,
@@ -223,6 +233,7 @@ class MembersByName(RoomInfoByName):
     "channels.members",
     MembersById,
     MembersByName,
+    title="List a room's members",
     description="The members of a room you are in, by username (as upstream sorts them).",
     variant_descriptions=("Members of a room, given its id.", "Members of a room, given its name."),
     rate_limit=LIST_RATE_LIMIT,

@@ -40,6 +40,7 @@ from ..ratelimit import RateLimit
 from ..rest import ApiRequest, Router
 from ..retrieval.search_service import SearchRequest
 from .params import Params
+from .replies import SearchReply
 from .shapes import search_hit_json, search_meta_json
 
 __all__ = ["MAX_COMMA_LIST_CHARS", "MAX_QUERY_LINE_CHARS", "SearchLineParams", "SearchParams", "router"]
@@ -173,6 +174,8 @@ def _request(params: SearchParams | SearchLineParams) -> SearchRequest:
     "ai.search",
     SearchParams,
     SearchLineParams,
+    title="Search messages",
+    reply=SearchReply,
     description="Search the messages of the rooms the authenticated user can read: keyword and semantic "
     "matches fused, each result rebuilt from the workspace with highlights and why it matched.",
     variant_descriptions=(

@@ -54,6 +54,7 @@ class FeedbackParams(Params):
 @router.get(
     "ai.search.answer.get",
     AnswerIdParams,
+    title="Open a kept answer",
     description="A kept answer, as the caller may see it: yours, or one shared with you. Sentences drawn "
     "from messages in rooms you cannot read are left out, and a note says so.",
     rate_limit=ANSWER_GET_RATE_LIMIT,
@@ -70,6 +71,8 @@ async def get_answer(req: ApiRequest[AnswerIdParams]) -> dict[str, Any]:
 @router.post(
     "ai.search.answer.share",
     AnswerIdParams,
+    title="Share an answer",
+    idempotent=True,
     description="Share one of your answers: its link then opens for any signed-in reader, who sees only "
     "what their own rooms allow.",
     rate_limit=ANSWER_WRITE_RATE_LIMIT,
@@ -94,6 +97,9 @@ async def share_answer(req: ApiRequest[AnswerIdParams]) -> dict[str, Any]:
 @router.post(
     "ai.search.answer.feedback",
     FeedbackParams,
+    title="Rate an answer",
+    destructive=True,
+    idempotent=True,
     description="Rate an answer you may open: thumbs up or down, with an optional reason. Rating again "
     "replaces your earlier rating.",
     rate_limit=ANSWER_WRITE_RATE_LIMIT,

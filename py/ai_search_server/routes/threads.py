@@ -18,6 +18,7 @@ from ..store.base import Store
 from ..store.records import Message
 from .access import MESSAGE_REFUSAL, ROOM_REFUSAL, readable_message, readable_room
 from .params import DEFAULT_COUNT, Count, Id, Offset, Params
+from .replies import MessageContextReply, ThreadMessagesReply, ThreadsReply
 from .shapes import message_json
 
 __all__ = ["CONTEXT_MESSAGES", "MAX_CONTEXT_MESSAGES", "messages_json", "router"]
@@ -50,6 +51,8 @@ class ThreadMessagesParams(Params):
 @router.get(
     "chat.getThreadMessages",
     ThreadMessagesParams,
+    title="Read a thread",
+    reply=ThreadMessagesReply,
     description="List the replies of a thread in a room the authenticated user can read, oldest first.",
     rate_limit=THREAD_RATE_LIMIT,
     refuses=(MESSAGE_REFUSAL,),
@@ -71,6 +74,8 @@ class ThreadsListParams(Params):
 @router.get(
     "chat.getThreadsList",
     ThreadsListParams,
+    title="List a room's threads",
+    reply=ThreadsReply,
     description="List the threads of a room the authenticated user can read, the latest reply first.",
     rate_limit=THREAD_RATE_LIMIT,
     refuses=(ROOM_REFUSAL,),
@@ -85,13 +90,16 @@ async def threads_list(req: ApiRequest[ThreadsListParams]) -> dict[str, Any]:
 class MessageContextParams(Params):
     msgId: Id = Field(description="Id of the message to show in its conversation.")
     around: Annotated[int, Field(ge=0, le=MAX_CONTEXT_MESSAGES)] = Field(
-        default=CONTEXT_MESSAGES, description="Messages of the room on each side, for a message outside a thread."
+        default=CONTEXT_MESSAGES,
+        description="Messages of the room on each side, for a message outside a thread.",
     )
 
 
 @router.get(
     "chat.getMessageContext",
     MessageContextParams,
+    title="A message in its conversation",
+    reply=MessageContextReply,
     description="A message in its conversation: its thread (first message and replies) when it is in one, "
     "else the messages around it in its room, oldest first.",
     rate_limit=THREAD_RATE_LIMIT,

@@ -42,6 +42,7 @@ class InfoByUsername(Params):
     "users.info",
     InfoByUserId,
     InfoByUsername,
+    title="Get a person's profile",
     description="Get the public profile of yourself or of someone who shares a room with you, by id or "
     "by username (anyone else answers as an unknown user).",
     variant_descriptions=(
@@ -72,6 +73,7 @@ class AutocompleteUsersParams(Params):
 @router.get(
     "users.autocomplete",
     AutocompleteUsersParams,
+    title="Find people",
     description=f"People who share a room with the authenticated user and whose username or name contains the "
     f"term (at most {USER_AUTOCOMPLETE_LIMIT}).",
     rate_limit=READ_RATE_LIMIT,
@@ -94,6 +96,7 @@ class GenerateTokenParams(Params):
 @router.post(
     "users.generatePersonalAccessToken",
     GenerateTokenParams,
+    title="Create a personal access token",
     description="Create a personal access token for the authenticated user (shown once). Needs a login "
     "session: a personal access token cannot create more.",
     permissions=("create-personal-access-tokens",),
@@ -119,6 +122,7 @@ async def generate_token(req: ApiRequest[GenerateTokenParams]) -> dict[str, Any]
 @router.get(
     "users.getPersonalAccessTokens",
     NoParams,
+    title="List my personal access tokens",
     description="List the authenticated user's personal access tokens (names and dates, never the tokens).",
     rate_limit=READ_RATE_LIMIT,
 )
@@ -143,6 +147,9 @@ class RemoveTokenParams(Params):
 @router.post(
     "users.removePersonalAccessToken",
     RemoveTokenParams,
+    title="Remove a personal access token",
+    destructive=True,
+    idempotent=True,
     description="Remove one of the authenticated user's personal access tokens.",
     rate_limit=TOKEN_RATE_LIMIT,
     refuses=(Refusal(errors.NotFound.status, NO_SUCH_TOKEN),),
