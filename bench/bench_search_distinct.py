@@ -54,13 +54,13 @@ import httpx
 import numpy as np
 
 from _figures import Baseline, Figure, Report, percentile
-from bench_search import free_port, memory_probe, rss_mib
 from ai_search_server.demo import generate_demo_messages
 from ai_search_server.retrieval.context import CONTEXT_RULE, CONTEXT_WINDOW
 from ai_search_server.retrieval.index import INDEX_FILENAME, EmbeddedIndex
 from ai_search_server.retrieval.stopwords import is_stopword
 from ai_search_server.retrieval.terms import fts_match_expression, query_terms
 from ai_search_server.store import ImportRow, open_store
+from bench_search import free_port, memory_probe, rss_mib
 
 ROOT = Path(__file__).resolve().parent
 OUT = ROOT / "out"
@@ -122,7 +122,28 @@ def vocabulary(rng: random.Random) -> list[str]:
             word = word.strip(".,:;!?()\"'")
             if word.isalpha() and len(word) > 1:
                 real[word] = None
-    onsets = ["b", "br", "d", "f", "g", "gr", "k", "kl", "l", "m", "n", "p", "pl", "r", "s", "st", "t", "tr", "v", "z"]
+    onsets = [
+        "b",
+        "br",
+        "d",
+        "f",
+        "g",
+        "gr",
+        "k",
+        "kl",
+        "l",
+        "m",
+        "n",
+        "p",
+        "pl",
+        "r",
+        "s",
+        "st",
+        "t",
+        "tr",
+        "v",
+        "z",
+    ]
     vowels = ["a", "e", "i", "o", "u", "ai", "ou"]
     codas = ["", "n", "r", "s", "l", "t", "nd", "x"]
     made: dict[str, None] = {}
@@ -229,7 +250,10 @@ def import_messages(directory: Path, size: int) -> dict[str, Any]:
                 roots.append(f"m-{n}")
                 del roots[:-THREAD_LOOKBACK]
             previous = last_ts.get(room)
-            with_context.append(tmid is not None or (previous is not None and ts_ms - previous <= CONTEXT_WINDOW.total_seconds() * 1000))
+            with_context.append(
+                tmid is not None
+                or (previous is not None and ts_ms - previous <= CONTEXT_WINDOW.total_seconds() * 1000)
+            )
             last_ts[room] = ts_ms
             batch.append(
                 ImportRow(
@@ -253,7 +277,7 @@ def import_messages(directory: Path, size: int) -> dict[str, Any]:
     finally:
         store.close()
     readable = sorted(room for room, names in members.items() if SEARCHER in names)
-    common = [w for w in words[:COMMON_RANKS * 3] if not is_stopword(w)][:COMMON_RANKS]
+    common = [w for w in words[: COMMON_RANKS * 3] if not is_stopword(w)][:COMMON_RANKS]
     counts = np.bincount(room_of, minlength=room_count)
     return {
         "distinct_texts": len(texts),
@@ -293,11 +317,17 @@ def store_random_vectors(index_path: Path, with_context: list[bool], model: str)
         conn.executemany(
             "INSERT OR REPLACE INTO doc_vectors (rowid, vector, context) VALUES (?, ?, ?)",
             [
-                (rowid, blobs[2 * i].tobytes(), blobs[2 * i + 1].tobytes() if with_context[order[msg_id]] else None)
+                (
+                    rowid,
+                    blobs[2 * i].tobytes(),
+                    blobs[2 * i + 1].tobytes() if with_context[order[msg_id]] else None,
+                )
                 for i, (rowid, msg_id) in enumerate(chunk)
             ],
         )
-        conn.executemany("UPDATE docs SET vector_model = ? WHERE rowid = ?", [(model, rowid) for rowid, _ in chunk])
+        conn.executemany(
+            "UPDATE docs SET vector_model = ? WHERE rowid = ?", [(model, rowid) for rowid, _ in chunk]
+        )
         conn.execute("COMMIT")
     conn.close()
 
@@ -444,15 +474,55 @@ def measure_code(directory: Path, queries: list[str], python_path: Path | None) 
         warm = queries[:WARMUP_QUERIES]
         for search_type in ("keyword", "hybrid"):
             for concurrency in (1, CONCURRENCY):
-                timings = asyncio.run(measure_http(base_url, headers, warm + queries, search_type, concurrency))
+                timings = asyncio.run(
+                    measure_http(base_url, headers, warm + queries, search_type, concurrency)
+                )
                 figures[f"{search_type}-{concurrency}"] = timings
-                say(f"    {search_type:7} x{concurrency}: p50 {percentile(timings, 0.5) * 1000:7.1f} ms"
-                    f"  p99 {percentile(timings, 0.99) * 1000:7.1f} ms  (load {os.getloadavg()[0]:.1f})")
+                say(
+                    f"    {search_type:7} x{concurrency}: p50 {percentile(timings, 0.5) * 1000:7.1f} ms"
+                    f"  p99 {percentile(timings, 0.99) * 1000:7.1f} ms  (load {os.getloadavg()[0]:.1f})"
+                )
         figures["rss_mib"] = rss_mib(process.pid)
     finally:
         process.terminate()
         process.wait()
     return figures
+
+
+def profile(size: int, queries_count: int) -> None:
+    """cProfile of the keyword branch in this process, one query at a time (what `--profile` prints)."""
+    import cProfile
+    import pstats
+
+    from ai_search_server.retrieval.index_db import KeywordScope
+
+    directory = data_dir(size)
+    built = build(size)
+    queries = make_queries(built, queries_count, SEED + size)
+    store = open_store(directory)
+    index = EmbeddedIndex.open(directory / INDEX_FILENAME, store, None)
+    try:
+        user = store.get_user_by_username(SEARCHER)
+        assert user is not None
+        scope = KeywordScope(sorted(store.readable_room_ids(user.id)))
+        timings = []
+        profiler = cProfile.Profile()
+        for query in queries:
+            started = time.perf_counter()
+            profiler.enable()
+            index.keyword_search(query_terms(query), scope, RESULTS * 3)  # the candidates ai.search asks for
+            profiler.disable()
+            timings.append((time.perf_counter() - started, query))
+        timings.sort()
+        print(
+            f"keyword branch in-process at {label(size)}: p50 {percentile([t for t, _ in timings], 0.5) * 1000:.1f} ms,"
+            f" p99 {percentile([t for t, _ in timings], 0.99) * 1000:.1f} ms; slowest: "
+            + "; ".join(f"{q!r} {t * 1000:.0f} ms" for t, q in timings[-5:])
+        )
+        pstats.Stats(profiler).sort_stats("tottime").print_stats(12)
+    finally:
+        index.close()
+        store.close()
 
 
 def code_of(ref: str, into: Path) -> Path:
@@ -466,9 +536,11 @@ def run_size(size: int, queries_count: int, baseline_ref: str | None, report: Re
     built = build(size)
     name = label(size)
     queries = make_queries(built, queries_count, SEED + size)
-    say(f"== {name}: {built['distinct_share']:.1%} distinct texts, {built['rooms']} rooms "
+    say(
+        f"== {name}: {built['distinct_share']:.1%} distinct texts, {built['rooms']} rooms "
         f"({built['smallest_room_messages']:,}-{built['largest_room_messages']:,} messages), the searcher reads "
-        f"{built['searcher_rooms']} ({built['searcher_messages']:,} messages); build {built['build_seconds'] / 60:.1f} min")
+        f"{built['searcher_rooms']} ({built['searcher_messages']:,} messages); build {built['build_seconds'] / 60:.1f} min"
+    )
     fts = bare_fts(directory, queries)
     say(f"  bare FTS5: p50 {percentile(fts, 0.5) * 1000:.1f} ms  p99 {percentile(fts, 0.99) * 1000:.1f} ms")
     memory, probe = memory_probe(directory)
@@ -479,25 +551,50 @@ def run_size(size: int, queries_count: int, baseline_ref: str | None, report: Re
         say(f"  {baseline_ref}'s code:")
         with tempfile.TemporaryDirectory() as tmp:
             theirs = measure_code(directory, queries, code_of(baseline_ref, Path(tmp)))
-    for key, what in (("keyword-1", "keyword"), ("hybrid-1", "hybrid"),
-                      (f"keyword-{CONCURRENCY}", f"keyword, {CONCURRENCY} concurrent"),
-                      (f"hybrid-{CONCURRENCY}", f"hybrid, {CONCURRENCY} concurrent")):
+    for key, what in (
+        ("keyword-1", "keyword"),
+        ("hybrid-1", "hybrid"),
+        (f"keyword-{CONCURRENCY}", f"keyword, {CONCURRENCY} concurrent"),
+        (f"hybrid-{CONCURRENCY}", f"hybrid, {CONCURRENCY} concurrent"),
+    ):
         for share, tag in ((0.5, "p50"), (0.99, "p99")):
-            report.add(Figure(
-                f"distinct {name}: ai.search {what} {tag}", "ms", [percentile(ours[key], share) * 1000],
-                baseline=Baseline(f"{baseline_ref}'s code", [percentile(theirs[key], share) * 1000]) if theirs else None,
-            ))
+            report.add(
+                Figure(
+                    f"distinct {name}: ai.search {what} {tag}",
+                    "ms",
+                    [percentile(ours[key], share) * 1000],
+                    baseline=Baseline(f"{baseline_ref}'s code", [percentile(theirs[key], share) * 1000])
+                    if theirs
+                    else None,
+                )
+            )
     report.add(Figure(f"distinct {name}: bare FTS5 p50", "ms", [percentile(fts, 0.5) * 1000]))
     report.add(Figure(f"distinct {name}: bare FTS5 p99", "ms", [percentile(fts, 0.99) * 1000]))
-    report.add(Figure(f"distinct {name}: RSS without the model", "MiB", [memory],
-                      note=f"{probe['distinct_vectors']:,} distinct vectors, {probe['vector_mib']:.0f} MiB of arrays"))
+    report.add(
+        Figure(
+            f"distinct {name}: RSS without the model",
+            "MiB",
+            [memory],
+            note=f"{probe['distinct_vectors']:,} distinct vectors, {probe['vector_mib']:.0f} MiB of arrays",
+        )
+    )
     report.add(Figure(f"distinct {name}: RSS of the server with the model", "MiB", [ours["rss_mib"]]))
-    report.add(Figure(f"distinct {name}: build", "s", [built["build_seconds"]],
-                      note=f"import {built['import_seconds']:.0f} s, keyword index {built['keyword_seconds']:.0f} s, "
-                      f"vectors {built['vector_seconds']:.0f} s (load average {built['load_average']:.1f})"))
-    print(f"\n== {size:,} messages, {built['distinct_share']:.1%} distinct; searcher reads {built['searcher_rooms']} of "
-          f"{built['rooms']} rooms ({built['searcher_messages']:,} messages); {len(queries)} queries; load {os.getloadavg()[0]:.1f}")
-    header = f"{'':28}{'p50 ms':>9}{'p99 ms':>9}" + (f"{baseline_ref + ' p50':>14}{'p99':>9}" if theirs else "")
+    report.add(
+        Figure(
+            f"distinct {name}: build",
+            "s",
+            [built["build_seconds"]],
+            note=f"import {built['import_seconds']:.0f} s, keyword index {built['keyword_seconds']:.0f} s, "
+            f"vectors {built['vector_seconds']:.0f} s (load average {built['load_average']:.1f})",
+        )
+    )
+    print(
+        f"\n== {size:,} messages, {built['distinct_share']:.1%} distinct; searcher reads {built['searcher_rooms']} of "
+        f"{built['rooms']} rooms ({built['searcher_messages']:,} messages); {len(queries)} queries; load {os.getloadavg()[0]:.1f}"
+    )
+    header = f"{'':28}{'p50 ms':>9}{'p99 ms':>9}" + (
+        f"{baseline_ref + ' p50':>14}{'p99':>9}" if theirs else ""
+    )
     print(header)
     for key in ("keyword-1", "hybrid-1", f"keyword-{CONCURRENCY}", f"hybrid-{CONCURRENCY}"):
         line = f"ai.search {key:18}{percentile(ours[key], 0.5) * 1000:9.1f}{percentile(ours[key], 0.99) * 1000:9.1f}"
@@ -505,10 +602,14 @@ def run_size(size: int, queries_count: int, baseline_ref: str | None, report: Re
             line += f"{percentile(theirs[key], 0.5) * 1000:14.1f}{percentile(theirs[key], 0.99) * 1000:9.1f}"
         print(line)
     print(f"{'bare FTS5 (no scope)':28}{percentile(fts, 0.5) * 1000:9.1f}{percentile(fts, 0.99) * 1000:9.1f}")
-    print(f"RSS without the model {memory:.0f} MiB; server with the model {ours['rss_mib']:.0f} MiB"
-          + (f" ({baseline_ref}: {theirs['rss_mib']:.0f} MiB)" if theirs else ""))
-    print(f"build {built['build_seconds'] / 60:.1f} min (import {built['import_seconds']:.0f} s, keyword "
-          f"{built['keyword_seconds']:.0f} s = {built['keyword_messages_per_second']:,.0f} msg/s, vectors {built['vector_seconds']:.0f} s)")
+    print(
+        f"RSS without the model {memory:.0f} MiB; server with the model {ours['rss_mib']:.0f} MiB"
+        + (f" ({baseline_ref}: {theirs['rss_mib']:.0f} MiB)" if theirs else "")
+    )
+    print(
+        f"build {built['build_seconds'] / 60:.1f} min (import {built['import_seconds']:.0f} s, keyword "
+        f"{built['keyword_seconds']:.0f} s = {built['keyword_messages_per_second']:,.0f} msg/s, vectors {built['vector_seconds']:.0f} s)"
+    )
 
 
 METHOD = (
@@ -525,13 +626,27 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=SIZES)
     parser.add_argument("--queries", type=int, default=QUERIES)
-    parser.add_argument("--baseline-ref", help="also measure this git revision's py/ on the same data (e.g. main)")
+    parser.add_argument(
+        "--baseline-ref", help="also measure this git revision's py/ on the same data (e.g. main)"
+    )
     parser.add_argument("--build-only", action="store_true", help="build the data sets, measure nothing")
+    parser.add_argument(
+        "--profile", action="store_true", help="cProfile the keyword branch in-process, measure nothing else"
+    )
     parser.add_argument("--json", type=Path, help="write the figures here (bench/_figures.py's Report)")
     args = parser.parse_args()
+    if args.profile:
+        for size in args.sizes:
+            profile(size, args.queries)
+        return
     report = Report("search-distinct", "Search at scale with distinct texts", method=METHOD)
-    report.parameters = {"sizes": args.sizes, "queries": args.queries, "data_format": DATA_FORMAT,
-                         "baseline_ref": args.baseline_ref, "cores": os.cpu_count()}
+    report.parameters = {
+        "sizes": args.sizes,
+        "queries": args.queries,
+        "data_format": DATA_FORMAT,
+        "baseline_ref": args.baseline_ref,
+        "cores": os.cpu_count(),
+    }
     for size in args.sizes:
         if args.build_only:
             build(size)
