@@ -465,6 +465,12 @@ def credentials(directory: Path) -> dict[str, str]:
         store.close()
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time a process (all its threads) has used so far, from /proc (seconds)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def measure_code(directory: Path, queries: list[str], python_path: Path | None) -> dict[str, Any]:
     """One server on the data set: keyword and hybrid, 1 and `CONCURRENCY` at a time; RSS after."""
     headers = credentials(directory)
@@ -474,13 +480,18 @@ def measure_code(directory: Path, queries: list[str], python_path: Path | None) 
         warm = queries[:WARMUP_QUERIES]
         for search_type in ("keyword", "hybrid"):
             for concurrency in (1, CONCURRENCY):
+                cpu_before = cpu_seconds(process.pid)
                 timings = asyncio.run(
                     measure_http(base_url, headers, warm + queries, search_type, concurrency)
                 )
                 figures[f"{search_type}-{concurrency}"] = timings
+                # The server's own CPU per request: what the other processes' load does not inflate.
+                cpu = (cpu_seconds(process.pid) - cpu_before) / (len(warm) + len(queries))
+                figures[f"{search_type}-{concurrency}-cpu"] = cpu
                 say(
                     f"    {search_type:7} x{concurrency}: p50 {percentile(timings, 0.5) * 1000:7.1f} ms"
-                    f"  p99 {percentile(timings, 0.99) * 1000:7.1f} ms  (load {os.getloadavg()[0]:.1f})"
+                    f"  p99 {percentile(timings, 0.99) * 1000:7.1f} ms  server CPU {cpu * 1000:5.1f} ms/request"
+                    f"  (load {os.getloadavg()[0]:.1f})"
                 )
         figures["rss_mib"] = rss_mib(process.pid)
     finally:
@@ -526,7 +537,9 @@ def profile(size: int, queries_count: int) -> None:
 
 
 def code_of(ref: str, into: Path) -> Path:
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", ref, "py"], check=True, capture_output=True)
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT.parent), "archive", ref, "py"], check=True, capture_output=True
+    )
     subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
     return into / "py"
 
@@ -568,6 +581,17 @@ def run_size(size: int, queries_count: int, baseline_ref: str | None, report: Re
                     else None,
                 )
             )
+        report.add(
+            Figure(
+                f"distinct {name}: server CPU per request, {what}",
+                "ms",
+                [ours[f"{key}-cpu"] * 1000],
+                baseline=Baseline(f"{baseline_ref}'s code", [theirs[f"{key}-cpu"] * 1000])
+                if theirs
+                else None,
+                note="user + system time of the server process over the run, per request",
+            )
+        )
     report.add(Figure(f"distinct {name}: bare FTS5 p50", "ms", [percentile(fts, 0.5) * 1000]))
     report.add(Figure(f"distinct {name}: bare FTS5 p99", "ms", [percentile(fts, 0.99) * 1000]))
     report.add(
@@ -592,14 +616,14 @@ def run_size(size: int, queries_count: int, baseline_ref: str | None, report: Re
         f"\n== {size:,} messages, {built['distinct_share']:.1%} distinct; searcher reads {built['searcher_rooms']} of "
         f"{built['rooms']} rooms ({built['searcher_messages']:,} messages); {len(queries)} queries; load {os.getloadavg()[0]:.1f}"
     )
-    header = f"{'':28}{'p50 ms':>9}{'p99 ms':>9}" + (
-        f"{baseline_ref + ' p50':>14}{'p99':>9}" if theirs else ""
+    header = f"{'':28}{'p50 ms':>9}{'p99 ms':>9}{'CPU ms':>9}" + (
+        f"{f'{baseline_ref} p50':>14}{'p99':>9}{'CPU':>9}" if theirs else ""
     )
     print(header)
     for key in ("keyword-1", "hybrid-1", f"keyword-{CONCURRENCY}", f"hybrid-{CONCURRENCY}"):
-        line = f"ai.search {key:18}{percentile(ours[key], 0.5) * 1000:9.1f}{percentile(ours[key], 0.99) * 1000:9.1f}"
+        line = f"ai.search {key:18}" + _row(ours, key)
         if theirs:
-            line += f"{percentile(theirs[key], 0.5) * 1000:14.1f}{percentile(theirs[key], 0.99) * 1000:9.1f}"
+            line += "     " + _row(theirs, key)
         print(line)
     print(f"{'bare FTS5 (no scope)':28}{percentile(fts, 0.5) * 1000:9.1f}{percentile(fts, 0.99) * 1000:9.1f}")
     print(
@@ -609,6 +633,14 @@ def run_size(size: int, queries_count: int, baseline_ref: str | None, report: Re
     print(
         f"build {built['build_seconds'] / 60:.1f} min (import {built['import_seconds']:.0f} s, keyword "
         f"{built['keyword_seconds']:.0f} s = {built['keyword_messages_per_second']:,.0f} msg/s, vectors {built['vector_seconds']:.0f} s)"
+    )
+
+
+def _row(figures: dict[str, Any], key: str) -> str:
+    timings = figures[key]
+    return (
+        f"{percentile(timings, 0.5) * 1000:9.1f}{percentile(timings, 0.99) * 1000:9.1f}"
+        f"{figures[f'{key}-cpu'] * 1000:9.1f}"
     )
 
 
