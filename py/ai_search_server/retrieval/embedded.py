@@ -38,7 +38,6 @@ from ai_search import (
 )
 
 from .embedder import EmbedderError
-from .floor import KEYWORD_MIN_COVERAGE
 from .index import EmbeddedIndex
 from .index_db import KeywordScope
 from .pipeline_client import PipelineError
@@ -172,11 +171,13 @@ class EmbeddedPipeline:
         *,
         query_template: str = "",
         min_similarity_percent: int = 0,
-        keyword_min_coverage: float = KEYWORD_MIN_COVERAGE,
+        keyword_min_coverage: float = 0.0,
     ) -> None:
         self.index = index
-        # The keyword floor the search service applies to this pipeline's hits: the index leaves out
-        # of its FTS5 query the terms that alone could never clear it (0 searches every term).
+        # The keyword floor the search service applies to this pipeline's hits, when the caller knows
+        # it: the index leaves out of its FTS5 query the terms that alone could never clear it. 0 (a
+        # caller whose floor is unknown, such as a client of the pipeline served over HTTP) searches
+        # every term.
         self.keyword_min_coverage = keyword_min_coverage
         # One contract call at a time: both branches are CPU work under the GIL (Python loops,
         # many short numpy calls); two of them side by side wait on each other's GIL hand-overs
