@@ -60,7 +60,7 @@ from ai_search_server.retrieval.index import INDEX_FILENAME, EmbeddedIndex
 from ai_search_server.retrieval.stopwords import is_stopword
 from ai_search_server.retrieval.terms import fts_match_expression, query_terms
 from ai_search_server.store import ImportRow, open_store
-from bench_search import free_port, rss_mib
+from bench_search import free_port, memory_probe, rss_mib
 
 ROOT = Path(__file__).resolve().parent
 OUT = ROOT / "out"
@@ -376,48 +376,14 @@ def build(size: int) -> dict[str, Any]:
     return figures
 
 
-class _ProbeEmbedder:
-    """Names the served model's vector space without loading the model: the index loads its vectors only."""
-
-    def __init__(self, model_id: str) -> None:
-        self.model_id = model_id
-        self.dimensions = VECTOR_DIMENSIONS
-
-    def embed(self, texts: object) -> Any:
-        raise RuntimeError("the memory probe embeds nothing")
-
-
-def memory_probe(directory: Path) -> tuple[float, dict[str, float]]:
-    """RSS (MiB) of a fresh process that opens the store and the index with every vector, no model."""
-    out = subprocess.run(
-        [sys.executable, __file__, "--memory-probe", str(directory)],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    figures = json.loads(out.stdout.strip().splitlines()[-1])
-    return float(figures["rss_mib"]), figures
-
-
-def _probe(directory: Path) -> None:
-    store = open_store(directory)
-    # The model the stored vectors name (loading the model to ask it would put it in the figure).
+def stored_vector_model(directory: Path) -> str:
+    """The embedder model the data set's vectors name (without the context rule), read from the index."""
     conn = sqlite3.connect(directory / INDEX_FILENAME)
-    stored = str(
-        conn.execute("SELECT vector_model FROM docs WHERE vector_model IS NOT NULL LIMIT 1").fetchone()[0]
-    )
-    conn.close()
-    model = stored.removesuffix(f"+{CONTEXT_RULE}")
-    index = EmbeddedIndex.open(directory / INDEX_FILENAME, store, _ProbeEmbedder(model))  # type: ignore[arg-type]
-    figures = {
-        "rss_mib": rss_mib(),
-        "rows": index.vector_count,
-        "distinct_vectors": index.distinct_vectors,
-        "vector_mib": index.vector_bytes / 2**20,
-    }
-    index.close()
-    store.close()
-    print(json.dumps(figures))
+    try:
+        row = conn.execute("SELECT vector_model FROM docs WHERE vector_model IS NOT NULL LIMIT 1").fetchone()
+    finally:
+        conn.close()
+    return str(row[0]).removesuffix(f"+{CONTEXT_RULE}")
 
 
 def make_queries(built: dict[str, Any], count: int, seed: int) -> list[str]:
@@ -600,7 +566,7 @@ def run_size(size: int, queries_count: int, baseline_ref: str | None, report: Re
     )
     fts = bare_fts(directory, queries)
     say(f"  bare FTS5: p50 {percentile(fts, 0.5) * 1000:.1f} ms  p99 {percentile(fts, 0.99) * 1000:.1f} ms")
-    memory, probe = memory_probe(directory)
+    memory, probe = memory_probe(directory, stored_vector_model(directory))
     say("  this code:")
     ours = measure_code(directory, queries, None)
     theirs = None
@@ -699,9 +665,6 @@ METHOD = (
 
 
 def main() -> None:
-    if len(sys.argv) == 3 and sys.argv[1] == "--memory-probe":
-        _probe(Path(sys.argv[2]))
-        return
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=SIZES)
     parser.add_argument("--queries", type=int, default=QUERIES)
