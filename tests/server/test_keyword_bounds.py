@@ -10,9 +10,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ai_search_server.retrieval.index as index_module
+from ai_search_server.outbound import GuardedClient, OutboundPolicy
+from ai_search_server.retrieval.embedded import EmbeddedPipeline
+from ai_search_server.retrieval.floor import KEYWORD_MIN_COVERAGE
 from ai_search_server.retrieval.index import EmbeddedIndex, _essential_terms
 from ai_search_server.retrieval.index_db import KeywordScope
 from ai_search_server.retrieval.terms import Term, query_terms, term_coverage
+from ai_search_server.retrieval.wiring import SearchHandle
+from ai_search_server.settings import Settings
 
 from ._search_support import EMBED_WAIT_SECONDS, open_test_index
 from .conftest import Workspace
@@ -94,3 +99,18 @@ def test_prefixes_and_phrases_still_match_on_long_lists(
     workspace.store.post_message(general, alice, "err, the conn was reset")
     assert search(index, "frobnic", [general]) == [phrase.id]
     assert search(index, "ERR_CONN_RESET", [general]) == [phrase.id]
+
+
+@pytest.mark.anyio
+async def test_the_app_gives_its_embedded_pipeline_the_keyword_floor_its_service_applies(
+    settings: Settings, workspace: Workspace, data_dir: Path
+) -> None:
+    async with GuardedClient(OutboundPolicy(allow_hosts=("127.0.0.1",))) as outbound:
+        handle = SearchHandle(settings, workspace.store, outbound=outbound, data_dir=data_dir)
+        service = await handle.get()
+        try:
+            assert isinstance(service.pipeline, EmbeddedPipeline)
+            assert service.options.floor.keyword_coverage == KEYWORD_MIN_COVERAGE
+            assert service.pipeline.keyword_min_coverage == service.options.floor.keyword_coverage
+        finally:
+            await handle.aclose()
