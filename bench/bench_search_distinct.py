@@ -58,9 +58,9 @@ from ai_search_server.demo import generate_demo_messages
 from ai_search_server.retrieval.context import CONTEXT_RULE, CONTEXT_WINDOW
 from ai_search_server.retrieval.index import INDEX_FILENAME, EmbeddedIndex
 from ai_search_server.retrieval.stopwords import is_stopword
-from ai_search_server.retrieval.terms import fts_match_expression, query_terms
+from ai_search_server.retrieval.terms import query_terms
 from ai_search_server.store import ImportRow, open_store
-from bench_search import free_port, memory_probe, rss_mib
+from bench_search import bare_fts, free_port, memory_probe, rss_mib
 
 ROOT = Path(__file__).resolve().parent
 OUT = ROOT / "out"
@@ -400,20 +400,6 @@ def make_queries(built: dict[str, Any], count: int, seed: int) -> list[str]:
 
 
 # -- measuring ---------------------------------------------------------------------------------------
-
-
-def bare_fts(directory: Path, queries: list[str]) -> list[float]:
-    conn = sqlite3.connect(directory / INDEX_FILENAME)
-    timings = []
-    for query in queries:
-        expression = fts_match_expression(query_terms(query))
-        started = time.perf_counter()
-        conn.execute(
-            "SELECT rowid FROM docs_fts WHERE docs_fts MATCH ? ORDER BY rank LIMIT 30", (expression,)
-        ).fetchall()
-        timings.append(time.perf_counter() - started)
-    conn.close()
-    return timings
 
 
 def start_server(directory: Path, python_path: Path | None) -> tuple[subprocess.Popen[bytes], str]:
