@@ -155,7 +155,9 @@ async def evaluate(
     judged: JudgedSet, store: Store, index: EmbeddedIndex, options: SearchOptions, per_query: bool
 ) -> dict[str, dict[str, dict[str, float | int]]]:
     """search type -> kind -> summary, for one set."""
-    service = SearchService(store, EmbeddedPipeline(index), options)
+    # As the app wires it: the pipeline knows the keyword floor the service applies.
+    pipeline = EmbeddedPipeline(index, keyword_min_coverage=options.floor.keyword_coverage)
+    service = SearchService(store, pipeline, options)
     scores: dict[str, dict[str, KindScores]] = defaultdict(lambda: defaultdict(KindScores))
     for query in judged.queries():
         user = store.get_user_by_username(query["user"])

@@ -367,17 +367,19 @@ def worst_case_scan(queries: int) -> list[float]:
 class _ProbeEmbedder:
     """Names the local model's vector space without loading it: the index loads its vectors only."""
 
-    model_id = MINILM_MODEL_ID
-    dimensions = MINILM_DIMENSIONS
+    def __init__(self, model_id: str = MINILM_MODEL_ID) -> None:
+        self.model_id = model_id
+        self.dimensions = MINILM_DIMENSIONS
 
     def embed(self, texts: object) -> Any:
         raise RuntimeError("the memory probe embeds nothing")
 
 
-def memory_probe(directory: Path) -> tuple[float, dict[str, float]]:
-    """RSS (MiB) of a fresh process that opens the store and the index with every vector, no model."""
+def memory_probe(directory: Path, model_id: str = MINILM_MODEL_ID) -> tuple[float, dict[str, float]]:
+    """RSS (MiB) of a fresh process that opens the store and the index with every vector of
+    `model_id`, without loading the model."""
     out = subprocess.run(
-        [sys.executable, __file__, "--memory-probe", str(directory)],
+        [sys.executable, __file__, "--memory-probe", str(directory), model_id],
         check=True,
         capture_output=True,
         text=True,
@@ -386,9 +388,9 @@ def memory_probe(directory: Path) -> tuple[float, dict[str, float]]:
     return float(figures["rss_mib"]), figures
 
 
-def _probe(directory: Path) -> None:
+def _probe(directory: Path, model_id: str) -> None:
     store = open_store(directory)
-    index = EmbeddedIndex.open(directory / INDEX_FILENAME, store, _ProbeEmbedder())  # type: ignore[arg-type]
+    index = EmbeddedIndex.open(directory / INDEX_FILENAME, store, _ProbeEmbedder(model_id))  # type: ignore[arg-type]
     figures = {
         "rss_mib": rss_mib(),
         "rows": index.vector_count,
@@ -540,8 +542,8 @@ METHOD = (
 
 
 def main() -> None:
-    if len(sys.argv) == 3 and sys.argv[1] == "--memory-probe":
-        _probe(Path(sys.argv[2]))
+    if len(sys.argv) == 4 and sys.argv[1] == "--memory-probe":
+        _probe(Path(sys.argv[2]), sys.argv[3])
         return
     if len(sys.argv) == 4 and sys.argv[1] == "--serve":
         serve(Path(sys.argv[2]), int(sys.argv[3]))

@@ -166,9 +166,19 @@ class EmbeddedPipeline:
     kind = "embedded"
 
     def __init__(
-        self, index: EmbeddedIndex, *, query_template: str = "", min_similarity_percent: int = 0
+        self,
+        index: EmbeddedIndex,
+        *,
+        query_template: str = "",
+        min_similarity_percent: int = 0,
+        keyword_min_coverage: float = 0.0,
     ) -> None:
         self.index = index
+        # The keyword floor the search service applies to this pipeline's hits, when the caller knows
+        # it: the index leaves out of its FTS5 query the terms that alone could never clear it. 0 (a
+        # caller whose floor is unknown, such as a client of the pipeline served over HTTP) searches
+        # every term.
+        self.keyword_min_coverage = keyword_min_coverage
         # One contract call at a time: both branches are CPU work under the GIL (Python loops,
         # many short numpy calls); two of them side by side wait on each other's GIL hand-overs
         # (5 ms each) and a hybrid search took 3x the sum of its branches. In turn, they do not.
@@ -200,7 +210,9 @@ class EmbeddedPipeline:
 
     def _keyword(self, query: PipelineQuery) -> list[dict[str, Any]]:
         scope = KeywordScope(query.rooms, query.users, query.ts_min_ms, query.ts_max_ms)
-        hits = self.index.keyword_search(query_terms(query.query), scope, query.k)
+        hits = self.index.keyword_search(
+            query_terms(query.query), scope, query.k, min_coverage=self.keyword_min_coverage
+        )
         return [
             {
                 "id": h.msg_id,

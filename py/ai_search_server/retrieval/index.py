@@ -61,6 +61,8 @@ __all__ = [
     "FOLLOW_BATCH_MESSAGES",
     "FOLLOW_INTERVAL_SECONDS",
     "INDEX_FILENAME",
+    "KEYWORD_EXACT_MAX_MATCHES",
+    "KEYWORD_NEWEST_MATCHES",
     "KEYWORD_POOL_SIZE",
     "EmbeddedIndex",
 ]
@@ -76,6 +78,18 @@ EMBED_BATCH_TEXTS = 256
 KEYWORD_POOL_SIZE = 200
 # A term in more than this share of all messages is not sent to FTS5 when rarer terms remain.
 COMMON_TERM_SHARE = 0.2
+# Matches (the sum of the searched terms' document counts, known before the query) up to which
+# BM25 ranks every match in scope, exactly. Past it the cost of ranking grows with the lists
+# (at 1M distinct messages a common word holds 100k+ of them: hundreds of ms), so only the
+# `KEYWORD_NEWEST_MATCHES` most recent matches in scope are ranked, and the messages holding every
+# searched term are searched on their own beside them. The judged workspaces stay well below it.
+KEYWORD_EXACT_MAX_MATCHES = 20_000
+# In-scope matches ranked when the lists are longer than `KEYWORD_EXACT_MAX_MATCHES` (messages):
+# ten pools' worth, a few milliseconds of FTS5 work whatever the size of the workspace.
+KEYWORD_NEWEST_MATCHES = 2_000
+# Slack on the coverage floor when leaving terms out (share): the pipeline reports coverage rounded
+# to 4 decimals, so a message just under the floor could read as on it.
+_COVERAGE_ROUNDING = 1e-4
 # Indexes smaller than this (messages) search every term, common or not.
 COMMON_TERM_MIN_DOCUMENTS = 1000
 # Longest a cached message count (for term weights) is used before counting again (seconds).
@@ -299,14 +313,18 @@ class EmbeddedIndex:
             missing = [
                 rowid
                 for rowid in states
-                if rowid not in (self._matrix or ()) and rowid not in self._pending and rowid not in self._embedding
+                if rowid not in (self._matrix or ())
+                and rowid not in self._pending
+                and rowid not in self._embedding
             ]
         stored = [rowid for rowid in missing if states[rowid]]
         for batch in self.db.load_vectors(
             self.vector_model, self.embedder.dimensions or None, known=self._holds_key, rowids=stored
         ):
             for row in batch:
-                self._upsert_vector(row.rowid, row.vector, row.rid, row.username, row.ts_ms, row.key, row.context)
+                self._upsert_vector(
+                    row.rowid, row.vector, row.rid, row.username, row.ts_ms, row.key, row.context
+                )
         self._queue(rowid for rowid in missing if not states[rowid])
 
     def _on_events(self, events: Sequence[MessageEvent]) -> None:
@@ -357,7 +375,13 @@ class EmbeddedIndex:
         for batch in self.db.load_vectors(model_id, dimensions, known=self._holds_key):
             for stored in batch:
                 self._upsert_vector(
-                    stored.rowid, stored.vector, stored.rid, stored.username, stored.ts_ms, stored.key, stored.context
+                    stored.rowid,
+                    stored.vector,
+                    stored.rid,
+                    stored.username,
+                    stored.ts_ms,
+                    stored.key,
+                    stored.context,
                 )
         self._vectors_loaded = True
 
@@ -485,11 +509,19 @@ class EmbeddedIndex:
             row = rows.get(rowid)
             if row is not None:
                 self._upsert_vector(
-                    rowid, vectors[keys[rowid]], row.rid, row.username, row.ts_ms, keys[rowid], contexts.get(rowid)
+                    rowid,
+                    vectors[keys[rowid]],
+                    row.rid,
+                    row.username,
+                    row.ts_ms,
+                    keys[rowid],
+                    contexts.get(rowid),
                 )
         self.last_embed_error = None
 
-    def _embed_contexts(self, rowids: Sequence[int], texts: dict[int, str]) -> dict[int, npt.NDArray[np.float32]]:
+    def _embed_contexts(
+        self, rowids: Sequence[int], texts: dict[int, str]
+    ) -> dict[int, npt.NDArray[np.float32]]:
         """The vector of each document's text after its earlier conversation, for those that have one."""
         assert self.embedder is not None
         rows = self.db.rows(rowids)
@@ -499,7 +531,9 @@ class EmbeddedIndex:
             message = messages.get(row.msg_id)
             if message is None:
                 continue
-            earlier = self.store.earlier_in_conversation(message, limit=CONTEXT_MESSAGES, within=CONTEXT_WINDOW)
+            earlier = self.store.earlier_in_conversation(
+                message, limit=CONTEXT_MESSAGES, within=CONTEXT_WINDOW
+            )
             text = context_text(texts[rowid], [m.searchable_text for m in earlier])
             if text is not None:
                 context_texts[rowid] = text
@@ -524,17 +558,28 @@ class EmbeddedIndex:
 
     # -- searching ----------------------------------------------------------------------------------
 
-    def keyword_search(self, terms: Sequence[Term], scope: KeywordScope, k: int) -> list[KeywordHit]:
+    def keyword_search(
+        self, terms: Sequence[Term], scope: KeywordScope, k: int, *, min_coverage: float = 0.0
+    ) -> list[KeywordHit]:
         """Messages matching any term, those matching more of the query's weight first.
 
         FTS5 finds the `KEYWORD_POOL_SIZE` best by BM25; they are then ordered by coverage (the
         share of the query's IDF weight a message holds: "checkout" and "slow" outweigh "why was
         the"), BM25 breaking ties. BM25 alone lets a three-word message holding only "slow" and
-        "was" beat a long one holding "checkout", "slow" and "month". Terms in more than
-        `COMMON_TERM_SHARE` of all messages are left out of the FTS5 query when rarer ones remain:
-        they weigh next to nothing, and ranking their tens of thousands of matches costs the most.
-        Small indexes (under `COMMON_TERM_MIN_DOCUMENTS`) search every term: they are cheap, and
-        there a share says little.
+        "was" beat a long one holding "checkout", "slow" and "month". Coverage is read from the
+        tokens the index stored, not by cutting each text again.
+
+        What FTS5 is asked is bounded three ways, each from the document counts known before the
+        query:
+
+        - terms in more than `COMMON_TERM_SHARE` of all messages are left out when rarer ones remain
+          (small indexes, under `COMMON_TERM_MIN_DOCUMENTS`, search every term);
+        - with `min_coverage` (the relevance floor the caller applies), the lightest terms are left
+          out as long as a message holding only left-out terms stays under it: such a message can
+          never be a result, and a rare word's short list then stands for the whole query;
+        - past `KEYWORD_EXACT_MAX_MATCHES` matches, only the `KEYWORD_NEWEST_MATCHES` most recent
+          ones in scope are ranked, beside every message holding all the searched terms (their own,
+          much shorter, AND query): the cost stays bounded by what is returned, at any size.
         """
         if not terms or not scope.rooms or k <= 0:
             return []
@@ -542,12 +587,40 @@ class EmbeddedIndex:
         total = self._documents()
         weights = term_weights(counts, total)
         rare = [t for t in terms if 0 < counts[t] <= COMMON_TERM_SHARE * total]
-        searched = rare if rare and total >= COMMON_TERM_MIN_DOCUMENTS else terms
-        hits = self.db.keyword_search(fts_match_expression(searched), scope, max(k, KEYWORD_POOL_SIZE))
+        searched = rare if rare and total >= COMMON_TERM_MIN_DOCUMENTS else list(terms)
+        searched = _essential_terms(searched, weights, min_coverage)
+        pool = max(k, KEYWORD_POOL_SIZE)
+        if sum(counts[t] for t in searched) <= KEYWORD_EXACT_MAX_MATCHES:
+            hits = self.db.keyword_search(fts_match_expression(searched), scope, pool)
+        else:
+            hits = self._bounded_search(searched, counts, scope, pool)
         matcher = TermMatcher(terms)
-        scored = [replace(hit, coverage=term_coverage(matcher.matched(hit.text), weights)) for hit in hits]
+        scored = [
+            replace(hit, coverage=term_coverage(matcher.matched_columns(hit.words, hit.parts), weights))
+            for hit in hits
+        ]
         scored.sort(key=lambda hit: (-round(hit.coverage, 9), hit.bm25))
         return scored[:k]
+
+    def _bounded_search(
+        self, searched: Sequence[Term], counts: dict[Term, int], scope: KeywordScope, pool: int
+    ) -> list[KeywordHit]:
+        """The keyword query over lists too long to rank whole: the newest matches, and the messages
+        holding every searched term (ranked whole when that AND is short enough)."""
+        hits = {
+            hit.rowid: hit
+            for hit in self.db.keyword_search(
+                fts_match_expression(searched), scope, pool, newest=KEYWORD_NEWEST_MATCHES
+            )
+        }
+        if len(searched) > 1:
+            every = " AND ".join(f"({fts_match_expression([term])})" for term in searched)
+            exact = min(counts[t] for t in searched) <= KEYWORD_EXACT_MAX_MATCHES
+            for hit in self.db.keyword_search(
+                every, scope, pool, newest=None if exact else KEYWORD_NEWEST_MATCHES
+            ):
+                hits.setdefault(hit.rowid, hit)
+        return list(hits.values())
 
     def _term_counts(self, terms: Sequence[Term]) -> dict[Term, int]:
         singles = [t[0] for t in terms if len(t) == 1 and not is_prefix_term(t)]
@@ -599,3 +672,22 @@ class EmbeddedIndex:
                     best[rowid] = score
         ranked = sorted(best.items(), key=lambda item: (-item[1], item[0]))
         return ranked[:k]
+
+
+def _essential_terms(searched: Sequence[Term], weights: dict[Term, float], min_coverage: float) -> list[Term]:
+    """`searched` without its lightest terms, as long as a message holding only the terms left out
+    (and those the caller left out already) covers less than `min_coverage` of the query's weight:
+    every message that can clear the floor holds one of the terms kept (MaxScore's essential lists).
+    At least one term is kept."""
+    total = sum(w * w for w in weights.values())
+    if min_coverage <= 0 or total <= 0:
+        return list(searched)
+    limit = (min_coverage - _COVERAGE_ROUNDING) * total
+    left_out = sum(w * w for term, w in weights.items() if term not in searched)
+    dropped: set[Term] = set()
+    for term in sorted(searched, key=lambda t: weights[t])[:-1]:
+        if left_out + weights[term] ** 2 >= limit:
+            break
+        left_out += weights[term] ** 2
+        dropped.add(term)
+    return [term for term in searched if term not in dropped]

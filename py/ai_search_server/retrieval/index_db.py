@@ -184,6 +184,10 @@ class KeywordHit:
     bm25: float  # SQLite's bm25(): more negative is a better match
     text: str
     coverage: float = 0.0  # share of the query's term weight the message matches (set by the index)
+    # The folded tokens FTS5 indexed (doc_terms: words in order, then parts), space-separated: what
+    # the coverage is computed from without cutting the text again.
+    words: str = ""
+    parts: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -431,8 +435,17 @@ class IndexDatabase:
             counts[prefix + "*"] = int(row[0])
         return counts
 
-    def keyword_search(self, match: str, scope: KeywordScope, k: int) -> list[KeywordHit]:
-        """BM25-ranked documents matching the FTS5 expression inside the scope, best first."""
+    def keyword_search(
+        self, match: str, scope: KeywordScope, k: int, *, newest: int | None = None
+    ) -> list[KeywordHit]:
+        """BM25-ranked documents matching the FTS5 expression inside the scope, best first.
+
+        With `newest`, only the `newest` most recently indexed matches in scope are ranked: FTS5
+        walks the match list from its highest rowid down, the scope is checked row by row, and the
+        walk stops there, so the cost is bounded by `newest` (and the scope's share), not by the
+        length of the list. Without it every match in scope is ranked (exact; the cost grows with
+        the list). The scope always sits in the same query as the match, never after the ranking.
+        """
         where = ["docs_fts MATCH ?", "d.rid IN (SELECT value FROM json_each(?))"]
         params: list[object] = [match, _json_list(scope.rooms)]
         if scope.users is not None:
@@ -444,15 +457,24 @@ class IndexDatabase:
         if scope.ts_max_ms is not None:
             where.append("d.ts_ms <= ?")
             params.append(scope.ts_max_ms)
-        params.append(k)
+        ranked = (
+            f"SELECT d.rowid AS rowid, bm25(docs_fts, {_BM25_WEIGHTS[0]}, {_BM25_WEIGHTS[1]}) AS rank"
+            f" FROM docs_fts JOIN docs d ON d.rowid = docs_fts.rowid WHERE {' AND '.join(where)}"
+        )
+        if newest is None:
+            hits = f"{ranked} ORDER BY rank LIMIT ?"
+            params.append(k)
+        else:
+            hits = f"SELECT rowid, rank FROM ({ranked} ORDER BY docs_fts.rowid DESC LIMIT ?) ORDER BY rank LIMIT ?"
+            params.extend((newest, k))
+        # The text and tokens are read for the hits only, not for every match ranked.
         sql = (
-            f"SELECT d.rowid, d.msg_id, d.rid, d.username, d.ts_ms, bm25(docs_fts, {_BM25_WEIGHTS[0]},"
-            f" {_BM25_WEIGHTS[1]}) AS rank, d.text"
-            " FROM docs_fts JOIN docs d ON d.rowid = docs_fts.rowid"
-            f" WHERE {' AND '.join(where)} ORDER BY rank LIMIT ?"
+            "SELECT d.rowid, d.msg_id, d.rid, d.username, d.ts_ms, h.rank, d.text, t.words, t.parts"
+            f" FROM ({hits}) h JOIN docs d ON d.rowid = h.rowid JOIN doc_terms t ON t.rowid = h.rowid"
+            " ORDER BY h.rank"
         )
         return [
-            KeywordHit(int(r[0]), r[1], r[2], r[3], int(r[4]), float(r[5]), r[6])
+            KeywordHit(int(r[0]), r[1], r[2], r[3], int(r[4]), float(r[5]), r[6], words=r[7], parts=r[8])
             for r in self._connection().execute(sql, params)
         ]
 

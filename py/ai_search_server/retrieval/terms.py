@@ -184,8 +184,14 @@ class TermMatcher:
         return self.matched_tokens(text_tokens(text))
 
     def matched_tokens(self, tokens: TextTokens) -> set[Term]:
-        words = [token.text for token in tokens.words]
-        present = set(words).union(_texts(tokens.parts))
+        return self.matched_words([token.text for token in tokens.words], _texts(tokens.parts))
+
+    def matched_columns(self, words: str, parts: str) -> set[Term]:
+        """As `matched`, from the index's stored token columns (``token_column_text``): no re-cutting."""
+        return self.matched_words(words.split(), parts.split())
+
+    def matched_words(self, words: list[str], parts: Iterable[str]) -> set[Term]:
+        present = set(words).union(parts)
         index = self._index
         found: set[Term] = {term for word, term in index.exact.items() if word in present}
         for prefix in index.prefixes:

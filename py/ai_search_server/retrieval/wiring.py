@@ -179,10 +179,14 @@ class SearchHandle:
                 "pipeline_base_url is set but the pipeline id, key or secret is missing: "
                 "using the embedded pipeline"
             )
+        index = self.embedded_index()
+        model_id = None if index.embedder is None else index.embedder.model_id
         return EmbeddedPipeline(
-            self.embedded_index(),
+            index,
             query_template=settings.search_query_template,
             min_similarity_percent=settings.search_min_similarity_percent,
+            # The floor the service will apply (`_build`): terms that alone cannot clear it go unsearched.
+            keyword_min_coverage=search_options(settings, model_id).floor.keyword_coverage,
         )
 
     def embedded_index(self) -> EmbeddedIndex:

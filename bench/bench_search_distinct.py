@@ -1,0 +1,688 @@
+"""Search at scale with texts that do not repeat: ai.search at 100k and 1M distinct chat messages.
+
+``bench_search.py`` draws its messages from 10,000 distinct texts, which keeps FTS5's posting lists
+and the vector scan small. Here the workspaces look like chat: texts of 6-24 words drawn Zipf-like
+from a 40,000-word vocabulary (the demo workspace's real words mixed in among generated ones, so a
+query means something), a few short replies that do repeat ("thanks", "lgtm"), threads, rooms of
+very different sizes (Zipf), people in few or many rooms, the searcher in a third of the rooms.
+
+Vectors: a million distinct texts cannot go through the model on this CPU (23-90 texts/s: 3-12
+hours), so the data set stores a random unit vector per message (and a second one, the conversation
+vector, for messages with earlier messages in their conversation, as the real index does) under the
+served model's id. The scan then costs what it costs with real vectors; the semantic branch finds
+nothing above its floor, so this bench measures latency, never relevance (bench_relevance.py does).
+The query is embedded by the real model.
+
+Queries: two words taken from a random message of a room the searcher reads (most queries), and
+common-word queries (one or two of the vocabulary's most frequent non-stopwords).
+
+Per size, the data set is built once into ``bench/out/search-distinct-v<FORMAT>-<N>/`` (git-ignored)
+with its build times in ``build.json``; then:
+
+- **ai.search** over HTTP (the real app under uvicorn in a child process), ``searchType=keyword`` and
+  ``hybrid``, one request at a time and `CONCURRENCY` at once: p50 / p99;
+- **bare FTS5**: each query's keyword expression straight on the index file, no scope, no fusion,
+  no HTTP (``SELECT rowid FROM docs_fts WHERE docs_fts MATCH ? ORDER BY rank LIMIT 30``);
+- **memory**: the server's resident size after the run (with the model), and a fresh process
+  holding store + index with every vector (without it);
+- with ``--baseline-ref REF`` the same server measurements with REF's ``py/`` (``git archive``),
+  on the same data, side by side.
+
+    .venv/bin/python bench/bench_search_distinct.py [--sizes 100000 1000000] [--queries 200]
+                                                    [--baseline-ref main] [--build-only] [--json PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+import numpy as np
+
+from _figures import Baseline, Figure, Report, percentile
+from ai_search_server.demo import generate_demo_messages
+from ai_search_server.retrieval.context import CONTEXT_RULE, CONTEXT_WINDOW
+from ai_search_server.retrieval.index import INDEX_FILENAME, EmbeddedIndex
+from ai_search_server.retrieval.stopwords import is_stopword
+from ai_search_server.retrieval.terms import query_terms
+from ai_search_server.store import ImportRow, open_store
+from bench_search import bare_fts, free_port, memory_probe, rss_mib
+
+ROOT = Path(__file__).resolve().parent
+OUT = ROOT / "out"
+# The data set's format: bumped when the generator changes, so older sets are not reused.
+DATA_FORMAT = 1
+SEED = 20261201
+SIZES = [100_000, 1_000_000]
+VOCABULARY_WORDS = 40_000
+# Zipf exponent of word frequencies (natural language is close to 1).
+WORD_ZIPF_EXPONENT = 1.0
+# Ranks are offset so the head is not one word in every message (Zipf-Mandelbrot's q).
+WORD_ZIPF_OFFSET = 2.7
+MIN_WORDS, MAX_WORDS = 6, 24
+# Share of messages that are short stock replies (the texts that do repeat).
+STOCK_REPLY_SHARE = 0.04
+STOCK_REPLIES = ["thanks", "thanks!", "lgtm", "+1", "on it", "will do", "done", "ok", "ack", "nice"]
+# Share of messages that are replies in a thread, and how far back a reply's thread may start (messages of the room).
+THREAD_REPLY_SHARE = 0.3
+THREAD_LOOKBACK = 30
+# Rooms and people per million messages scale down with the size (at least the minimum).
+ROOMS_PER_100K, MIN_ROOMS = 120, 40
+USERS_PER_100K, MIN_USERS = 400, 100
+ROOM_ZIPF_EXPONENT = 1.1
+# A person's room count: 1 + (MAX - 1) * u^ROOMS_PER_USER_SKEW for uniform u (most in few, some in many).
+MAX_ROOMS_PER_USER = 60
+ROOMS_PER_USER_SKEW = 3
+SEARCHER = "searcher"
+SEARCHER_ROOM_SHARE = 1 / 3
+IMPORT_BATCH = 5000
+VECTOR_DIMENSIONS = 384
+VECTOR_BATCH = 5000
+RESULTS = 10
+QUERIES = 200
+# Share of the queries made of common words (the rest: two words taken from a message).
+COMMON_QUERY_SHARE = 0.25
+# Common-word queries pick among these vocabulary ranks (the head minus stopwords).
+COMMON_RANKS = 60
+WARMUP_QUERIES = 10
+CONCURRENCY = 8
+SERVER_START_SECONDS = 900
+
+
+def say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def label(size: int) -> str:
+    return f"{size // 1_000_000}M" if size >= 1_000_000 else f"{size // 1000}k"
+
+
+# -- the data set ------------------------------------------------------------------------------------
+
+
+def vocabulary(rng: random.Random) -> list[str]:
+    """`VOCABULARY_WORDS` words, most frequent first: the demo's real words spread among generated ones."""
+    real: dict[str, None] = {}
+    for row in generate_demo_messages():
+        for word in str(row["text"]).lower().split():
+            word = word.strip(".,:;!?()\"'")
+            if word.isalpha() and len(word) > 1:
+                real[word] = None
+    onsets = [
+        "b",
+        "br",
+        "d",
+        "f",
+        "g",
+        "gr",
+        "k",
+        "kl",
+        "l",
+        "m",
+        "n",
+        "p",
+        "pl",
+        "r",
+        "s",
+        "st",
+        "t",
+        "tr",
+        "v",
+        "z",
+    ]
+    vowels = ["a", "e", "i", "o", "u", "ai", "ou"]
+    codas = ["", "n", "r", "s", "l", "t", "nd", "x"]
+    made: dict[str, None] = {}
+    while len(real) + len(made) < VOCABULARY_WORDS:
+        syllables = rng.randint(2, 3)
+        word = "".join(rng.choice(onsets) + rng.choice(vowels) for _ in range(syllables)) + rng.choice(codas)
+        if word not in real:
+            made[word] = None
+    real_words, made_words = list(real), list(made)
+    rng.shuffle(real_words)
+    rng.shuffle(made_words)
+    # Real and generated words alternate down the ranks until the real ones run out.
+    ordered = [w for pair in zip(real_words, made_words, strict=False) for w in pair]
+    ordered += made_words[len(real_words) :]
+    # Stopwords are the most frequent words of real chat: they lead, as they would.
+    head = [w for w in ordered if is_stopword(w)]
+    return head + [w for w in ordered if not is_stopword(w)]
+
+
+def zipf_cumulative(n: int, exponent: float, offset: float = 0.0) -> np.ndarray:
+    weights = 1.0 / (np.arange(n, dtype=np.float64) + 1 + offset) ** exponent
+    cumulative: np.ndarray = np.cumsum(weights) / weights.sum()
+    return cumulative
+
+
+@dataclass(frozen=True)
+class Shape:
+    rooms: int
+    users: int
+
+
+def shape(size: int) -> Shape:
+    return Shape(
+        rooms=max(MIN_ROOMS, ROOMS_PER_100K * size // 100_000 // 3 if size > 100_000 else ROOMS_PER_100K),
+        users=max(MIN_USERS, USERS_PER_100K * size // 100_000 // 3 if size > 100_000 else USERS_PER_100K),
+    )
+
+
+def data_dir(size: int) -> Path:
+    return OUT / f"search-distinct-v{DATA_FORMAT}-{size}"
+
+
+def memberships(rng: random.Random, rooms: list[str], users: list[str]) -> dict[str, tuple[str, ...]]:
+    members: dict[str, set[str]] = {room: set() for room in rooms}
+    for user in users:
+        count = 1 + int((min(MAX_ROOMS_PER_USER, len(rooms)) - 1) * rng.random() ** ROOMS_PER_USER_SKEW)
+        for room in rng.sample(rooms, count):
+            members[room].add(user)
+    for room in rng.sample(rooms, round(len(rooms) * SEARCHER_ROOM_SHARE)):
+        members[room].add(SEARCHER)
+    for room in rooms:
+        if not members[room]:
+            members[room].add(rng.choice(users))
+    return {room: tuple(sorted(names)) for room, names in members.items()}
+
+
+def import_messages(directory: Path, size: int) -> dict[str, Any]:
+    """Generate and import `size` messages; returns what the queries and the vectors need."""
+    rng = random.Random(SEED + size)
+    nprng = np.random.default_rng(SEED + size)
+    words = vocabulary(rng)
+    room_count, user_count = shape(size).rooms, shape(size).users
+    rooms = [f"room-{n:03d}" for n in range(room_count)]
+    users = [f"user{n:03d}" for n in range(user_count)]
+    members = memberships(rng, rooms, users)
+    authors = {room: [u for u in names if u != SEARCHER] or list(names) for room, names in members.items()}
+    kinds = {room: "p" if n % 5 == 0 else "c" for n, room in enumerate(rooms)}
+    room_of = np.searchsorted(zipf_cumulative(room_count, ROOM_ZIPF_EXPONENT), nprng.random(size))
+    lengths = nprng.integers(MIN_WORDS, MAX_WORDS + 1, size)
+    word_ids = np.searchsorted(
+        zipf_cumulative(len(words), WORD_ZIPF_EXPONENT, WORD_ZIPF_OFFSET), nprng.random(int(lengths.sum()))
+    )
+    word_ids = np.minimum(word_ids, len(words) - 1)
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    step_ms = max(1, 365 * 86_400_000 // size)
+    recent_roots: dict[str, list[str]] = {room: [] for room in rooms}
+    last_ts: dict[str, int] = {}
+    with_context: list[bool] = []  # per message, in order: has earlier conversation (a context vector)
+    samples: list[tuple[str, list[str]]] = []  # (room, words) of some messages, for queries
+    texts: set[str] = set()
+    store = open_store(directory)
+    cursor = 0
+    try:
+        batch: list[ImportRow] = []
+        for n in range(size):
+            room = rooms[int(room_of[n])]
+            ts_ms = n * step_ms
+            length = int(lengths[n])
+            if rng.random() < STOCK_REPLY_SHARE:
+                text = rng.choice(STOCK_REPLIES)
+            else:
+                chosen = [words[i] for i in word_ids[cursor : cursor + length]]
+                chosen[0] = chosen[0].capitalize()
+                text = " ".join(chosen) + rng.choice([".", "", "", "?", "!"])
+                if n % 97 == 0:
+                    samples.append((room, [w.lower() for w in chosen]))
+            cursor += length
+            texts.add(text)
+            tmid = None
+            roots = recent_roots[room]
+            if roots and rng.random() < THREAD_REPLY_SHARE:
+                tmid = rng.choice(roots)
+            else:
+                roots.append(f"m-{n}")
+                del roots[:-THREAD_LOOKBACK]
+            previous = last_ts.get(room)
+            with_context.append(
+                tmid is not None
+                or (previous is not None and ts_ms - previous <= CONTEXT_WINDOW.total_seconds() * 1000)
+            )
+            last_ts[room] = ts_ms
+            batch.append(
+                ImportRow(
+                    room,
+                    kinds[room],  # type: ignore[arg-type]
+                    rng.choice(authors[room]),
+                    start + timedelta(milliseconds=ts_ms),
+                    text,
+                    f"m-{n}",
+                    members=members[room],
+                    tmid=tmid,
+                )
+            )
+            if len(batch) >= IMPORT_BATCH:
+                store.import_messages(batch)
+                batch = []
+                if (n + 1) % (IMPORT_BATCH * 40) == 0:
+                    say(f"  imported {n + 1:,} of {size:,} messages")
+        if batch:
+            store.import_messages(batch)
+    finally:
+        store.close()
+    readable = sorted(room for room, names in members.items() if SEARCHER in names)
+    common = [w for w in words[: COMMON_RANKS * 3] if not is_stopword(w)][:COMMON_RANKS]
+    counts = np.bincount(room_of, minlength=room_count)
+    return {
+        "distinct_texts": len(texts),
+        "rooms": room_count,
+        "users": user_count,
+        "searcher_rooms": len(readable),
+        "searcher_messages": int(sum(counts[rooms.index(r)] for r in readable)),
+        "largest_room_messages": int(counts.max()),
+        "smallest_room_messages": int(counts.min()),
+        "samples": [words for room, words in samples if room in set(readable)],
+        "common_words": common,
+        "with_context": with_context,
+    }
+
+
+def served_vector_model() -> str:
+    """The vector model id the server will look for: its default local embedder's, with the context rule."""
+    from ai_search_server.retrieval.local_embedder import load_local_embedder
+
+    return f"{load_local_embedder().model_id}+{CONTEXT_RULE}"
+
+
+def store_random_vectors(index_path: Path, with_context: list[bool], model: str) -> None:
+    """A random unit float16 vector per document (and a context vector where the real index makes one)."""
+    rng = np.random.default_rng(SEED)
+    conn = sqlite3.connect(index_path, isolation_level=None)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    order = {f"m-{n}": n for n in range(len(with_context))}
+    rows = conn.execute("SELECT rowid, msg_id FROM docs").fetchall()
+    for start in range(0, len(rows), VECTOR_BATCH):
+        chunk = rows[start : start + VECTOR_BATCH]
+        vectors = rng.standard_normal((2 * len(chunk), VECTOR_DIMENSIONS)).astype(np.float32)
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        blobs = vectors.astype("<f2")
+        conn.execute("BEGIN")
+        conn.executemany(
+            "INSERT OR REPLACE INTO doc_vectors (rowid, vector, context) VALUES (?, ?, ?)",
+            [
+                (
+                    rowid,
+                    blobs[2 * i].tobytes(),
+                    blobs[2 * i + 1].tobytes() if with_context[order[msg_id]] else None,
+                )
+                for i, (rowid, msg_id) in enumerate(chunk)
+            ],
+        )
+        conn.executemany(
+            "UPDATE docs SET vector_model = ? WHERE rowid = ?", [(model, rowid) for rowid, _ in chunk]
+        )
+        conn.execute("COMMIT")
+    conn.close()
+
+
+def build(size: int) -> dict[str, Any]:
+    """The data set for `size`, built from scratch unless a finished one is there; its build figures."""
+    directory = data_dir(size)
+    figures_path = directory / "build.json"
+    if figures_path.exists():
+        return dict(json.loads(figures_path.read_text()))
+    if directory.exists():
+        shutil.rmtree(directory)  # an unfinished build
+    directory.mkdir(parents=True)
+    say(f"building {directory}: {size:,} messages")
+    started = time.perf_counter()
+    generated = import_messages(directory, size)
+    import_seconds = time.perf_counter() - started
+    say(f"  imported in {import_seconds:.0f} s; keyword indexing")
+    store = open_store(directory)
+    try:
+        started = time.perf_counter()
+        EmbeddedIndex.open(directory / INDEX_FILENAME, store, None, progress=True).close()
+        keyword_seconds = time.perf_counter() - started
+    finally:
+        store.close()
+    say(f"  keyword index in {keyword_seconds:.0f} s; storing random vectors")
+    started = time.perf_counter()
+    with_context = generated.pop("with_context")
+    store_random_vectors(directory / INDEX_FILENAME, with_context, served_vector_model())
+    vector_seconds = time.perf_counter() - started
+    figures = {
+        "format": DATA_FORMAT,
+        "messages": size,
+        **generated,
+        "distinct_share": generated["distinct_texts"] / size,
+        "context_vectors": sum(with_context),
+        "import_seconds": import_seconds,
+        "keyword_seconds": keyword_seconds,
+        "vector_seconds": vector_seconds,
+        "build_seconds": import_seconds + keyword_seconds + vector_seconds,
+        "keyword_messages_per_second": size / keyword_seconds,
+        "load_average": os.getloadavg()[0],
+    }
+    figures_path.write_text(json.dumps(figures))
+    say(f"  built in {figures['build_seconds'] / 60:.1f} min")
+    return figures
+
+
+def stored_vector_model(directory: Path) -> str:
+    """The embedder model the data set's vectors name (without the context rule), read from the index."""
+    conn = sqlite3.connect(directory / INDEX_FILENAME)
+    try:
+        row = conn.execute("SELECT vector_model FROM docs WHERE vector_model IS NOT NULL LIMIT 1").fetchone()
+    finally:
+        conn.close()
+    return str(row[0]).removesuffix(f"+{CONTEXT_RULE}")
+
+
+def make_queries(built: dict[str, Any], count: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    queries = []
+    for _ in range(count):
+        if rng.random() < COMMON_QUERY_SHARE:
+            queries.append(" ".join(rng.sample(built["common_words"], rng.choice([1, 2]))))
+            continue
+        words = [w.strip(".?!") for w in rng.choice(built["samples"])]
+        content = [w for w in words if not is_stopword(w)] or words
+        queries.append(" ".join(rng.sample(content, min(2, len(content)))))
+    return queries
+
+
+# -- measuring ---------------------------------------------------------------------------------------
+
+
+def start_server(directory: Path, python_path: Path | None) -> tuple[subprocess.Popen[bytes], str]:
+    """bench_search.py's server process on `directory`; with `python_path`, that tree's py/ first."""
+    port = free_port()
+    env = dict(os.environ)
+    if python_path is not None:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(python_path), env.get("PYTHONPATH")]))
+    process = subprocess.Popen(
+        [sys.executable, str(ROOT / "bench_search.py"), "--serve", str(directory), str(port)], env=env
+    )
+    base_url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + SERVER_START_SECONDS
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise SystemExit(f"the server exited with status {process.returncode}")
+        try:
+            httpx.get(f"{base_url}/openapi.json", timeout=1)
+            return process, base_url
+        except httpx.TransportError:
+            time.sleep(0.5)
+    process.kill()
+    raise SystemExit("the server did not start")
+
+
+async def measure_http(
+    base_url: str, headers: dict[str, str], queries: list[str], search_type: str, concurrency: int
+) -> list[float]:
+    timings: list[float] = []
+    pending = list(enumerate(queries))
+
+    async def worker(client: httpx.AsyncClient) -> None:
+        while pending:
+            n, query = pending.pop(0)
+            started = time.perf_counter()
+            response = await client.get(
+                "/api/v1/ai.search",
+                params={"query": query, "intelligentCount": RESULTS, "searchType": search_type},
+            )
+            elapsed = time.perf_counter() - started
+            response.raise_for_status()
+            if n >= WARMUP_QUERIES:
+                timings.append(elapsed)
+
+    limits = httpx.Limits(max_connections=concurrency)
+    async with httpx.AsyncClient(base_url=base_url, headers=headers, timeout=120, limits=limits) as client:
+        await asyncio.gather(*(worker(client) for _ in range(concurrency)))
+    return timings
+
+
+def credentials(directory: Path) -> dict[str, str]:
+    store = open_store(directory)
+    try:
+        user = store.get_user_by_username(SEARCHER)
+        assert user is not None
+        _token, plain = store.create_token(user.id, "session", label=f"bench-{time.time_ns()}")
+        return {"X-User-Id": user.id, "X-Auth-Token": plain}
+    finally:
+        store.close()
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time a process (all its threads) has used so far, from /proc (seconds)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def measure_code(directory: Path, queries: list[str], python_path: Path | None) -> dict[str, Any]:
+    """One server on the data set: keyword and hybrid, 1 and `CONCURRENCY` at a time; RSS after."""
+    headers = credentials(directory)
+    process, base_url = start_server(directory, python_path)
+    figures: dict[str, Any] = {}
+    try:
+        warm = queries[:WARMUP_QUERIES]
+        for search_type in ("keyword", "hybrid"):
+            for concurrency in (1, CONCURRENCY):
+                cpu_before = cpu_seconds(process.pid)
+                timings = asyncio.run(
+                    measure_http(base_url, headers, warm + queries, search_type, concurrency)
+                )
+                figures[f"{search_type}-{concurrency}"] = timings
+                # The server's own CPU per request: what the other processes' load does not inflate.
+                cpu = (cpu_seconds(process.pid) - cpu_before) / (len(warm) + len(queries))
+                figures[f"{search_type}-{concurrency}-cpu"] = cpu
+                say(
+                    f"    {search_type:7} x{concurrency}: p50 {percentile(timings, 0.5) * 1000:7.1f} ms"
+                    f"  p99 {percentile(timings, 0.99) * 1000:7.1f} ms  server CPU {cpu * 1000:5.1f} ms/request"
+                    f"  (load {os.getloadavg()[0]:.1f})"
+                )
+        figures["rss_mib"] = rss_mib(process.pid)
+    finally:
+        process.terminate()
+        process.wait()
+    return figures
+
+
+def profile(size: int, queries_count: int) -> None:
+    """cProfile of the keyword branch in this process, one query at a time (what `--profile` prints)."""
+    import cProfile
+    import pstats
+
+    from ai_search_server.retrieval.index_db import KeywordScope
+
+    directory = data_dir(size)
+    built = build(size)
+    queries = make_queries(built, queries_count, SEED + size)
+    store = open_store(directory)
+    index = EmbeddedIndex.open(directory / INDEX_FILENAME, store, None)
+    try:
+        user = store.get_user_by_username(SEARCHER)
+        assert user is not None
+        scope = KeywordScope(sorted(store.readable_room_ids(user.id)))
+        timings = []
+        profiler = cProfile.Profile()
+        for query in queries:
+            started = time.perf_counter()
+            profiler.enable()
+            index.keyword_search(query_terms(query), scope, RESULTS * 3)  # the candidates ai.search asks for
+            profiler.disable()
+            timings.append((time.perf_counter() - started, query))
+        timings.sort()
+        print(
+            f"keyword branch in-process at {label(size)}: p50 {percentile([t for t, _ in timings], 0.5) * 1000:.1f} ms,"
+            f" p99 {percentile([t for t, _ in timings], 0.99) * 1000:.1f} ms; slowest: "
+            + "; ".join(f"{q!r} {t * 1000:.0f} ms" for t, q in timings[-5:])
+        )
+        pstats.Stats(profiler).sort_stats("tottime").print_stats(12)
+    finally:
+        index.close()
+        store.close()
+
+
+def code_of(ref: str, into: Path) -> Path:
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT.parent), "archive", ref, "py"], check=True, capture_output=True
+    )
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
+    return into / "py"
+
+
+def run_size(size: int, queries_count: int, baseline_ref: str | None, report: Report) -> None:
+    directory = data_dir(size)
+    built = build(size)
+    name = label(size)
+    queries = make_queries(built, queries_count, SEED + size)
+    say(
+        f"== {name}: {built['distinct_share']:.1%} distinct texts, {built['rooms']} rooms "
+        f"({built['smallest_room_messages']:,}-{built['largest_room_messages']:,} messages), the searcher reads "
+        f"{built['searcher_rooms']} ({built['searcher_messages']:,} messages); build {built['build_seconds'] / 60:.1f} min"
+    )
+    fts = bare_fts(directory, queries)
+    say(f"  bare FTS5: p50 {percentile(fts, 0.5) * 1000:.1f} ms  p99 {percentile(fts, 0.99) * 1000:.1f} ms")
+    memory, probe = memory_probe(directory, stored_vector_model(directory))
+    say("  this code:")
+    ours = measure_code(directory, queries, None)
+    theirs = None
+    if baseline_ref:
+        say(f"  {baseline_ref}'s code:")
+        with tempfile.TemporaryDirectory() as tmp:
+            theirs = measure_code(directory, queries, code_of(baseline_ref, Path(tmp)))
+    for key, what in (
+        ("keyword-1", "keyword"),
+        ("hybrid-1", "hybrid"),
+        (f"keyword-{CONCURRENCY}", f"keyword, {CONCURRENCY} concurrent"),
+        (f"hybrid-{CONCURRENCY}", f"hybrid, {CONCURRENCY} concurrent"),
+    ):
+        for share, tag in ((0.5, "p50"), (0.99, "p99")):
+            report.add(
+                Figure(
+                    f"distinct {name}: ai.search {what} {tag}",
+                    "ms",
+                    [percentile(ours[key], share) * 1000],
+                    baseline=Baseline(f"{baseline_ref}'s code", [percentile(theirs[key], share) * 1000])
+                    if theirs
+                    else None,
+                )
+            )
+        report.add(
+            Figure(
+                f"distinct {name}: server CPU per request, {what}",
+                "ms",
+                [ours[f"{key}-cpu"] * 1000],
+                baseline=Baseline(f"{baseline_ref}'s code", [theirs[f"{key}-cpu"] * 1000])
+                if theirs
+                else None,
+                note="user + system time of the server process over the run, per request",
+            )
+        )
+    report.add(Figure(f"distinct {name}: bare FTS5 p50", "ms", [percentile(fts, 0.5) * 1000]))
+    report.add(Figure(f"distinct {name}: bare FTS5 p99", "ms", [percentile(fts, 0.99) * 1000]))
+    report.add(
+        Figure(
+            f"distinct {name}: RSS without the model",
+            "MiB",
+            [memory],
+            note=f"{probe['distinct_vectors']:,} distinct vectors, {probe['vector_mib']:.0f} MiB of arrays",
+        )
+    )
+    report.add(Figure(f"distinct {name}: RSS of the server with the model", "MiB", [ours["rss_mib"]]))
+    report.add(
+        Figure(
+            f"distinct {name}: build",
+            "s",
+            [built["build_seconds"]],
+            note=f"import {built['import_seconds']:.0f} s, keyword index {built['keyword_seconds']:.0f} s, "
+            f"vectors {built['vector_seconds']:.0f} s (load average {built['load_average']:.1f})",
+        )
+    )
+    print(
+        f"\n== {size:,} messages, {built['distinct_share']:.1%} distinct; searcher reads {built['searcher_rooms']} of "
+        f"{built['rooms']} rooms ({built['searcher_messages']:,} messages); {len(queries)} queries; load {os.getloadavg()[0]:.1f}"
+    )
+    header = f"{'':28}{'p50 ms':>9}{'p99 ms':>9}{'CPU ms':>9}" + (
+        f"{f'{baseline_ref} p50':>14}{'p99':>9}{'CPU':>9}" if theirs else ""
+    )
+    print(header)
+    for key in ("keyword-1", "hybrid-1", f"keyword-{CONCURRENCY}", f"hybrid-{CONCURRENCY}"):
+        line = f"ai.search {key:18}" + _row(ours, key)
+        if theirs:
+            line += "     " + _row(theirs, key)
+        print(line)
+    print(f"{'bare FTS5 (no scope)':28}{percentile(fts, 0.5) * 1000:9.1f}{percentile(fts, 0.99) * 1000:9.1f}")
+    print(
+        f"RSS without the model {memory:.0f} MiB; server with the model {ours['rss_mib']:.0f} MiB"
+        + (f" ({baseline_ref}: {theirs['rss_mib']:.0f} MiB)" if theirs else "")
+    )
+    print(
+        f"build {built['build_seconds'] / 60:.1f} min (import {built['import_seconds']:.0f} s, keyword "
+        f"{built['keyword_seconds']:.0f} s = {built['keyword_messages_per_second']:,.0f} msg/s, vectors {built['vector_seconds']:.0f} s)"
+    )
+
+
+def _row(figures: dict[str, Any], key: str) -> str:
+    timings = figures[key]
+    return (
+        f"{percentile(timings, 0.5) * 1000:9.1f}{percentile(timings, 0.99) * 1000:9.1f}"
+        f"{figures[f'{key}-cpu'] * 1000:9.1f}"
+    )
+
+
+METHOD = (
+    "Workspaces of distinct chat messages (6-24 words drawn Zipf-like from a 40,000-word vocabulary with "
+    "the demo's real words mixed in; 4% stock replies; 30% thread replies; Zipf room sizes; people in 1-60 "
+    "rooms; the searcher in a third of the rooms), random unit vectors stored under the served model's id "
+    "(the scan costs what real vectors cost; semantic results are empty under the floor). ai.search over "
+    f"HTTP, {RESULTS} results, keyword and hybrid, one request at a time and {CONCURRENCY} concurrent; bare "
+    "FTS5: the same queries' expression on the index file, no scope."
+)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=SIZES)
+    parser.add_argument("--queries", type=int, default=QUERIES)
+    parser.add_argument(
+        "--baseline-ref", help="also measure this git revision's py/ on the same data (e.g. main)"
+    )
+    parser.add_argument("--build-only", action="store_true", help="build the data sets, measure nothing")
+    parser.add_argument(
+        "--profile", action="store_true", help="cProfile the keyword branch in-process, measure nothing else"
+    )
+    parser.add_argument("--json", type=Path, help="write the figures here (bench/_figures.py's Report)")
+    args = parser.parse_args()
+    if args.profile:
+        for size in args.sizes:
+            profile(size, args.queries)
+        return
+    report = Report("search-distinct", "Search at scale with distinct texts", method=METHOD)
+    report.parameters = {
+        "sizes": args.sizes,
+        "queries": args.queries,
+        "data_format": DATA_FORMAT,
+        "baseline_ref": args.baseline_ref,
+        "cores": os.cpu_count(),
+    }
+    for size in args.sizes:
+        if args.build_only:
+            build(size)
+        else:
+            run_size(size, args.queries, args.baseline_ref, report)
+    if not args.build_only:
+        report.write(args.json)
+
+
+if __name__ == "__main__":
+    main()
