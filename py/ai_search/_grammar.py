@@ -34,11 +34,12 @@ from typing import Any
 
 from ._constants import MAX_SEARCH_FILTER_VALUES
 from ._operators import (
-    SEARCH_FILTER_KEYS,
     SEARCH_FILTER_OPERATORS,
+    SEARCH_FILTER_PREFIXES,
     SearchFilterOperator,
     SearchFilters,
     get_search_filter_operator,
+    operator_for_prefix,
 )
 
 __all__ = [
@@ -59,10 +60,16 @@ __all__ = [
 
 _QUOTE = '"'
 
-# Keys are case-insensitive in ASCII only, spelled out per letter: re.IGNORECASE would also take
-# Unicode case partners such as the dotless `ı` and `İ` as an `i` (`ın:ops` would be a filter).
-_KEY_PATTERN = "|".join("".join(f"[{c.lower()}{c.upper()}]" for c in key) for key in SEARCH_FILTER_KEYS)
-_TOKEN_HEAD = rf"(?:^|(?<=\s))(?P<key>{_KEY_PATTERN}):"
+
+def _prefix_pattern(prefix: str) -> str:
+    # Keys are case-insensitive in ASCII only, spelled out per letter: re.IGNORECASE would also take
+    # Unicode case partners such as the dotless `ı` and `İ` as an `i` (`ın:ops` would be a filter).
+    return "".join(f"[{c.lower()}{c.upper()}]" if c.isalpha() else re.escape(c) for c in prefix)
+
+
+# Longest first, so that `-in:` is tried before `-`.
+_KEY_PATTERN = "|".join(map(_prefix_pattern, SEARCH_FILTER_PREFIXES))
+_TOKEN_HEAD = rf"(?:^|(?<=\s))(?P<key>{_KEY_PATTERN})"
 _CLOSED = r'(?P<closed>"[^"]*")(?=\s|\Z)'
 _UNCLOSED = r'(?P<unclosed>"[^"]*)\Z'
 _BARE = r"(?P<bare>\S*)"
@@ -70,9 +77,9 @@ _BARE = r"(?P<bare>\S*)"
 _TOKEN = re.compile(rf"{_TOKEN_HEAD}(?:{_CLOSED}|{_BARE})")
 # Text being typed: an opening quote with no closing one runs to the end, spaces included.
 _LIVE_TOKEN = re.compile(rf"{_TOKEN_HEAD}(?:{_CLOSED}|{_UNCLOSED}|{_BARE})")
+_HEAD = re.compile(f"(?P<key>{_KEY_PATTERN})")
 _WHITESPACE_RUN = re.compile(r"\s+")
 _WORD_REST = re.compile(r"\S*")
-_NEEDS_QUOTES = re.compile(r'[\s,"]')
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +98,7 @@ def _scan(text: str, pattern: re.Pattern[str], start: int = 0) -> list[_Token]:
         shape = match.lastgroup or "bare"
         tokens.append(
             _Token(
-                get_search_filter_operator(match["key"].lower()),
+                operator_for_prefix(match["key"].lower()),
                 match.start(),
                 match.start(shape),
                 match.end(),
@@ -105,7 +112,9 @@ def _scan(text: str, pattern: re.Pattern[str], start: int = 0) -> list[_Token]:
 def _token_values(token: _Token) -> list[str]:
     if token.shape == "closed":
         pieces = [token.raw[1:-1]]
-    elif token.op.multiple:
+    elif token.op.bare_value is not None and not token.op.bare_value.fullmatch(token.raw):
+        return []  # `-` alone or `--verbose`: words, not an excluded word
+    elif token.op.multiple and token.op.splits:
         pieces = token.raw.split(",")
     else:
         pieces = [token.raw]
@@ -218,7 +227,7 @@ def drop_unfinished_search_filters(text: str) -> str:
     position = 0
     for token in _scan(text, _TOKEN):
         raw = token.raw[1:-1] if token.shape == "closed" else token.raw
-        if token.op.strip_sigil(raw).strip():
+        if not token.op.drop_when_empty or token.op.strip_sigil(raw).strip():
             continue
         pieces += (text[position : token.start], " ")
         position = token.end
@@ -272,9 +281,16 @@ def format_search_filter_value(key: str, value: str) -> str:
     """
     op = get_search_filter_operator(key)
     raw = op.serialize(value.replace(_QUOTE, ""))
-    if _NEEDS_QUOTES.search(value):
-        return f'{key}:"{raw}"'
-    return f"{key}:{raw}"
+    if op.needs_quotes(value) or _reads_as_longer_prefix(op, op.prefix + raw):
+        return f'{op.prefix}"{raw}"'
+    return op.prefix + raw
+
+
+def _reads_as_longer_prefix(op: SearchFilterOperator, token: str) -> bool:
+    """Whether `token`, written bare, would start with another row's longer prefix: the excluded
+    word `in:x` is written `-"in:x"`, since `-in:x` leaves out the room `x`."""
+    head = _HEAD.match(token)
+    return head is None or operator_for_prefix(head["key"].lower()) is not op
 
 
 def serialize_search_query(search_text: str, filters: SearchFilters) -> str:

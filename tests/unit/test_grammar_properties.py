@@ -18,7 +18,7 @@ from ai_search._grammar import (
     parse_search_filter_text,
     serialize_search_query,
 )
-from ai_search._operators import SEARCH_FILTER_KEYS, SearchFilters
+from ai_search._operators import SEARCH_FILTER_KEYS, SearchFilters, get_search_filter_operator
 
 PROPERTY_SETTINGS = settings(max_examples=300, deadline=None)
 
@@ -137,7 +137,8 @@ def test_applying_a_suggestion_replaces_only_the_active_token(text: str, caret: 
     active = get_active_search_filter(text, caret)
     applied = apply_search_filter_token(text, active, "in", name, caret)
     if active is not None:
-        assert text[active.start : active.end].lower().startswith(active.key + ":")
+        typed_prefix = text[active.start : active.end - len(active.value)]
+        assert typed_prefix.lower() in get_search_filter_operator(active.key).prefixes
         assert text[active.start : active.end].endswith(active.value)
         assert applied.text[: active.start] == text[: active.start]
         assert applied.text[applied.caret :] == text[active.end :].lstrip()
