@@ -47,9 +47,11 @@ __all__ = [
     "AppliedSearchFilterToken",
     "CompletedSearchFilters",
     "ParsedSearchQuery",
+    "RefusedSearchFilter",
     "apply_search_filter_token",
     "drop_unfinished_search_filters",
     "extract_completed_search_filters",
+    "find_refused_search_filters",
     "format_search_filter_value",
     "get_active_search_filter",
     "merge_search_filters",
@@ -243,6 +245,28 @@ def extract_completed_search_filters(text: str) -> CompletedSearchFilters:
     and only the start is trimmed, so the space that finished the last token is kept."""
     rest, filters, removed = _take_out(text, _LIVE_TOKEN, live=True)
     return CompletedSearchFilters(_WHITESPACE_RUN.sub(" ", rest).lstrip(" "), filters, removed)
+
+
+@dataclass(frozen=True, slots=True)
+class RefusedSearchFilter:
+    """A token left in the words because none of its values is valid (`has:pdf`, `after:2026-13`)."""
+
+    key: str
+    token: str
+
+
+def find_refused_search_filters(text: str) -> tuple[RefusedSearchFilter, ...]:
+    """The tokens of finished `text` that stay words because every value was refused, in order.
+
+    A key with no value yet (`in:`) is unfinished, not refused, and a `-` before a non-word (`--x`)
+    is a word: neither is listed.
+    """
+    rest = parse_search_filter_text(drop_unfinished_search_filters(text)).search_text
+    return tuple(
+        RefusedSearchFilter(token.op.key, rest[token.start : token.end])
+        for token in _scan(rest, _TOKEN)
+        if token.op.drop_when_empty
+    )
 
 
 def merge_search_filters(*filters: SearchFilters) -> SearchFilters:

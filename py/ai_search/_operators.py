@@ -197,6 +197,11 @@ class SearchFilterOperator:
         """The canonical prefix: what serialization writes."""
         return self.prefixes[0]
 
+    def title_key(self, value: str) -> str:
+        """The message key of a chip's title: one per value for a `choice` row (`has:image` reads
+        "with an image"), else `chip_title_key`."""
+        return f"{self.chip_title_key}_{value}" if self.kind == "choice" else self.chip_title_key
+
     def serialize(self, value: str) -> str:
         """The token value (before quoting) that parses back to `value`: a stored value that itself
         starts with a sigil gets one more, since the parser strips one."""
