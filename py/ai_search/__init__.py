@@ -7,7 +7,8 @@ everywhere: a query line means the same in the search box, a URL, the REST API a
 Modules (private; everything public is re-exported here and listed in ``__all__``):
 
 - ``_constants``: limits and tuning constants, with units.
-- ``_operators``: the filter operators as one table (``in:``, ``from:``, ``after:``, ``before:``).
+- ``_search_dates``: date values (``2026-11-03``, ``yesterday``, ``-7d``, ``last-week``) and their days.
+- ``_operators``: the filter operators as one table (``in:``, ``-from:``, ``has:``, ``during:``, ``sort:``...).
 - ``_grammar``: parsing, the token under the caret, applying a token, serialising a query.
 - ``_suggestions``: suggestions for the token under the caret, chips, tooltips.
 - ``_room_lookup``: the backend-neutral room lookup the store turns into SQL.
@@ -44,6 +45,7 @@ from . import (
     _pipeline,
     _prompt,
     _room_lookup,
+    _search_dates,
     _sentences,
     _sharing,
     _suggestions,
@@ -63,12 +65,14 @@ from ._operators import *  # noqa: F403
 from ._pipeline import *  # noqa: F403
 from ._prompt import *  # noqa: F403
 from ._room_lookup import *  # noqa: F403
+from ._search_dates import *  # noqa: F403
 from ._sentences import *  # noqa: F403
 from ._sharing import *  # noqa: F403
 from ._suggestions import *  # noqa: F403
 
 __all__: list[str] = [
     *_constants.__all__,
+    *_search_dates.__all__,
     *_operators.__all__,
     *_grammar.__all__,
     *_suggestions.__all__,

@@ -8,19 +8,27 @@ sent, and both serialize back to the same line.
     ('deploy', ('ops', 'team room'), ('alice',))
     >>> serialize_search_query(parsed.search_text, parsed.filters)
     'in:ops in:"team room" from:alice after:2026-11-01 deploy'
+    >>> parse_search_filter_text('-in:#random has:link -"roll back" sort:new x').filters.excluded_words
+    ('roll back',)
 
-Grammar (upstream's newer, stricter "Client B" behaviour):
+Grammar (upstream's newer, stricter "Client B" behaviour, grown by the rows of `_operators`):
 
-- a token is `key:value` at the start of the text or after whitespace; keys are case-insensitive;
+- a token is a prefix and its value (`in:ops`, `-from:@bot`, `-word`) at the start of the text or
+  after whitespace; prefixes are case-insensitive (ASCII only);
 - a value is `"quoted"` (one value, may hold spaces and commas; the closing quote must be followed by
-  whitespace or the end) or bare (up to the next whitespace; split on commas for multi-value keys);
+  whitespace or the end) or bare (up to the next whitespace; split on commas for list keys such as
+  `in:` and `has:`, never for an excluded word, which must start with a letter or digit: `--x` and
+  `-` alone are words);
 - each value loses one leading `#` or `@` (names only) and is trimmed; empty or invalid values are
-  dropped, and a token with no valid value stays in the text unchanged;
+  dropped, and a token with no valid value stays in the text unchanged (`find_refused_search_filters`
+  lists those, so the page can say why);
 - tokens are taken out until the text left holds none: taking one out of the middle of a quote that
   never closed can close it (`in:"a from:b,c"d e"` is from `b` and the room `a e`), and the words
   left must never turn into a filter when the query is serialized and parsed again;
-- `in`/`from` collect values, deduplicated case-insensitively (first spelling kept), at most
-  `MAX_SEARCH_FILTER_VALUES` each; `after`/`before` hold one real calendar date, the last one wins.
+- list keys collect values, deduplicated case-insensitively (first spelling kept), at most
+  `MAX_SEARCH_FILTER_VALUES` each; dates and `sort:` hold one value, the last one wins;
+- a quoted phrase that is no filter's value (`"rolling back"`) stays in the words: the search reads it
+  as a phrase.
 
 The operators themselves are rows of `_operators.SEARCH_FILTER_OPERATORS`: this module only knows
 tokens, quotes, commas and whitespace, so a new key is a new row there, never a branch here.

@@ -49,12 +49,12 @@ __all__ = [
     "IS_VALUES",
     "SEARCH_FILTER_KEYS",
     "SEARCH_FILTER_OPERATORS",
+    "SEARCH_FILTER_PREFIXES",
     "SORT_VALUES",
     "SearchFilterKind",
     "SearchFilterOperator",
     "SearchFilters",
     "get_search_filter_operator",
-    "SEARCH_FILTER_PREFIXES",
     "operator_for_prefix",
     "resolve_search_dates",
 ]

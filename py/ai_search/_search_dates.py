@@ -56,9 +56,20 @@ _RELATIVE = re.compile(r"-([1-9][0-9]{0,2})([dwmy])")
 _ONE_DAY = datetime.timedelta(days=1)
 
 _WEEKDAYS = tuple(calendar.day_name[i].lower() for i in range(7))  # monday .. sunday, locale-free
-_MONTHS = (
-    "january february march april may june july august september october november december".split()
-)
+_MONTHS = [
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+]
 _WEEKDAY_NAMES: Mapping[str, int] = {
     **{name: i for i, name in enumerate(_WEEKDAYS)},
     **{name[:3]: i for i, name in enumerate(_WEEKDAYS)},
@@ -86,7 +97,9 @@ def _day(day: datetime.date) -> DatePeriod:
 
 
 def _month(year: int, month: int) -> DatePeriod:
-    return DatePeriod(datetime.date(year, month, 1), datetime.date(year, month, calendar.monthrange(year, month)[1]))
+    return DatePeriod(
+        datetime.date(year, month, 1), datetime.date(year, month, calendar.monthrange(year, month)[1])
+    )
 
 
 def _week(today: datetime.date, weeks_back: int) -> DatePeriod:

@@ -38,13 +38,13 @@ from ._search_dates import (
 )
 
 __all__ = [
+    "DATE_SUGGESTION_MONTHS_BACK",
     "ENGLISH_MESSAGES",
     "FilterChip",
     "FilterSuggestion",
     "RoomOption",
     "Translate",
     "UserOption",
-    "DATE_SUGGESTION_MONTHS_BACK",
     "build_applied_filter_chips",
     "build_filter_hints",
     "build_filter_suggestions",

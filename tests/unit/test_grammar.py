@@ -44,10 +44,10 @@ def test_every_operator_fills_a_field_of_search_filters() -> None:
 
 
 def test_the_keys_are_the_upstream_keys_and_ours_in_chip_order() -> None:
-    assert SEARCH_FILTER_KEYS == (
+    assert (
         *("in", "-in", "from", "-from", "has", "-has", "is", "-is"),
         *("after", "before", "on", "during", "sort", "-"),
-    )
+    ) == SEARCH_FILTER_KEYS
 
 
 def test_an_unknown_key_is_refused_with_the_known_keys_named() -> None:

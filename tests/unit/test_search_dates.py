@@ -49,7 +49,9 @@ PROPERTY_SETTINGS = settings(max_examples=300, deadline=None)
         pytest.param("-1y", "-1y", id="years-back"),
         pytest.param("-0d", None, id="zero-days-is-refused"),
         pytest.param("-07d", None, id="a-leading-zero-is-refused"),
-        pytest.param(f"-{MAX_RELATIVE_DATE_AMOUNT}d", f"-{MAX_RELATIVE_DATE_AMOUNT}d", id="the-largest-amount"),
+        pytest.param(
+            f"-{MAX_RELATIVE_DATE_AMOUNT}d", f"-{MAX_RELATIVE_DATE_AMOUNT}d", id="the-largest-amount"
+        ),
         pytest.param(f"-{MAX_RELATIVE_DATE_AMOUNT + 1}d", None, id="past-the-largest-amount"),
         pytest.param("7d", None, id="an-amount-needs-its-minus"),
         pytest.param("-7h", None, id="hours-are-no-unit"),
@@ -75,13 +77,17 @@ def test_normalise_search_date(raw: str, canonical: str | None) -> None:
         pytest.param("2026", TUESDAY, D(2026, 1, 1), D(2026, 12, 31), id="a-year"),
         pytest.param("today", TUESDAY, TUESDAY, TUESDAY, id="today"),
         pytest.param("yesterday", TUESDAY, D(2026, 11, 30), D(2026, 11, 30), id="yesterday-crosses-a-month"),
-        pytest.param("yesterday", D(2027, 1, 1), D(2026, 12, 31), D(2026, 12, 31), id="yesterday-crosses-a-year"),
+        pytest.param(
+            "yesterday", D(2027, 1, 1), D(2026, 12, 31), D(2026, 12, 31), id="yesterday-crosses-a-year"
+        ),
         pytest.param("-7d", TUESDAY, D(2026, 11, 24), D(2026, 11, 24), id="a-week-of-days-back"),
         pytest.param("-7d", D(2027, 1, 3), D(2026, 12, 27), D(2026, 12, 27), id="days-back-cross-a-year"),
         pytest.param("-2w", TUESDAY, D(2026, 11, 17), D(2026, 11, 17), id="weeks-back"),
         pytest.param("-1m", D(2026, 3, 31), D(2026, 2, 28), D(2026, 2, 28), id="a-month-back-from-march-31"),
         pytest.param("-1m", D(2024, 3, 31), D(2024, 2, 29), D(2024, 2, 29), id="a-month-back-in-a-leap-year"),
-        pytest.param("-1m", D(2026, 1, 15), D(2025, 12, 15), D(2025, 12, 15), id="a-month-back-crosses-a-year"),
+        pytest.param(
+            "-1m", D(2026, 1, 15), D(2025, 12, 15), D(2025, 12, 15), id="a-month-back-crosses-a-year"
+        ),
         pytest.param("-13m", D(2026, 1, 15), D(2024, 12, 15), D(2024, 12, 15), id="thirteen-months-back"),
         pytest.param("-1y", D(2024, 2, 29), D(2023, 2, 28), D(2023, 2, 28), id="a-year-back-from-a-leap-day"),
         pytest.param("monday", TUESDAY, D(2026, 11, 30), D(2026, 11, 30), id="the-last-monday"),
@@ -89,18 +95,26 @@ def test_normalise_search_date(raw: str, canonical: str | None) -> None:
         pytest.param("wednesday", TUESDAY, D(2026, 11, 25), D(2026, 11, 25), id="wednesday-was-last-week"),
         pytest.param("this-week", TUESDAY, D(2026, 11, 30), D(2026, 12, 6), id="this-week-monday-to-sunday"),
         pytest.param("last-week", TUESDAY, D(2026, 11, 23), D(2026, 11, 29), id="last-week"),
-        pytest.param("last-week", D(2027, 1, 3), D(2026, 12, 21), D(2026, 12, 27), id="last-week-on-a-sunday"),
-        pytest.param("last-month", D(2026, 1, 10), D(2025, 12, 1), D(2025, 12, 31), id="last-month-crosses-a-year"),
+        pytest.param(
+            "last-week", D(2027, 1, 3), D(2026, 12, 21), D(2026, 12, 27), id="last-week-on-a-sunday"
+        ),
+        pytest.param(
+            "last-month", D(2026, 1, 10), D(2025, 12, 1), D(2025, 12, 31), id="last-month-crosses-a-year"
+        ),
         pytest.param("this-month", D(2026, 2, 10), D(2026, 2, 1), D(2026, 2, 28), id="this-month"),
         pytest.param("last-year", TUESDAY, D(2025, 1, 1), D(2025, 12, 31), id="last-year"),
         pytest.param("october", TUESDAY, D(2026, 10, 1), D(2026, 10, 31), id="a-month-this-year"),
-        pytest.param("december", D(2026, 11, 5), D(2025, 12, 1), D(2025, 12, 31), id="a-month-not-begun-is-last-years"),
+        pytest.param(
+            "december", D(2026, 11, 5), D(2025, 12, 1), D(2025, 12, 31), id="a-month-not-begun-is-last-years"
+        ),
         pytest.param("-999y", D(900, 6, 1), D(1, 1, 1), D(1, 1, 1), id="clamped-to-the-calendar"),
         pytest.param("yesterday", D(1, 1, 1), D(1, 1, 1), D(1, 1, 1), id="clamped-at-its-first-day"),
         pytest.param("this-week", D(9999, 12, 31), D(9999, 12, 27), D(9999, 12, 31), id="clamped-at-its-end"),
     ],
 )
-def test_resolve_search_date(value: str, today: datetime.date, first: datetime.date, last: datetime.date) -> None:
+def test_resolve_search_date(
+    value: str, today: datetime.date, first: datetime.date, last: datetime.date
+) -> None:
     assert resolve_search_date(value, today) == DatePeriod(first, last)
 
 
@@ -113,11 +127,17 @@ def test_resolving_refuses_a_value_that_is_not_canonical() -> None:
     ("filters", "start", "end"),
     [
         pytest.param(SearchFilters(), None, None, id="no-dates-no-bounds"),
-        pytest.param(SearchFilters(start_date="yesterday"), D(2026, 11, 30), None, id="after-includes-its-day"),
-        pytest.param(SearchFilters(end_date="2026-10"), None, D(2026, 10, 1), id="before-ends-where-it-starts"),
+        pytest.param(
+            SearchFilters(start_date="yesterday"), D(2026, 11, 30), None, id="after-includes-its-day"
+        ),
+        pytest.param(
+            SearchFilters(end_date="2026-10"), None, D(2026, 10, 1), id="before-ends-where-it-starts"
+        ),
         pytest.param(SearchFilters(on_date="2026-11-03"), D(2026, 11, 3), D(2026, 11, 4), id="on-is-one-day"),
         pytest.param(SearchFilters(during="2026-10"), D(2026, 10, 1), D(2026, 11, 1), id="during-a-month"),
-        pytest.param(SearchFilters(during="last-week"), D(2026, 11, 23), D(2026, 11, 30), id="during-last-week"),
+        pytest.param(
+            SearchFilters(during="last-week"), D(2026, 11, 23), D(2026, 11, 30), id="during-last-week"
+        ),
         pytest.param(
             SearchFilters(start_date="-7d", during="2026-11"),
             D(2026, 11, 24),
@@ -132,7 +152,9 @@ def test_resolving_refuses_a_value_that_is_not_canonical() -> None:
         ),
     ],
 )
-def test_resolve_search_dates(filters: SearchFilters, start: datetime.date | None, end: datetime.date | None) -> None:
+def test_resolve_search_dates(
+    filters: SearchFilters, start: datetime.date | None, end: datetime.date | None
+) -> None:
     days = resolve_search_dates(filters, TUESDAY)
     assert (days.start, days.end) == (start, end)
     assert days.empty == (start is not None and end is not None and start >= end)

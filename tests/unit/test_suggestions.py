@@ -161,7 +161,11 @@ def test_date_suggestions_default_to_the_local_calendar_date() -> None:
 
 def test_a_week_ago_crosses_a_year_boundary() -> None:
     found = build_filter_suggestions(active("after:"), today=datetime.date(2027, 1, 3))
-    assert [s.description.rsplit(" · ", 1)[1] for s in found][:3] == ["2027-01-03", "2027-01-02", "2026-12-27"]
+    assert [s.description.rsplit(" · ", 1)[1] for s in found][:3] == [
+        "2027-01-03",
+        "2027-01-02",
+        "2026-12-27",
+    ]
 
 
 def test_a_suggestion_value_applies_as_the_same_filter() -> None:
