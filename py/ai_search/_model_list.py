@@ -58,7 +58,6 @@ def may_list_models(permissions: frozenset[str]) -> bool:
     """
     return bool(permissions & _PRIVILEGED_SETTING_PERMISSIONS) or permissions >= _SELECTED_SETTING_PERMISSIONS
 
-
 # ICU root collation order of the printable and whitespace ASCII characters, from
 # `node -e` sorting all 128 with `localeCompare` (letters share a primary weight per pair).
 _ASCII_ORDER = (

@@ -299,18 +299,14 @@ class EmbeddedIndex:
             missing = [
                 rowid
                 for rowid in states
-                if rowid not in (self._matrix or ())
-                and rowid not in self._pending
-                and rowid not in self._embedding
+                if rowid not in (self._matrix or ()) and rowid not in self._pending and rowid not in self._embedding
             ]
         stored = [rowid for rowid in missing if states[rowid]]
         for batch in self.db.load_vectors(
             self.vector_model, self.embedder.dimensions or None, known=self._holds_key, rowids=stored
         ):
             for row in batch:
-                self._upsert_vector(
-                    row.rowid, row.vector, row.rid, row.username, row.ts_ms, row.key, row.context
-                )
+                self._upsert_vector(row.rowid, row.vector, row.rid, row.username, row.ts_ms, row.key, row.context)
         self._queue(rowid for rowid in missing if not states[rowid])
 
     def _on_events(self, events: Sequence[MessageEvent]) -> None:
@@ -361,13 +357,7 @@ class EmbeddedIndex:
         for batch in self.db.load_vectors(model_id, dimensions, known=self._holds_key):
             for stored in batch:
                 self._upsert_vector(
-                    stored.rowid,
-                    stored.vector,
-                    stored.rid,
-                    stored.username,
-                    stored.ts_ms,
-                    stored.key,
-                    stored.context,
+                    stored.rowid, stored.vector, stored.rid, stored.username, stored.ts_ms, stored.key, stored.context
                 )
         self._vectors_loaded = True
 
@@ -495,19 +485,11 @@ class EmbeddedIndex:
             row = rows.get(rowid)
             if row is not None:
                 self._upsert_vector(
-                    rowid,
-                    vectors[keys[rowid]],
-                    row.rid,
-                    row.username,
-                    row.ts_ms,
-                    keys[rowid],
-                    contexts.get(rowid),
+                    rowid, vectors[keys[rowid]], row.rid, row.username, row.ts_ms, keys[rowid], contexts.get(rowid)
                 )
         self.last_embed_error = None
 
-    def _embed_contexts(
-        self, rowids: Sequence[int], texts: dict[int, str]
-    ) -> dict[int, npt.NDArray[np.float32]]:
+    def _embed_contexts(self, rowids: Sequence[int], texts: dict[int, str]) -> dict[int, npt.NDArray[np.float32]]:
         """The vector of each document's text after its earlier conversation, for those that have one."""
         assert self.embedder is not None
         rows = self.db.rows(rowids)
@@ -517,9 +499,7 @@ class EmbeddedIndex:
             message = messages.get(row.msg_id)
             if message is None:
                 continue
-            earlier = self.store.earlier_in_conversation(
-                message, limit=CONTEXT_MESSAGES, within=CONTEXT_WINDOW
-            )
+            earlier = self.store.earlier_in_conversation(message, limit=CONTEXT_MESSAGES, within=CONTEXT_WINDOW)
             text = context_text(texts[rowid], [m.searchable_text for m in earlier])
             if text is not None:
                 context_texts[rowid] = text
