@@ -50,6 +50,8 @@ def describe_search_scope(
         return f"{what}; they hold no messages yet"
     if first > last:
         return f"{what}; no day is left to search"
+    if first == last:
+        return f"{what}, {_day(first, today)}"
     return f"{what}, {_day(first, today)} – {_day(last, today)}"
 
 

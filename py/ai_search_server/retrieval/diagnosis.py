@@ -75,7 +75,10 @@ async def diagnose(
     if outcome.hits or not outcome.report.ran or scope is None:
         return None
     filters = request_filters(request)
-    labels = [chip.label for chip in build_applied_filter_chips(filters, today=scope.today)]
+    # What narrowed the search; an order (sort:new) narrows nothing.
+    labels = [
+        c.label for c in build_applied_filter_chips(filters, today=scope.today) if c.filter_key != "sort"
+    ]
     if scope.no_days:
         tokens = [
             format_search_filter_value(key, value)
