@@ -62,6 +62,7 @@ __all__ = [
     "find_refused_search_filters",
     "format_search_filter_value",
     "get_active_search_filter",
+    "insert_search_filter_token",
     "merge_search_filters",
     "parse_search_filter_text",
     "remove_search_filter",
@@ -412,3 +413,18 @@ def apply_search_filter_token(
         before, after = (before + " " if before else ""), text[position:]
     new_text = f"{before}{token} {after.lstrip()}"
     return AppliedSearchFilterToken(new_text, len(before) + len(token) + 1)
+
+
+def insert_search_filter_token(text: str, caret: int | None, token: str) -> AppliedSearchFilterToken:
+    """Put `token` (a chip's `token`, being edited again) at the caret (default: the end; a word under
+    the caret is not split), the caret at its end: with nothing typed after it, the token is the
+    one being typed, so it stays in the box until it is finished (a space, Enter) or changed."""
+    position = _clamp_caret(text, caret)
+    if position > 0 and not text[position - 1].isspace():
+        word = _WORD_REST.match(text, position)
+        position = word.end() if word else position
+    before = text[:position].rstrip()
+    before = before + " " if before else ""
+    after = text[position:].lstrip()
+    new_text = f"{before}{token}" + (f" {after}" if after else "")
+    return AppliedSearchFilterToken(new_text, len(before) + len(token))

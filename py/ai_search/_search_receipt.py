@@ -7,8 +7,9 @@ so the wording is tested without a workspace.
     >>> today = datetime.date(2026, 12, 1)
     >>> describe_search_scope(12, datetime.date(2026, 7, 1), today, today)
     'searched 12 rooms you are in, 1 Jul – today'
-    >>> describe_zero_results(["#incidents", "after:2026-10-01"], [("after", 3, False), ("all", 14, False)], True)
-    '0 in #incidents after:2026-10-01; 3 without after:; 14 in all your rooms'
+    >>> found = [("after", ("after:2026-10-01",), 3, False), ("all", (), 14, False)]
+    >>> describe_zero_results(["#incidents", "after:2026-10-01"], found, True)
+    '0 in #incidents after:2026-10-01; 3 without after:2026-10-01; 14 in all your rooms'
 """
 
 from __future__ import annotations
@@ -60,23 +61,23 @@ def _count(count: int, more: bool) -> str:
 
 
 def describe_zero_results(
-    filters: Sequence[str], relaxations: Iterable[tuple[str, int, bool]], had_rooms: bool
+    filters: Sequence[str], relaxations: Iterable[tuple[str, Sequence[str], int, bool]], had_rooms: bool
 ) -> str:
-    """`0 in #incidents after:2026-10-01; 3 without after:; 14 in all your rooms`.
+    """`0 in #incidents after:2026-10-01; 3 without after:2026-10-01; 14 in all your rooms`.
 
-    `filters` are the chips' labels of the search; `relaxations` (key, count, more) what each
-    relaxation found (`more`: at least that many, the page's worth). `had_rooms`: the search named
-    rooms, so dropping every filter reads "in all your rooms".
+    `filters` are the chips' labels of the search; `relaxations` (key, tokens dropped, count, more)
+    what each relaxation found (`more`: at least that many, the page's worth). `had_rooms`: the
+    search named rooms, so dropping every filter reads "in all your rooms".
     """
     head = "0 in " + " ".join(filters) if filters else "0 results"
     parts = [head]
-    for key, count, more in relaxations:
+    for key, tokens, count, more in relaxations:
         if key == "all":
             where = "in all your rooms" if had_rooms else "without any filter"
         elif key in _SPECIAL_RELAXATIONS:
             where = _SPECIAL_RELAXATIONS[key]
         else:
-            where = f"without {get_search_filter_operator(key).prefix}"
+            where = f"without {' '.join(tokens) or get_search_filter_operator(key).prefix}"
         parts.append(f"{_count(count, more)} {where}")
     return "; ".join(parts)
 

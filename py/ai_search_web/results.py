@@ -77,6 +77,7 @@ class ResultsView:
         *,
         on_drop: Callable[[FilterChip], None],
         on_open: Callable[[Result, JsProxy, int | None], None],
+        on_relax: Callable[[str], None] | None = None,
     ) -> None:
         self._list = listing
         self._more = more
@@ -85,6 +86,8 @@ class ResultsView:
         self._on_open = on_open
         self.found: tuple[Result, ...] = ()  # every result of the search, best first
         self.results: tuple[Result, ...] = ()  # those listed, in the list's order: result n is [n]
+        self._on_relax = on_relax
+        self._relaxations: tuple[str, ...] = ()
         self.shown = 0
         self._groups: tuple[Conversation, ...] = ()
         self._group_of: tuple[int, ...] = ()  # the group of each listed result
@@ -255,10 +258,17 @@ class ResultsView:
             event.preventDefault()
             self._on_open(self.results[position - 1], item, position)
 
-    def show_empty(self, words: str, chips: Sequence[FilterChip], rooms: str) -> None:
-        """Nothing matched: say what was searched, and offer to drop each filter."""
+    def show_empty(
+        self, words: str, chips: Sequence[FilterChip], rooms: str, diagnosis: Mapping[str, Any] | None = None
+    ) -> None:
+        """Nothing matched: say what was searched, and offer to drop each filter. With the server's
+        diagnosis, say what each relaxation finds and offer each that finds something as one click."""
         self.clear()
         self._drops = tuple(chips)
+        relaxations = _relaxations(diagnosis)
+        if relaxations and self._on_relax is not None:
+            self._show_relaxations(words, _text((diagnosis or {}).get("text")), relaxations)
+            return
         lines: list[Any] = [
             element(
                 "p",
@@ -290,7 +300,48 @@ class ResultsView:
         replace_children(self._empty, *lines)
         self._empty.hidden = False
 
+    def _show_relaxations(self, words: str, text: str, relaxations: Sequence[tuple[str, str]]) -> None:
+        self._relaxations = tuple(line for _label, line in relaxations)
+        buttons = (
+            element("button", label, type="button", class_="relax", data_index=str(index))
+            for index, (label, _line) in enumerate(relaxations)
+        )
+        replace_children(
+            self._empty,
+            element("p", "No messages match ", element("span", f"“{words}”", dir="auto"), ".", class_="empty-title"),
+            element("p", text, class_="diagnosis", dir="auto"),
+            element("div", *buttons, class_="empty-actions"),
+        )
+        self._empty.hidden = False
+
     def _drop_click(self, event: JsProxy) -> None:
+        relax = data_index(closest(event, "button.relax"), len(self._relaxations))
+        if relax is not None and self._on_relax is not None:
+            self._on_relax(self._relaxations[relax])
+            return
         index = data_index(closest(event, "button.drop-filter"), len(self._drops))
         if index is not None:
             self._on_drop(self._drops[index])
+
+
+def _relaxations(diagnosis: Mapping[str, Any] | None) -> list[tuple[str, str]]:
+    """(button label, query line) of each relaxation that finds something: "Search without after: (3)"."""
+    found = diagnosis.get("relaxations") if isinstance(diagnosis, Mapping) else None
+    offers = []
+    for item in found if isinstance(found, list) else ():
+        if not isinstance(item, Mapping) or not isinstance(item.get("q"), str) or not item["q"].strip():
+            continue
+        count = item.get("count")
+        if not isinstance(count, int) or isinstance(count, bool) or count <= 0:
+            continue
+        shown = f"{count}+" if item.get("more") is True else str(count)
+        drop = _text(item.get("drop"))
+        tokens = [t for t in item.get("tokens", []) if isinstance(t, str)] if isinstance(item.get("tokens"), list) else []
+        if drop == "all":
+            label = f"Search all your rooms with no filter ({shown})"
+        elif drop == "quotes":
+            label = f"Search the words in any order ({shown})"
+        else:
+            label = f"Search without {' '.join(tokens) or drop} ({shown})"
+        offers.append((label, item["q"]))
+    return offers

@@ -17,6 +17,7 @@ from ai_search._grammar import (
     find_refused_search_filters,
     format_search_filter_value,
     get_active_search_filter,
+    insert_search_filter_token,
     parse_search_filter_text,
     serialize_search_query,
 )
@@ -269,3 +270,25 @@ def test_every_prefix_finds_its_row() -> None:
     ]
     with pytest.raises(ValueError, match="unknown search filter prefix 'to:'"):
         operator_for_prefix("to:")
+
+
+@pytest.mark.parametrize(
+    ("text", "caret", "token", "new_text", "new_caret"),
+    [
+        pytest.param("", None, "after:-7d", "after:-7d", 9, id="into-an-empty-box"),
+        pytest.param("deploy", None, "after:-7d", "deploy after:-7d", 16, id="at-the-end"),
+        pytest.param("deploy failed", 0, "-in:ops", "-in:ops deploy failed", 7, id="at-the-start"),
+        pytest.param("deploy failed", 3, "has:link", "deploy has:link failed", 15, id="a-word-is-not-split"),
+        pytest.param("a  b", 2, '-"x y"', 'a -"x y" b', 8, id="spaces-collapse-around-it"),
+    ],
+)
+def test_insert_a_chip_token_for_editing(
+    text: str, caret: int | None, token: str, new_text: str, new_caret: int
+) -> None:
+    inserted = insert_search_filter_token(text, caret, token)
+    assert (inserted.text, inserted.caret) == (new_text, new_caret)
+    # Still being typed: the token stays in the box and is the one under the caret.
+    before = inserted.text[: inserted.caret]
+    assert extract_completed_search_filters(before).filters == F()
+    active = get_active_search_filter(inserted.text, inserted.caret)
+    assert active is not None and inserted.text[active.start : active.end] == token

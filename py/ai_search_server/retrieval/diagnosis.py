@@ -100,5 +100,5 @@ async def diagnose(
             )
         )
     had_rooms = bool(request.room_names or request.rids or request.rid)
-    text = describe_zero_results(labels, ((f.key, f.count, f.more) for f in found), had_rooms)
+    text = describe_zero_results(labels, ((f.key, f.dropped, f.count, f.more) for f in found), had_rooms)
     return Diagnosis(text, tuple(found))
