@@ -327,10 +327,13 @@ def _date_suggestions(
     suggestions: list[FilterSuggestion] = []
     seen: set[str] = set()
     for candidate in _date_candidates(typed, today):
-        value = normalise_search_date(candidate)
-        if value is None or value in seen or not (candidate.startswith(typed) or value == typed):
+        # Candidates are canonical but the typed text itself: only a prefix match is normalised.
+        if not candidate.startswith(typed) or candidate in seen:
             continue
-        seen.add(value)
+        value = normalise_search_date(candidate)
+        if value is None or value in seen:
+            continue
+        seen.update((value, candidate))
         suggestions.append(
             FilterSuggestion(
                 key=f"{op.key}-{value}",
