@@ -28,7 +28,9 @@ def _options(page: Any) -> list[str]:
 
 
 def _browser_today(page: Any) -> datetime.date:
-    y, m, d = page.evaluate("(() => { const n = new Date(); return [n.getFullYear(), n.getMonth() + 1, n.getDate()]; })()")
+    y, m, d = page.evaluate(
+        "(() => { const n = new Date(); return [n.getFullYear(), n.getMonth() + 1, n.getDate()]; })()"
+    )
     return datetime.date(y, m, d)
 
 
@@ -62,7 +64,9 @@ def _search(page: Any, action: Callable[[], None]) -> None:
         pytest.param("channel:ops ", "#ops", False, id="an-alias"),
     ],
 )
-def test_each_operator_becomes_its_chip(open_as: Callable[..., Any], typed: str, label: str, excluded: bool) -> None:
+def test_each_operator_becomes_its_chip(
+    open_as: Callable[..., Any], typed: str, label: str, excluded: bool
+) -> None:
     page = open_as("bob")
     page.click("#search-box")
     page.keyboard.type("deploy " + typed)
@@ -182,7 +186,9 @@ def test_every_result_list_carries_its_receipt_and_sort_toggles(open_as: Callabl
     _search(page, lambda: toggle.click())
     assert toggle.get_attribute("aria-pressed") == "true"
     assert "sort:new" in _chips(page)
-    times = page.locator("#result-list .result-time").evaluate_all("nodes => nodes.map(n => n.getAttribute('datetime'))")
+    times = page.locator("#result-list .result-time").evaluate_all(
+        "nodes => nodes.map(n => n.getAttribute('datetime'))"
+    )
     assert times == sorted(times, reverse=True) and len(times) > 1
 
 

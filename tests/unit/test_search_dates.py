@@ -241,3 +241,19 @@ def test_days_back_are_exactly_that_many_days(amount: int, today: datetime.date)
 def test_normalising_never_raises_and_is_idempotent(raw: str) -> None:
     value = normalise_search_date(raw)
     assert value is None or normalise_search_date(value) == value
+
+
+_ZONES = st.sampled_from(["Europe/Paris", "America/New_York", "Australia/Lord_Howe", "Asia/Kolkata", "UTC"])
+
+
+@PROPERTY_SETTINGS
+@given(_ZONES, st.dates(min_value=D(1971, 1, 1), max_value=D(2099, 12, 30)))
+def test_a_day_lasts_what_its_zone_says_it_lasts(zone_name: str, day: datetime.date) -> None:
+    zone = zoneinfo.ZoneInfo(zone_name)
+    start, end = search_date_bounds(SearchDateRange(day, day + datetime.timedelta(days=1)), zone)
+    assert start is not None and end is not None
+    local_start = start.astimezone(zone)
+    local_end = end.astimezone(zone)
+    assert (local_start.date(), local_end.date()) == (day, day + datetime.timedelta(days=1))
+    offsets = local_end.utcoffset() - local_start.utcoffset()  # type: ignore[operator]
+    assert end - start == datetime.timedelta(hours=24) - offsets
