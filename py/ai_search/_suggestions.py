@@ -38,6 +38,7 @@ from ._search_dates import (
 )
 
 __all__ = [
+    "DATE_PICKER_GROUP",
     "DATE_SUGGESTION_MONTHS_BACK",
     "ENGLISH_MESSAGES",
     "FilterChip",
@@ -103,6 +104,8 @@ ENGLISH_MESSAGES: Mapping[str, str] = {
     "Search_date_this_year": "This year",
     "Search_date_last_year": "Last year",
     "Search_date_period": "{period}",
+    "Search_date_pick": "Pick a date…",
+    "Search_date_pick_description": "a calendar, by keyboard or mouse",
     "Search_in_this_room": "Search in this room",
     "Search_messages_from_this_username": "Search messages from this username",
     "Search_messages_from_this_user": "Search messages from this user",
@@ -254,6 +257,8 @@ def _typed_user_suggestion(
     ]
 
 
+#: The group of the last date suggestion: it opens a date picker instead of applying a value.
+DATE_PICKER_GROUP = "date-picker"
 # Date words offered before anything is typed, in this order (the rest come as typing narrows them).
 _FIRST_DATE_WORDS = ("today", "yesterday", "-7d", "last-week", "this-month")
 # Relative amounts offered as typing narrows (`-3` offers -3d and -3w).
@@ -347,6 +352,17 @@ def _date_suggestions(
         )
         if len(suggestions) == AI_SEARCH_FILTER_SUGGESTION_LIMIT:
             break
+    suggestions.append(
+        FilterSuggestion(
+            key=f"{op.key}-pick",
+            group=DATE_PICKER_GROUP,
+            title=t("Search_date_pick"),
+            description=t("Search_date_pick_description"),
+            value="",
+            icon=op.icon,
+            filter_key=op.key,
+        )
+    )
     return suggestions
 
 

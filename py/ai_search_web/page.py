@@ -76,6 +76,7 @@ class Page:
             on_chip_removed=self._chip_removed,
             hints=get("search-hints"),
             on_recent=self.search_line,
+            date_picker=get("date-picker"),
         )
         self.results = ResultsView(
             get("result-list"),

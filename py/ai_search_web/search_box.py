@@ -10,6 +10,8 @@ arrives, if the token is still the same)::
                    (rooms, people, date values narrowed by what is typed, has:/is:/sort: values);
                    a finished token whose value was refused -> a hint under the box
     empty box      the recent searches of this browser, and one option to clear them
+    "Pick a date…" the last date suggestion: a native date input (arrows and digits, or its
+                   calendar); Enter (or leaving it with a date) applies it, Escape goes back
     Enter / Tab    an active suggestion replaces the token at the caret (then becomes a chip)
     Backspace/Left at the start of the box -> the last chip
     chip label     the chip's token goes back into the box at the caret, to be edited
@@ -35,6 +37,7 @@ import js
 from pyodide.ffi import JsException, JsProxy
 
 from ai_search import (
+    DATE_PICKER_GROUP,
     MAX_SEARCH_QUERY_LENGTH,
     ActiveSearchFilter,
     FilterChip,
@@ -108,6 +111,7 @@ class SearchBox:
         on_chip_removed: Callable[[FilterChip, bool], None],
         hints: JsProxy | None = None,
         on_recent: Callable[[str], None] | None = None,
+        date_picker: JsProxy | None = None,
     ) -> None:
         self.box = box
         box.maxLength = MAX_SEARCH_QUERY_LENGTH
@@ -119,6 +123,8 @@ class SearchBox:
         self._hints = hints
         self._hints_shown: tuple[str, ...] = ()
         self._on_recent = on_recent
+        self._picker = date_picker
+        self._picking = ""  # the date key the picker fills
         self.filters = SearchFilters()
         self.chips = ChipsView(chips, on_remove=self._remove_chip, on_leave=self.focus, on_edit=self._edit_chip)
         self.combo = Combobox(box, listbox, on_accept=self.accept_suggestion)
@@ -132,6 +138,9 @@ class SearchBox:
         listen(box, "compositionend", lambda _event: self.refresh())
         listen(box, "blur", lambda _event: self.combo.close())
         listen(box, "focus", lambda _event: self._offer_recent())
+        if date_picker is not None:
+            listen(date_picker, "keydown", self._picker_key)
+            listen(date_picker, "blur", lambda _event: self._picked(apply=True))
 
     # -- text, caret, filters ----------------------------------------------------------------------
 
@@ -294,6 +303,9 @@ class SearchBox:
             self._store_recent(())
             self.combo.close()
             return
+        if suggestion.group == DATE_PICKER_GROUP and self._picker is not None:
+            self._open_picker(suggestion.filter_key)
+            return
         text = self.text
         caret = self.caret(text)
         active = get_active_search_filter(text, caret)
@@ -303,6 +315,41 @@ class SearchBox:
 
     def close(self) -> None:
         self.combo.close()
+
+    # -- the date picker ---------------------------------------------------------------------------
+
+    def _open_picker(self, key: str) -> None:
+        assert self._picker is not None
+        self._picking = key
+        text = self.text
+        active = get_active_search_filter(text, self.caret(text))
+        typed = active.lookup_text if active is not None else ""
+        self._picker.value = typed if len(typed) == len("2026-11-03") else ""
+        self._picker.hidden = False
+        self._picker.focus()
+
+    def _picker_key(self, event: JsProxy) -> None:
+        if event.key == "Enter":
+            event.preventDefault()
+            self._picked(apply=True)
+        elif event.key == "Escape":
+            event.preventDefault()
+            self._picked(apply=False)
+
+    def _picked(self, *, apply: bool) -> None:
+        """Close the picker; with `apply` and a date in it, that date replaces the token at the caret."""
+        if self._picker is None or not self._picking:
+            return
+        key, self._picking = self._picking, ""
+        value = str(self._picker.value or "")
+        self._picker.hidden = True
+        self.focus()
+        if apply and value:
+            text = self.text
+            caret = self.caret(text)
+            applied = apply_search_filter_token(text, get_active_search_filter(text, caret), key, value, caret)
+            self.set_text(applied.text, applied.caret)
+            self.refresh()
 
     # -- lookups ---------------------------------------------------------------------------------
 

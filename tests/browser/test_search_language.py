@@ -215,3 +215,26 @@ def test_recent_searches_come_back_on_an_empty_box_and_can_be_cleared(open_as: C
     page.evaluate("document.getElementById('search-box').blur()")
     page.click("#search-box")
     assert _options(page) == []
+
+
+def test_a_date_picker_is_one_step_away_and_works_by_keyboard(open_as: Callable[..., Any]) -> None:
+    page = open_as("bob")
+    page.click("#search-box")
+    page.keyboard.type("deploy after:")
+    assert _options(page)[-1] == "Pick a date…"
+    page.keyboard.press("ArrowUp")  # the last option
+    page.keyboard.press("Enter")
+    picker = page.locator("#date-picker")
+    assert picker.is_visible()
+    assert page.evaluate("document.activeElement.id") == "date-picker"
+    page.keyboard.type("11032026")  # month, day, year: the en-US order of the test browser
+    page.keyboard.press("Enter")
+    assert not picker.is_visible()
+    assert page.evaluate("document.activeElement.id") == "search-box"
+    assert _chips(page) == ["after:2026-11-03"]
+    page.keyboard.type("x after:")
+    page.keyboard.press("ArrowUp")
+    page.keyboard.press("Enter")
+    page.keyboard.press("Escape")  # back to the box, nothing applied
+    assert not picker.is_visible()
+    assert page.input_value("#search-box").endswith("after:")

@@ -22,7 +22,12 @@ from ai_search._grammar import (
     serialize_search_query,
 )
 from ai_search._operators import SearchFilters, operator_for_prefix
-from ai_search._suggestions import build_applied_filter_chips, build_filter_hints, build_filter_suggestions
+from ai_search._suggestions import (
+    DATE_PICKER_GROUP,
+    build_applied_filter_chips,
+    build_filter_hints,
+    build_filter_suggestions,
+)
 
 F = SearchFilters
 TODAY = datetime.date(2026, 12, 1)
@@ -253,8 +258,11 @@ def test_a_date_chip_without_today_shows_what_was_typed() -> None:
     ],
 )
 def test_suggestions(text: str, values: list[str]) -> None:
-    found = build_filter_suggestions(get_active_search_filter(text), today=TODAY)
+    offered = build_filter_suggestions(get_active_search_filter(text), today=TODAY)
+    found = [s for s in offered if s.group != DATE_PICKER_GROUP]
     assert [s.value for s in found] == values
+    is_date = text.split(":")[0] in ("after", "before", "on", "during")
+    assert [s.group for s in offered if s not in found] == ([DATE_PICKER_GROUP] if is_date else [])
     for suggestion in found:
         token = format_search_filter_value(suggestion.filter_key, suggestion.value)
         assert parse_search_filter_text(token).filters != F(), token

@@ -103,6 +103,7 @@ def _view(suggestions: tuple[FilterSuggestion, ...]) -> list[tuple[str, ...]]:
                 ("after--7d", "after:-7d", "-7d", "after", "", "dates", "calendar"),
                 ("after-last-week", "after:last-week", "last-week", "after", "", "dates", "calendar"),
                 ("after-this-month", "after:this-month", "this-month", "after", "", "dates", "calendar"),
+                ("after-pick", "Pick a date…", "", "after", "", "date-picker", "calendar"),
             ],
             id="after-offers-date-words-before-anything-is-typed",
         ),
@@ -112,6 +113,7 @@ def _view(suggestions: tuple[FilterSuggestion, ...]) -> list[tuple[str, ...]]:
                 ("before-2025-12", "before:2025-12", "2025-12", "before", "", "dates", "calendar"),
                 ("before-2025-11", "before:2025-11", "2025-11", "before", "", "dates", "calendar"),
                 ("before-2025-10", "before:2025-10", "2025-10", "before", "", "dates", "calendar"),
+                ("before-pick", "Pick a date…", "", "before", "", "date-picker", "calendar"),
             ],
             id="a-typed-prefix-narrows-to-the-months-it-starts",
         ),
@@ -134,6 +136,7 @@ def test_build_filter_suggestions(text: str, expected: list[tuple[str, ...]]) ->
                 "Search_date_days_ago|count=7 · 2026-02-22",
                 "Search_date_last_week · 2026-02-16 – 2026-02-22",
                 "Search_date_this_month · 2026-03-01 – 2026-03-31",
+                "Search_date_pick_description",
             ],
             id="dates",
         ),
@@ -161,7 +164,7 @@ def test_date_suggestions_default_to_the_local_calendar_date() -> None:
 
 def test_a_week_ago_crosses_a_year_boundary() -> None:
     found = build_filter_suggestions(active("after:"), today=datetime.date(2027, 1, 3))
-    assert [s.description.rsplit(" · ", 1)[1] for s in found][:3] == [
+    assert [s.description.rsplit(" · ", 1)[1] for s in found[:3]] == [
         "2027-01-03",
         "2027-01-02",
         "2026-12-27",
