@@ -265,10 +265,6 @@ class ResultsView:
         diagnosis, say what each relaxation finds and offer each that finds something as one click."""
         self.clear()
         self._drops = tuple(chips)
-        relaxations = _relaxations(diagnosis)
-        if relaxations and self._on_relax is not None:
-            self._show_relaxations(words, _text((diagnosis or {}).get("text")), relaxations)
-            return
         lines: list[Any] = [
             element(
                 "p",
@@ -280,38 +276,29 @@ class ResultsView:
         ]
         scope = [f"Searched {rooms}"] + [chip.title for chip in chips]
         lines.append(element("ul", *(element("li", line) for line in scope), class_="empty-scope"))
-        if chips:
-            lines.append(
-                element(
-                    "div",
-                    *(
-                        element(
-                            "button",
-                            f"Search without {chip.label}",
-                            type="button",
-                            class_="drop-filter",
-                            data_index=str(index),
-                        )
-                        for index, chip in enumerate(chips)
-                    ),
-                    class_="empty-actions",
-                )
-            )
-        replace_children(self._empty, *lines)
-        self._empty.hidden = False
-
-    def _show_relaxations(self, words: str, text: str, relaxations: Sequence[tuple[str, str]]) -> None:
+        labels = {chip.token: chip.label for chip in chips}
+        relaxations = _relaxations(diagnosis, labels) if self._on_relax is not None else []
         self._relaxations = tuple(line for _label, line in relaxations)
-        buttons = (
-            element("button", label, type="button", class_="relax", data_index=str(index))
-            for index, (label, _line) in enumerate(relaxations)
-        )
-        replace_children(
-            self._empty,
-            element("p", "No messages match ", element("span", f"“{words}”", dir="auto"), ".", class_="empty-title"),
-            element("p", text, class_="diagnosis", dir="auto"),
-            element("div", *buttons, class_="empty-actions"),
-        )
+        if relaxations:
+            lines.append(element("p", _text((diagnosis or {}).get("text")), class_="diagnosis", dir="auto"))
+            buttons = [
+                element("button", label, type="button", class_="relax", data_index=str(index))
+                for index, (label, _line) in enumerate(relaxations)
+            ]
+        else:
+            buttons = [
+                element(
+                    "button",
+                    f"Search without {chip.label}",
+                    type="button",
+                    class_="drop-filter",
+                    data_index=str(index),
+                )
+                for index, chip in enumerate(chips)
+            ]
+        if buttons:
+            lines.append(element("div", *buttons, class_="empty-actions"))
+        replace_children(self._empty, *lines)
         self._empty.hidden = False
 
     def _drop_click(self, event: JsProxy) -> None:
@@ -324,8 +311,9 @@ class ResultsView:
             self._on_drop(self._drops[index])
 
 
-def _relaxations(diagnosis: Mapping[str, Any] | None) -> list[tuple[str, str]]:
-    """(button label, query line) of each relaxation that finds something: "Search without after: (3)"."""
+def _relaxations(diagnosis: Mapping[str, Any] | None, labels: Mapping[str, str]) -> list[tuple[str, str]]:
+    """(button label, query line) of each relaxation the server says finds something, "Search without
+    @dave (3)": each dropped token named as its chip is (`labels`: token -> label)."""
     found = diagnosis.get("relaxations") if isinstance(diagnosis, Mapping) else None
     offers = []
     for item in found if isinstance(found, list) else ():
@@ -342,6 +330,7 @@ def _relaxations(diagnosis: Mapping[str, Any] | None) -> list[tuple[str, str]]:
         elif drop == "quotes":
             label = f"Search the words in any order ({shown})"
         else:
-            label = f"Search without {' '.join(tokens) or drop} ({shown})"
+            named = " ".join(labels.get(token, token) for token in tokens) or drop
+            label = f"Search without {named} ({shown})"
         offers.append((label, item["q"]))
     return offers
