@@ -27,7 +27,6 @@ Days out of the calendar's range are clamped to it, never an error.
 
 from __future__ import annotations
 
-import calendar
 import datetime
 import re
 from collections.abc import Callable, Mapping
@@ -55,7 +54,8 @@ _YEAR = re.compile(r"[0-9]{4}")
 _RELATIVE = re.compile(r"-([1-9][0-9]{0,2})([dwmy])")
 _ONE_DAY = datetime.timedelta(days=1)
 
-_WEEKDAYS = tuple(calendar.day_name[i].lower() for i in range(7))  # monday .. sunday, locale-free
+# Spelled out rather than read from `calendar` (locale-dependent, and a module the page need not load).
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _MONTHS = [
     "january",
     "february",
@@ -92,14 +92,18 @@ def _clamped(ordinal: int) -> datetime.date:
     return datetime.date.fromordinal(min(max(ordinal, 1), datetime.date.max.toordinal()))
 
 
+def _days_in_month(year: int, month: int) -> int:
+    if month == 12:
+        return 31
+    return (datetime.date(year, month + 1, 1) - datetime.date(year, month, 1)).days
+
+
 def _day(day: datetime.date) -> DatePeriod:
     return DatePeriod(day, day)
 
 
 def _month(year: int, month: int) -> DatePeriod:
-    return DatePeriod(
-        datetime.date(year, month, 1), datetime.date(year, month, calendar.monthrange(year, month)[1])
-    )
+    return DatePeriod(datetime.date(year, month, 1), datetime.date(year, month, _days_in_month(year, month)))
 
 
 def _week(today: datetime.date, weeks_back: int) -> DatePeriod:
@@ -120,7 +124,7 @@ def _shift_months(today: datetime.date, months: int) -> datetime.date:
     if today.year * 12 + today.month - 1 - months < 12:
         return datetime.date.min
     year, month = _month_back(today, months)
-    return datetime.date(year, month, min(today.day, calendar.monthrange(year, month)[1]))
+    return datetime.date(year, month, min(today.day, _days_in_month(year, month)))
 
 
 def _relative(amount: int, unit: str, today: datetime.date) -> DatePeriod:
