@@ -7,9 +7,11 @@ everywhere: a query line means the same in the search box, a URL, the REST API a
 Modules (private; everything public is re-exported here and listed in ``__all__``):
 
 - ``_constants``: limits and tuning constants, with units.
-- ``_operators``: the filter operators as one table (``in:``, ``from:``, ``after:``, ``before:``).
+- ``_search_dates``: date values (``2026-11-03``, ``yesterday``, ``-7d``, ``last-week``) and their days.
+- ``_operators``: the filter operators as one table (``in:``, ``-from:``, ``has:``, ``during:``, ``sort:``...).
 - ``_grammar``: parsing, the token under the caret, applying a token, serialising a query.
-- ``_suggestions``: suggestions for the token under the caret, chips, tooltips.
+- ``_suggestions``: suggestions for the token under the caret, chips, hints, tooltips.
+- ``_search_receipt``: the scope receipt of a result list, and why a search found nothing.
 - ``_room_lookup``: the backend-neutral room lookup the store turns into SQL.
 - ``_pipeline``: Intelligent-Search pipeline filters, request, candidate normalisation.
 - ``_fusion``: minimum similarity, the relevance floor, weighted reciprocal rank fusion, recency rerank.
@@ -44,6 +46,8 @@ from . import (
     _pipeline,
     _prompt,
     _room_lookup,
+    _search_dates,
+    _search_receipt,
     _sentences,
     _sharing,
     _suggestions,
@@ -63,15 +67,19 @@ from ._operators import *  # noqa: F403
 from ._pipeline import *  # noqa: F403
 from ._prompt import *  # noqa: F403
 from ._room_lookup import *  # noqa: F403
+from ._search_dates import *  # noqa: F403
+from ._search_receipt import *  # noqa: F403
 from ._sentences import *  # noqa: F403
 from ._sharing import *  # noqa: F403
 from ._suggestions import *  # noqa: F403
 
 __all__: list[str] = [
     *_constants.__all__,
+    *_search_dates.__all__,
     *_operators.__all__,
     *_grammar.__all__,
     *_suggestions.__all__,
+    *_search_receipt.__all__,
     *_room_lookup.__all__,
     *_pipeline.__all__,
     *_fusion.__all__,

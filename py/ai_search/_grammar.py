@@ -8,19 +8,27 @@ sent, and both serialize back to the same line.
     ('deploy', ('ops', 'team room'), ('alice',))
     >>> serialize_search_query(parsed.search_text, parsed.filters)
     'in:ops in:"team room" from:alice after:2026-11-01 deploy'
+    >>> parse_search_filter_text('-in:#random has:link -"roll back" sort:new x').filters.excluded_words
+    ('roll back',)
 
-Grammar (upstream's newer, stricter "Client B" behaviour):
+Grammar (upstream's newer, stricter "Client B" behaviour, grown by the rows of `_operators`):
 
-- a token is `key:value` at the start of the text or after whitespace; keys are case-insensitive;
+- a token is a prefix and its value (`in:ops`, `-from:@bot`, `-word`) at the start of the text or
+  after whitespace; prefixes are case-insensitive (ASCII only);
 - a value is `"quoted"` (one value, may hold spaces and commas; the closing quote must be followed by
-  whitespace or the end) or bare (up to the next whitespace; split on commas for multi-value keys);
+  whitespace or the end) or bare (up to the next whitespace; split on commas for list keys such as
+  `in:` and `has:`, never for an excluded word, which must start with a letter or digit: `--x` and
+  `-` alone are words);
 - each value loses one leading `#` or `@` (names only) and is trimmed; empty or invalid values are
-  dropped, and a token with no valid value stays in the text unchanged;
+  dropped, and a token with no valid value stays in the text unchanged (`find_refused_search_filters`
+  lists those, so the page can say why);
 - tokens are taken out until the text left holds none: taking one out of the middle of a quote that
   never closed can close it (`in:"a from:b,c"d e"` is from `b` and the room `a e`), and the words
   left must never turn into a filter when the query is serialized and parsed again;
-- `in`/`from` collect values, deduplicated case-insensitively (first spelling kept), at most
-  `MAX_SEARCH_FILTER_VALUES` each; `after`/`before` hold one real calendar date, the last one wins.
+- list keys collect values, deduplicated case-insensitively (first spelling kept), at most
+  `MAX_SEARCH_FILTER_VALUES` each; dates and `sort:` hold one value, the last one wins;
+- a quoted phrase that is no filter's value (`"rolling back"`) stays in the words: the search reads it
+  as a phrase.
 
 The operators themselves are rows of `_operators.SEARCH_FILTER_OPERATORS`: this module only knows
 tokens, quotes, commas and whitespace, so a new key is a new row there, never a branch here.
@@ -34,11 +42,12 @@ from typing import Any
 
 from ._constants import MAX_SEARCH_FILTER_VALUES
 from ._operators import (
-    SEARCH_FILTER_KEYS,
     SEARCH_FILTER_OPERATORS,
+    SEARCH_FILTER_PREFIXES,
     SearchFilterOperator,
     SearchFilters,
     get_search_filter_operator,
+    operator_for_prefix,
 )
 
 __all__ = [
@@ -46,11 +55,14 @@ __all__ = [
     "AppliedSearchFilterToken",
     "CompletedSearchFilters",
     "ParsedSearchQuery",
+    "RefusedSearchFilter",
     "apply_search_filter_token",
     "drop_unfinished_search_filters",
     "extract_completed_search_filters",
+    "find_refused_search_filters",
     "format_search_filter_value",
     "get_active_search_filter",
+    "insert_search_filter_token",
     "merge_search_filters",
     "parse_search_filter_text",
     "remove_search_filter",
@@ -59,10 +71,16 @@ __all__ = [
 
 _QUOTE = '"'
 
-# Keys are case-insensitive in ASCII only, spelled out per letter: re.IGNORECASE would also take
-# Unicode case partners such as the dotless `ı` and `İ` as an `i` (`ın:ops` would be a filter).
-_KEY_PATTERN = "|".join("".join(f"[{c.lower()}{c.upper()}]" for c in key) for key in SEARCH_FILTER_KEYS)
-_TOKEN_HEAD = rf"(?:^|(?<=\s))(?P<key>{_KEY_PATTERN}):"
+
+def _prefix_pattern(prefix: str) -> str:
+    # Keys are case-insensitive in ASCII only, spelled out per letter: re.IGNORECASE would also take
+    # Unicode case partners such as the dotless `ı` and `İ` as an `i` (`ın:ops` would be a filter).
+    return "".join(f"[{c.lower()}{c.upper()}]" if c.isalpha() else re.escape(c) for c in prefix)
+
+
+# Longest first, so that `-in:` is tried before `-`.
+_KEY_PATTERN = "|".join(map(_prefix_pattern, SEARCH_FILTER_PREFIXES))
+_TOKEN_HEAD = rf"(?:^|(?<=\s))(?P<key>{_KEY_PATTERN})"
 _CLOSED = r'(?P<closed>"[^"]*")(?=\s|\Z)'
 _UNCLOSED = r'(?P<unclosed>"[^"]*)\Z'
 _BARE = r"(?P<bare>\S*)"
@@ -70,9 +88,9 @@ _BARE = r"(?P<bare>\S*)"
 _TOKEN = re.compile(rf"{_TOKEN_HEAD}(?:{_CLOSED}|{_BARE})")
 # Text being typed: an opening quote with no closing one runs to the end, spaces included.
 _LIVE_TOKEN = re.compile(rf"{_TOKEN_HEAD}(?:{_CLOSED}|{_UNCLOSED}|{_BARE})")
+_HEAD = re.compile(f"(?P<key>{_KEY_PATTERN})")
 _WHITESPACE_RUN = re.compile(r"\s+")
 _WORD_REST = re.compile(r"\S*")
-_NEEDS_QUOTES = re.compile(r'[\s,"]')
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +109,7 @@ def _scan(text: str, pattern: re.Pattern[str], start: int = 0) -> list[_Token]:
         shape = match.lastgroup or "bare"
         tokens.append(
             _Token(
-                get_search_filter_operator(match["key"].lower()),
+                operator_for_prefix(match["key"].lower()),
                 match.start(),
                 match.start(shape),
                 match.end(),
@@ -105,7 +123,9 @@ def _scan(text: str, pattern: re.Pattern[str], start: int = 0) -> list[_Token]:
 def _token_values(token: _Token) -> list[str]:
     if token.shape == "closed":
         pieces = [token.raw[1:-1]]
-    elif token.op.multiple:
+    elif token.op.bare_value is not None and not token.op.bare_value.fullmatch(token.raw):
+        return []  # `-` alone or `--verbose`: words, not an excluded word
+    elif token.op.multiple and token.op.splits:
         pieces = token.raw.split(",")
     else:
         pieces = [token.raw]
@@ -218,7 +238,7 @@ def drop_unfinished_search_filters(text: str) -> str:
     position = 0
     for token in _scan(text, _TOKEN):
         raw = token.raw[1:-1] if token.shape == "closed" else token.raw
-        if token.op.strip_sigil(raw).strip():
+        if not token.op.drop_when_empty or token.op.strip_sigil(raw).strip():
             continue
         pieces += (text[position : token.start], " ")
         position = token.end
@@ -234,6 +254,28 @@ def extract_completed_search_filters(text: str) -> CompletedSearchFilters:
     and only the start is trimmed, so the space that finished the last token is kept."""
     rest, filters, removed = _take_out(text, _LIVE_TOKEN, live=True)
     return CompletedSearchFilters(_WHITESPACE_RUN.sub(" ", rest).lstrip(" "), filters, removed)
+
+
+@dataclass(frozen=True, slots=True)
+class RefusedSearchFilter:
+    """A token left in the words because none of its values is valid (`has:pdf`, `after:2026-13`)."""
+
+    key: str
+    token: str
+
+
+def find_refused_search_filters(text: str) -> tuple[RefusedSearchFilter, ...]:
+    """The tokens of finished `text` that stay words because every value was refused, in order.
+
+    A key with no value yet (`in:`) is unfinished, not refused, and a `-` before a non-word (`--x`)
+    is a word: neither is listed.
+    """
+    rest = parse_search_filter_text(drop_unfinished_search_filters(text)).search_text
+    return tuple(
+        RefusedSearchFilter(token.op.key, rest[token.start : token.end])
+        for token in _scan(rest, _TOKEN)
+        if token.op.drop_when_empty
+    )
 
 
 def merge_search_filters(*filters: SearchFilters) -> SearchFilters:
@@ -272,9 +314,16 @@ def format_search_filter_value(key: str, value: str) -> str:
     """
     op = get_search_filter_operator(key)
     raw = op.serialize(value.replace(_QUOTE, ""))
-    if _NEEDS_QUOTES.search(value):
-        return f'{key}:"{raw}"'
-    return f"{key}:{raw}"
+    if op.needs_quotes(value) or _reads_as_longer_prefix(op, op.prefix + raw):
+        return f'{op.prefix}"{raw}"'
+    return op.prefix + raw
+
+
+def _reads_as_longer_prefix(op: SearchFilterOperator, token: str) -> bool:
+    """Whether `token`, written bare, would start with another row's longer prefix: the excluded
+    word `in:x` is written `-"in:x"`, since `-in:x` leaves out the room `x`."""
+    head = _HEAD.match(token)
+    return head is None or operator_for_prefix(head["key"].lower()) is not op
 
 
 def serialize_search_query(search_text: str, filters: SearchFilters) -> str:
@@ -364,3 +413,18 @@ def apply_search_filter_token(
         before, after = (before + " " if before else ""), text[position:]
     new_text = f"{before}{token} {after.lstrip()}"
     return AppliedSearchFilterToken(new_text, len(before) + len(token) + 1)
+
+
+def insert_search_filter_token(text: str, caret: int | None, token: str) -> AppliedSearchFilterToken:
+    """Put `token` (a chip's `token`, being edited again) at the caret (default: the end; a word under
+    the caret is not split), the caret at its end: with nothing typed after it, the token is the
+    one being typed, so it stays in the box until it is finished (a space, Enter) or changed."""
+    position = _clamp_caret(text, caret)
+    if position > 0 and not text[position - 1].isspace():
+        word = _WORD_REST.match(text, position)
+        position = word.end() if word else position
+    before = text[:position].rstrip()
+    before = before + " " if before else ""
+    after = text[position:].lstrip()
+    new_text = f"{before}{token}" + (f" {after}" if after else "")
+    return AppliedSearchFilterToken(new_text, len(before) + len(token))

@@ -1,49 +1,118 @@
-"""The filter operators of the search box (`in:`, `from:`, `after:`, `before:`), as one table.
+"""The filter operators of the search line, as one table.
 
-Each operator is a row: its key, the kind of value it takes, whether it holds several values, the
-`SearchFilters` field it fills, how one raw value is normalised (or rejected), how a stored value is
-written back, and how it shows as a chip and in suggestions. The tokenizer and parser (`_grammar`),
-the chips and the suggestions (`_suggestions`) only read this table, like Datasette's `Filters`, so
-growing the grammar (negation, `on:`/`during:`, `has:`/`is:`) means adding a row and its field.
+Each operator is a row: its key, the prefixes it is typed with (`in:`, `channel:`, `-in:`), the
+kind of value it takes, whether it holds several values, the `SearchFilters` field it fills, how
+one raw value is normalised (or rejected), how a stored value is written back, how it shows as a
+chip and in suggestions, and the hint shown when a value is refused. The tokenizer and parser
+(`_grammar`), the chips and the suggestions (`_suggestions`) only read this table, like Datasette's
+`Filters`, so growing the grammar means adding a row and its field.
 
     >>> get_search_filter_operator("in").normalise("#ops ")
     'ops'
     >>> get_search_filter_operator("after").normalise("2026-02-30") is None
     True
+    >>> operator_for_prefix("-channel:").key
+    '-in'
+
+The rows:
+
+- `in:` (also `channel:`, `stream:`) rooms, any of them; `from:` (also `sender:`) authors, any of them;
+- `has:` `link`, `file`, `image`, `reaction`, `thread` (a thread's first message), every one named;
+  `is:` `thread` (a reply in a thread), `dm`, `pinned`, every one named;
+- each of those four negated with a leading `-` (`-in:#random`, `-from:@bot`, `-has:link`): none of them;
+- `after:`, `before:`, `on:` (also `date:`), `during:`: one date value each (`_search_dates`), the last
+  one wins;
+- `sort:` `relevance` (the default) or `new` (newest first);
+- `-word` and `-"exact phrase"`: messages holding that word or phrase are left out.
+
+A key is the canonical prefix without its colon (`in`, `-in`, `-` for excluded words).
 """
 
 from __future__ import annotations
 
 import datetime
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
+from ._search_dates import (
+    DatePeriod,
+    SearchDateRange,
+    day_after,
+    normalise_search_date,
+    resolve_search_date,
+)
+
 __all__ = [
+    "HAS_VALUES",
+    "IS_VALUES",
     "SEARCH_FILTER_KEYS",
     "SEARCH_FILTER_OPERATORS",
+    "SEARCH_FILTER_PREFIXES",
+    "SORT_VALUES",
     "SearchFilterKind",
     "SearchFilterOperator",
     "SearchFilters",
     "get_search_filter_operator",
+    "operator_for_prefix",
+    "resolve_search_dates",
 ]
 
 # A name value may start with one of these as a hint (`#room`, `@user`); exactly one is stripped.
 _SIGILS = ("#", "@")
 _QUOTE = '"'
-_DATE_SHAPE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+# A value is written in quotes when it holds whitespace, a comma or a quote (inner quotes dropped).
+_NEEDS_QUOTES = re.compile(r'[\s,"]')
+# A bare excluded word starts with a letter or digit: `-` alone, `--verbose` or `-#x` are words.
+_EXCLUDED_WORD = re.compile(r"[^\W_].*", re.DOTALL)
 
-SearchFilterKind = Literal["room", "user", "date"]
+SearchFilterKind = Literal["room", "user", "date", "choice", "word"]
+# A date operator's bounds: (first day included, first day excluded) of a period, None is open.
+DateBounds = Callable[[DatePeriod], tuple[datetime.date | None, datetime.date | None]]
+
+#: What `has:` takes, and the words that mean the same.
+HAS_VALUES: Mapping[str, str] = {
+    "link": "link",
+    "links": "link",
+    "url": "link",
+    "file": "file",
+    "files": "file",
+    "attachment": "file",
+    "image": "image",
+    "images": "image",
+    "reaction": "reaction",
+    "reactions": "reaction",
+    "thread": "thread",
+    "replies": "thread",
+}
+#: What `is:` takes, and the words that mean the same.
+IS_VALUES: Mapping[str, str] = {
+    "thread": "thread",
+    "reply": "thread",
+    "dm": "dm",
+    "direct": "dm",
+    "pinned": "pinned",
+    "pin": "pinned",
+}
+#: What `sort:` takes, and the words that mean the same.
+SORT_VALUES: Mapping[str, str] = {
+    "relevance": "relevance",
+    "best": "relevance",
+    "new": "new",
+    "newest": "new",
+    "recent": "new",
+}
 
 
 @dataclass(frozen=True, slots=True)
 class SearchFilters:
     """The filters of one query.
 
-    `room_names`, `from_usernames`, `start_date` and `end_date` are written in the text; `rids`,
-    `rid` and `from_username` come from the caller (a resolved suggestion, the current room) and are
-    never parsed from or serialized into the text.
+    Every field but `rids`, `rid` and `from_username` is written in the text; those three come from
+    the caller (a resolved suggestion, the current room) and are never parsed from or serialized
+    into the text. Date fields hold the value as typed (`2026-11-01`, `yesterday`, `-7d`): what they
+    mean depends on the day they are read (`resolve_search_dates`).
     """
 
     room_names: tuple[str, ...] = ()
@@ -53,6 +122,16 @@ class SearchFilters:
     end_date: str | None = None
     rid: str | None = None
     from_username: str | None = None
+    excluded_room_names: tuple[str, ...] = ()
+    excluded_usernames: tuple[str, ...] = ()
+    has: tuple[str, ...] = ()
+    excluded_has: tuple[str, ...] = ()
+    is_: tuple[str, ...] = ()
+    excluded_is: tuple[str, ...] = ()
+    on_date: str | None = None
+    during: str | None = None
+    sort: str | None = None
+    excluded_words: tuple[str, ...] = ()
 
 
 def _normalise_name(raw: str) -> str | None:
@@ -64,30 +143,36 @@ def _normalise_name(raw: str) -> str | None:
     return value
 
 
-def _normalise_date(raw: str) -> str | None:
-    # Stricter than upstream (JS Date.parse takes 2026-02-30): the date must exist in the calendar.
+def _normalise_word(raw: str) -> str | None:
     value = raw.strip()
-    if not _DATE_SHAPE.fullmatch(value):
-        return None
-    try:
-        datetime.date.fromisoformat(value)
-    except ValueError:  # 2026-02-30, 2026-13-01, 0000-01-01
-        return None
-    return value
+    return value if value and _QUOTE not in value else None
+
+
+def _choice(values: Mapping[str, str]) -> Callable[[str], str | None]:
+    def normalise(raw: str) -> str | None:
+        return values.get(raw.strip().lower())
+
+    return normalise
 
 
 @dataclass(frozen=True, slots=True)
 class SearchFilterOperator:
     """One filter key and everything the grammar, the chips and the suggestions need to know about it.
 
-    `normalise` turns one raw value into the stored value, or None when it is invalid. `sigil` is
-    the hint character of name values (`#`, `@`; empty for dates). `chip_label` is a format string
-    with `{value}`; the chip's title is `chip_title_key` translated with one parameter,
-    `chip_title_param`, set to `chip_title_value` (a format string with `{value}`).
-    `kind` picks where suggestions come from; `suggestion_group` and `icon` are what the UI shows.
+    `prefixes` are how it is typed, the canonical one first (`in:`, then `channel:`, `stream:`).
+    `normalise` turns one raw value into the stored value, or None when it is invalid; `splits` says
+    whether a bare value is a comma list; `bare_value`, when set, is what a value written without
+    quotes must look like (else it is written in quotes). `sigil` is the hint character of name
+    values (`#`, `@`; empty otherwise). `negated` rows leave out what they name. `chip_label` is a
+    format string with `{value}`; the chip's title is `chip_title_key` translated with one parameter,
+    `chip_title_param`, set to `chip_title_value` (a format string with `{value}`). `kind` picks
+    where suggestions come from, `choices` are the values of a `choice` row, `bounds` what a date
+    row's period bounds; `suggestion_group` and `icon` are what the UI shows; `hint_key` names the
+    text shown when a typed value is refused (empty: none).
     """
 
     key: str
+    prefixes: tuple[str, ...]
     kind: SearchFilterKind
     multiple: bool
     field: str
@@ -97,9 +182,25 @@ class SearchFilterOperator:
     chip_title_key: str
     chip_title_param: str
     chip_title_value: str
-    pill_label_key: str
     suggestion_group: str
     icon: str
+    negated: bool = False
+    splits: bool = True
+    bare_value: re.Pattern[str] | None = None
+    choices: tuple[str, ...] = ()
+    bounds: DateBounds | None = None
+    hint_key: str = ""
+    drop_when_empty: bool = True
+
+    @property
+    def prefix(self) -> str:
+        """The canonical prefix: what serialization writes."""
+        return self.prefixes[0]
+
+    def title_key(self, value: str) -> str:
+        """The message key of a chip's title: one per value for a `choice` row (`has:image` reads
+        "with an image"), else `chip_title_key`."""
+        return f"{self.chip_title_key}_{value}" if self.kind == "choice" else self.chip_title_key
 
     def serialize(self, value: str) -> str:
         """The token value (before quoting) that parses back to `value`: a stored value that itself
@@ -107,6 +208,12 @@ class SearchFilterOperator:
         if self.sigil and value.startswith(_SIGILS):
             return self.sigil + value
         return value
+
+    def needs_quotes(self, value: str) -> bool:
+        """Whether `value` must be written in quotes to parse back as itself."""
+        if _NEEDS_QUOTES.search(value):
+            return True
+        return self.bare_value is not None and not self.bare_value.fullmatch(value)
 
     def strip_sigil(self, value: str) -> str:
         """`value` without one leading sigil, for operators whose values take one."""
@@ -130,74 +237,176 @@ class SearchFilterOperator:
         return replace(filters, **changes)
 
 
+def _negation_of(op: SearchFilterOperator, field_name: str) -> SearchFilterOperator:
+    """The row that leaves out what `op` names: `-` before each prefix, "not" in its chip."""
+    return replace(
+        op,
+        key="-" + op.key,
+        prefixes=tuple("-" + prefix for prefix in op.prefixes),
+        field=field_name,
+        negated=True,
+        chip_label="not " + op.chip_label,
+        chip_title_key=op.chip_title_key + "_excluded",
+        hint_key=op.hint_key,
+    )
+
+
+def _after(period: DatePeriod) -> tuple[datetime.date | None, datetime.date | None]:
+    return period.first, None
+
+
+def _before(period: DatePeriod) -> tuple[datetime.date | None, datetime.date | None]:
+    return None, period.first
+
+
+def _within(period: DatePeriod) -> tuple[datetime.date | None, datetime.date | None]:
+    return period.first, day_after(period.last)
+
+
+def _date_row(key: str, field_name: str, bounds: DateBounds, *aliases: str) -> SearchFilterOperator:
+    return SearchFilterOperator(
+        key=key,
+        prefixes=(f"{key}:", *(f"{alias}:" for alias in aliases)),
+        kind="date",
+        multiple=False,
+        field=field_name,
+        normalise=normalise_search_date,
+        sigil="",
+        chip_label=key + ":{value}",
+        chip_title_key=f"Search_filter_{key}_date",
+        chip_title_param="date",
+        chip_title_value="{value}",
+        suggestion_group="dates",
+        icon="calendar",
+        bounds=bounds,
+        hint_key="Search_filter_date_hint",
+    )
+
+
+_IN = SearchFilterOperator(
+    key="in",
+    prefixes=("in:", "channel:", "stream:"),
+    kind="room",
+    multiple=True,
+    field="room_names",
+    normalise=_normalise_name,
+    sigil="#",
+    chip_label="#{value}",
+    chip_title_key="Search_filter_in_rooms",
+    chip_title_param="rooms",
+    chip_title_value="#{value}",
+    suggestion_group="rooms",
+    icon="hash",
+)
+_FROM = SearchFilterOperator(
+    key="from",
+    prefixes=("from:", "sender:"),
+    kind="user",
+    multiple=True,
+    field="from_usernames",
+    normalise=_normalise_name,
+    sigil="@",
+    chip_label="@{value}",
+    chip_title_key="Search_filter_from_users",
+    chip_title_param="users",
+    chip_title_value="@{value}",
+    suggestion_group="users",
+    icon="user",
+)
+_HAS = SearchFilterOperator(
+    key="has",
+    prefixes=("has:",),
+    kind="choice",
+    multiple=True,
+    field="has",
+    normalise=_choice(HAS_VALUES),
+    sigil="",
+    chip_label="has:{value}",
+    chip_title_key="Search_filter_has",
+    chip_title_param="value",
+    chip_title_value="{value}",
+    suggestion_group="has",
+    icon="paperclip",
+    choices=tuple(dict.fromkeys(HAS_VALUES.values())),
+    hint_key="Search_filter_has_hint",
+)
+_IS = SearchFilterOperator(
+    key="is",
+    prefixes=("is:",),
+    kind="choice",
+    multiple=True,
+    field="is_",
+    normalise=_choice(IS_VALUES),
+    sigil="",
+    chip_label="is:{value}",
+    chip_title_key="Search_filter_is",
+    chip_title_param="value",
+    chip_title_value="{value}",
+    suggestion_group="is",
+    icon="tag",
+    choices=tuple(dict.fromkeys(IS_VALUES.values())),
+    hint_key="Search_filter_is_hint",
+)
+
 SEARCH_FILTER_OPERATORS: tuple[SearchFilterOperator, ...] = (
+    _IN,
+    _negation_of(_IN, "excluded_room_names"),
+    _FROM,
+    _negation_of(_FROM, "excluded_usernames"),
+    _HAS,
+    _negation_of(_HAS, "excluded_has"),
+    _IS,
+    _negation_of(_IS, "excluded_is"),
+    _date_row("after", "start_date", _after),
+    _date_row("before", "end_date", _before),
+    _date_row("on", "on_date", _within, "date"),
+    _date_row("during", "during", _within),
     SearchFilterOperator(
-        key="in",
-        kind="room",
-        multiple=True,
-        field="room_names",
-        normalise=_normalise_name,
-        sigil="#",
-        chip_label="#{value}",
-        chip_title_key="Search_filter_in_rooms",
-        chip_title_param="rooms",
-        chip_title_value="#{value}",
-        pill_label_key="Search_filter_in",
-        suggestion_group="rooms",
-        icon="hash",
-    ),
-    SearchFilterOperator(
-        key="from",
-        kind="user",
-        multiple=True,
-        field="from_usernames",
-        normalise=_normalise_name,
-        sigil="@",
-        chip_label="@{value}",
-        chip_title_key="Search_filter_from_users",
-        chip_title_param="users",
-        chip_title_value="@{value}",
-        pill_label_key="Search_filter_from",
-        suggestion_group="users",
-        icon="user",
-    ),
-    SearchFilterOperator(
-        key="after",
-        kind="date",
+        key="sort",
+        prefixes=("sort:",),
+        kind="choice",
         multiple=False,
-        field="start_date",
-        normalise=_normalise_date,
+        field="sort",
+        normalise=_choice(SORT_VALUES),
         sigil="",
-        chip_label="after:{value}",
-        chip_title_key="Search_filter_after_date",
-        chip_title_param="date",
+        chip_label="sort:{value}",
+        chip_title_key="Search_filter_sort",
+        chip_title_param="value",
         chip_title_value="{value}",
-        pill_label_key="Search_filter_after",
-        suggestion_group="dates",
-        icon="calendar",
+        suggestion_group="sort",
+        icon="sort",
+        choices=tuple(dict.fromkeys(SORT_VALUES.values())),
+        hint_key="Search_filter_sort_hint",
     ),
     SearchFilterOperator(
-        key="before",
-        kind="date",
-        multiple=False,
-        field="end_date",
-        normalise=_normalise_date,
+        key="-",
+        prefixes=("-",),
+        kind="word",
+        multiple=True,
+        field="excluded_words",
+        normalise=_normalise_word,
         sigil="",
-        chip_label="before:{value}",
-        chip_title_key="Search_filter_before_date",
-        chip_title_param="date",
+        chip_label="not “{value}”",
+        chip_title_key="Search_filter_excluded_words",
+        chip_title_param="words",
         chip_title_value="{value}",
-        pill_label_key="Search_filter_before",
-        suggestion_group="dates",
-        icon="calendar",
+        suggestion_group="words",
+        icon="minus",
+        negated=True,
+        splits=False,
+        bare_value=_EXCLUDED_WORD,
+        drop_when_empty=False,
     ),
 )
 _OPERATORS = {op.key: op for op in SEARCH_FILTER_OPERATORS}
+_BY_PREFIX = {prefix: op for op in SEARCH_FILTER_OPERATORS for prefix in op.prefixes}
 SEARCH_FILTER_KEYS: tuple[str, ...] = tuple(_OPERATORS)
+#: Every prefix, longest first, as a pattern tries them (`-in:` before `-`).
+SEARCH_FILTER_PREFIXES: tuple[str, ...] = tuple(sorted(_BY_PREFIX, key=len, reverse=True))
 
 
 def get_search_filter_operator(key: str) -> SearchFilterOperator:
-    """The row of `key` (lower case, as the parser reports it).
+    """The row of `key` (`in`, `-in`, `-`...: the canonical prefix without its colon).
 
     Raises:
         ValueError: `key` is not a filter key.
@@ -208,3 +417,26 @@ def get_search_filter_operator(key: str) -> SearchFilterOperator:
         raise ValueError(
             f"unknown search filter key {key!r}; expected one of {', '.join(SEARCH_FILTER_KEYS)}"
         ) from None
+
+
+def operator_for_prefix(prefix: str) -> SearchFilterOperator:
+    """The row typed with `prefix` (lower case, colon included: `channel:`, `-in:`, `-`).
+
+    Raises:
+        ValueError: `prefix` is no filter prefix.
+    """
+    try:
+        return _BY_PREFIX[prefix]
+    except KeyError:
+        raise ValueError(f"unknown search filter prefix {prefix!r}") from None
+
+
+def resolve_search_dates(filters: SearchFilters, today: datetime.date) -> SearchDateRange:
+    """The days every date filter of `filters` leaves, read on `today` (the caller's calendar day)."""
+    days = SearchDateRange()
+    for op in SEARCH_FILTER_OPERATORS:
+        if op.bounds is None:
+            continue
+        for value in op.values_of(filters):
+            days = days.narrowed(*op.bounds(resolve_search_date(value, today)))
+    return days

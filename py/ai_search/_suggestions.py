@@ -22,15 +22,24 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ._constants import AI_SEARCH_FILTER_SUGGESTION_LIMIT
-from ._grammar import ActiveSearchFilter
+from ._grammar import ActiveSearchFilter, RefusedSearchFilter, format_search_filter_value
 from ._operators import (
     SEARCH_FILTER_OPERATORS,
     SearchFilterOperator,
     SearchFilters,
     get_search_filter_operator,
 )
+from ._search_dates import (
+    SEARCH_DATE_WORDS,
+    DatePeriod,
+    format_date_period,
+    normalise_search_date,
+    resolve_search_date,
+)
 
 __all__ = [
+    "DATE_PICKER_GROUP",
+    "DATE_SUGGESTION_MONTHS_BACK",
     "ENGLISH_MESSAGES",
     "FilterChip",
     "FilterSuggestion",
@@ -38,6 +47,7 @@ __all__ = [
     "Translate",
     "UserOption",
     "build_applied_filter_chips",
+    "build_filter_hints",
     "build_filter_suggestions",
     "build_user_filter_suggestions",
     "get_ai_search_button_tooltip",
@@ -50,16 +60,54 @@ ENGLISH_MESSAGES: Mapping[str, str] = {
     "Search_filter_from_users": "Only messages from {users}",
     "Search_filter_after_date": "Only messages after {date}",
     "Search_filter_before_date": "Only messages before {date}",
-    "Search_filter_in": "In",
-    "Search_filter_from": "From",
-    "Search_filter_after": "After",
-    "Search_filter_before": "Before",
+    "Search_filter_on_date": "Only messages on {date}",
+    "Search_filter_during_date": "Only messages during {date}",
+    "Search_filter_in_rooms_excluded": "No messages in {rooms}",
+    "Search_filter_from_users_excluded": "No messages from {users}",
+    "Search_filter_has_link": "Only messages with a link",
+    "Search_filter_has_file": "Only messages with a file",
+    "Search_filter_has_image": "Only messages with an image",
+    "Search_filter_has_reaction": "Only messages with a reaction",
+    "Search_filter_has_thread": "Only messages that start a thread",
+    "Search_filter_has_excluded_link": "No messages with a link",
+    "Search_filter_has_excluded_file": "No messages with a file",
+    "Search_filter_has_excluded_image": "No messages with an image",
+    "Search_filter_has_excluded_reaction": "No messages with a reaction",
+    "Search_filter_has_excluded_thread": "No messages that start a thread",
+    "Search_filter_is_thread": "Only replies in threads",
+    "Search_filter_is_dm": "Only direct messages",
+    "Search_filter_is_pinned": "Only pinned messages",
+    "Search_filter_is_excluded_thread": "No replies in threads",
+    "Search_filter_is_excluded_dm": "No direct messages",
+    "Search_filter_is_excluded_pinned": "No pinned messages",
+    "Search_filter_sort_relevance": "Most relevant first",
+    "Search_filter_sort_new": "Newest first",
+    "Search_filter_excluded_words": "No messages holding “{words}”",
+    "Search_filter_has_hint": "has: takes {choices}; “{token}” is searched as words",
+    "Search_filter_is_hint": "is: takes {choices}; “{token}” is searched as words",
+    "Search_filter_sort_hint": "sort: takes {choices}; “{token}” is searched as words",
+    "Search_filter_date_hint": (
+        "a date is 2026-11-03, 2026-11, 2026, today, yesterday, -7d, -2w, monday, october or "
+        "last-week; “{token}” is searched as words"
+    ),
+    "Search_filter_typed": "{token}: {title}",
+    "Search_date_today": "Today",
+    "Search_date_yesterday": "Yesterday",
+    "Search_date_days_ago": "{count} days ago",
+    "Search_date_weeks_ago": "{count} weeks ago",
+    "Search_date_months_ago": "{count} months ago",
+    "Search_date_years_ago": "{count} years ago",
+    "Search_date_this_week": "This week",
+    "Search_date_last_week": "Last week",
+    "Search_date_this_month": "This month",
+    "Search_date_last_month": "Last month",
+    "Search_date_this_year": "This year",
+    "Search_date_last_year": "Last year",
+    "Search_date_pick": "Pick a date…",
+    "Search_date_pick_description": "a calendar, by keyboard or mouse",
     "Search_in_this_room": "Search in this room",
     "Search_messages_from_this_username": "Search messages from this username",
     "Search_messages_from_this_user": "Search messages from this user",
-    "Today": "Today",
-    "Yesterday": "Yesterday",
-    "Last_7_days": "Last 7 days",
     "AI_Search_license_required_tooltip": "AI search is not included in this workspace's license",
     "AI_Search_disabled_tooltip": "AI search is turned off by the workspace administrator",
     "Enable_AI_Search": "Turn on AI search",
@@ -130,13 +178,19 @@ class FilterSuggestion:
 
 @dataclass(frozen=True, slots=True)
 class FilterChip:
-    """One applied value; remove it with `remove_search_filter(filters, chip.filter_key, chip.value)`."""
+    """One applied value; remove it with `remove_search_filter(filters, chip.filter_key, chip.value)`.
+
+    `token` is the value as the line writes it (`after:-7d`): what editing the chip puts back in the
+    box. `negated` chips leave out what they name; a date chip's `label` is the days it means.
+    """
 
     key: str
     filter_key: str
     value: str
     label: str
     title: str
+    token: str = ""
+    negated: bool = False
 
 
 _Rooms = Iterable[RoomOption | Mapping[str, Any]]
@@ -199,8 +253,66 @@ def _typed_user_suggestion(
     ]
 
 
-# Date shortcuts, in the order shown: (message key, days before today).
-_DATE_SHORTCUTS = (("Today", 0), ("Yesterday", 1), ("Last_7_days", 7))
+#: The group of the last date suggestion: it opens a date picker instead of applying a value.
+DATE_PICKER_GROUP = "date-picker"
+# Date words offered before anything is typed, in this order (the rest come as typing narrows them).
+_FIRST_DATE_WORDS = ("today", "yesterday", "-7d", "last-week", "this-month")
+# Relative amounts offered as typing narrows (`-3` offers -3d and -3w).
+_RELATIVE_UNITS = ("d", "w")
+# Months back from this one whose `YYYY-MM` is offered as typing narrows (months).
+DATE_SUGGESTION_MONTHS_BACK = 24
+_DATE_WORD_DESCRIPTIONS: Mapping[str, str] = {
+    "today": "Search_date_today",
+    "yesterday": "Search_date_yesterday",
+    "this-week": "Search_date_this_week",
+    "last-week": "Search_date_last_week",
+    "this-month": "Search_date_this_month",
+    "last-month": "Search_date_last_month",
+    "this-year": "Search_date_this_year",
+    "last-year": "Search_date_last_year",
+}
+
+
+_RELATIVE_DESCRIPTIONS: Mapping[str, str] = {
+    "d": "Search_date_days_ago",
+    "w": "Search_date_weeks_ago",
+    "m": "Search_date_months_ago",
+    "y": "Search_date_years_ago",
+}
+
+
+def _date_candidates(typed: str, today: datetime.date) -> Iterable[str]:
+    """Date values worth offering for `typed`, most useful first: words, relative amounts, months,
+    years, then the days of a month being typed (`2026-11-0` offers 2026-11-01 .. 09)."""
+    yield from _FIRST_DATE_WORDS
+    yield from SEARCH_DATE_WORDS
+    amount = typed.removeprefix("-").rstrip("dwmy")
+    if typed.startswith("-") and amount.isdigit():
+        yield from (f"-{amount}{unit}" for unit in _RELATIVE_UNITS)
+    index = today.year * 12 + today.month - 1
+    for back in range(DATE_SUGGESTION_MONTHS_BACK):
+        year, month = divmod(index - back, 12)
+        if year >= 1:
+            yield f"{year:04d}-{month + 1:02d}"
+    yield from (f"{year:04d}" for year in (today.year, today.year - 1) if year >= 1)
+    if len(typed) >= len("2026-11-") - 1 and normalise_search_date(typed[:7]) == typed[:7]:
+        first = resolve_search_date(typed[:7], today)
+        day = first.last
+        while day >= first.first:
+            yield day.isoformat()
+            day -= datetime.timedelta(days=1)
+    yield typed
+
+
+def _date_description(value: str, period: DatePeriod, t: Translate) -> str:
+    days = format_date_period(period)
+    key = _DATE_WORD_DESCRIPTIONS.get(value)
+    if key is not None:
+        return f"{t(key)} · {days}"
+    unit = _RELATIVE_DESCRIPTIONS.get(value[-1:]) if value.startswith("-") else None
+    if unit is not None:
+        return f"{t(unit, count=value[1:-1])} · {days}"
+    return days
 
 
 def _date_suggestions(
@@ -210,21 +322,78 @@ def _date_suggestions(
     t: Translate,
     today: datetime.date,
 ) -> list[FilterSuggestion]:
-    suggestions = []
-    for message_key, days in _DATE_SHORTCUTS:
-        value = (today - datetime.timedelta(days=days)).isoformat()
+    """Date values that start with what is typed (`after:2026-1` offers 2026-12, 2026-11, 2026-10),
+    each described by the days it means today."""
+    typed = active.lookup_text.lower()
+    suggestions: list[FilterSuggestion] = []
+    seen: set[str] = set()
+    for candidate in _date_candidates(typed, today):
+        # Candidates are canonical but the typed text itself: only a prefix match is normalised.
+        if not candidate.startswith(typed) or candidate in seen:
+            continue
+        value = normalise_search_date(candidate)
+        if value is None or value in seen:
+            continue
+        seen.update((value, candidate))
         suggestions.append(
             FilterSuggestion(
                 key=f"{op.key}-{value}",
                 group=op.suggestion_group,
-                title=f"{op.key}:{value}",
-                description=t(message_key),
+                title=f"{op.prefix}{value}",
+                description=_date_description(value, resolve_search_date(value, today), t),
                 value=value,
                 icon=op.icon,
                 filter_key=op.key,
             )
         )
+        if len(suggestions) == AI_SEARCH_FILTER_SUGGESTION_LIMIT:
+            break
+    suggestions.append(
+        FilterSuggestion(
+            key=f"{op.key}-pick",
+            group=DATE_PICKER_GROUP,
+            title=t("Search_date_pick"),
+            description=t("Search_date_pick_description"),
+            value="",
+            icon=op.icon,
+            filter_key=op.key,
+        )
+    )
     return suggestions
+
+
+def _choice_suggestions(
+    op: SearchFilterOperator,
+    active: ActiveSearchFilter,
+    rooms: _Rooms,
+    t: Translate,
+    today: datetime.date,
+) -> list[FilterSuggestion]:
+    """The values of `has:`, `is:` or `sort:` that start with what is typed, in the table's order."""
+    typed = active.lookup_text.lower()
+    return [
+        FilterSuggestion(
+            key=f"{op.key}-{value}",
+            group=op.suggestion_group,
+            title=f"{op.prefix}{value}",
+            description=t(op.title_key(value), **{op.chip_title_param: value}),
+            value=value,
+            icon=op.icon,
+            filter_key=op.key,
+        )
+        for value in op.choices
+        if value.startswith(typed)
+    ][:AI_SEARCH_FILTER_SUGGESTION_LIMIT]
+
+
+def _no_suggestions(
+    op: SearchFilterOperator,
+    active: ActiveSearchFilter,
+    rooms: _Rooms,
+    t: Translate,
+    today: datetime.date,
+) -> list[FilterSuggestion]:
+    return []
 
 
 _Suggester = Callable[
@@ -242,6 +411,8 @@ _SUGGESTERS: Mapping[str, _Suggester] = {
     "room": _room_suggestions,
     "user": _typed_user_suggestion,
     "date": _date_suggestions,
+    "choice": _choice_suggestions,
+    "word": _no_suggestions,
 }
 
 
@@ -252,7 +423,8 @@ def build_filter_suggestions(
     today: datetime.date | None = None,
 ) -> tuple[FilterSuggestion, ...]:
     """Completions for the token under the caret: up to `AI_SEARCH_FILTER_SUGGESTION_LIMIT` of
-    `rooms` for `in:`, the typed name for `from:`, and today / yesterday / 7 days ago for dates.
+    `rooms` for `in:`, the typed name for `from:`, the date values starting with what is typed
+    (today, yesterday, -7d... before anything is), and the values of `has:`, `is:` and `sort:`.
 
     `rooms` are the answer to a lookup by `get_room_lookup_text(active)` (`_room_lookup`). `today`
     defaults to the local calendar date (never UTC: a user near midnight means their own today).
@@ -310,26 +482,54 @@ def merge_filter_suggestions(
     return tuple(merged)
 
 
-def build_applied_filter_chips(filters: SearchFilters, t: Translate | None = None) -> tuple[FilterChip, ...]:
-    """One chip per value, in the table's order (rooms, users, after, before), so each value can be
-    removed on its own. `rids` have no name to show and get no chip."""
+def build_applied_filter_chips(
+    filters: SearchFilters, t: Translate | None = None, today: datetime.date | None = None
+) -> tuple[FilterChip, ...]:
+    """One chip per value, in the table's order (rooms, excluded rooms, users, ..., dates, sort,
+    excluded words), so each value can be removed on its own. `rids` have no name to show and get
+    no chip.
+
+    With `today` (the caller's calendar day), a date chip shows the days its value means
+    (`after:-7d` reads `after:2026-11-24`) and its title the words typed; without it, a date chip
+    shows the value as typed.
+    """
     translate = t or translate_english
     chips = []
     for op in SEARCH_FILTER_OPERATORS:
         for value in op.values_of(filters):
-            label = op.chip_label.format(value=value)
+            shown = value
+            if op.kind == "date" and today is not None:
+                shown = format_date_period(resolve_search_date(value, today))
+            token = format_search_filter_value(op.key, value)
+            param = op.chip_title_value.format(value=shown)
+            title = translate(op.title_key(value), **{op.chip_title_param: param})
+            if shown != value:
+                title = translate("Search_filter_typed", token=token, title=title)
             chips.append(
                 FilterChip(
                     key=f"{op.key}:{value.lower()}",
                     filter_key=op.key,
                     value=value,
-                    label=label,
-                    title=translate(
-                        op.chip_title_key, **{op.chip_title_param: op.chip_title_value.format(value=value)}
-                    ),
+                    label=op.chip_label.format(value=shown),
+                    title=title,
+                    token=token,
+                    negated=op.negated,
                 )
             )
     return tuple(chips)
+
+
+def build_filter_hints(refused: Iterable[RefusedSearchFilter], t: Translate | None = None) -> tuple[str, ...]:
+    """Why each refused token stays in the words (`has:pdf`: has: takes link, file, ...), once per
+    token; tokens of operators without a hint (a name holding a quote) say nothing."""
+    translate = t or translate_english
+    hints: dict[str, None] = {}
+    for item in refused:
+        op = get_search_filter_operator(item.key)
+        if op.hint_key:
+            choices = ", ".join(op.choices)
+            hints.setdefault(translate(op.hint_key, choices=choices, token=item.token))
+    return tuple(hints)
 
 
 def get_ai_search_button_tooltip(

@@ -39,7 +39,7 @@ FIRST_SUGGESTIONS_MARK = "ai-search:python-suggestions"
 # The key code browsers report for keys that belong to an IME composition.
 _IME_KEY_CODE = 229
 # The icon of each suggestion icon name (decorative: the group is in the option text).
-_ICONS = {"hash": "hash", "user": "user", "calendar": "calendar"}
+_ICONS = {"hash": "hash", "user": "user", "calendar": "calendar", "clock": "clock", "close": "close"}
 
 
 def is_composing(event: JsProxy) -> bool:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Coroutine, Mapping
+from dataclasses import replace
 from typing import Any
 
 import js
@@ -43,7 +44,7 @@ from .boundary import spawn
 from .context import ContextView, Span
 from .dom import element, get, listen, present, replace_children, set_text
 from .results import ResultsView, result_anchor
-from .search_box import SearchBox
+from .search_box import SearchBox, browser_time_zone
 from .signin import SignInForm
 from .wording import count_text, too_long_text
 
@@ -73,6 +74,9 @@ class Page:
             signed_in=lambda: self.session.current is not None,
             spawn=self._spawn,
             on_chip_removed=self._chip_removed,
+            hints=get("search-hints"),
+            on_recent=self.search_line,
+            date_picker=get("date-picker"),
         )
         self.results = ResultsView(
             get("result-list"),
@@ -80,6 +84,7 @@ class Page:
             get("empty"),
             on_drop=self.box.drop,
             on_open=self.open_result,
+            on_relax=self.search_line,
         )
         self.context = ContextView(
             self.api,
@@ -105,6 +110,7 @@ class Page:
         listen(get("search-form"), "submit", self._on_submit)
         listen(get("ask"), "click", lambda _e: self._spawn(self._ask(), "asking for an answer"))
         listen(get("retry"), "click", lambda _e: self._retry())
+        listen(get("sort-toggle"), "click", lambda _e: self._toggle_sort())
         listen(js.document, "keydown", self._on_shortcut)
         url_state.on_history_change(self.follow_history)
         js.window.aiSearchTimings = self.box.timings
@@ -167,6 +173,20 @@ class Page:
             self.box.focus()
             self.box.box.select()
 
+    def _toggle_sort(self) -> None:
+        """Relevance or newest first: the same as typing or removing ``sort:new``."""
+        newest = self.box.filters.sort != "new"
+        self.box.set_filters(replace(self.box.filters, sort="new" if newest else None))
+        self._show_sort()
+        if self.query:
+            self.submit()
+
+    def _show_sort(self) -> None:
+        toggle = get("sort-toggle")
+        newest = self.box.filters.sort == "new"
+        toggle.setAttribute("aria-pressed", "true" if newest else "false")
+        set_text(toggle, "Sort: newest first" if newest else "Sort: most relevant first")
+
     def _chip_removed(self, _chip: FilterChip, _by_keyboard_or_click: bool) -> None:
         """A filter was dropped; a search on screen runs again without it."""
         if self.query:
@@ -195,6 +215,12 @@ class Page:
         query = serialize_search_query(parsed.search_text, self.box.filters)
         url_state.push_query(query)
         self._spawn(self.search(query), "a search")
+
+    def search_line(self, line: str) -> None:
+        """Search for a whole line offered by the page (a relaxation, a recent search): a new
+        history entry, as a search typed and submitted is."""
+        url_state.push_query(line)
+        self.load_query(line)
 
     def load_query(self, query: str, prefetched: dict[str, Any] | None = None) -> None:
         """Show the search of a query line (from the address bar or history) and run it."""
@@ -236,12 +262,12 @@ class Page:
         controller = self._search_controller = js.AbortController.new()
         set_text(self.status, "Searching…")
         get("results").setAttribute("aria-busy", "true")
+        params = {"q": query, "intelligentCount": str(MAX_INTELLIGENT_SEARCH_RESULTS)}
+        zone = browser_time_zone()
+        if zone:
+            params["tz"] = zone  # the server reads after:yesterday on this browser's calendar
         try:
-            data = await self.api.get(
-                "ai.search",
-                {"q": query, "intelligentCount": str(MAX_INTELLIGENT_SEARCH_RESULTS)},
-                signal=controller.signal,
-            )
+            data = await self.api.get("ai.search", params, signal=controller.signal)
         except ApiError as exc:
             if seq == self._search_seq:
                 self._failed(query, exc)
@@ -249,6 +275,7 @@ class Page:
         if seq != self._search_seq:
             return
         self.query, self.words = query, parsed.search_text
+        self.box.remember(query)
         self._show_results(data)
 
     def _failed(self, query: str, exc: ApiError) -> None:
@@ -294,15 +321,28 @@ class Page:
         replace_children(
             get("notices"), *(element("p", n, dir="auto") for n in notices if isinstance(n, str))
         )
+        self._show_receipt(meta)
+        self._show_sort()
         if results:
             self.results.show(results)
             set_text(self.status, count_text(len(results)))
         else:
             chips = build_applied_filter_chips(self.box.filters)
-            self.results.show_empty(self.words, chips, self._scope_text())
+            diagnosis = meta.get("diagnosis") if isinstance(meta.get("diagnosis"), dict) else None
+            self.results.show_empty(self.words, chips, self._scope_text(), diagnosis)
             set_text(self.status, "No results.")
         self.answer.reset(bool(results) and meta.get("answerGenerationConfigured") is not False)
         self._searched()
+
+    def _show_receipt(self, meta: dict[str, Any]) -> None:
+        """What the search looked through ("searched 12 rooms you are in, 1 Jul – today"), and the
+        names it could not search by; the server words both."""
+        scope = meta.get("scope") if isinstance(meta.get("scope"), dict) else {}
+        unknown = scope.get("unknown") if isinstance(scope.get("unknown"), list) else []
+        lines = [scope.get("text"), *unknown]
+        receipt = get("search-receipt")
+        replace_children(receipt, *(element("span", line, dir="auto") for line in lines if isinstance(line, str)))
+        receipt.hidden = not any(isinstance(line, str) for line in lines)
 
     def _searched(self) -> None:
         self.searches_done += 1

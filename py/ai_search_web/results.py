@@ -77,6 +77,7 @@ class ResultsView:
         *,
         on_drop: Callable[[FilterChip], None],
         on_open: Callable[[Result, JsProxy, int | None], None],
+        on_relax: Callable[[str], None] | None = None,
     ) -> None:
         self._list = listing
         self._more = more
@@ -85,6 +86,8 @@ class ResultsView:
         self._on_open = on_open
         self.found: tuple[Result, ...] = ()  # every result of the search, best first
         self.results: tuple[Result, ...] = ()  # those listed, in the list's order: result n is [n]
+        self._on_relax = on_relax
+        self._relaxations: tuple[str, ...] = ()
         self.shown = 0
         self._groups: tuple[Conversation, ...] = ()
         self._group_of: tuple[int, ...] = ()  # the group of each listed result
@@ -255,8 +258,11 @@ class ResultsView:
             event.preventDefault()
             self._on_open(self.results[position - 1], item, position)
 
-    def show_empty(self, words: str, chips: Sequence[FilterChip], rooms: str) -> None:
-        """Nothing matched: say what was searched, and offer to drop each filter."""
+    def show_empty(
+        self, words: str, chips: Sequence[FilterChip], rooms: str, diagnosis: Mapping[str, Any] | None = None
+    ) -> None:
+        """Nothing matched: say what was searched, and offer to drop each filter. With the server's
+        diagnosis, say what each relaxation finds and offer each that finds something as one click."""
         self.clear()
         self._drops = tuple(chips)
         lines: list[Any] = [
@@ -270,27 +276,61 @@ class ResultsView:
         ]
         scope = [f"Searched {rooms}"] + [chip.title for chip in chips]
         lines.append(element("ul", *(element("li", line) for line in scope), class_="empty-scope"))
-        if chips:
-            lines.append(
+        labels = {chip.token: chip.label for chip in chips}
+        relaxations = _relaxations(diagnosis, labels) if self._on_relax is not None else []
+        self._relaxations = tuple(line for _label, line in relaxations)
+        if relaxations:
+            lines.append(element("p", _text((diagnosis or {}).get("text")), class_="diagnosis", dir="auto"))
+            buttons = [
+                element("button", label, type="button", class_="relax", data_index=str(index))
+                for index, (label, _line) in enumerate(relaxations)
+            ]
+        else:
+            buttons = [
                 element(
-                    "div",
-                    *(
-                        element(
-                            "button",
-                            f"Search without {chip.label}",
-                            type="button",
-                            class_="drop-filter",
-                            data_index=str(index),
-                        )
-                        for index, chip in enumerate(chips)
-                    ),
-                    class_="empty-actions",
+                    "button",
+                    f"Search without {chip.label}",
+                    type="button",
+                    class_="drop-filter",
+                    data_index=str(index),
                 )
-            )
+                for index, chip in enumerate(chips)
+            ]
+        if buttons:
+            lines.append(element("div", *buttons, class_="empty-actions"))
         replace_children(self._empty, *lines)
         self._empty.hidden = False
 
     def _drop_click(self, event: JsProxy) -> None:
+        relax = data_index(closest(event, "button.relax"), len(self._relaxations))
+        if relax is not None and self._on_relax is not None:
+            self._on_relax(self._relaxations[relax])
+            return
         index = data_index(closest(event, "button.drop-filter"), len(self._drops))
         if index is not None:
             self._on_drop(self._drops[index])
+
+
+def _relaxations(diagnosis: Mapping[str, Any] | None, labels: Mapping[str, str]) -> list[tuple[str, str]]:
+    """(button label, query line) of each relaxation the server says finds something, "Search without
+    @dave (3)": each dropped token named as its chip is (`labels`: token -> label)."""
+    found = diagnosis.get("relaxations") if isinstance(diagnosis, Mapping) else None
+    offers = []
+    for item in found if isinstance(found, list) else ():
+        if not isinstance(item, Mapping) or not isinstance(item.get("q"), str) or not item["q"].strip():
+            continue
+        count = item.get("count")
+        if not isinstance(count, int) or isinstance(count, bool) or count <= 0:
+            continue
+        shown = f"{count}+" if item.get("more") is True else str(count)
+        drop = _text(item.get("drop"))
+        tokens = [t for t in item.get("tokens", []) if isinstance(t, str)] if isinstance(item.get("tokens"), list) else []
+        if drop == "all":
+            label = f"Search all your rooms with no filter ({shown})"
+        elif drop == "quotes":
+            label = f"Search the words in any order ({shown})"
+        else:
+            named = " ".join(labels.get(token, token) for token in tokens) or drop
+            label = f"Search without {named} ({shown})"
+        offers.append((label, item["q"]))
+    return offers

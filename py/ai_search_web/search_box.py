@@ -7,8 +7,17 @@ the caller's complete lists are known (otherwise one request, whose answer updat
 arrives, if the token is still the same)::
 
     input          finished filters before the caret -> chips; the token at the caret -> suggestions
+                   (rooms, people, date values narrowed by what is typed, has:/is:/sort: values);
+                   a finished token whose value was refused -> a hint under the box
+    empty box      the recent searches of this browser, and one option to clear them
+    "Pick a date…" the last date suggestion: a native date input (arrows and digits, or its
+                   calendar); Enter (or leaving it with a date) applies it, Escape goes back
     Enter / Tab    an active suggestion replaces the token at the caret (then becomes a chip)
     Backspace/Left at the start of the box -> the last chip
+    chip label     the chip's token goes back into the box at the caret, to be edited
+
+Dates are the browser's: chips show the days a value means on the browser's calendar day, and the
+search sends the browser's time zone, in which the server reads the same words.
 
 Carets: the DOM counts UTF-16 units, the grammar code points (:mod:`.caret` converts).
 
@@ -25,9 +34,10 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 import js
-from pyodide.ffi import JsProxy
+from pyodide.ffi import JsException, JsProxy
 
 from ai_search import (
+    DATE_PICKER_GROUP,
     MAX_SEARCH_QUERY_LENGTH,
     ActiveSearchFilter,
     FilterChip,
@@ -35,11 +45,14 @@ from ai_search import (
     SearchFilters,
     apply_search_filter_token,
     build_applied_filter_chips,
+    build_filter_hints,
     build_filter_suggestions,
     build_user_filter_suggestions,
     extract_completed_search_filters,
+    find_refused_search_filters,
     get_active_search_filter,
     get_search_filter_operator,
+    insert_search_filter_token,
     merge_filter_suggestions,
     merge_search_filters,
     remove_search_filter,
@@ -49,11 +62,20 @@ from .api import ApiClient, ApiError
 from .caret import index_to_utf16, utf16_to_index
 from .chips import ChipsView
 from .combobox import Combobox, is_composing
-from .dom import listen, present
+from .dom import listen, present, replace_children
 from .lookups import ROOM_LOOKUP, USER_LOOKUP, LookupCache
+from .recent import (
+    CLEAR_RECENT_GROUP,
+    RECENT_GROUP,
+    RECENT_SEARCHES_KEY,
+    encode_recent_searches,
+    recent_search_suggestions,
+    recent_searches,
+    with_recent_search,
+)
 from .wording import counter_text
 
-__all__ = ["KEY_TIMINGS_KEPT", "SearchBox"]
+__all__ = ["KEY_TIMINGS_KEPT", "SearchBox", "browser_time_zone", "browser_today"]
 
 # Keystrokes whose timings are kept for the benchmark (window.aiSearchTimings), newest last.
 KEY_TIMINGS_KEPT = 500
@@ -61,6 +83,18 @@ _ROUTES = {"room": "rooms.autocomplete.channelAndPrivate", "user": "users.autoco
 _SELECTOR_FIELDS = {"room": "name", "user": "term"}
 # Filter kinds whose suggestions come from the server (so only for someone signed in).
 _LOOKED_UP = frozenset(_ROUTES)
+
+
+def browser_today() -> datetime.date:
+    """The browser's calendar day, from its own clock and zone (what "today" means to the person)."""
+    now = js.Date.new()
+    return datetime.date(int(now.getFullYear()), int(now.getMonth()) + 1, int(now.getDate()))
+
+
+def browser_time_zone() -> str:
+    """The browser's IANA time zone (``Europe/Paris``); "" when the browser does not say."""
+    zone = present(js.Intl.DateTimeFormat.new().resolvedOptions().timeZone)
+    return zone if isinstance(zone, str) else ""
 
 
 class SearchBox:
@@ -75,6 +109,9 @@ class SearchBox:
         signed_in: Callable[[], bool],
         spawn: Callable[[Coroutine[Any, Any, Any]], None],
         on_chip_removed: Callable[[FilterChip, bool], None],
+        hints: JsProxy | None = None,
+        on_recent: Callable[[str], None] | None = None,
+        date_picker: JsProxy | None = None,
     ) -> None:
         self.box = box
         box.maxLength = MAX_SEARCH_QUERY_LENGTH
@@ -83,8 +120,13 @@ class SearchBox:
         self._signed_in = signed_in
         self._spawn = spawn
         self._on_chip_removed = on_chip_removed
+        self._hints = hints
+        self._hints_shown: tuple[str, ...] = ()
+        self._on_recent = on_recent
+        self._picker = date_picker
+        self._picking = ""  # the date key the picker fills
         self.filters = SearchFilters()
-        self.chips = ChipsView(chips, on_remove=self._remove_chip, on_leave=self.focus)
+        self.chips = ChipsView(chips, on_remove=self._remove_chip, on_leave=self.focus, on_edit=self._edit_chip)
         self.combo = Combobox(box, listbox, on_accept=self.accept_suggestion)
         self._lookups = {"room": LookupCache(ROOM_LOOKUP), "user": LookupCache(USER_LOOKUP)}
         self._pending: set[tuple[str, str]] = set()
@@ -95,6 +137,10 @@ class SearchBox:
         listen(box, "keydown", self._on_keydown)
         listen(box, "compositionend", lambda _event: self.refresh())
         listen(box, "blur", lambda _event: self.combo.close())
+        listen(box, "focus", lambda _event: self._offer_recent())
+        if date_picker is not None:
+            listen(date_picker, "keydown", self._picker_key)
+            listen(date_picker, "blur", lambda _event: self._picked(apply=True))
 
     # -- text, caret, filters ----------------------------------------------------------------------
 
@@ -114,7 +160,7 @@ class SearchBox:
 
     def set_filters(self, filters: SearchFilters) -> None:
         self.filters = filters
-        self.chips.render(build_applied_filter_chips(filters))
+        self.chips.render(build_applied_filter_chips(filters, today=browser_today()))
 
     def focus(self) -> None:
         self.box.focus()
@@ -125,6 +171,16 @@ class SearchBox:
         if not self.chips.focus_last():
             self.focus()
         self._on_chip_removed(chip, True)
+
+    def _edit_chip(self, chip: FilterChip, index: int) -> None:
+        """A chip's label: its value leaves the chips and its token goes back into the box at the
+        caret, still being typed (so its suggestions show), to be changed and finished again."""
+        self.set_filters(remove_search_filter(self.filters, chip.filter_key, chip.value))
+        text = self.text
+        inserted = insert_search_filter_token(text, self.caret(text), chip.token)
+        self.focus()
+        self.set_text(inserted.text, inserted.caret)
+        self.refresh()
 
     def drop(self, chip: FilterChip) -> None:
         """Drop one filter value from elsewhere (the empty state's buttons)."""
@@ -161,7 +217,48 @@ class SearchBox:
             text, caret = before + after, len(before)
             self.set_text(text, caret)
             self.set_filters(merge_search_filters(self.filters, completed.filters))
-        self._suggest(get_active_search_filter(text, caret))
+        active = get_active_search_filter(text, caret)
+        self._hint(text[: active.start] + text[active.end :] if active is not None else text)
+        if not text.strip():
+            self._offer_recent()
+            return
+        self._suggest(active)
+
+    def _hint(self, finished: str) -> None:
+        """Say why a finished token stays words (`has:pdf`); the token being typed says nothing yet."""
+        if self._hints is None:
+            return
+        hints = build_filter_hints(find_refused_search_filters(finished))
+        if hints != self._hints_shown:
+            self._hints_shown = hints
+            replace_children(self._hints, *(hint + " " for hint in hints))
+            self._hints.hidden = not hints
+
+    # -- recent searches ---------------------------------------------------------------------------
+
+    def recent(self) -> tuple[str, ...]:
+        try:
+            return recent_searches(present(js.localStorage.getItem(RECENT_SEARCHES_KEY)))
+        except JsException:  # storage disabled: nothing was kept
+            return ()
+
+    def remember(self, line: str) -> None:
+        """Keep `line` as this browser's newest recent search."""
+        self._store_recent(with_recent_search(self.recent(), line))
+
+    def _store_recent(self, kept: tuple[str, ...]) -> None:
+        try:
+            if kept:
+                js.localStorage.setItem(RECENT_SEARCHES_KEY, encode_recent_searches(kept))
+            else:
+                js.localStorage.removeItem(RECENT_SEARCHES_KEY)
+        except JsException:
+            pass
+
+    def _offer_recent(self) -> None:
+        if self._on_recent is None or self.text.strip() or self.filters != SearchFilters():
+            return
+        self.combo.show(recent_search_suggestions(self.recent()))
 
     def _count(self) -> None:
         text = self.text
@@ -184,7 +281,7 @@ class SearchBox:
         if active is None or (kind in _LOOKED_UP and not self._signed_in()):
             self.combo.close()
             return
-        suggestions: tuple[FilterSuggestion, ...]
+        suggestions: tuple[FilterSuggestion, ...] = ()
         if kind == "room":
             suggestions = build_filter_suggestions(active, self._lookup(kind, active.lookup_text) or ())
         elif kind == "user":
@@ -192,12 +289,23 @@ class SearchBox:
             suggestions = merge_filter_suggestions(
                 build_user_filter_suggestions(active, users), build_filter_suggestions(active)
             )
-        else:  # dates: the local calendar day (Pyodide's clock follows the browser's time zone)
-            suggestions = build_filter_suggestions(active, today=datetime.date.today())
+        else:  # dates, has:/is:/sort: values (nothing for an excluded word)
+            suggestions = build_filter_suggestions(active, today=browser_today())
         self.combo.show(suggestions)
 
     def accept_suggestion(self, suggestion: FilterSuggestion) -> None:
-        """Put the chosen value in place of the token at the caret; it then becomes a chip."""
+        """Put the chosen value in place of the token at the caret; it then becomes a chip. A recent
+        search runs again; "Clear recent searches" forgets them."""
+        if suggestion.group == RECENT_GROUP and self._on_recent is not None:
+            self._on_recent(suggestion.value)
+            return
+        if suggestion.group == CLEAR_RECENT_GROUP:
+            self._store_recent(())
+            self.combo.close()
+            return
+        if suggestion.group == DATE_PICKER_GROUP and self._picker is not None:
+            self._open_picker(suggestion.filter_key)
+            return
         text = self.text
         caret = self.caret(text)
         active = get_active_search_filter(text, caret)
@@ -207,6 +315,41 @@ class SearchBox:
 
     def close(self) -> None:
         self.combo.close()
+
+    # -- the date picker ---------------------------------------------------------------------------
+
+    def _open_picker(self, key: str) -> None:
+        assert self._picker is not None
+        self._picking = key
+        text = self.text
+        active = get_active_search_filter(text, self.caret(text))
+        typed = active.lookup_text if active is not None else ""
+        self._picker.value = typed if len(typed) == len("2026-11-03") else ""
+        self._picker.hidden = False
+        self._picker.focus()
+
+    def _picker_key(self, event: JsProxy) -> None:
+        if event.key == "Enter":
+            event.preventDefault()
+            self._picked(apply=True)
+        elif event.key == "Escape":
+            event.preventDefault()
+            self._picked(apply=False)
+
+    def _picked(self, *, apply: bool) -> None:
+        """Close the picker; with `apply` and a date in it, that date replaces the token at the caret."""
+        if self._picker is None or not self._picking:
+            return
+        key, self._picking = self._picking, ""
+        value = str(self._picker.value or "")
+        self._picker.hidden = True
+        self.focus()
+        if apply and value:
+            text = self.text
+            caret = self.caret(text)
+            applied = apply_search_filter_token(text, get_active_search_filter(text, caret), key, value, caret)
+            self.set_text(applied.text, applied.caret)
+            self.refresh()
 
     # -- lookups ---------------------------------------------------------------------------------
 

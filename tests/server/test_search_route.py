@@ -64,6 +64,8 @@ async def test_result_is_rebuilt_from_the_store(
         "matchReason": "both",
     }
     assert 0 < first["score"] <= 1
+    scope = body["meta"].pop("scope")
+    assert (scope["rooms"], scope["from"], scope["unknown"]) == (3, "2026-11-01", [])
     assert body["meta"] == {
         "intelligentSearchEnabled": True,
         "intelligentSearchConfigured": True,

@@ -74,7 +74,9 @@ def test_fold_word(word: str, folded: str) -> None:
         pytest.param("老化测试", '"老化" + "化测" + "测试"', id="cjk-pairs-adjacent"),
         pytest.param("返品", '"返品"', id="a-cjk-pair-is-never-a-prefix"),
         pytest.param("ERR_CONN_RESET", '"err" + "conn" + "reset"', id="phrase-words-adjacent"),
-        pytest.param('say "NEAR(a b)" OR', '"say" OR "near" + "a" OR "b"', id="fts-syntax-is-quoted-away"),
+        pytest.param('say "NEAR(a b)" OR', '"say" OR "near" + "a" + "b"', id="fts-syntax-is-quoted-away"),
+        pytest.param('say NEAR(a b) OR', '"say" OR "near" + "a" OR "b"', id="fts-syntax-unquoted-is-words"),
+        pytest.param('"rolling back" now', '"rolling" + "back" OR "now"', id="a-quoted-phrase-is-one-term"),
         pytest.param("", "", id="no-terms-no-expression"),
     ],
 )

@@ -43,13 +43,16 @@ def test_every_operator_fills_a_field_of_search_filters() -> None:
         assert ("tuple" in str(fields[op.field])) == op.multiple, op.key
 
 
-def test_the_keys_are_the_four_upstream_keys_in_chip_order() -> None:
-    assert SEARCH_FILTER_KEYS == ("in", "from", "after", "before")
+def test_the_keys_are_the_upstream_keys_and_ours_in_chip_order() -> None:
+    assert (
+        *("in", "-in", "from", "-from", "has", "-has", "is", "-is"),
+        *("after", "before", "on", "during", "sort", "-"),
+    ) == SEARCH_FILTER_KEYS
 
 
 def test_an_unknown_key_is_refused_with_the_known_keys_named() -> None:
-    with pytest.raises(ValueError, match=r"unknown search filter key 'on'; expected one of in, from"):
-        get_search_filter_operator("on")
+    with pytest.raises(ValueError, match=r"unknown search filter key 'to'; expected one of in, -in, from"):
+        get_search_filter_operator("to")
 
 
 @pytest.mark.parametrize("module", [_grammar, _operators], ids=lambda m: m.__name__)
@@ -109,7 +112,7 @@ def test_all_names_every_public_class_and_function_of_the_module(module: Any) ->
         ),
         pytest.param("ＩＮ:ops", "ＩＮ:ops", F(), id="full-width-letters-are-not-a-key"),
         pytest.param("ın:ops İN:ops", "ın:ops İN:ops", F(), id="dotless-and-dotted-i-are-not-a-key"),
-        pytest.param("on:2026-01-01", "on:2026-01-01", F(), id="an-unknown-key-is-text"),
+        pytest.param("to:2026-01-01", "to:2026-01-01", F(), id="an-unknown-key-is-text"),
         pytest.param(
             "in:Ops in:ops in:OPS in:dev",
             "",
@@ -290,7 +293,7 @@ def test_extract_completed_search_filters(
         pytest.param("deploy", None, None, id="plain-text-has-none"),
         pytest.param("", None, None, id="empty-text-has-none"),
         pytest.param("xin:gen", None, None, id="a-glued-key-is-not-a-token"),
-        pytest.param("on:gen", None, None, id="an-unknown-key-is-not-a-token"),
+        pytest.param("to:gen", None, None, id="an-unknown-key-is-not-a-token"),
         pytest.param("deploy in:gen x", 12, ("in", "gen", 7, 13), id="caret-mid-value-takes-the-whole-token"),
         pytest.param("in:ops", 3, ("in", "ops", 0, 6), id="caret-right-after-the-colon"),
         pytest.param("in:ops", 1, None, id="caret-inside-the-key-is-not-editing-a-value"),
@@ -411,8 +414,8 @@ def test_apply_refuses_an_active_filter_outside_the_text() -> None:
 
 
 def test_apply_refuses_an_unknown_key() -> None:
-    with pytest.raises(ValueError, match="unknown search filter key 'has'"):
-        apply_search_filter_token("x", None, "has", "link")
+    with pytest.raises(ValueError, match="unknown search filter key 'to'"):
+        apply_search_filter_token("x", None, "to", "alice")
 
 
 # -- format_search_filter_value / serialize_search_query ---------------------------------------

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import re
+from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -13,21 +14,43 @@ from ai_search._grammar import (
     apply_search_filter_token,
     drop_unfinished_search_filters,
     extract_completed_search_filters,
+    find_refused_search_filters,
     format_search_filter_value,
     get_active_search_filter,
     parse_search_filter_text,
     serialize_search_query,
 )
-from ai_search._operators import SEARCH_FILTER_KEYS, SearchFilters
+from ai_search._operators import (
+    HAS_VALUES,
+    IS_VALUES,
+    SEARCH_FILTER_PREFIXES,
+    SORT_VALUES,
+    SearchFilters,
+    get_search_filter_operator,
+    resolve_search_dates,
+)
+from ai_search._search_dates import SEARCH_DATE_WORDS
+from ai_search._suggestions import build_applied_filter_chips, build_filter_hints, build_filter_suggestions
 
 PROPERTY_SETTINGS = settings(max_examples=300, deadline=None)
 
 # Text that looks like queries: filter keys in any case, sigils, quotes, commas, dates, odd spaces.
 _FRAGMENTS = st.sampled_from(
     [
-        *(f"{k}:" for k in SEARCH_FILTER_KEYS),
+        *SEARCH_FILTER_PREFIXES,
         "IN:",
         "From:",
+        "-IN:",
+        "Has:",
+        "-",
+        "--",
+        "link",
+        "DM",
+        "new",
+        "-7d",
+        "yesterday",
+        "2026-10",
+        "last-week",
         "#",
         "@",
         '"',
@@ -56,7 +79,24 @@ VALID_NAMES = (
     .filter(bool)
 )
 NAME_LISTS = st.lists(VALID_NAMES, max_size=MAX_SEARCH_FILTER_VALUES, unique_by=str.lower).map(tuple)
-DATES = st.none() | st.dates(min_value=datetime.date(1, 1, 1)).map(datetime.date.isoformat)
+DATES = st.none() | st.one_of(
+    st.dates(min_value=datetime.date(1, 1, 1)).map(datetime.date.isoformat),
+    st.dates(min_value=datetime.date(1, 1, 1)).map(lambda day: day.isoformat()[:7]),
+    st.sampled_from(SEARCH_DATE_WORDS),
+    st.integers(min_value=1, max_value=999).map(lambda n: f"-{n}d"),
+)
+_WORDS = (
+    st.one_of(
+        st.sampled_from(["a,b", "two words", "in:x", "--v", "#x", "-", "x-y", "7"]),
+        st.text(_NAME_CHARACTERS, min_size=1, max_size=12),
+    )
+    .map(str.strip)
+    .filter(bool)
+)
+
+
+def _choices(values: dict[str, str] | Any) -> st.SearchStrategy[tuple[str, ...]]:
+    return st.lists(st.sampled_from(sorted(set(values.values()))), unique=True).map(tuple)
 
 
 @st.composite
@@ -68,6 +108,18 @@ def valid_queries(draw: st.DrawFn) -> tuple[str, SearchFilters]:
         from_usernames=draw(NAME_LISTS),
         start_date=draw(DATES),
         end_date=draw(DATES),
+        excluded_room_names=draw(NAME_LISTS),
+        excluded_usernames=draw(NAME_LISTS),
+        has=draw(_choices(HAS_VALUES)),
+        excluded_has=draw(_choices(HAS_VALUES)),
+        is_=draw(_choices(IS_VALUES)),
+        excluded_is=draw(_choices(IS_VALUES)),
+        on_date=draw(DATES),
+        during=draw(DATES),
+        sort=draw(st.none() | st.sampled_from(sorted(set(SORT_VALUES.values())))),
+        excluded_words=draw(
+            st.lists(_WORDS, max_size=MAX_SEARCH_FILTER_VALUES, unique_by=str.lower).map(tuple)
+        ),
     )
     return search_text, filters
 
@@ -137,7 +189,8 @@ def test_applying_a_suggestion_replaces_only_the_active_token(text: str, caret: 
     active = get_active_search_filter(text, caret)
     applied = apply_search_filter_token(text, active, "in", name, caret)
     if active is not None:
-        assert text[active.start : active.end].lower().startswith(active.key + ":")
+        typed_prefix = text[active.start : active.end - len(active.value)]
+        assert typed_prefix.lower() in get_search_filter_operator(active.key).prefixes
         assert text[active.start : active.end].endswith(active.value)
         assert applied.text[: active.start] == text[: active.start]
         assert applied.text[applied.caret :] == text[active.end :].lstrip()
@@ -148,7 +201,12 @@ def test_applying_a_suggestion_replaces_only_the_active_token(text: str, caret: 
     assert parse_search_filter_text(token).filters.room_names == (name,)
 
 
-_UNFINISHED = re.compile(r'(?:^|(?<=\s))(?:in|from|after|before):(?:[#@]|"\s*")?(?=\s|$)', re.IGNORECASE)
+_UNFINISHED = re.compile(
+    r"(?:^|(?<=\s))(?:"
+    + "|".join(re.escape(p) for p in SEARCH_FILTER_PREFIXES if p != "-")
+    + r')(?:[#@]|"\s*")?(?=\s|$)',
+    re.IGNORECASE,
+)
 
 
 @PROPERTY_SETTINGS
@@ -158,3 +216,25 @@ def test_dropping_unfinished_filters_keeps_every_filter_and_leaves_none_unfinish
     assert parse_search_filter_text(dropped).filters == parse_search_filter_text(text).filters
     assert not _UNFINISHED.search(dropped)
     assert drop_unfinished_search_filters(dropped) == dropped
+
+
+@PROPERTY_SETTINGS
+@given(QUERY_LIKE_TEXT, st.integers(min_value=0, max_value=300), st.dates(min_value=datetime.date(1, 1, 1)))
+def test_chips_hints_and_suggestions_never_raise_and_chips_edit_back(
+    text: str, caret: int, today: datetime.date
+) -> None:
+    filters = parse_search_filter_text(text).filters
+    for chip in build_applied_filter_chips(filters, today=today):
+        alone = parse_search_filter_text(chip.token).filters
+        assert get_search_filter_operator(chip.filter_key).values_of(alone) == (chip.value,)
+    build_filter_hints(find_refused_search_filters(text))
+    build_filter_suggestions(get_active_search_filter(text, caret), today=today)
+    resolve_search_dates(filters, today)
+
+
+@PROPERTY_SETTINGS
+@given(QUERY_LIKE_TEXT)
+def test_refused_tokens_are_words_of_the_search_text(text: str) -> None:
+    words = parse_search_filter_text(drop_unfinished_search_filters(text)).search_text
+    for refused in find_refused_search_filters(text):
+        assert refused.token in words

@@ -98,20 +98,24 @@ def _view(suggestions: tuple[FilterSuggestion, ...]) -> list[tuple[str, ...]]:
         pytest.param(
             "after:",
             [
-                ("after-2026-03-01", "after:2026-03-01", "2026-03-01", "after", "", "dates", "calendar"),
-                ("after-2026-02-28", "after:2026-02-28", "2026-02-28", "after", "", "dates", "calendar"),
-                ("after-2026-02-22", "after:2026-02-22", "2026-02-22", "after", "", "dates", "calendar"),
+                ("after-today", "after:today", "today", "after", "", "dates", "calendar"),
+                ("after-yesterday", "after:yesterday", "yesterday", "after", "", "dates", "calendar"),
+                ("after--7d", "after:-7d", "-7d", "after", "", "dates", "calendar"),
+                ("after-last-week", "after:last-week", "last-week", "after", "", "dates", "calendar"),
+                ("after-this-month", "after:this-month", "this-month", "after", "", "dates", "calendar"),
+                ("after-pick", "Pick a date…", "", "after", "", "date-picker", "calendar"),
             ],
-            id="after-offers-today-yesterday-and-a-week-ago",
+            id="after-offers-date-words-before-anything-is-typed",
         ),
         pytest.param(
-            "x before:2026",
+            "x before:2025-1",
             [
-                ("before-2026-03-01", "before:2026-03-01", "2026-03-01", "before", "", "dates", "calendar"),
-                ("before-2026-02-28", "before:2026-02-28", "2026-02-28", "before", "", "dates", "calendar"),
-                ("before-2026-02-22", "before:2026-02-22", "2026-02-22", "before", "", "dates", "calendar"),
+                ("before-2025-12", "before:2025-12", "2025-12", "before", "", "dates", "calendar"),
+                ("before-2025-11", "before:2025-11", "2025-11", "before", "", "dates", "calendar"),
+                ("before-2025-10", "before:2025-10", "2025-10", "before", "", "dates", "calendar"),
+                ("before-pick", "Pick a date…", "", "before", "", "date-picker", "calendar"),
             ],
-            id="before-offers-the-same-dates",
+            id="a-typed-prefix-narrows-to-the-months-it-starts",
         ),
     ],
 )
@@ -124,7 +128,18 @@ def test_build_filter_suggestions(text: str, expected: list[tuple[str, ...]]) ->
     [
         pytest.param("in:g", ["Search_in_this_room"] * AI_SEARCH_FILTER_SUGGESTION_LIMIT, id="rooms"),
         pytest.param("from:al", ["Search_messages_from_this_username"], id="typed-user"),
-        pytest.param("after:", ["Today", "Yesterday", "Last_7_days"], id="dates"),
+        pytest.param(
+            "after:",
+            [
+                "Search_date_today · 2026-03-01",
+                "Search_date_yesterday · 2026-02-28",
+                "Search_date_days_ago|count=7 · 2026-02-22",
+                "Search_date_last_week · 2026-02-16 – 2026-02-22",
+                "Search_date_this_month · 2026-03-01 – 2026-03-31",
+                "Search_date_pick_description",
+            ],
+            id="dates",
+        ),
     ],
 )
 def test_suggestion_descriptions_go_through_the_translator(text: str, descriptions: list[str]) -> None:
@@ -134,18 +149,26 @@ def test_suggestion_descriptions_go_through_the_translator(text: str, descriptio
 
 def test_suggestion_descriptions_default_to_english() -> None:
     suggestions = build_filter_suggestions(active("after:"), (), today=TODAY)
-    assert [s.description for s in suggestions] == ["Today", "Yesterday", "Last 7 days"]
+    assert [s.description for s in suggestions][:3] == [
+        "Today · 2026-03-01",
+        "Yesterday · 2026-02-28",
+        "7 days ago · 2026-02-22",
+    ]
 
 
 def test_date_suggestions_default_to_the_local_calendar_date() -> None:
     before = datetime.date.today()
-    first = build_filter_suggestions(active("after:"))[0].value
-    assert first in {before.isoformat(), datetime.date.today().isoformat()}
+    first = build_filter_suggestions(active("after:"))[0].description
+    assert first in {f"Today · {before.isoformat()}", f"Today · {datetime.date.today().isoformat()}"}
 
 
 def test_a_week_ago_crosses_a_year_boundary() -> None:
-    values = [s.value for s in build_filter_suggestions(active("after:"), today=datetime.date(2027, 1, 3))]
-    assert values == ["2027-01-03", "2027-01-02", "2026-12-27"]
+    found = build_filter_suggestions(active("after:"), today=datetime.date(2027, 1, 3))
+    assert [s.description.rsplit(" · ", 1)[1] for s in found[:3]] == [
+        "2027-01-03",
+        "2027-01-02",
+        "2026-12-27",
+    ]
 
 
 def test_a_suggestion_value_applies_as_the_same_filter() -> None:

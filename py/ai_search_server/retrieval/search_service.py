@@ -32,7 +32,7 @@ import logging
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, timedelta, tzinfo
 from typing import Literal
 
 import anyio
@@ -41,9 +41,12 @@ from ai_search import (
     AI_SEARCH_PAGE_SIZE,
     DEFAULT_INTELLIGENT_SEARCH_RECENCY_HALF_LIFE_DAYS,
     DEFAULT_INTELLIGENT_SEARCH_SEMANTIC_WEIGHT,
+    MAX_INTELLIGENT_SEARCH_CANDIDATES,
     CandidateSource,
     IntelligentSearchCandidate,
     PipelineFilters,
+    SearchDateRange,
+    SearchFilters,
     apply_temporal_rerank,
     build_intelligent_search_pipeline_filters,
     filter_semantic_candidates_by_minimum_similarity,
@@ -52,14 +55,17 @@ from ai_search import (
     get_intelligent_search_candidate_limit,
     get_match_reason,
     normalize_intelligent_search_candidates,
+    resolve_search_dates,
+    search_date_bounds,
     to_ranked_candidates,
 )
 
 from ..store.base import Store
 from ..store.records import Message, Room, User
 from .floor import RelevanceFloor
+from .message_checks import MessageChecks, MessageContext
 from .pipeline_client import Pipeline, PipelineError
-from .terms import Term, highlight_ranges, query_terms
+from .terms import Term, highlight_ranges, query_terms, quoted_phrases, value_term
 
 __all__ = [
     "THREAD_TITLE_CHARS",
@@ -69,9 +75,11 @@ __all__ = [
     "SearchOutcome",
     "SearchReport",
     "SearchRequest",
+    "SearchScope",
     "SearchService",
     "SearchStatus",
     "SearchType",
+    "SortOrder",
     "ThreadRef",
     "thread_title",
 ]
@@ -79,11 +87,15 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 SearchType = Literal["keyword", "semantic", "hybrid"]
+# relevance: the fused ranking; new: the same results, newest first.
+SortOrder = Literal["relevance", "new"]
 # ok: ran; off: the weight left it out; unavailable: cannot run here (no embedder); failed: errored.
 BranchState = Literal["ok", "off", "unavailable", "failed"]
 _TYPE_WEIGHTS: dict[str, int] = {"keyword": 0, "semantic": 100}
 # Characters of a thread's title in a result (its first message's first line, cut at a word).
 THREAD_TITLE_CHARS = 120
+# The store keeps times in milliseconds: an excluded end is the included instant 1 ms before it.
+_TIMESTAMP_STEP = timedelta(milliseconds=1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +114,13 @@ class SearchOptions:
 
 @dataclass(frozen=True, slots=True)
 class SearchRequest:
-    """One search, already validated: lists hold at most 25 non-empty values, dates are aware."""
+    """One search, already validated: lists hold at most 25 non-empty values, date-times are aware.
+
+    `start_date`/`end_date` are absolute bounds (upstream's parameters); `dates` holds the date
+    values of a search line as typed (`after:-7d`), read on the service's clock in `zone`, the
+    caller's time zone. The `excluded_*`, `has`, `is_` and `excluded_words` fields are the search
+    line's (`_operators`), checked on each stored message (`message_checks`).
+    """
 
     text: str
     limit: int = AI_SEARCH_PAGE_SIZE
@@ -114,6 +132,45 @@ class SearchRequest:
     start_date: datetime | None = None
     end_date: datetime | None = None
     search_type: SearchType | None = None
+    excluded_room_names: tuple[str, ...] = ()
+    excluded_usernames: tuple[str, ...] = ()
+    has: tuple[str, ...] = ()
+    excluded_has: tuple[str, ...] = ()
+    is_: tuple[str, ...] = ()
+    excluded_is: tuple[str, ...] = ()
+    excluded_words: tuple[str, ...] = ()
+    sort: SortOrder = "relevance"
+    dates: SearchFilters = field(default_factory=SearchFilters)
+    zone: tzinfo = UTC
+
+    def checks(self) -> MessageChecks:
+        """What each stored message must be for this request (beyond room, author and time)."""
+        return MessageChecks(
+            has=self.has,
+            excluded_has=self.excluded_has,
+            is_=self.is_,
+            excluded_is=self.excluded_is,
+            excluded_usernames=self.excluded_usernames,
+            excluded_words=tuple(t for t in map(value_term, self.excluded_words) if t),
+            required_phrases=quoted_phrases(self.text),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class SearchScope:
+    """What a search looked through, for the receipt under the results: how many rooms, from which
+    day to which (in the caller's zone; `first` None when those rooms hold no message yet), and the
+    names the request gave that are no room or person of the caller's ("no room #inc that you are in").
+    """
+
+    rooms: int
+    first: date | None
+    last: date
+    today: date
+    zone: str
+    unknown_rooms: tuple[str, ...] = ()
+    unknown_people: tuple[str, ...] = ()
+    no_days: bool = False  # the date filters contradict each other
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +212,7 @@ class SearchReport:
     notices: tuple[str, ...] = ()
     # Messages the embedded index has yet to embed (0: all of them, or a remote pipeline).
     pending_embeddings: int = 0
+    scope: SearchScope | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,6 +228,18 @@ class SearchStatus:
 class SearchOutcome:
     hits: tuple[SearchHit, ...]
     report: SearchReport
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """One search's scope: the pipeline filter (None: nothing can match), the rooms it covers, the
+    absolute bounds every result must fall within, and what the receipt says."""
+
+    filters: PipelineFilters | None
+    rooms: frozenset[str]
+    start: datetime | None
+    end: datetime | None
+    scope: SearchScope
 
 
 @dataclass(slots=True)
@@ -203,43 +273,84 @@ class SearchService:
 
     # -- the three scoping steps ---------------------------------------------------------------------
 
-    def _pipeline_filters(self, user: User, request: SearchRequest) -> PipelineFilters | None:
+    def _plan(self, user: User, request: SearchRequest) -> _Plan:
         readable = self.store.readable_room_ids(user.id)
-        name_ids = []
-        for name in request.room_names:
-            # Among the caller's rooms only: a foreign room of the same name never shadows theirs.
+        name_ids, unknown = self._room_ids(user, request.room_names, readable)
+        excluded, unknown_excluded = self._room_ids(user, request.excluded_room_names, readable)
+        people = tuple(
+            name
+            for name in dict.fromkeys((*request.from_usernames, *request.excluded_usernames))
+            if not self.store.shares_a_room(user.id, name.removeprefix("@"))
+        )
+        zone = request.zone
+        today = self._clock().astimezone(zone).date()
+        days = resolve_search_dates(request.dates, today)
+        start, end = _bounds(request, days, zone)
+        filters: PipelineFilters | None = None
+        # The rooms asked for by name are not the caller's: no fallback to all rooms.
+        if not (request.room_names and not name_ids and not request.rids and not request.rid):
+            filters = build_intelligent_search_pipeline_filters(
+                sorted(readable - set(excluded)),
+                rid=request.rid,
+                rids=[*request.rids, *name_ids],
+                from_username=request.from_username,
+                from_usernames=request.from_usernames,
+                start_date=start,
+                end_date=end,
+            )
+        rooms = frozenset(_filter_rooms(filters)) if filters is not None else frozenset()
+        earliest = _local_day(self.store.earliest_message_at(rooms), zone) if rooms else None
+        bounds = [d for d in (days.start, earliest) if d is not None]
+        first = max(bounds) if bounds else None
+        last = min(today, days.end - timedelta(days=1)) if days.end is not None else today
+        scope = SearchScope(
+            rooms=len(rooms),
+            first=first,
+            last=last,
+            today=today,
+            zone=_zone_name(zone),
+            unknown_rooms=(*unknown, *unknown_excluded),
+            unknown_people=people,
+            no_days=days.empty,
+        )
+        return _Plan(filters if not days.empty else None, rooms, start, end, scope)
+
+    def _room_ids(
+        self, user: User, names: Sequence[str], readable: frozenset[str]
+    ) -> tuple[list[str], list[str]]:
+        """The ids of the rooms named, among the caller's only (a foreign room of the same name
+        never shadows theirs), and the names that are none of theirs."""
+        ids, unknown = [], []
+        for name in names:
             room = self.store.readable_room_by_name(user.id, name)
             if room is not None and room.id in readable:
-                name_ids.append(room.id)
-        if request.room_names and not name_ids and not request.rids and not request.rid:
-            return None  # the rooms asked for by name are not the caller's: no fallback to all rooms
-        return build_intelligent_search_pipeline_filters(
-            sorted(readable),
-            rid=request.rid,
-            rids=[*request.rids, *name_ids],
-            from_username=request.from_username,
-            from_usernames=request.from_usernames,
-            start_date=request.start_date,
-            end_date=request.end_date,
-        )
+                ids.append(room.id)
+            else:
+                unknown.append(name)
+        return ids, unknown
 
     def _resolve(
         self,
         user: User,
         request: SearchRequest,
         ranked: Sequence[IntelligentSearchCandidate],
-        scope_rooms: frozenset[str],
+        plan: _Plan,
     ) -> tuple[SearchHit, ...]:
         ids = list(dict.fromkeys(c.msg_id for c in ranked if c.msg_id))
         messages = self.store.get_messages(ids)
         # Read again: a subscription lost or a ban set while the pipeline answered counts.
-        allowed = scope_rooms & self.store.readable_room_ids(user.id)
+        allowed = plan.rooms & self.store.readable_room_ids(user.id)
         rooms = self.store.get_rooms({m.room_id for m in messages.values() if m.room_id in allowed})
         authors = {
             n.removeprefix("@").lower() for n in (*request.from_usernames, request.from_username or "")
         }
         authors.discard("")
+        checks = request.checks()
+        matcher = checks.matcher()
+        threads = self.store.thread_summaries(messages) if checks.needs_threads else {}
         terms = query_terms(request.text)
+        # Sorted by time, every result that passes counts; by relevance, the first `limit` do.
+        wanted = len(ranked) if request.sort == "new" else request.limit
         hits: list[SearchHit] = []
         seen: set[str] = set()
         for candidate in ranked:
@@ -247,12 +358,17 @@ class SearchService:
             room = rooms.get(message.room_id) if message is not None else None
             if message is None or room is None or message.id in seen:
                 continue
-            if not _within(message, authors, request.start_date, request.end_date):
+            if not _within(message, authors, plan.start, plan.end):
+                continue
+            if checks.active and not matcher.passes(MessageContext(message, room, message.id in threads)):
                 continue
             seen.add(message.id)
             hits.append(_hit(message, room, candidate, terms))
-            if len(hits) >= request.limit:
+            if len(hits) >= wanted:
                 break
+        if request.sort == "new":
+            hits.sort(key=lambda hit: (hit.message.ts, hit.message.id), reverse=True)
+            hits = hits[: request.limit]
         return self._with_threads(hits, messages)
 
     def _with_threads(self, hits: list[SearchHit], messages: dict[str, Message]) -> tuple[SearchHit, ...]:
@@ -278,10 +394,12 @@ class SearchService:
         """Raises nothing for pipeline trouble (the outcome says so); store errors propagate."""
         if not self.options.enabled:
             return SearchOutcome((), SearchReport(self.pipeline.kind, ran=False))
-        filters = self._pipeline_filters(user, request)
+        plan = self._plan(user, request)
+        filters = plan.filters
         if filters is None:
-            return SearchOutcome((), self._report(_Branches(), request, scoped_out=True))
-        scope_rooms = frozenset(_filter_rooms(filters))
+            scoped_out = bool(plan.scope.unknown_rooms) and not plan.scope.no_days
+            return SearchOutcome((), self._report(_Branches(), request, plan, scoped_out=scoped_out))
+        scope_rooms = plan.rooms
         weight = _TYPE_WEIGHTS.get(request.search_type or "hybrid", self.options.semantic_weight)
         branches = _Branches()
         if weight > 0 and not self.pipeline.semantic_available:
@@ -291,6 +409,9 @@ class SearchService:
             )
             weight = 0
         limit = get_intelligent_search_candidate_limit(request.limit)
+        if request.checks().active or request.sort == "new":
+            # Checked on the stored messages or sorted by time: the more candidates, the fewer missed.
+            limit = MAX_INTELLIGENT_SEARCH_CANDIDATES
         classifications = list(dict.fromkeys(["user", *user.roles]))
         found: dict[CandidateSource, list[IntelligentSearchCandidate]] = {}
         coverage: dict[str, float] = {}
@@ -330,8 +451,8 @@ class SearchService:
             if weight > 0:
                 group.start_soon(run, "semantic")
         ranked = self._rank(found, weight, limit, coverage, request.text)
-        hits = self._resolve(user, request, ranked, scope_rooms)
-        return SearchOutcome(hits, self._report(branches, request))
+        hits = self._resolve(user, request, ranked, plan)
+        return SearchOutcome(hits, self._report(branches, request, plan))
 
     def _rank(
         self,
@@ -376,7 +497,7 @@ class SearchService:
         )
 
     def _report(
-        self, branches: _Branches, request: SearchRequest, *, scoped_out: bool = False
+        self, branches: _Branches, request: SearchRequest, plan: _Plan, *, scoped_out: bool = False
     ) -> SearchReport:
         notices = ["None of the requested rooms is one you can read."] if scoped_out else branches.notices
         pending = getattr(getattr(self.pipeline, "index", None), "pending_embeddings", 0)
@@ -388,7 +509,33 @@ class SearchService:
             degraded="failed" in (branches.keyword, branches.semantic),
             notices=tuple(notices),
             pending_embeddings=pending,
+            scope=plan.scope,
         )
+
+
+def _bounds(
+    request: SearchRequest, days: SearchDateRange, zone: tzinfo
+) -> tuple[datetime | None, datetime | None]:
+    """The later start and the earlier end of the request's absolute bounds and its typed dates.
+
+    The typed dates end at a midnight that is itself excluded; the pipeline's `$le` and `_within`
+    include their end, so that end is moved back by the smallest step a timestamp has (1 ms).
+    """
+    start, end = search_date_bounds(days, zone)
+    if end is not None:
+        end -= _TIMESTAMP_STEP
+    starts = [d for d in (request.start_date, start) if d is not None]
+    ends = [d for d in (request.end_date, end) if d is not None]
+    return (max(starts) if starts else None), (min(ends) if ends else None)
+
+
+def _local_day(moment: datetime | None, zone: tzinfo) -> date | None:
+    return None if moment is None else moment.astimezone(zone).date()
+
+
+def _zone_name(zone: tzinfo) -> str:
+    key = getattr(zone, "key", None)  # a ZoneInfo's IANA name
+    return key if isinstance(key, str) else zone.tzname(None) or "UTC"
 
 
 def _keyword_coverage(raw: object) -> dict[str, float]:

@@ -5,7 +5,7 @@ folded to lower case without diacritics, Chinese, Japanese and Korean runs are c
 character pairs, and the parts of an identifier (``InvalidProviderToken``: ``invalid provider
 token``) are findable too. So a highlight marks exactly what the keyword branch could have matched.
 
-A query is cut on whitespace into pieces; a piece holding one word is a **term** (a word of
+A query is cut on whitespace into pieces (a quoted phrase, `"rolling back"`, is one piece); a piece holding one word is a **term** (a word of
 `PREFIX_MATCH_MIN_CHARS` or more also matches longer words: "deploy" finds "deployment"); a piece
 holding several words is a **phrase** whose words must follow each other: identifiers such as
 `ERR_CONN_RESET`, `v2.14.0` or `SRE-14` match themselves, not every message with "err" or "14". A
@@ -29,6 +29,7 @@ same Python string (Pyodide) and renders each range as a text node, never as HTM
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from .stopwords import is_stopword
@@ -45,8 +46,10 @@ __all__ = [
     "is_prefix_term",
     "matched_terms",
     "query_terms",
+    "quoted_phrases",
     "term_coverage",
     "term_weights",
+    "value_term",
     "words_with_offsets",
 ]
 
@@ -58,6 +61,8 @@ MAX_QUERY_TERMS = 32
 
 # One word, or the words of a phrase in order; folded.
 Term = tuple[str, ...]
+# A quoted phrase: a quote, something, the next quote.
+_QUOTED = re.compile(r'"([^"]*)"')
 
 
 def words_with_offsets(text: str) -> Iterator[tuple[int, int, str]]:
@@ -78,16 +83,44 @@ def _piece_terms(piece: str) -> Iterator[Term]:
         yield tuple(run)
 
 
+def _pieces(query: str) -> Iterator[tuple[str, bool]]:
+    """The query's pieces in order, each with whether it was a quoted phrase: `"rolling back" now`
+    is the phrase `rolling back`, then the word `now`. A quote that never closes is a word's."""
+    position = 0
+    for match in _QUOTED.finditer(query):
+        yield from ((piece, False) for piece in query[position : match.start()].split())
+        if match[1].strip():
+            yield match[1], True
+        position = match.end()
+    yield from ((piece, False) for piece in query[position:].split())
+
+
+def _phrase_of(piece: str) -> Term:
+    return tuple(token.text for token in text_tokens(piece).words)
+
+
 def query_terms(query: str) -> tuple[Term, ...]:
-    """The distinct terms of a query, first-seen order, stopword-only terms left out; at most `MAX_QUERY_TERMS`."""
+    """The distinct terms of a query, first-seen order, stopword-only terms left out; at most
+    `MAX_QUERY_TERMS`. A quoted phrase is one term whose words must follow each other."""
     terms: dict[Term, None] = {}
-    for piece in query.split():
-        for term in _piece_terms(piece):
-            if not all(is_stopword(word) for word in term):
+    for piece, quoted in _pieces(query):
+        for term in (_phrase_of(piece),) if quoted else _piece_terms(piece):
+            if term and not all(is_stopword(word) for word in term):
                 terms.setdefault(term, None)
             if len(terms) >= MAX_QUERY_TERMS:
                 return tuple(terms)
     return tuple(terms)
+
+
+def quoted_phrases(query: str) -> tuple[Term, ...]:
+    """The quoted phrases of a query as terms (stopword-only ones left out): what a result must hold."""
+    phrases = (_phrase_of(piece) for piece, quoted in _pieces(query) if quoted)
+    return tuple(dict.fromkeys(p for p in phrases if p and not all(is_stopword(w) for w in p)))
+
+
+def value_term(value: str) -> Term:
+    """An excluded word or phrase (`-canary`, `-"rolling back"`) as the term that finds it."""
+    return _phrase_of(value)
 
 
 def is_prefix_term(term: Term) -> bool:

@@ -22,7 +22,10 @@ which pipeline answered, each branch's state, and notices for the page when the 
 from __future__ import annotations
 
 import math
-from datetime import UTC, date, datetime, time
+import re
+import zoneinfo
+from dataclasses import replace
+from datetime import UTC, date, datetime, time, timedelta, timezone, tzinfo
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator
@@ -32,12 +35,16 @@ from ai_search import (
     MAX_INTELLIGENT_SEARCH_RESULTS,
     MAX_SEARCH_FILTER_VALUES,
     MAX_SEARCH_QUERY_LENGTH,
+    build_filter_hints,
+    find_refused_search_filters,
     parse_search_filter_text,
 )
 
 from .. import errors
 from ..ratelimit import RateLimit
 from ..rest import ApiRequest, Router
+from ..retrieval.diagnosis import diagnose
+from ..retrieval.search_query import search_request
 from ..retrieval.search_service import SearchRequest
 from .params import Params
 from .replies import SearchReply
@@ -57,6 +64,10 @@ MAX_SINGLE_VALUE_CHARS = 256
 MAX_DATE_CHARS = 40
 # Characters of the one-line query: the words (500) plus up to 25 room and 25 user filters.
 MAX_QUERY_LINE_CHARS = 4096
+# Characters of a time zone: the longest IANA name is 32 ("America/Argentina/ComodRivadavia").
+MAX_TIME_ZONE_CHARS = 64
+# An offset the browser may send instead of a zone name: +05:30, -08:00, Z.
+_OFFSET = re.compile(r"([+-])([01][0-9]|2[0-3]):?([0-5][0-9])")
 
 CommaList = Annotated[str, Field(max_length=MAX_COMMA_LIST_CHARS)]
 SingleValue = Annotated[str, Field(max_length=MAX_SINGLE_VALUE_CHARS)]
@@ -64,6 +75,14 @@ DateValue = Annotated[
     str, Field(max_length=MAX_DATE_CHARS, description="'' or YYYY-MM-DD or an ISO date-time.")
 ]
 Count = Annotated[float, Field(allow_inf_nan=False, description="Results wanted; floored, clamped to 1..50.")]
+TimeZoneParam = Annotated[
+    str,
+    Field(
+        max_length=MAX_TIME_ZONE_CHARS,
+        description="The caller's time zone, an IANA name (Europe/Paris) or an offset (+05:30); "
+        "relative dates in q (after:yesterday) are read in it. Default UTC.",
+    ),
+]
 SearchTypeParam = Annotated[
     Literal["keyword", "semantic", "hybrid"],
     Field(description="keyword or semantic branch only, or hybrid (the configured semantic weight)."),
@@ -103,8 +122,27 @@ def _single(value: str | None) -> str | None:
     return value.strip() or None if value is not None else None
 
 
+def _zone(value: str | None) -> tzinfo:
+    """The caller's zone: an IANA name through the zone database, or a fixed offset (exact only away
+    from daylight-saving changes, which an offset cannot know)."""
+    text = (value or "").strip()
+    if not text or text.upper() in ("UTC", "Z"):
+        return UTC
+    offset = _OFFSET.fullmatch(text)
+    if offset:
+        sign = -1 if offset[1] == "-" else 1
+        return timezone(sign * timedelta(hours=int(offset[2]), minutes=int(offset[3])))
+    try:
+        return zoneinfo.ZoneInfo(text)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        raise errors.InvalidParams(
+            "Invalid parameters: 'tz' must be a time zone name such as Europe/Paris or an offset such as +05:30"
+        ) from None
+
+
 class _Common(Params):
     intelligentCount: Count | None = None
+    tz: TimeZoneParam | None = None
     rid: SingleValue | None = Field(default=None, description="Search only this room (an id).")
     rids: CommaList | None = Field(default=None, description="Comma-separated room ids to search in.")
     searchType: SearchTypeParam | None = None
@@ -130,26 +168,27 @@ class SearchParams(_Common):
 
 class SearchLineParams(_Common):
     q: Annotated[str, Field(min_length=1, max_length=MAX_QUERY_LINE_CHARS)] = Field(
-        description="The one-line query: words plus in:#room from:@user after:YYYY-MM-DD before:YYYY-MM-DD."
+        description="The one-line query: words plus in:#room from:@user after:2026-11-01 before:-7d "
+        'on:yesterday during:last-week has:link is:thread sort:new, and -in:, -from:, -word, -"a phrase" '
+        "to leave out."
     )
 
 
 def _request(params: SearchParams | SearchLineParams) -> SearchRequest:
-    common: dict[str, Any] = {
-        "limit": _count(params.intelligentCount),
-        "rids": _comma_list(params.rids),
-        "rid": _single(params.rid),
-        "search_type": params.searchType,
-    }
+    zone = _zone(params.tz)
     if isinstance(params, SearchParams):
         return SearchRequest(
             text=params.query.strip(),
+            limit=_count(params.intelligentCount),
+            rids=_comma_list(params.rids),
+            rid=_single(params.rid),
+            search_type=params.searchType,
             room_names=_comma_list(params.roomNames),
             from_usernames=_comma_list(params.fromUsernames),
             from_username=_single(params.fromUsername),
             start_date=_date(params.startDate or "", "startDate"),
             end_date=_date(params.endDate or "", "endDate"),
-            **common,
+            zone=zone,
         )
     parsed = parse_search_filter_text(params.q)
     text = parsed.search_text.strip()
@@ -159,15 +198,10 @@ def _request(params: SearchParams | SearchLineParams) -> SearchRequest:
         raise errors.InvalidParams(
             f"Invalid parameters: the words of 'q' are over {MAX_SEARCH_QUERY_LENGTH} characters"
         )
-    found = parsed.filters
-    return SearchRequest(
-        text=text,
-        room_names=found.room_names[:MAX_SEARCH_FILTER_VALUES],
-        from_usernames=found.from_usernames[:MAX_SEARCH_FILTER_VALUES],
-        start_date=_date(found.start_date or "", "q after:"),
-        end_date=_date(found.end_date or "", "q before:"),
-        **common,
+    request = search_request(
+        text, parsed.filters, limit=_count(params.intelligentCount), search_type=params.searchType, zone=zone
     )
+    return replace(request, rids=_comma_list(params.rids), rid=_single(params.rid))
 
 
 @router.get(
@@ -188,7 +222,13 @@ async def ai_search(req: ApiRequest[SearchParams | SearchLineParams]) -> dict[st
     request = _request(req.params)
     service = await req.services.search.get()
     outcome = await service.search(req.user, request)
+    line = req.params.q if isinstance(req.params, SearchLineParams) else ""
     return {
         "intelligent": [search_hit_json(hit) for hit in outcome.hits],
-        "meta": search_meta_json(service.status(), outcome.report),
+        "meta": search_meta_json(
+            service.status(),
+            outcome.report,
+            diagnosis=await diagnose(service, req.user, request, outcome),
+            hints=build_filter_hints(find_refused_search_filters(line)),
+        ),
     }

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from ai_search import HIDDEN_SOURCES_NOTE, CheckedSentence, to_iso_timestamp
+from ai_search import HIDDEN_SOURCES_NOTE, CheckedSentence, describe_search_scope, to_iso_timestamp
 
 from ..answers.answer_service import AnswerResult
 from ..answers.records import OpenedAnswer
 from ..answers.sources import Citation
-from ..retrieval.search_service import SearchHit, SearchReport, SearchStatus
+from ..retrieval.diagnosis import Diagnosis, unknown_names
+from ..retrieval.search_service import SearchHit, SearchReport, SearchScope, SearchStatus
 from ..store.records import Message, Room, Subscription, ThreadSummary, User
 
 __all__ = [
@@ -151,14 +152,51 @@ def retrieval_json(report: SearchReport) -> dict[str, Any]:
     return retrieval
 
 
-def search_meta_json(status: SearchStatus, report: SearchReport) -> dict[str, Any]:
-    """``ai.search``'s ``meta``: upstream's three flags, and ``retrieval``."""
+def scope_json(scope: SearchScope) -> dict[str, Any]:
+    """The receipt of a search: rooms and days searched (the caller's), and the sentence for them."""
     return {
+        "rooms": scope.rooms,
+        "from": scope.first.isoformat() if scope.first is not None else None,
+        "to": scope.last.isoformat(),
+        "timeZone": scope.zone,
+        "text": describe_search_scope(scope.rooms, scope.first, scope.last, scope.today),
+        "unknown": list(unknown_names(scope)),
+    }
+
+
+def diagnosis_json(diagnosis: Diagnosis) -> dict[str, Any]:
+    """Why nothing was found: one sentence, and each relaxation with its count and its line."""
+    return {
+        "text": diagnosis.text,
+        "relaxations": [
+            {"drop": r.key, "tokens": list(r.dropped), "count": r.count, "more": r.more, "q": r.line}
+            for r in diagnosis.relaxations
+        ],
+    }
+
+
+def search_meta_json(
+    status: SearchStatus,
+    report: SearchReport,
+    *,
+    diagnosis: Diagnosis | None = None,
+    hints: tuple[str, ...] = (),
+) -> dict[str, Any]:
+    """``ai.search``'s ``meta``: upstream's three flags and ``retrieval``; then ``scope`` (the receipt),
+    ``diagnosis`` when nothing was found, and ``hints`` for tokens of the line searched as words."""
+    meta: dict[str, Any] = {
         "intelligentSearchEnabled": status.enabled,
         "intelligentSearchConfigured": True,
         "answerGenerationConfigured": status.answers,
         "retrieval": retrieval_json(report),
     }
+    if report.scope is not None:
+        meta["scope"] = scope_json(report.scope)
+    if diagnosis is not None:
+        meta["diagnosis"] = diagnosis_json(diagnosis)
+    if hints:
+        meta["hints"] = list(hints)
+    return meta
 
 
 def _citations_json(citations: tuple[Citation, ...]) -> list[dict[str, Any]]:

@@ -284,6 +284,16 @@ class Store(Protocol):
         ...
 
     def count_messages(self) -> int: ...
+    def earliest_message_at(self, room_ids: Iterable[str]) -> datetime | None:
+        """When the oldest message of these rooms was posted (None: they hold none): where a
+        search's history begins, for the scope it reports."""
+        ...
+
+    def shares_a_room(self, user_id: str, username: str) -> bool:
+        """Whether ``username`` is subscribed (not banned) to a room ``user_id`` can read: what a
+        ``from:`` may name without saying whether anyone else by that name exists."""
+        ...
+
     def iter_messages(self, *, batch_size: int = 1000) -> Iterable[list[Message]]:
         """Every message, in batches, oldest first (for rebuilding indexes)."""
         ...

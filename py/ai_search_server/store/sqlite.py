@@ -966,6 +966,23 @@ class SQLiteStore:
         row = self._one("SELECT count(*) FROM messages")
         return 0 if row is None else int(row[0])
 
+    def earliest_message_at(self, room_ids: Iterable[str]) -> datetime | None:
+        # One index seek per room on messages_room_ts, never a scan of the messages.
+        row = self._one(
+            "SELECT min((SELECT min(ts) FROM messages WHERE room_id = value)) FROM json_each(?)",
+            (_json_list(room_ids),),
+        )
+        return None if row is None or row[0] is None else from_ms(row[0])
+
+    def shares_a_room(self, user_id: str, username: str) -> bool:
+        row = self._one(
+            "SELECT 1 FROM users u JOIN subscriptions theirs ON theirs.user_id = u.id AND theirs.banned = 0"
+            " JOIN subscriptions mine ON mine.room_id = theirs.room_id AND mine.user_id = ? AND mine.banned = 0"
+            " WHERE u.username = ? COLLATE NOCASE LIMIT 1",
+            (user_id, username),
+        )
+        return row is not None
+
     def iter_messages(self, *, batch_size: int = 1000) -> Iterator[list[Message]]:
         """Keyset pagination on (ts, id): each batch is one indexed range read, never an OFFSET scan."""
         if batch_size <= 0:
