@@ -18,6 +18,7 @@ import contextlib
 import io
 import json
 import os
+import shutil
 import tarfile
 import tempfile
 import zipfile
@@ -163,6 +164,30 @@ def _directory(path: Path) -> Bundle:
     return Bundle(str(path), sizes, lambda name: (path / name).open("rb"))
 
 
+def _copy_member(archive: tarfile.TarFile, member: tarfile.TarInfo, folder: Path) -> bool:
+    """Copy one regular file of a tar archive under ``folder``; False (nothing written) when its name
+    is absolute or climbs out with ``..``.
+
+    Written out rather than ``TarFile.extract(filter="data")``: that filter is missing from the
+    CPython 3.11 releases before 3.11.4, which the server supports. Only regular files reach here
+    (links and devices are never copied), so the name is the one thing to check; the copy gets
+    default permissions, never the archive's mode bits.
+    """
+    name = PurePosixPath(member.name)
+    if name.is_absolute() or ".." in name.parts:
+        return False
+    target = folder.joinpath(*name.parts)
+    if not target.resolve().is_relative_to(folder.resolve()):
+        return False
+    source = archive.extractfile(member)
+    if source is None:
+        return False
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with source, target.open("wb") as out:
+        shutil.copyfileobj(source, out)
+    return True
+
+
 @contextmanager
 def open_bundle(path: Path, *, members: tuple[str, ...] = (".json", ".jsonl")) -> Iterator[Bundle]:
     """The export at ``path``: a directory, a zip or a gzipped tar. A tar.gz has only the members
@@ -196,11 +221,9 @@ def open_bundle(path: Path, *, members: tuple[str, ...] = (".json", ".jsonl")) -
             for count, member in enumerate(archive_tar, start=1):
                 if count > MAX_MEMBERS:
                     raise BundleError(str(path), f"more than {MAX_MEMBERS:,} files")
-                if member.isfile() and member.name.endswith(members) and member.size <= MAX_MEMBER_BYTES:
-                    try:
-                        archive_tar.extract(member, tmp, filter="data")
-                    except tarfile.FilterError:
-                        refused.append(member.name)  # a name pointing outside, a link: never written
+                wanted = member.isfile() and member.name.endswith(members) and member.size <= MAX_MEMBER_BYTES
+                if wanted and not _copy_member(archive_tar, member, Path(tmp)):
+                    refused.append(member.name)  # a name pointing outside: never written
         except (tarfile.TarError, EOFError, OSError, zlib.error) as error:
             # A cut or damaged archive: what came before the damage is imported, and the report says so;
             # the member being copied when it broke is dropped rather than read half.
