@@ -79,9 +79,19 @@ async def _run(job: MirrorJob) -> bool:
             group.start_soon(stop_on_signal, group.cancel_scope)
             await _mirror(job, client)
             group.cancel_scope.cancel()
-    except* Exception as failed:
-        raise failed.exceptions[0] from None
+    except ExceptionGroup as failed:
+        # The task group wraps what the mirror raised; the command answers the mirror's own error.
+        # (Not `except*`: before CPython 3.11.4 a raise inside it comes out wrapped again.)
+        raise _first_error(failed) from None
     return stopped
+
+
+def _first_error(group: BaseExceptionGroup[Exception]) -> Exception:
+    """The first error inside ``group``, however deeply task groups nested it."""
+    first: Exception | BaseExceptionGroup[Exception] = group
+    while isinstance(first, BaseExceptionGroup):
+        first = first.exceptions[0]
+    return first
 
 
 async def _mirror(job: MirrorJob, client: GuardedClient) -> None:

@@ -201,7 +201,7 @@ async def test_instructions_come_with_initialize_and_discover(
 def test_the_instructions_describe_the_real_grammar_and_tools() -> None:
     text = server_instructions()
     for op in SEARCH_FILTER_OPERATORS:
-        assert f"- {op.key}:{op.sigil}" in text, op.key
+        assert f"- {op.prefix}{op.sigil}" in text, op.key  # as typed: in:#, -from:@, -word
     example = re.search(r'q="([^"]+)"', text)
     assert example is not None
     parsed = parse_search_filter_text(example.group(1))
