@@ -186,6 +186,19 @@ async def test_sort_new_puts_the_newest_first(
     ]
 
 
+async def test_sort_new_shows_the_results_of_relevance_in_time_order(
+    language_app: Starlette, client: httpx.AsyncClient, workspace: Workspace
+) -> None:
+    """Newest first reorders what relevance finds; it never brings in weaker candidates."""
+    by_relevance = await rest(client, workspace, "alice", "release")
+    by_time = await rest(client, workspace, "alice", "release sort:new")
+    assert sorted(_keys(workspace, by_time["intelligent"])) == sorted(
+        _keys(workspace, by_relevance["intelligent"])
+    )
+    times = [hit["ts"] for hit in by_time["intelligent"]]
+    assert times == sorted(times, reverse=True)
+
+
 async def test_a_phrase_is_highlighted_whole(
     language_app: Starlette, client: httpx.AsyncClient, workspace: Workspace
 ) -> None:

@@ -349,8 +349,9 @@ class SearchService:
         matcher = checks.matcher()
         threads = self.store.thread_summaries(messages) if checks.needs_threads else {}
         terms = query_terms(request.text)
-        # Sorted by time, every result that passes counts; by relevance, the first `limit` do.
-        wanted = len(ranked) if request.sort == "new" else request.limit
+        # Either order shows the same results, the first `limit` by relevance: sorting every
+        # candidate by time would put the faintest semantic neighbours of the words on top.
+        wanted = request.limit
         hits: list[SearchHit] = []
         seen: set[str] = set()
         for candidate in ranked:
@@ -409,8 +410,8 @@ class SearchService:
             )
             weight = 0
         limit = get_intelligent_search_candidate_limit(request.limit)
-        if request.checks().active or request.sort == "new":
-            # Checked on the stored messages or sorted by time: the more candidates, the fewer missed.
+        if request.checks().active:
+            # Checked on the stored messages: the more candidates, the fewer missed.
             limit = MAX_INTELLIGENT_SEARCH_CANDIDATES
         classifications = list(dict.fromkeys(["user", *user.roles]))
         found: dict[CandidateSource, list[IntelligentSearchCandidate]] = {}
