@@ -197,17 +197,27 @@ def import_messages(directory: Path, size: int) -> None:
         store.close()
 
 
+def finished_build(directory: Path) -> dict[str, Any] | None:
+    """The build figures of a finished data set in `directory` (its build.json), or None after
+    clearing an unfinished one, leaving an empty folder to build in."""
+    figures_path = directory / "build.json"
+    if figures_path.exists():
+        return dict(json.loads(figures_path.read_text()))
+    if directory.exists():
+        shutil.rmtree(directory)
+    directory.mkdir(parents=True)
+    return None
+
+
 def build(size: int) -> dict[str, Any]:
     """The data set for `size`, built from scratch unless a finished one is there; its build figures."""
     directory = data_dir(size)
     figures_path = directory / "build.json"
-    if figures_path.exists():
-        return dict(json.loads(figures_path.read_text()))
+    finished = finished_build(directory)
+    if finished is not None:
+        return finished
     from ai_search_server.retrieval.minilm import MiniLMEmbedder
 
-    if directory.exists():
-        shutil.rmtree(directory)  # an unfinished build
-    directory.mkdir(parents=True)
     say(f"building {directory} from scratch: {size:,} messages from at most {POOL_TEXTS:,} distinct texts")
     started = time.perf_counter()
     import_messages(directory, size)

@@ -39,7 +39,6 @@ import asyncio
 import json
 import os
 import random
-import shutil
 import sqlite3
 import subprocess
 import sys
@@ -60,7 +59,7 @@ from ai_search_server.retrieval.index import INDEX_FILENAME, EmbeddedIndex
 from ai_search_server.retrieval.stopwords import is_stopword
 from ai_search_server.retrieval.terms import query_terms
 from ai_search_server.store import ImportRow, open_store
-from bench_search import bare_fts, free_port, memory_probe, rss_mib
+from bench_search import bare_fts, finished_build, free_port, memory_probe, rss_mib
 
 ROOT = Path(__file__).resolve().parent
 OUT = ROOT / "out"
@@ -336,11 +335,9 @@ def build(size: int) -> dict[str, Any]:
     """The data set for `size`, built from scratch unless a finished one is there; its build figures."""
     directory = data_dir(size)
     figures_path = directory / "build.json"
-    if figures_path.exists():
-        return dict(json.loads(figures_path.read_text()))
-    if directory.exists():
-        shutil.rmtree(directory)  # an unfinished build
-    directory.mkdir(parents=True)
+    finished = finished_build(directory)
+    if finished is not None:
+        return finished
     say(f"building {directory}: {size:,} messages")
     started = time.perf_counter()
     generated = import_messages(directory, size)
