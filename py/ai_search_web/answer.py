@@ -49,6 +49,7 @@ from .answer_text import (
 )
 from .api import ApiClient, ApiError
 from .dom import closest, element, get, listen, present, replace_children, set_text
+from .message_parts import object_field, text_field
 from .messages import BAD_RESPONSE_ERROR_TYPE, TRUNCATED_ANSWER_NOTICE
 from .results import result_anchor
 
@@ -251,7 +252,7 @@ class AnswerPanel:
             self._turns, turn.question, cited_ids(turn.text, {n: c[0] for n, c in turn.citations.items()})
         )
         self._render()
-        provider = payload.get("provider") if isinstance(payload.get("provider"), Mapping) else {}
+        provider = object_field(payload, "provider")
         set_text(self._label, provider_label(provider))
         self._panel.dataset.provider = str(provider.get("name") or "")
         model = provider.get("model")
@@ -271,7 +272,7 @@ class AnswerPanel:
         turn.done = True
         self._panel.dataset.truncated = "true" if turn.truncated else "false"
         self._panel.dataset.answerId = turn.answer_id  # <section data-answer-id>: the answer shown
-        feedback = payload.get("feedback") if isinstance(payload.get("feedback"), Mapping) else {}
+        feedback = object_field(payload, "feedback")
         self.actions.show(
             turn.answer_id,
             rating=str(feedback.get("rating") or ""),
@@ -282,7 +283,7 @@ class AnswerPanel:
     def show_kept(self, data: Mapping[str, Any]) -> None:
         """A kept answer (``ai.search.answer.get``: a shared link) as this reader may see it."""
         self.reset(True)
-        question = data.get("query") if isinstance(data.get("query"), str) else ""
+        question = text_field(data, "query")
         self.turn = Turn(question)
         self._take(self.turn, data)
         self._turns = append_turn(
@@ -446,8 +447,10 @@ class AnswerPanel:
         return value if isinstance(value, str) else ""
 
     def _select_model(self, model: str, *, only_if_unset: bool = False) -> None:
-        if only_if_unset and present(js.sessionStorage.getItem(MODEL_STORAGE_KEY)):
-            return
+        if only_if_unset:
+            kept = present(js.sessionStorage.getItem(MODEL_STORAGE_KEY))
+            if kept:
+                return
         for option in self._picker.options:
             if option.value == model:
                 self._picker.value = model

@@ -44,7 +44,7 @@ class AnswerActions:
         self.answer_id = ""
         self.rating = ""
         for rating, button in self._buttons.items():
-            listen(button, "click", lambda _event, r=rating: self._spawn(self._rate(r), "rating an answer"))
+            listen(button, "click", self._rating_click(rating))
         listen(self._share, "click", lambda _event: self._spawn(self._copy(), "sharing an answer"))
         listen(self._form, "submit", self._submit)
 
@@ -78,6 +78,14 @@ class AnswerActions:
                 set_text(self._status, exc.message)
             return False
         return answer_id == self.answer_id
+
+    def _rating_click(self, rating: str) -> Callable[[JsProxy], None]:
+        """The click handler of ``rating``'s button (a closure per button: each sends its own)."""
+
+        def click(_event: JsProxy) -> None:
+            self._spawn(self._rate(rating), "rating an answer")
+
+        return click
 
     async def _rate(self, rating: str) -> None:
         if not self.answer_id:

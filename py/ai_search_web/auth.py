@@ -22,6 +22,7 @@ from pyodide.ffi import JsException
 
 from .api import ApiClient, ApiError
 from .dom import present
+from .message_parts import object_field
 from .messages import BAD_RESPONSE_ERROR_TYPE
 
 __all__ = ["SESSION_STORAGE_KEY", "Session", "SignedIn"]
@@ -56,9 +57,11 @@ class SignedIn:
         if not isinstance(data, dict):
             return None
         fields = [data.get(key) for key in ("userId", "authToken", "username", "name")]
-        if not all(isinstance(value, str) for value in fields) or not fields[0] or not fields[1]:
+        texts = [value for value in fields if isinstance(value, str)]
+        if len(texts) != len(fields) or not texts[0] or not texts[1]:
             return None
-        return cls(*fields)
+        user_id, auth_token, username, name = texts
+        return cls(user_id, auth_token, username, name)
 
 
 class Session:
@@ -103,8 +106,8 @@ class Session:
             ApiError: wrong credentials (``error-login-failed``), rate limit, network...
         """
         data = await api.post("login", {"user": username, "password": password})
-        payload = data.get("data") if isinstance(data.get("data"), dict) else {}
-        me = payload.get("me") if isinstance(payload.get("me"), dict) else {}
+        payload = object_field(data, "data")
+        me = object_field(payload, "me")
         user_id, token = payload.get("userId"), payload.get("authToken")
         if not isinstance(user_id, str) or not isinstance(token, str):
             raise ApiError(BAD_RESPONSE_ERROR_TYPE)

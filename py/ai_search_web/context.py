@@ -272,7 +272,7 @@ class ContextView:
         shown = tuple(m for m in messages if isinstance(m, Mapping)) if isinstance(messages, list) else ()
         thread = data.get("kind") == "thread"
         room = room_label(data.get("room"))
-        replies = data.get("replies") if isinstance(data.get("replies"), int) else 0
+        replies = count if isinstance(count := data.get("replies"), int) else 0
         set_text(self._title, "Thread" if thread else "Conversation")
         set_text(self._where, " · ".join(p for p in (room, replies_text(replies) if thread else "") if p))
         items = self._items(shown, in_room=not thread)
@@ -323,10 +323,12 @@ class ContextView:
             else None
         )
         active = present(js.document.activeElement)
-        inside = active is not None and bool(self._section.contains(active))
-        on_control = (
-            inside and active != self._section and not bool(active.classList.contains("context-message"))
-        )
+        inside = on_control = False
+        if active is not None:
+            inside = bool(self._section.contains(active))
+            on_control = (
+                inside and active != self._section and not bool(active.classList.contains("context-message"))
+            )
         if node is None:
             if not inside:
                 self._section.focus(preventScroll=True)

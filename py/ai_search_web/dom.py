@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import js
 from pyodide.ffi import JsNull, JsProxy, create_proxy
@@ -157,7 +157,10 @@ def set_text(node: JsProxy, text: str) -> None:
         node.textContent = text
 
 
-def present(value: Any) -> Any | None:
+_Value = TypeVar("_Value")
+
+
+def present(value: _Value | JsNull | None) -> _Value | None:
     """``value``, or None when it is JavaScript's ``null`` or ``undefined``."""
     return None if value is None or isinstance(value, JsNull) else value
 

@@ -30,8 +30,10 @@ __all__ = [
     "Reaction",
     "emoji_for",
     "is_image",
+    "list_field",
     "message_files",
     "message_reactions",
+    "object_field",
     "text_field",
 ]
 
@@ -71,6 +73,18 @@ def text_field(record: Any, key: str) -> str:
     """``record[key]`` when ``record`` is a mapping and the value is text, else ``""``."""
     value = record.get(key) if isinstance(record, Mapping) else None
     return value if isinstance(value, str) else ""
+
+
+def object_field(record: Any, key: str) -> Mapping[str, Any]:
+    """``record[key]`` when ``record`` is a mapping and the value is an object, else ``{}``."""
+    value = record.get(key) if isinstance(record, Mapping) else None
+    return value if isinstance(value, Mapping) else {}
+
+
+def list_field(record: Any, key: str) -> list[Any]:
+    """``record[key]`` when ``record`` is a mapping and the value is a list, else ``[]``."""
+    value = record.get(key) if isinstance(record, Mapping) else None
+    return value if isinstance(value, list) else []
 
 
 def _size(record: Any) -> int:

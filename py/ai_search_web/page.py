@@ -43,6 +43,7 @@ from .auth import Session
 from .boundary import spawn
 from .context import ContextView, Span
 from .dom import element, get, listen, present, replace_children, set_text
+from .message_parts import list_field, object_field
 from .results import ResultsView, result_anchor
 from .search_box import SearchBox, browser_time_zone
 from .signin import SignInForm
@@ -141,7 +142,7 @@ class Page:
             _items(fallback, "people") if fallback is not None else None,
         )
         data = _js_dict(fallback.data) if fallback is not None else None
-        fetched = str(fallback.q) if data is not None else ""
+        fetched = str(fallback.q) if fallback is not None and data is not None else ""
         url_query = url_state.read_query()
         typed = self.box.text.strip()
         if url_query and typed in ("", url_query.strip()):
@@ -315,9 +316,8 @@ class Page:
         section.setAttribute("aria-busy", "false")
         found = data.get("intelligent")
         results = [r for r in found if isinstance(r, dict)] if isinstance(found, list) else []
-        meta = data.get("meta") if isinstance(data.get("meta"), dict) else {}
-        retrieval = meta.get("retrieval") if isinstance(meta.get("retrieval"), dict) else {}
-        notices = retrieval.get("notices") if isinstance(retrieval.get("notices"), list) else []
+        meta = object_field(data, "meta")
+        notices = list_field(object_field(meta, "retrieval"), "notices")
         replace_children(
             get("notices"), *(element("p", n, dir="auto") for n in notices if isinstance(n, str))
         )
@@ -328,17 +328,17 @@ class Page:
             set_text(self.status, count_text(len(results)))
         else:
             chips = build_applied_filter_chips(self.box.filters)
-            diagnosis = meta.get("diagnosis") if isinstance(meta.get("diagnosis"), dict) else None
+            diagnosis = diagnosed if isinstance(diagnosed := meta.get("diagnosis"), dict) else None
             self.results.show_empty(self.words, chips, self._scope_text(), diagnosis)
             set_text(self.status, "No results.")
         self.answer.reset(bool(results) and meta.get("answerGenerationConfigured") is not False)
         self._searched()
 
-    def _show_receipt(self, meta: dict[str, Any]) -> None:
+    def _show_receipt(self, meta: Mapping[str, Any]) -> None:
         """What the search looked through ("searched 12 rooms you are in, 1 Jul – today"), and the
         names it could not search by; the server words both."""
-        scope = meta.get("scope") if isinstance(meta.get("scope"), dict) else {}
-        unknown = scope.get("unknown") if isinstance(scope.get("unknown"), list) else []
+        scope = object_field(meta, "scope")
+        unknown = list_field(scope, "unknown")
         lines = [scope.get("text"), *unknown]
         receipt = get("search-receipt")
         replace_children(receipt, *(element("span", line, dir="auto") for line in lines if isinstance(line, str)))
@@ -417,7 +417,9 @@ class Page:
         invoker = present(js.document.activeElement)
         if position is not None and 1 <= position <= len(self.results.results):
             self.results.reveal(position)
-            present(js.document.getElementById(result_anchor(position))).classList.add("is-cited")
+            cited = present(js.document.getElementById(result_anchor(position)))
+            if cited is not None:  # reveal() just listed it; a page without it marks nothing
+                cited.classList.add("is-cited")
             result: Mapping[str, Any] = self.results.results[position - 1]
             self.context.show_result(result, invoker=invoker, position=position, span=span, via="citation")
         else:

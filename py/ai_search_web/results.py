@@ -245,7 +245,7 @@ class ResultsView:
         item = closest(event, ".result")
         position = self._position(item)
         selection = present(js.window.getSelection())
-        if position is None or (selection is not None and not selection.isCollapsed):
+        if item is None or position is None or (selection is not None and not selection.isCollapsed):
             return  # text being selected in a result is not a request to open it
         self._on_open(self.results[position - 1], item, position)
 
