@@ -22,8 +22,11 @@ from ai_search_web.message_parts import (
     MessageFile,
     Reaction,
     emoji_for,
+    list_field,
     message_files,
     message_reactions,
+    object_field,
+    text_field,
 )
 from ai_search_web.wording import file_size_text, more_in_thread_text, replies_text
 
@@ -215,6 +218,25 @@ def test_message_reactions() -> None:
 )
 def test_file_sizes_in_words(size: Any, text: str) -> None:
     assert file_size_text(size) == text
+
+
+@pytest.mark.parametrize(
+    ("record", "key", "text", "obj", "items"),
+    [
+        pytest.param({"k": "ops"}, "k", "ops", {}, [], id="text"),
+        pytest.param({"k": {"a": 1}}, "k", "", {"a": 1}, [], id="object"),
+        pytest.param({"k": [1, "x"]}, "k", "", {}, [1, "x"], id="list"),
+        pytest.param({"k": None}, "k", "", {}, [], id="null-is-empty"),
+        pytest.param({}, "k", "", {}, [], id="missing-is-empty"),
+        pytest.param({"k": 3}, "k", "", {}, [], id="a-number-is-none-of-them"),
+        pytest.param({"k": True}, "k", "", {}, [], id="a-bool-is-none-of-them"),
+        pytest.param(["k"], "k", "", {}, [], id="a-list-record-has-no-fields"),
+        pytest.param(None, "k", "", {}, [], id="no-record"),
+        pytest.param("k", "k", "", {}, [], id="a-text-record-has-no-fields"),
+    ],
+)
+def test_a_field_is_read_as_its_type_or_as_empty(record: Any, key: str, text: str, obj: Any, items: Any) -> None:
+    assert (text_field(record, key), object_field(record, key), list_field(record, key)) == (text, obj, items)
 
 
 def test_replies_and_more_in_words() -> None:
