@@ -48,7 +48,8 @@ SERVER_LAYERS: tuple[tuple[str, ...], ...] = (
     ("redaction",),
     ("settings",),
     ("store", "ratelimit", "outbound"),
-    ("security",),
+    ("origin_middleware", "body_limit", "security_headers"),
+    ("origins",),
     ("errors", "accept_header", "json_schema", "static", "demo", ""),
     ("encoding",),
 )

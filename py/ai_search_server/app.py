@@ -28,20 +28,17 @@ from starlette.routing import BaseRoute, Mount, Route
 from ai_search import MAX_SEARCH_QUERY_LENGTH
 
 from . import __version__, errors
+from .body_limit import BodyLimitMiddleware
 from .mcp import MCP_PATH, McpEndpoint
 from .openapi import build_openapi
+from .origin_middleware import OriginMiddleware
+from .origins import OriginPolicy, normalize_origin
 from .outbound import OutboundPolicy, OutboundRefused, check_configured_url
 from .ratelimit import FailedAuthMiddleware, RateLimiter
 from .redaction import SecretRedactor
 from .rest import ApiRoute, error_response, make_endpoint
 from .routes import all_routes
-from .security import (
-    BodyLimitMiddleware,
-    OriginMiddleware,
-    OriginPolicy,
-    SecurityHeadersMiddleware,
-    normalize_origin,
-)
+from .security_headers import SecurityHeadersMiddleware
 from .services import Services, outbound_policy
 from .settings import IGNORED_WILDCARD_SETTINGS, UPSTREAM_URL_SETTINGS, Settings, SettingsError
 from .static import PAGE_CONFIG, PROJECT_ROOT, PageFiles, made_response, python_files, versioned_config

@@ -2,7 +2,7 @@
 
 Each class carries its HTTP status, its stable ``errorType``, its sentence, its JSON-RPC code and the
 reason the OpenAPI document gives for it. Routes, the dispatcher (``rest.py``), the middleware
-(``security.py``, ``ratelimit.py``) and the MCP endpoint raise or build these, and
+(``origin_middleware.py``, ``body_limit.py``, ``ratelimit.py``) and the MCP endpoint raise or build these, and
 :func:`refusal_response` renders them, as Rocket.Chat's REST body
 ``{"success": false, "error": <message>, "errorType": <type>}`` or, on the MCP endpoint, as an
 id-less JSON-RPC envelope ``{"jsonrpc": "2.0", "error": {"code", "message"}}`` (no ``id``: the MCP
@@ -55,6 +55,7 @@ from typing import Any, ClassVar
 from starlette.responses import JSONResponse, Response
 
 __all__ = [
+    "DEFAULT_JSONRPC_PATHS",
     "ApiError",
     "AuthFailuresSpent",
     "Conflict",
@@ -139,6 +140,11 @@ class ApiError(Exception):
         if self.rpc_data is not None:
             error["data"] = self.rpc_data
         return {"jsonrpc": "2.0", "error": error}
+
+
+# The paths whose middleware refusals are JSON-RPC envelopes: the MCP endpoint (mcp.MCP_PATH), whose
+# clients read only JSON-RPC. Every other path gets the REST body.
+DEFAULT_JSONRPC_PATHS = ("/api/v1/mcp",)
 
 
 def refusal_response(
@@ -239,7 +245,7 @@ class ServiceUnavailable(ApiError):
     rpc_code = -32603
 
 
-# -- the HTTP edge: middleware in front of every route (security.py, ratelimit.py, serving.py) -------
+# -- the HTTP edge: middleware in front of every route (origin_middleware, body_limit, ratelimit, serving)
 
 
 class HostNotAllowed(ApiError):

@@ -55,7 +55,6 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from . import errors
-from .security import DEFAULT_JSONRPC_PATHS
 
 __all__ = [
     "AUTH_FAILURE_RATE_LIMIT",
@@ -359,7 +358,7 @@ class FailedAuthMiddleware:
         *,
         trusted_proxy_hops: int = 0,
         limit: RateLimit = AUTH_FAILURE_RATE_LIMIT,
-        jsonrpc_paths: Sequence[str] = DEFAULT_JSONRPC_PATHS,
+        jsonrpc_paths: Sequence[str] = errors.DEFAULT_JSONRPC_PATHS,
     ) -> None:
         self.app = app
         self.limiter = limiter

@@ -117,10 +117,10 @@ def _rate_limited(route: ApiRoute) -> bool:
 
 # The refusals a route gives without raising them itself, and which routes give each: the dispatcher
 # below (parameters, credentials, permissions, rate limit, the store), the middleware in front of
-# every route (security.py: Host 421, Origin 403, the body cap 413 and the body's reading time 408;
-# ratelimit.py: the failed-authentication budget 429), and the HTTP server itself (serving.py: the
-# request head's size 431 and reading time 408, in plain text). Statuses and reasons are the
-# refusals' own (errors.py).
+# every route (origin_middleware.py: Host 421, Origin 403; body_limit.py: the body cap 413 and the
+# body's reading time 408; ratelimit.py: the failed-authentication budget 429), and the HTTP server
+# itself (serving.py: the request head's size 431 and reading time 408, in plain text). Statuses and
+# reasons are the refusals' own (errors.py).
 COMMON_REFUSALS: tuple[tuple[type[errors.ApiError], Callable[[ApiRoute], bool]], ...] = (
     (errors.InvalidParams, _always),
     (errors.Unauthorized, _always),

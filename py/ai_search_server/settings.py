@@ -35,6 +35,8 @@ from ai_search import (
     DEFAULT_INTELLIGENT_SEARCH_SEMANTIC_WEIGHT,
 )
 
+from .body_limit import DEFAULT_MAX_REQUEST_BODY_BYTES, DEFAULT_REQUEST_BODY_TIMEOUT_SECONDS
+from .origins import normalize_origin
 from .outbound import (
     DEFAULT_MAX_CONCURRENT_CALLS,
     DEFAULT_QUEUE_WAIT_SECONDS,
@@ -43,7 +45,6 @@ from .outbound import (
     check_url_shape,
 )
 from .ratelimit import DEFAULT_RATE_LIMIT_STORAGE
-from .security import DEFAULT_MAX_REQUEST_BODY_BYTES, DEFAULT_REQUEST_BODY_TIMEOUT_SECONDS, normalize_origin
 
 __all__ = [
     "ENV_PREFIX",

@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict
 from starlette.types import Message
 
 from ai_search_server.app import create_app
+from ai_search_server.body_limit import DEFAULT_MAX_REQUEST_BODY_BYTES, BodyLimitMiddleware
 from ai_search_server.mcp import MCP_PATH
 from ai_search_server.mcp.limits import BATCH_WORKERS, MAX_BATCH_ENTRIES, TOOL_CALL_TIMEOUT_SECONDS
 from ai_search_server.outbound import (
@@ -37,7 +38,6 @@ from ai_search_server.outbound import (
 )
 from ai_search_server.ratelimit import AUTH_FAILURE_RATE_LIMIT, RateLimiter
 from ai_search_server.rest import ApiRequest, Router
-from ai_search_server.security import DEFAULT_MAX_REQUEST_BODY_BYTES, BodyLimitMiddleware
 from ai_search_server.serving import REQUEST_HEAD_TIMEOUT_SECONDS, server_options
 from ai_search_server.store.base import Store
 from tests.server._mcp_fixtures import asgi_client, bare_app, mcp_settings
@@ -316,7 +316,7 @@ def test_the_head_deadline_is_the_body_deadline() -> None:
 
 @pytest.mark.requirement("F1")
 def test_the_body_deadline_is_the_documented_20_s() -> None:
-    from ai_search_server.security import DEFAULT_REQUEST_BODY_TIMEOUT_SECONDS
+    from ai_search_server.body_limit import DEFAULT_REQUEST_BODY_TIMEOUT_SECONDS
     from ai_search_server.settings import Settings
 
     assert DEFAULT_REQUEST_BODY_TIMEOUT_SECONDS == Settings().request_body_timeout_seconds == ANSWER_DEADLINE_SECONDS

@@ -24,9 +24,9 @@ from starlette.routing import Route
 
 from ai_search_server.app import create_app
 from ai_search_server.mcp import MCP_PATH, McpEndpoint
+from ai_search_server.origins import OriginPolicy
 from ai_search_server.ratelimit import RateLimiter
 from ai_search_server.rest import ApiRoute, make_endpoint
-from ai_search_server.security import OriginPolicy
 from ai_search_server.services import Services
 from ai_search_server.serving import server_options
 from ai_search_server.settings import Settings, load_settings

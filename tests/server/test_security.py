@@ -18,15 +18,16 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ai_search_server.security import (
+from ai_search_server import errors
+from ai_search_server.body_limit import DEFAULT_MAX_REQUEST_BODY_BYTES, BodyLimitMiddleware
+from ai_search_server.mcp import MCP_PATH
+from ai_search_server.origin_middleware import (
     CORS_ALLOWED_HEADERS,
     CORS_PREFLIGHT_MAX_AGE_SECONDS,
-    DEFAULT_MAX_REQUEST_BODY_BYTES,
-    BodyLimitMiddleware,
     OriginMiddleware,
+)
+from ai_search_server.origins import (
     OriginPolicy,
-    SecurityHeadersMiddleware,
-    build_csp,
     default_allowed_hosts,
     host_name,
     normalize_origin,
@@ -34,6 +35,7 @@ from ai_search_server.security import (
     parse_origin_list,
     same_origin_as_host,
 )
+from ai_search_server.security_headers import SecurityHeadersMiddleware, build_csp
 
 SITE = "http://127.0.0.1:8000"
 WIDGET_HOST = "https://intranet.example.net:8443"
@@ -358,6 +360,11 @@ async def test_mcp_path_refuses_in_a_jsonrpc_envelope() -> None:
         "jsonrpc": "2.0",
         "error": {"code": -32000, "message": "Origin is not allowed"},
     }
+
+
+def test_the_jsonrpc_paths_are_the_mcp_endpoints() -> None:
+    """The middleware's refusals take the JSON-RPC envelope exactly where the MCP endpoint is mounted."""
+    assert errors.DEFAULT_JSONRPC_PATHS == (MCP_PATH,)
 
 
 @pytest.mark.anyio

@@ -23,8 +23,9 @@ then the answer with its status (200; at 2026-07-28 a malformed request is 400 a
 without a body when there is nothing to answer (notifications, client responses). GET and DELETE pass steps 1–4, then 6 (any token kind, as upstream's route auth)
 and 8, and answer 405 with ``Allow: POST``: we open no server-to-client stream and keep no session.
 
-In the app, ``security.OriginMiddleware`` checks ``Host`` (421) and ``Origin`` (403) before any route,
-so there a bad Origin is refused ahead of step 1; step 3 keeps the endpoint safe wherever it is mounted.
+In the app, ``origin_middleware.OriginMiddleware`` checks ``Host`` (421) and ``Origin`` (403) before
+any route, so there a bad Origin is refused ahead of step 1; step 3 keeps the endpoint safe wherever
+it is mounted.
 
 Differences from the upstream, on purpose: its route-level authentication ran before step 2, so
 there a disabled endpoint first checked credentials; here the cheap, store-free gates come first.
@@ -48,9 +49,9 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .. import errors
 from ..accept_header import accepts
+from ..origins import OriginPolicy, request_origin_allowed
 from ..ratelimit import MCP_RATE_LIMIT
 from ..rest import ApiRoute
-from ..security import OriginPolicy, request_origin_allowed
 from ..services import Caller, Services
 from ..store.base import StorageFailure
 from .catalog import Catalog, Tool, build_catalog
