@@ -26,6 +26,7 @@ Modules (private; everything public is re-exported here and listed in ``__all__`
 - ``_sharing``: a shared answer as one reader may see it, nothing from a source hidden from them.
 - ``_grounding``: the citation check: the passage of its cited sources that supports each sentence.
 - ``_event_stream``: server-sent events parsed as the bytes arrive (a provider's stream, the answer's).
+- ``_source_links``: a message's link back to its system: which links are allowed, which system it is.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ from . import (
     _search_receipt,
     _sentences,
     _sharing,
+    _source_links,
     _suggestions,
 )
 from ._answer_kinds import *  # noqa: F403
@@ -71,6 +73,7 @@ from ._search_dates import *  # noqa: F403
 from ._search_receipt import *  # noqa: F403
 from ._sentences import *  # noqa: F403
 from ._sharing import *  # noqa: F403
+from ._source_links import *  # noqa: F403
 from ._suggestions import *  # noqa: F403
 
 __all__: list[str] = [
@@ -94,4 +97,5 @@ __all__: list[str] = [
     *_follow_ups.__all__,
     *_sharing.__all__,
     *_event_stream.__all__,
+    *_source_links.__all__,
 ]

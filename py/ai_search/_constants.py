@@ -28,6 +28,7 @@ __all__ = [
     "MAX_SEARCH_FILTER_VALUES",
     "MAX_SEARCH_QUERY_LENGTH",
     "MAX_SOURCE_MESSAGE_LENGTH",
+    "MAX_SOURCE_URL_LENGTH",
     "MIN_INTELLIGENT_SEARCH_CANDIDATES",
 ]
 
@@ -57,6 +58,10 @@ MAX_SEARCH_QUERY_LENGTH = 500
 # Characters of the optional reason given with an answer's rating: a sentence or two. The page's
 # reason field stops there and the feedback route refuses more.
 MAX_FEEDBACK_REASON_LENGTH = 1000
+# Characters of a message's source link (its "open in Slack" address): a Slack permalink with its
+# thread query is about 110; browsers and proxies take 2,000 everywhere. The store refuses longer
+# ones and the page makes no link of them.
+MAX_SOURCE_URL_LENGTH = 2000
 
 # The licence module name that gates AI features upstream; kept for API compatibility.
 AI_LICENSE_MODULE = "chat.rocket.rc-ai"

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 
-from ai_search import MAX_FEEDBACK_REASON_LENGTH
+from ai_search import MAX_FEEDBACK_REASON_LENGTH, MAX_SOURCE_URL_LENGTH, is_source_url
 
 from . import names
 from .base import InvalidValue
@@ -86,9 +86,6 @@ MAX_ROLE_LENGTH = 64
 MAX_ORIGIN_LENGTH = 300
 # Characters of an id in another system (Slack's "C024BE91L", a Zulip stream id, a Rocket.Chat _id).
 MAX_EXTERNAL_ID_LENGTH = 200
-# Characters of a source link: a Slack permalink with its thread query is about 110; browsers and
-# proxies take 2,000 everywhere.
-MAX_SOURCE_URL_LENGTH = 2000
 # Files or links on one message (attachments): Rocket.Chat posts one file per message; exports from
 # other systems carry a handful. More is refused rather than silently cut.
 MAX_ATTACHMENTS = 20
@@ -113,7 +110,6 @@ _USERNAME = re.compile(r"[\w.-]+")
 _ROLE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _MESSAGE_ID = re.compile(r"[A-Za-z0-9._-]+")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-_SOURCE_URL = re.compile(r"[!-~]+")  # printable ASCII without spaces: what a percent-encoded URL is
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MS = timedelta(milliseconds=1)
@@ -257,11 +253,7 @@ def check_external_id(external_id: str) -> str:
 def check_source_url(url: str) -> str:
     """An http(s) link of at most MAX_SOURCE_URL_LENGTH characters, no spaces or control characters:
     a page may render it as a link, so ``javascript:`` and friends never get in."""
-    if (
-        len(url) > MAX_SOURCE_URL_LENGTH
-        or not _SOURCE_URL.fullmatch(url)
-        or not url.lower().startswith(("http://", "https://"))
-    ):
+    if not is_source_url(url):
         raise InvalidValue(f"a source link is an http(s) URL of at most {MAX_SOURCE_URL_LENGTH} characters")
     return url
 
