@@ -17,6 +17,7 @@ from the link's shape, for the link's words; an address of no known shape gets n
 from __future__ import annotations
 
 import re
+from typing import TypeGuard
 from urllib.parse import parse_qs, urlsplit
 
 from ._constants import MAX_SOURCE_URL_LENGTH
@@ -35,7 +36,7 @@ _ROCKETCHAT_ROOM_KINDS = frozenset({"channel", "group", "direct"})
 _MATTERMOST_VIEWS = frozenset({"channels", "messages", "pl"})
 
 
-def is_source_url(url: object) -> bool:
+def is_source_url(url: object) -> TypeGuard[str]:
     """Whether ``url`` may be a message's source link: an http(s) URL of at most
     ``MAX_SOURCE_URL_LENGTH`` characters, printable ASCII, no spaces."""
     return (

@@ -18,6 +18,11 @@ runs of :func:`~ai_search_web.highlights.highlight_runs` (pure: spans clipped, m
 into text nodes and ``<mark>`` elements. Icons are inline SVG drawn from :data:`ICONS` (constants,
 never data), so they look the same whatever fonts the device has.
 
+The one link out of the page is :func:`external_link` (a message's "open in Slack"): the browser's
+URL parser reads the address first, only ``http:`` and ``https:`` make a link, the parsed address is
+set as the ``href`` property (never markup), and the link opens a new tab with no opener and no
+referrer. Every other ``href`` is an in-page ``#fragment``.
+
 Reading the DOM: JavaScript's ``null`` reaches Python as a ``JsNull`` proxy, not ``None`` (only
 ``undefined`` becomes ``None``), and ``closest()``, ``querySelector()``, ``getAttribute()`` and
 ``getElementById()`` all return it. :func:`present` turns both into ``None``; :func:`closest` and
@@ -32,7 +37,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 import js
-from pyodide.ffi import JsNull, JsProxy, create_proxy
+from pyodide.ffi import JsException, JsNull, JsProxy, create_proxy
 
 from .boundary import guarded
 from .highlights import BIDI_FORMATTING_CHARACTERS, bidi_runs, highlight_runs
@@ -44,6 +49,7 @@ __all__ = [
     "closest",
     "data_index",
     "element",
+    "external_link",
     "get",
     "highlighted",
     "icon",
@@ -70,6 +76,13 @@ _ALLOWED_ATTRIBUTES = frozenset(
 )  # fmt: skip
 _FAMILY = re.compile(r"^(?:aria|data)-[a-z][a-z0-9-]*$")
 _FRAGMENT = re.compile(r"^#[A-Za-z][A-Za-z0-9_:.-]*$")
+# The protocols a link out of the page may have, as the browser's URL parser names them. Anything
+# else (javascript:, data:, blob:, file:, an app's own scheme) runs or reaches something a click on a
+# message must not.
+_WEB_PROTOCOLS = frozenset({"http:", "https:"})
+# A link out of the page opens a new tab that cannot reach back (no window.opener) and is not told
+# where it came from: the page's URL holds the search and its filters.
+_EXTERNAL_REL = "noopener noreferrer"
 
 
 class UnsafeMarkupError(ValueError):
@@ -115,6 +128,29 @@ def element(tag: str, *children: Any, **attributes: str | bool | None) -> JsProx
         set_attribute(node, key.rstrip("_").replace("_", "-"), value)
     _append(node, children)
     return node
+
+
+def external_link(url: str, *children: Any, class_: str) -> JsProxy | None:
+    """An ``<a>`` out of the page to ``url`` (a new tab, ``rel="noopener noreferrer"``), with our own
+    ``children``; None when the browser's URL parser does not read ``url`` as an http(s) address.
+
+    ``url`` is parsed with ``new URL()``, the same parser the link would use, so what is checked is
+    what a click follows: a scheme hidden behind characters the parser strips (``java\tscript:``)
+    is seen as the scheme it is. The parsed ``href`` is then set as a property, not as markup.
+    """
+    try:
+        parsed = js.URL.new(url)
+    except JsException:  # not an absolute URL at all
+        return None
+    if parsed.protocol not in _WEB_PROTOCOLS:
+        return None
+    link = js.document.createElement("a")
+    link.href = parsed.href
+    link.rel = _EXTERNAL_REL
+    link.target = "_blank"
+    set_attribute(link, "class", class_)
+    _append(link, children)
+    return link
 
 
 def _append(node: JsProxy, children: Iterable[Any]) -> None:
@@ -212,6 +248,7 @@ ICONS: dict[str, str] = {
     "link": "M10 14a4 4 0 0 0 5.7 0l3-3a4 4 0 0 0-5.7-5.7l-1 1M14 10a4 4 0 0 0-5.7 0l-3 3a4 4 0 0 0 5.7 5.7l1-1",
     "back": "M19 12H5M11 6l-6 6 6 6",
     "clock": "M12 21a9 9 0 1 0 0-18 9 9 0 0 0 0 18Zm0-14v5l3 2",
+    "external": "M14 4h6v6M20 4l-9 9M18 14v6H4V6h6",
 }
 _SVG = "http://www.w3.org/2000/svg"
 

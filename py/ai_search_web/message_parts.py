@@ -1,4 +1,5 @@
-"""What a message carries besides its text, read defensively: files, reactions, edits, pins, threads.
+"""What a message carries besides its text, read defensively: files, reactions, edits, pins, threads,
+its link back to the system it came from.
 
 Search results and ``chat.getMessageContext`` give these in Rocket.Chat's shapes, and like every
 answer they are untrusted data: anything malformed is left out, never shown half. Pure (no ``js``),
@@ -9,6 +10,8 @@ so CPython tests cover it; :mod:`.message_view` turns the records into elements:
     # [MessageFile(name='pgbouncer.ini', title='ledger pool settings', description='', ...)]
     message_reactions({"reactions": {":+1:": {"usernames": ["bob", "carol"]}}})
     # [Reaction(shortcode=':+1:', emoji='👍', usernames=('bob', 'carol'))]
+    source_link({"sourceUrl": "https://acme.slack.com/archives/C024BE91L/p1355517523000005"})
+    # SourceLink(url='https://acme.slack.com/archives/...', text='Open in Slack')
 
 Reactions are stored by shortcode, as Rocket.Chat does. The common ones are shown as their emoji
 from :data:`REACTION_EMOJI` (a full shortcode library would add hundreds of kilobytes to what every
@@ -22,18 +25,23 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ai_search import is_source_url, source_system
+
 __all__ = [
     "MAX_FILES_SHOWN",
     "MAX_REACTIONS_SHOWN",
     "REACTION_EMOJI",
+    "UNKNOWN_SOURCE_LINK_TEXT",
     "MessageFile",
     "Reaction",
+    "SourceLink",
     "emoji_for",
     "is_image",
     "list_field",
     "message_files",
     "message_reactions",
     "object_field",
+    "source_link",
     "text_field",
 ]
 
@@ -67,6 +75,29 @@ class Reaction:
     shortcode: str
     emoji: str
     usernames: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SourceLink:
+    """Where a message was first posted: an http(s) ``url`` and the link's words, all our own."""
+
+    url: str
+    text: str
+
+
+# The words of a source link whose system its shape does not tell (another importer's, a proxy's).
+UNKNOWN_SOURCE_LINK_TEXT = "Open where it was posted"
+
+
+def source_link(record: Any) -> SourceLink | None:
+    """The message's ``sourceUrl`` as a link, or None when it has none or it is not an http(s)
+    address (:func:`ai_search.is_source_url`: a ``javascript:`` or any other scheme makes no link).
+    The words name the system from the link's shape, never from the link's text."""
+    url = record.get("sourceUrl") if isinstance(record, Mapping) else None
+    if not is_source_url(url):
+        return None
+    system = source_system(url)
+    return SourceLink(url, f"Open in {system}" if system else UNKNOWN_SOURCE_LINK_TEXT)
 
 
 def text_field(record: Any, key: str) -> str:

@@ -18,11 +18,11 @@ import js
 from pyodide.ffi import JsProxy, to_js
 
 from .conversations import message_id, thread_of
-from .dom import element, highlighted, icon
-from .message_parts import is_image, message_files, message_reactions, text_field
+from .dom import element, external_link, highlighted, icon
+from .message_parts import is_image, message_files, message_reactions, source_link, text_field
 from .wording import file_size_text, replies_text
 
-__all__ = ["CONTEXT_ITEM_PREFIX", "author", "context_item", "file_chips", "thread_note", "when"]
+__all__ = ["CONTEXT_ITEM_PREFIX", "author", "context_item", "file_chips", "source_anchor", "thread_note", "when"]
 
 # Element ids of the context view's messages: by position, never by message id (ids are data, and an
 # element id taken from data could shadow one of the page's own).
@@ -55,6 +55,14 @@ def author(message: Mapping[str, Any], class_: str = "message-author") -> JsProx
 
 def _time(ts: str, class_: str) -> JsProxy | None:
     return element("time", when(ts), datetime=ts, class_=class_) if ts else None
+
+
+def source_anchor(message: Mapping[str, Any]) -> JsProxy | None:
+    """The message's "Open in Slack" link (a new tab), or None when it has no http(s) source link."""
+    link = source_link(message)
+    if link is None:
+        return None
+    return external_link(link.url, icon("external"), link.text, class_="source-link")
 
 
 def file_chips(message: Mapping[str, Any]) -> JsProxy | None:
@@ -162,6 +170,7 @@ def context_item(
                 element("span", icon("pin"), "Pinned", class_="message-pinned")
                 if message.get("pinned") is True
                 else None,
+                source_anchor(message),
                 class_="message-meta",
             ),
             element("p", *highlighted(text, spans), class_="message-text", dir="auto"),

@@ -36,7 +36,7 @@ from ai_search import AI_SEARCH_PAGE_SIZE, AI_SEARCH_RESULTS_PAGE_SIZE, MAX_SOUR
 
 from .conversations import Conversation, group_by_conversation, message_id
 from .dom import closest, data_index, element, highlighted, icon, listen, present, replace_children, set_text
-from .message_view import author, file_chips, thread_note, when
+from .message_view import author, file_chips, source_anchor, thread_note, when
 from .wording import match_words, more_in_thread_text, reason_text, replies_text
 
 __all__ = ["RESULT_ID_PREFIX", "ResultsView", "result_anchor", "room_label"]
@@ -201,6 +201,7 @@ class ResultsView:
                     author(result, "result-author"),
                     element("time", when(ts), datetime=ts, class_="result-time") if ts else None,
                     element("span", reason, class_="result-reason", dir="auto") if reason else None,
+                    source_anchor(result),
                     class_="result-meta",
                 ),
                 thread_note(result, grouped=grouped),
@@ -236,6 +237,8 @@ class ResultsView:
         return int(number)
 
     def _click(self, event: JsProxy) -> None:
+        if closest(event, "a.source-link") is not None:
+            return  # the browser follows the link out, in a new tab; the result stays as it is
         more = closest(event, "button.conversation-more")
         if more is not None:
             index = data_index(more, len(self._groups))
