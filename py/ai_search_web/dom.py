@@ -135,8 +135,9 @@ def external_link(url: str, *children: Any, class_: str) -> JsProxy | None:
     ``children``; None when the browser's URL parser does not read ``url`` as an http(s) address.
 
     ``url`` is parsed with ``new URL()``, the same parser the link would use, so what is checked is
-    what a click follows: a scheme hidden behind characters the parser strips (``java\tscript:``)
-    is seen as the scheme it is. The parsed ``href`` is then set as a property, not as markup.
+    what a click follows: a scheme hidden behind characters the parser strips (a tab or a newline
+    inside ``javascript:``) is seen as the scheme it is. The parsed ``href`` is then set as a
+    property, not as markup.
     """
     try:
         parsed = js.URL.new(url)

@@ -19,13 +19,16 @@ from ai_search_web.conversations import (
 from ai_search_web.message_parts import (
     MAX_FILES_SHOWN,
     MAX_REACTIONS_SHOWN,
+    UNKNOWN_SOURCE_LINK_TEXT,
     MessageFile,
     Reaction,
+    SourceLink,
     emoji_for,
     list_field,
     message_files,
     message_reactions,
     object_field,
+    source_link,
     text_field,
 )
 from ai_search_web.wording import file_size_text, more_in_thread_text, replies_text
@@ -237,6 +240,38 @@ def test_file_sizes_in_words(size: Any, text: str) -> None:
 )
 def test_a_field_is_read_as_its_type_or_as_empty(record: Any, key: str, text: str, obj: Any, items: Any) -> None:
     assert (text_field(record, key), object_field(record, key), list_field(record, key)) == (text, obj, items)
+
+
+SLACK = "https://acme.slack.com/archives/C024BE91L/p1355517523000005"
+
+
+@pytest.mark.parametrize(
+    ("message", "link"),
+    [
+        pytest.param({"sourceUrl": SLACK}, SourceLink(SLACK, "Open in Slack"), id="slack"),
+        pytest.param(
+            {"sourceUrl": "https://chat.example.com/channel/ops?msg=Xk2"},
+            SourceLink("https://chat.example.com/channel/ops?msg=Xk2", "Open in Rocket.Chat"),
+            id="rocketchat-mirror",
+        ),
+        pytest.param(
+            {"sourceUrl": "https://wiki.example.org/x"},
+            SourceLink("https://wiki.example.org/x", UNKNOWN_SOURCE_LINK_TEXT),
+            id="an-unknown-system-gets-our-own-words",
+        ),
+        pytest.param({"sourceUrl": "javascript:alert(1)"}, None, id="javascript"),
+        pytest.param({"sourceUrl": "JAVASCRIPT:alert(1)"}, None, id="javascript-in-capitals"),
+        pytest.param({"sourceUrl": "data:text/html,x"}, None, id="data"),
+        pytest.param({"sourceUrl": "java\tscript:alert(1)"}, None, id="a-tab-inside-the-scheme"),
+        pytest.param({"sourceUrl": " " + SLACK}, None, id="a-leading-space"),
+        pytest.param({"sourceUrl": {"href": SLACK}}, None, id="not-text"),
+        pytest.param({"sourceUrl": ""}, None, id="empty"),
+        pytest.param({}, None, id="none"),
+        pytest.param(None, None, id="no-message"),
+    ],
+)
+def test_only_a_web_source_url_makes_a_link(message: Any, link: SourceLink | None) -> None:
+    assert source_link(message) == link
 
 
 def test_replies_and_more_in_words() -> None:
