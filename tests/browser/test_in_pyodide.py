@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 from pathlib import Path
 from typing import Any
@@ -68,3 +69,55 @@ def test_ai_search_imports_and_works_inside_pyodide(page: Any, server: Server) -
     assert result["suggestions"] == ["ops"]
     assert result["chips"] == ["#ops"]
     assert result["applied"] == ["x in:ops y", 9]
+
+
+TYPINGS = Path("typings")
+# Checked inside the page's interpreter: every name the stubs declare exists there, and the calls
+# the stubs say can answer null do answer JsNull (not None) for a missing element or stored value.
+STUBS_HOLD = r"""
+import json, js, pyodide.ffi
+names = json.loads(NAMES)
+json.dumps({
+    "js": [n for n in names["js"] if not hasattr(js, n)],
+    "document": [n for n in names["document"] if not hasattr(js.document, n)],
+    "storage": [n for n in names["storage"] if not hasattr(js.sessionStorage, n)],
+    "ffi": [n for n in names["ffi"] if not hasattr(pyodide.ffi, n)],
+    "undefined_is_none": js.undefined is None,
+    "null_element": type(js.document.getElementById("no-such-element")).__name__,
+    "null_stored": type(js.sessionStorage.getItem("no-such-key")).__name__,
+    "null_is_false": bool(pyodide.ffi.jsnull) is False,
+})
+"""
+
+
+def _declared(stub: Path, in_class: str | None = None) -> list[str]:
+    """The public names a stub declares at its top level (or in class ``in_class``)."""
+    body = ast.parse(stub.read_text(encoding="utf-8")).body
+    if in_class is not None:
+        body = next(n for n in body if isinstance(n, ast.ClassDef) and n.name == in_class).body
+    names = [n.target.id for n in body if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)]
+    names += [n.name for n in body if isinstance(n, ast.FunctionDef | ast.ClassDef)]
+    return [name for name in names if not name.startswith("_")]
+
+
+def test_the_browser_stubs_describe_the_runtime(page: Any, server: Server) -> None:
+    """What typings/ tells mypy about ``js`` and ``pyodide.ffi`` is what the page's Pyodide has."""
+    names = {
+        "js": _declared(TYPINGS / "js.pyi"),
+        "document": _declared(TYPINGS / "js.pyi", "_Document"),
+        "storage": _declared(TYPINGS / "js.pyi", "_Storage"),
+        "ffi": _declared(TYPINGS / "pyodide" / "ffi" / "__init__.pyi"),
+    }
+    assert {"document", "fetch", "URL"} <= set(names["js"]) and "JsProxy" in names["ffi"]
+    open_page(page, server)
+    raw = page.evaluate(
+        """async (code) => {
+            const interpreter = await window.aiSearchPython;
+            return interpreter.runPython(code);
+        }""",
+        STUBS_HOLD.replace("NAMES", repr(json.dumps(names))),
+    )
+    assert json.loads(raw) == {
+        "js": [], "document": [], "storage": [], "ffi": [], "undefined_is_none": True,
+        "null_element": "JsNull", "null_stored": "JsNull", "null_is_false": True,
+    }  # fmt: skip
