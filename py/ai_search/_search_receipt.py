@@ -20,6 +20,7 @@ from collections.abc import Iterable, Sequence
 from ._operators import get_search_filter_operator
 
 __all__ = [
+    "describe_candidate_check",
     "describe_no_days",
     "describe_search_scope",
     "describe_unknown_person",
@@ -54,6 +55,16 @@ def describe_search_scope(
     if first == last:
         return f"{what}, {_day(first, today)}"
     return f"{what}, {_day(first, today)} – {_day(last, today)}"
+
+
+def describe_candidate_check(operators: Sequence[str], candidates: int) -> str:
+    """`has:, -word checked on the best 100 matches of each branch`: a pipeline that does not apply
+    the search line's other filters left them to the proposed candidates, and the receipt says so.
+
+    >>> describe_candidate_check(["has:", "is:"], 100)
+    'has:, is: checked on the best 100 matches of each branch'
+    """
+    return f"{', '.join(operators)} checked on the best {candidates} matches of each branch"
 
 
 def _count(count: int, more: bool) -> str:

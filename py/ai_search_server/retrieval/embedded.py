@@ -14,6 +14,10 @@ never read as a distance); `type: similarity` the semantic branch (cosine simila
 rows farther than `threshold` left out). In-process, ``search`` builds the body with the core and calls
 ``handle``; over HTTP, ``pipeline_http`` calls ``handle`` with the posted body: one code path.
 
+Our extension (``conditions``): a body may carry ``ai_search_conditions`` (``has:``, ``is:``, excluded
+authors, words and phrases, required phrases); both branches apply them inside the index query, over
+every document in scope, and the answer says ``"ai_search_conditions": "applied"``.
+
 Failing closed: a request without a `room_id` filter, or with a filter key or operator this pipeline
 does not know, is refused (``PipelineRequestError``) rather than answered with every room.
 """
@@ -37,11 +41,19 @@ from ai_search import (
     to_iso_timestamp,
 )
 
+from .conditions import (
+    CONDITIONS_APPLIED,
+    CONDITIONS_FIELD,
+    ConditionsError,
+    MessageConditions,
+    parse_conditions,
+    with_conditions,
+)
 from .embedder import EmbedderError
 from .index import EmbeddedIndex
-from .index_db import KeywordScope
+from .index_db import DocConditions, KeywordScope
 from .pipeline_client import PipelineError
-from .terms import query_terms
+from .terms import fts_match_expression, query_terms, value_term
 from .vectors import VectorScope
 
 __all__ = [
@@ -50,6 +62,7 @@ __all__ = [
     "EmbeddedPipeline",
     "PipelineQuery",
     "PipelineRequestError",
+    "doc_conditions",
     "parse_pipeline_request",
 ]
 
@@ -60,6 +73,11 @@ MAX_PIPELINE_QUERY_CHARS = 4000
 _FILTER_KEYS = frozenset({"room_id", "username", "timestamp"})
 # Never sent to a real server: the embedded pipeline builds its body with the core, which wants a URL.
 _IN_PROCESS_BASE_URL = "http://embedded-pipeline.invalid"
+# `has:` value -> the mark a document must hold (`thread`, a thread's first message, is no mark of
+# the message itself: the index reads it from the replies).
+_HAS_MARKS = {"link": "link", "file": "file", "image": "image", "reaction": "reaction"}
+# `is:` value -> the mark (`dm` never reaches a pipeline: the service narrows the rooms).
+_IS_MARKS = {"thread": "reply", "pinned": "pinned"}
 
 
 class PipelineRequestError(ValueError):
@@ -76,6 +94,24 @@ class PipelineQuery:
     ts_max_ms: int | None
     k: int
     threshold: float | None  # largest cosine distance kept (semantic only)
+    conditions: DocConditions | None = None  # our extension, when the body carried it
+
+
+def doc_conditions(conditions: MessageConditions) -> DocConditions:
+    """The extension's conditions in the index's terms: marks, thread roots, FTS5 expressions."""
+    excluded = [term for term in map(value_term, conditions.not_words) if term]
+    required = [term for term in map(value_term, conditions.phrases) if term]
+    return DocConditions(
+        marks=tuple(_HAS_MARKS[v] for v in conditions.has if v in _HAS_MARKS)
+        + tuple(_IS_MARKS[v] for v in conditions.is_),
+        not_marks=tuple(_HAS_MARKS[v] for v in conditions.not_has if v in _HAS_MARKS)
+        + tuple(_IS_MARKS[v] for v in conditions.not_is),
+        roots="thread" in conditions.has,
+        not_roots="thread" in conditions.not_has,
+        not_usernames=tuple(u.removeprefix("@").lower() for u in conditions.not_usernames),
+        required=tuple(fts_match_expression([term]) for term in required),
+        excluded=fts_match_expression(excluded),
+    )
 
 
 def _strings(value: object, where: str) -> tuple[str, ...]:
@@ -157,7 +193,12 @@ def parse_pipeline_request(body: object) -> PipelineQuery:
     users = _strings(filters["username"], "username") if "username" in filters else None
     low, high = _timestamp(filters["timestamp"]) if "timestamp" in filters else (None, None)
     k, threshold = _params(body.get("params"), mode)
-    return PipelineQuery(query, mode, rooms, users, low, high, k, threshold)
+    try:
+        conditions = parse_conditions(body.get(CONDITIONS_FIELD))
+    except ConditionsError as exc:
+        raise PipelineRequestError(str(exc)) from None
+    found = doc_conditions(conditions) if conditions is not None and conditions.active else None
+    return PipelineQuery(query, mode, rooms, users, low, high, k, threshold, found)
 
 
 class EmbeddedPipeline:
@@ -204,14 +245,20 @@ class EmbeddedPipeline:
             PipelineError: the semantic branch cannot run (no embedder, or the embedder failed).
         """
         query = parse_pipeline_request(body)
-        if query.mode == "keyword":
-            return {"results": self._keyword(query)}
-        return {"results": self._semantic(query)}
+        results = self._keyword(query) if query.mode == "keyword" else self._semantic(query)
+        answer: dict[str, Any] = {"results": results}
+        if query.conditions is not None:
+            answer[CONDITIONS_FIELD] = CONDITIONS_APPLIED
+        return answer
 
     def _keyword(self, query: PipelineQuery) -> list[dict[str, Any]]:
         scope = KeywordScope(query.rooms, query.users, query.ts_min_ms, query.ts_max_ms)
         hits = self.index.keyword_search(
-            query_terms(query.query), scope, query.k, min_coverage=self.keyword_min_coverage
+            query_terms(query.query),
+            scope,
+            query.k,
+            min_coverage=self.keyword_min_coverage,
+            conditions=query.conditions,
         )
         return [
             {
@@ -236,6 +283,8 @@ class EmbeddedPipeline:
             query.ts_min_ms,
             query.ts_max_ms,
         )
+        if query.conditions is not None:
+            scope = self.index.condition_scope(scope, query.conditions)
         minimum = -1.0 if query.threshold is None else 1 - query.threshold
         hits = self.index.semantic_search(vector, scope, query.k, minimum)
         rows = self.index.rows([rowid for rowid, _score in hits])
@@ -262,6 +311,7 @@ class EmbeddedPipeline:
         classifications: Sequence[str],
         pipeline_filters: PipelineFilters,
         limit: int,
+        conditions: MessageConditions | None = None,
     ) -> object:
         request = build_intelligent_search_request(
             query,
@@ -271,8 +321,9 @@ class EmbeddedPipeline:
             limit=limit,
             mode=mode,
         )
+        body = with_conditions(request.body, conditions)
         # SQLite reads and the embedding forward pass block: off the event loop, one at a time.
-        return await anyio.to_thread.run_sync(self.handle_in_turn, request.body)
+        return await anyio.to_thread.run_sync(self.handle_in_turn, body)
 
     def handle_in_turn(self, body: object) -> dict[str, Any]:
         """`handle`, waiting for any other call of this pipeline to finish first."""

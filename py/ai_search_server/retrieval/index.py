@@ -41,7 +41,16 @@ from ..store.base import StorageFailure, Store
 from ..store.records import MessageEvent
 from .context import CONTEXT_MESSAGES, CONTEXT_RULE, CONTEXT_WINDOW, context_text
 from .embedder import Embedder, EmbedderError, EmbedderUnavailable
-from .index_db import DocRow, IndexDatabase, KeywordHit, KeywordScope, content_key, message_digest
+from .index_db import (
+    RESCAN_META_KEY,
+    DocConditions,
+    DocRow,
+    IndexDatabase,
+    KeywordHit,
+    KeywordScope,
+    content_key,
+    message_digest,
+)
 from .progress import ProgressReporter
 from .terms import (
     Term,
@@ -236,9 +245,16 @@ class EmbeddedIndex:
         return changed
 
     def _catch_up_at_start(self) -> None:
-        """Apply what changed since the change number the file remembers, or rescan the store."""
+        """Apply what changed since the change number the file remembers, or rescan the store (also
+        after a migration: every document gains what the new schema keeps, its vector kept)."""
         latest = self.store.latest_message_change()
         saved = self.db.get_meta(_CHANGE_META_KEY)
+        if self.db.get_meta(RESCAN_META_KEY) is not None:
+            log.info("search index: the index file was upgraded; comparing every message with the store")
+            self.catch_up()
+            self._note_applied(latest)
+            self.db.delete_meta(RESCAN_META_KEY)
+            return
         if saved is not None and saved.isdigit() and int(saved) <= latest:
             self._applied_change = int(saved)
             if self.store.message_changes_since(self._applied_change, limit=1).complete:
@@ -559,7 +575,13 @@ class EmbeddedIndex:
     # -- searching ----------------------------------------------------------------------------------
 
     def keyword_search(
-        self, terms: Sequence[Term], scope: KeywordScope, k: int, *, min_coverage: float = 0.0
+        self,
+        terms: Sequence[Term],
+        scope: KeywordScope,
+        k: int,
+        *,
+        min_coverage: float = 0.0,
+        conditions: DocConditions | None = None,
     ) -> list[KeywordHit]:
         """Messages matching any term, those matching more of the query's weight first.
 
@@ -580,6 +602,9 @@ class EmbeddedIndex:
         - past `KEYWORD_EXACT_MAX_MATCHES` matches, only the `KEYWORD_NEWEST_MATCHES` most recent
           ones in scope are ranked, beside every message holding all the searched terms (their own,
           much shorter, AND query): the cost stays bounded by what is returned, at any size.
+
+        `conditions` (the search line's ``has:``, ``is:``, excluded words...) sit inside each FTS5
+        query, so the pool holds only messages that meet them.
         """
         if not terms or not scope.rooms or k <= 0:
             return []
@@ -591,9 +616,9 @@ class EmbeddedIndex:
         searched = _essential_terms(searched, weights, min_coverage)
         pool = max(k, KEYWORD_POOL_SIZE)
         if sum(counts[t] for t in searched) <= KEYWORD_EXACT_MAX_MATCHES:
-            hits = self.db.keyword_search(fts_match_expression(searched), scope, pool)
+            hits = self.db.keyword_search(fts_match_expression(searched), scope, pool, conditions=conditions)
         else:
-            hits = self._bounded_search(searched, counts, scope, pool)
+            hits = self._bounded_search(searched, counts, scope, pool, conditions)
         matcher = TermMatcher(terms)
         scored = [
             replace(hit, coverage=term_coverage(matcher.matched_columns(hit.words, hit.parts), weights))
@@ -603,21 +628,30 @@ class EmbeddedIndex:
         return scored[:k]
 
     def _bounded_search(
-        self, searched: Sequence[Term], counts: dict[Term, int], scope: KeywordScope, pool: int
+        self,
+        searched: Sequence[Term],
+        counts: dict[Term, int],
+        scope: KeywordScope,
+        pool: int,
+        conditions: DocConditions | None,
     ) -> list[KeywordHit]:
         """The keyword query over lists too long to rank whole: the newest matches, and the messages
         holding every searched term (ranked whole when that AND is short enough)."""
         hits = {
             hit.rowid: hit
             for hit in self.db.keyword_search(
-                fts_match_expression(searched), scope, pool, newest=KEYWORD_NEWEST_MATCHES
+                fts_match_expression(searched),
+                scope,
+                pool,
+                newest=KEYWORD_NEWEST_MATCHES,
+                conditions=conditions,
             )
         }
         if len(searched) > 1:
             every = " AND ".join(f"({fts_match_expression([term])})" for term in searched)
             exact = min(counts[t] for t in searched) <= KEYWORD_EXACT_MAX_MATCHES
             for hit in self.db.keyword_search(
-                every, scope, pool, newest=None if exact else KEYWORD_NEWEST_MATCHES
+                every, scope, pool, newest=None if exact else KEYWORD_NEWEST_MATCHES, conditions=conditions
             ):
                 hits.setdefault(hit.rowid, hit)
         return list(hits.values())
@@ -644,6 +678,13 @@ class EmbeddedIndex:
 
     def rows(self, rowids: Sequence[int]) -> dict[int, DocRow]:
         return self.db.rows(rowids)
+
+    def condition_scope(self, scope: VectorScope, conditions: DocConditions) -> VectorScope:
+        """`scope` narrowed by the conditions, for the semantic branch's mask."""
+        allowed, blocked = self.db.condition_rowids(conditions)
+        return replace(
+            scope, excluded_users=frozenset(conditions.not_usernames), allowed=allowed, blocked=blocked
+        )
 
     def embed_query(self, text: str) -> npt.NDArray[np.float32]:
         """Raises EmbedderError (EmbedderUnavailable when there is no embedder)."""

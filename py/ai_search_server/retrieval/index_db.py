@@ -6,8 +6,12 @@ such file at all. All SQL of the embedded pipeline lives here (DESIGN decision 8
 
 Schema::
 
-    docs(rowid, msg_id UNIQUE, rid, username (folded), ts_ms, text, digest, vector_model)
+    docs(rowid, msg_id UNIQUE, rid, username (folded), ts_ms, text, digest, vector_model, tmid)
          text: the message's searchable text (its text, then its attachments' names, titles, descriptions)
+         tmid: the thread a reply belongs to (NULL for no reply): a message starts a thread when a
+         document names it here
+    doc_marks(mark, rowid = docs.rowid)   what the message holds (``message_checks.MESSAGE_MARKS``:
+                                          link, file, image, reaction, pinned, reply), one row each
     doc_vectors(rowid = docs.rowid, vector, context)   context: the message with its conversation
                                                         (retrieval/context.py), NULL without one
     doc_terms(rowid = docs.rowid, words, parts)   the text cut by ``tokens.text_tokens``
@@ -20,7 +24,12 @@ runs become character pairs and identifiers give their parts (``InvalidProviderT
 unicode61 alone cannot find. The tokens sit in their own table, like the vectors, so the ``docs`` rows
 that the keyword search joins for the scope check stay slim.
 
-``digest`` is a hash of what a search reads (room, author, time, text): catching up with the store
+``doc_marks`` and ``tmid`` let a search's ``has:``/``is:`` conditions (``DocConditions``) sit in
+the index query itself, over every document in scope, beside the FTS5 match (excluded words are an
+FTS5 ``NOT``, required phrases an ``AND``); the semantic branch reads the same conditions as sets of
+rowids (``condition_rowids``) for its vector mask.
+
+``digest`` is a hash of what a search reads (room, author, time, text, thread, marks): catching up with the store
 compares digests, so edits made while nothing listened are noticed. ``vector_model`` names the
 embedder that made the document's current vector (NULL until embedded, and again once its text
 changes), so a change of model re-embeds everything. The vector itself (float16: half the disk of
@@ -47,11 +56,14 @@ import numpy as np
 import numpy.typing as npt
 
 from ..store.records import Message
+from .message_checks import MESSAGE_MARKS, message_marks
 from .tokens import text_tokens, token_column_text
 
 __all__ = [
     "INDEX_BUSY_TIMEOUT_MS",
     "INDEX_SCHEMA_VERSION",
+    "RESCAN_META_KEY",
+    "DocConditions",
     "DocRow",
     "IndexDatabase",
     "IndexedDoc",
@@ -68,7 +80,11 @@ INDEX_BUSY_TIMEOUT_MS = 5000
 # 2: vectors moved out of `docs` into `doc_vectors`.
 # 3: FTS5 indexes `doc_terms` (CJK character pairs, identifier parts), not `docs.text`.
 # 4: each vector row also holds the message's conversation-context vector.
-INDEX_SCHEMA_VERSION = 4
+# 5: `docs.tmid` and `doc_marks` (has:/is: over the whole index); migrated in place from 4.
+INDEX_SCHEMA_VERSION = 5
+#: Set (in the file's meta) while every document must be compared with the store again: after a
+#: migration, until the index holds each message's marks. Cleared once a full comparison finished.
+RESCAN_META_KEY = "rescan"
 # BM25 weights of the two FTS5 columns: a whole word counts more than an identifier part or a
 # single CJK character (they only break ties between messages of equal coverage).
 _BM25_WEIGHTS = (1.0, 0.5)
@@ -78,6 +94,8 @@ _DIGEST_BYTES = 8
 # by accident, even across millions of distinct texts.
 _CONTENT_KEY_BYTES = 16
 
+# The mark names, for SQL that must name each (the delete trigger reaches the key by mark).
+_MARK_LIST = ", ".join(f"'{name}'" for name in MESSAGE_MARKS)
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     """CREATE TABLE IF NOT EXISTS docs (
@@ -88,8 +106,13 @@ _SCHEMA = (
         ts_ms INTEGER NOT NULL,
         text TEXT NOT NULL,
         digest BLOB NOT NULL,
-        vector_model TEXT
+        vector_model TEXT,
+        tmid TEXT
     )""",
+    "CREATE INDEX IF NOT EXISTS docs_replies ON docs(tmid) WHERE tmid IS NOT NULL",
+    """CREATE TABLE IF NOT EXISTS doc_marks (
+        mark TEXT NOT NULL, rowid INTEGER NOT NULL, PRIMARY KEY (mark, rowid)
+    ) WITHOUT ROWID""",
     "CREATE TABLE IF NOT EXISTS doc_vectors (rowid INTEGER PRIMARY KEY, vector BLOB NOT NULL, context BLOB)",
     "CREATE INDEX IF NOT EXISTS docs_unembedded ON docs(rowid) WHERE vector_model IS NULL",
     "CREATE TABLE IF NOT EXISTS doc_terms (rowid INTEGER PRIMARY KEY, words TEXT NOT NULL, parts TEXT NOT NULL)",
@@ -109,10 +132,17 @@ _SCHEMA = (
         INSERT INTO docs_fts(docs_fts, rowid, words, parts) VALUES ('delete', old.rowid, old.words, old.parts);
         INSERT INTO docs_fts(rowid, words, parts) VALUES (new.rowid, new.words, new.parts);
     END""",
-    """CREATE TRIGGER IF NOT EXISTS docs_ad AFTER DELETE ON docs BEGIN
+    f"""CREATE TRIGGER IF NOT EXISTS docs_ad AFTER DELETE ON docs BEGIN
         DELETE FROM doc_terms WHERE rowid = old.rowid;
         DELETE FROM doc_vectors WHERE rowid = old.rowid;
+        DELETE FROM doc_marks WHERE mark IN ({_MARK_LIST}) AND rowid = old.rowid;
     END""",
+)
+# Schema 4 -> 5: the new column; the trigger is made again with the marks (the schema above adds
+# the table and the index). Every document is then compared with the store (`RESCAN_META_KEY`).
+_MIGRATE_FROM_4 = (
+    "ALTER TABLE docs ADD COLUMN tmid TEXT",
+    "DROP TRIGGER IF EXISTS docs_ad",
 )
 # An upsert that fires the UPDATE trigger (INSERT OR REPLACE would delete without firing it).
 _UPSERT_TERMS = """
@@ -122,9 +152,9 @@ WHERE doc_terms.words != excluded.words OR doc_terms.parts != excluded.parts
 """
 # A changed digest resets the vector only when the text changed: a vector depends on nothing else.
 _UPSERT = """
-INSERT INTO docs (msg_id, rid, username, ts_ms, text, digest) VALUES (?, ?, ?, ?, ?, ?)
+INSERT INTO docs (msg_id, rid, username, ts_ms, text, digest, tmid) VALUES (?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (msg_id) DO UPDATE SET
-    rid = excluded.rid, username = excluded.username, ts_ms = excluded.ts_ms,
+    rid = excluded.rid, username = excluded.username, ts_ms = excluded.ts_ms, tmid = excluded.tmid,
     vector_model = CASE WHEN docs.text = excluded.text THEN docs.vector_model END,
     text = excluded.text, digest = excluded.digest
 WHERE docs.digest != excluded.digest
@@ -133,8 +163,15 @@ RETURNING rowid, vector_model IS NULL
 
 
 def message_digest(message: Message) -> bytes:
-    """A hash of everything the index keeps of a message (room, author, time, text)."""
-    parts = (message.room_id, message.username.lower(), str(_ts_ms(message)), message.searchable_text)
+    """A hash of everything the index keeps of a message (room, author, time, text, thread, marks)."""
+    parts = (
+        message.room_id,
+        message.username.lower(),
+        str(_ts_ms(message)),
+        message.searchable_text,
+        message.tmid or "",
+        ",".join(message_marks(message)),
+    )
     return hashlib.blake2b("\x00".join(parts).encode(), digest_size=_DIGEST_BYTES).digest()
 
 
@@ -172,6 +209,54 @@ class KeywordScope:
     users: Sequence[str] | None = None
     ts_min_ms: int | None = None
     ts_max_ms: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DocConditions:
+    """A search's conditions beyond room, author and time, in the index's terms.
+
+    `marks`/`not_marks` name ``doc_marks`` rows a document must hold / must not; `roots`/`not_roots`
+    ask that it start a thread (a document names it as its `tmid`) or not; `not_usernames` are folded
+    authors left out; `required` FTS5 expressions each must match (quoted phrases) and `excluded` one
+    none may (excluded words and phrases, OR-ed). Contradictions (`has:file -has:file`) match nothing.
+    """
+
+    marks: tuple[str, ...] = ()
+    not_marks: tuple[str, ...] = ()
+    roots: bool = False
+    not_roots: bool = False
+    not_usernames: tuple[str, ...] = ()
+    required: tuple[str, ...] = ()
+    excluded: str = ""
+
+    def where(self) -> tuple[list[str], list[object]]:
+        """SQL conditions on the documents (alias `d`) and their parameters, FTS5 left aside."""
+        where: list[str] = []
+        params: list[object] = []
+        for mark in self.marks:
+            where.append("d.rowid IN (SELECT rowid FROM doc_marks WHERE mark = ?)")
+            params.append(mark)
+        for mark in self.not_marks:
+            where.append("d.rowid NOT IN (SELECT rowid FROM doc_marks WHERE mark = ?)")
+            params.append(mark)
+        if self.roots:
+            where.append(f"d.msg_id IN ({_THREAD_ROOTS})")
+        if self.not_roots:
+            where.append(f"d.msg_id NOT IN ({_THREAD_ROOTS})")
+        if self.not_usernames:
+            where.append("d.username NOT IN (SELECT value FROM json_each(?))")
+            params.append(_json_list(u.lower() for u in self.not_usernames))
+        return where, params
+
+    def match(self, expression: str) -> str:
+        """A keyword query's FTS5 expression narrowed by the required and excluded expressions."""
+        for required in self.required:
+            expression = f"({expression}) AND ({required})"
+        return f"({expression}) NOT ({self.excluded})" if self.excluded else expression
+
+
+# The msg_ids that start a thread (replies name them); read through the `docs_replies` index.
+_THREAD_ROOTS = "SELECT tmid FROM docs WHERE tmid IS NOT NULL"
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,7 +298,14 @@ class IndexDatabase:
         self._closed = False
         conn = self._connection()
         version = conn.execute("PRAGMA user_version").fetchone()[0]
-        if version not in (0, INDEX_SCHEMA_VERSION):
+        if version == 4:
+            with self.transaction() as write:
+                for statement in _MIGRATE_FROM_4:
+                    write.execute(statement)
+                write.execute(
+                    "INSERT OR REPLACE INTO meta (key, value) VALUES (?, '1')", (RESCAN_META_KEY,)
+                )
+        elif version not in (0, INDEX_SCHEMA_VERSION):
             # An index is a cache of the store: an unknown layout is rebuilt, never migrated.
             conn.executescript(
                 "DROP TABLE IF EXISTS docs_vocab; DROP TABLE IF EXISTS docs_fts; DROP TABLE IF EXISTS docs;"
@@ -276,6 +368,10 @@ class IndexDatabase:
         with self.transaction() as conn:
             conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
 
+    def delete_meta(self, key: str) -> None:
+        with self.transaction() as conn:
+            conn.execute("DELETE FROM meta WHERE key = ?", (key,))
+
     # -- documents ------------------------------------------------------------------------------
 
     def count(self) -> int:
@@ -300,9 +396,16 @@ class IndexDatabase:
                     _ts_ms(message),
                     message.searchable_text,
                     message_digest(message),
+                    message.tmid,
                 ),
             ).fetchone()
             if row is not None:
+                rowid = int(row[0])
+                conn.execute(f"DELETE FROM doc_marks WHERE mark IN ({_MARK_LIST}) AND rowid = ?", (rowid,))
+                conn.executemany(
+                    "INSERT INTO doc_marks (mark, rowid) VALUES (?, ?)",
+                    [(mark, rowid) for mark in message_marks(message)],
+                )
                 tokens = text_tokens(message.searchable_text)
                 conn.execute(
                     _UPSERT_TERMS,
@@ -435,8 +538,49 @@ class IndexDatabase:
             counts[prefix + "*"] = int(row[0])
         return counts
 
+    def condition_rowids(
+        self, conditions: DocConditions
+    ) -> tuple[npt.NDArray[np.int64] | None, npt.NDArray[np.int64] | None]:
+        """(rowids holding every positive condition, rowids holding any negative one), sorted; None
+        for a side with no condition. Authors are left to the caller (the vector mask has them).
+
+        Each side is one SQL statement over the marks' key, the replies' index and FTS5: its cost
+        grows with the documents that hold the attribute, not with the index.
+        """
+        positive: list[tuple[str, list[object]]] = [
+            ("SELECT rowid FROM doc_marks WHERE mark = ?", [mark]) for mark in conditions.marks
+        ]
+        negative: list[tuple[str, list[object]]] = [
+            ("SELECT rowid FROM doc_marks WHERE mark = ?", [mark]) for mark in conditions.not_marks
+        ]
+        roots: tuple[str, list[object]] = (f"SELECT rowid FROM docs WHERE msg_id IN ({_THREAD_ROOTS})", [])
+        if conditions.roots:
+            positive.append(roots)
+        if conditions.not_roots:
+            negative.append(roots)
+        positive += [("SELECT rowid FROM docs_fts WHERE docs_fts MATCH ?", [e]) for e in conditions.required]
+        if conditions.excluded:
+            negative.append(("SELECT rowid FROM docs_fts WHERE docs_fts MATCH ?", [conditions.excluded]))
+        return self._rowid_set(positive, " INTERSECT "), self._rowid_set(negative, " UNION ")
+
+    def _rowid_set(
+        self, parts: Sequence[tuple[str, list[object]]], operator: str
+    ) -> npt.NDArray[np.int64] | None:
+        if not parts:
+            return None
+        sql = operator.join(part for part, _params in parts)
+        params = [p for _part, part_params in parts for p in part_params]
+        rows = self._connection().execute(sql, params).fetchall()
+        return np.sort(np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows)))
+
     def keyword_search(
-        self, match: str, scope: KeywordScope, k: int, *, newest: int | None = None
+        self,
+        match: str,
+        scope: KeywordScope,
+        k: int,
+        *,
+        newest: int | None = None,
+        conditions: DocConditions | None = None,
     ) -> list[KeywordHit]:
         """BM25-ranked documents matching the FTS5 expression inside the scope, best first.
 
@@ -444,10 +588,17 @@ class IndexDatabase:
         walks the match list from its highest rowid down, the scope is checked row by row, and the
         walk stops there, so the cost is bounded by `newest` (and the scope's share), not by the
         length of the list. Without it every match in scope is ranked (exact; the cost grows with
-        the list). The scope always sits in the same query as the match, never after the ranking.
+        the list). The scope, and the `conditions`, always sit in the same query as the match, never
+        after the ranking: a message holding the attribute is found however low its rank.
         """
+        if conditions is not None:
+            match = conditions.match(match)
         where = ["docs_fts MATCH ?", "d.rid IN (SELECT value FROM json_each(?))"]
         params: list[object] = [match, _json_list(scope.rooms)]
+        if conditions is not None:
+            extra, extra_params = conditions.where()
+            where += extra
+            params += extra_params
         if scope.users is not None:
             where.append("d.username IN (SELECT value FROM json_each(?))")
             params.append(_json_list(u.lower() for u in scope.users))

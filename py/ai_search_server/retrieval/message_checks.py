@@ -1,8 +1,11 @@
 """What a stored message must be to stay a result: the search line's content and state filters.
 
-The pipeline contract filters by room, author and time only (spec §6), so ``has:``, ``is:``, the
-excluded authors, words and phrases, and the quoted phrases a result must hold are checked here, on
-the message the store gives back, for every candidate of both branches. One table per operator
+The pipeline contract filters by room, author and time only (spec §6); the rest -- ``has:``,
+``is:``, the excluded authors, words and phrases, and the quoted phrases a result must hold -- goes
+to the pipeline as our extension (``conditions``), and is checked again here, on the message the
+store gives back, for every candidate of both branches: the store has the last word (an index a
+moment behind it never shows a message that no longer qualifies), and a pipeline that does not
+apply the extension is still never wrong about what it returned. One table per operator
 (``HAS_CHECKS``, ``IS_CHECKS``), keyed by the core's canonical values, so a value the grammar
 accepts and no check knows is caught by a test, not by a user.
 
@@ -20,7 +23,15 @@ from dataclasses import dataclass
 from ..store.records import Message, Room
 from .terms import Term, TermMatcher
 
-__all__ = ["HAS_CHECKS", "IMAGE_FILE_SUFFIXES", "IS_CHECKS", "MessageChecks", "MessageContext"]
+__all__ = [
+    "HAS_CHECKS",
+    "IMAGE_FILE_SUFFIXES",
+    "IS_CHECKS",
+    "MESSAGE_MARKS",
+    "MessageChecks",
+    "MessageContext",
+    "message_marks",
+]
 
 # A link in a message: a URL with a scheme, or one starting with www. (Rocket.Chat unfurls both).
 _LINK = re.compile(r"(?:\bhttps?://|\bwww\.)\S", re.IGNORECASE)
@@ -44,20 +55,37 @@ def _is_image(message: Message) -> bool:
     )
 
 
+#: What a message holds on its own, by mark name: the index stores each message's marks
+#: (``index_db.doc_marks``) so that the conditions apply over the whole index, not only candidates.
+MESSAGE_MARKS: Mapping[str, Callable[[Message], bool]] = {
+    "link": lambda m: bool(_LINK.search(m.text)),
+    "file": lambda m: bool(m.attachments),
+    "image": _is_image,
+    "reaction": lambda m: any(r.usernames for r in m.reactions),
+    "pinned": lambda m: m.pinned_at is not None,
+    "reply": lambda m: m.tmid is not None,
+}
+
+
+def message_marks(message: Message) -> tuple[str, ...]:
+    """The marks a message holds, in ``MESSAGE_MARKS`` order."""
+    return tuple(name for name, holds in MESSAGE_MARKS.items() if holds(message))
+
+
 _Check = Callable[[MessageContext], bool]
 #: `has:` value -> what a message must have.
 HAS_CHECKS: Mapping[str, _Check] = {
-    "link": lambda c: bool(_LINK.search(c.message.text)),
-    "file": lambda c: bool(c.message.attachments),
-    "image": lambda c: _is_image(c.message),
-    "reaction": lambda c: any(r.usernames for r in c.message.reactions),
+    "link": lambda c: MESSAGE_MARKS["link"](c.message),
+    "file": lambda c: MESSAGE_MARKS["file"](c.message),
+    "image": lambda c: MESSAGE_MARKS["image"](c.message),
+    "reaction": lambda c: MESSAGE_MARKS["reaction"](c.message),
     "thread": lambda c: c.starts_thread,
 }
 #: `is:` value -> what a message must be.
 IS_CHECKS: Mapping[str, _Check] = {
-    "thread": lambda c: c.message.tmid is not None,
+    "thread": lambda c: MESSAGE_MARKS["reply"](c.message),
     "dm": lambda c: c.room.type == "d",
-    "pinned": lambda c: c.message.pinned_at is not None,
+    "pinned": lambda c: MESSAGE_MARKS["pinned"](c.message),
 }
 
 

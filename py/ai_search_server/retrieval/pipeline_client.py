@@ -4,7 +4,9 @@ The search service talks to a ``Pipeline``; two implement it: ``EmbeddedPipeline
 in-process) and ``RemotePipeline`` here, which sends the upstream's exact request
 (``POST {base}/pipelines/{id}/search`` with ``X-API-KEY`` and ``X-API-KEY-SECRET``, built by the pure
 core) through the app's guarded outbound client: 10 s for the whole call, 5 MiB for the answer, no
-redirects, destinations checked after DNS resolution.
+redirects, destinations checked after DNS resolution. A search with conditions beyond room, author
+and time also sends our extension field (``conditions.CONDITIONS_FIELD``); a pipeline that ignores
+it answers as the contract says, and the search service checks those conditions on what it returned.
 
 A pipeline that cannot answer raises ``PipelineError``; the service turns that into a degraded search
 (the other branch's results, and a notice in ``meta``), never into a 500. ``PipelineError.reason`` is
@@ -39,6 +41,7 @@ from ..outbound import (
     OutboundTimeout,
     OutboundTooLarge,
 )
+from .conditions import MessageConditions, with_conditions
 
 __all__ = ["FailureKind", "Pipeline", "PipelineError", "RemotePipeline"]
 
@@ -98,6 +101,7 @@ class Pipeline(Protocol):
         classifications: Sequence[str],
         pipeline_filters: PipelineFilters,
         limit: int,
+        conditions: MessageConditions | None = None,
     ) -> object: ...
 
     async def aclose(self) -> None: ...
@@ -140,6 +144,7 @@ class RemotePipeline:
         classifications: Sequence[str],
         pipeline_filters: PipelineFilters,
         limit: int,
+        conditions: MessageConditions | None = None,
     ) -> object:
         request = build_intelligent_search_request(
             query,
@@ -155,7 +160,7 @@ class RemotePipeline:
                 request.method,
                 request.url,
                 headers=request.headers,
-                json=request.body,
+                json=with_conditions(request.body, conditions),
                 timeout_seconds=self._timeout_seconds or request.timeout_seconds,
                 max_bytes=self._max_bytes,
             )

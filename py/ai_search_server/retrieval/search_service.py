@@ -62,6 +62,7 @@ from ai_search import (
 
 from ..store.base import Store
 from ..store.records import Message, Room, User
+from .conditions import PIPELINE_IS_VALUES, MessageConditions, conditions_applied
 from .floor import RelevanceFloor
 from .message_checks import MessageChecks, MessageContext
 from .pipeline_client import Pipeline, PipelineError
@@ -119,7 +120,8 @@ class SearchRequest:
     `start_date`/`end_date` are absolute bounds (upstream's parameters); `dates` holds the date
     values of a search line as typed (`after:-7d`), read on the service's clock in `zone`, the
     caller's time zone. The `excluded_*`, `has`, `is_` and `excluded_words` fields are the search
-    line's (`_operators`), checked on each stored message (`message_checks`).
+    line's (`_operators`): sent to the pipeline as our extension (`conditions`), `is:dm` applied to
+    the room filter, and checked again on each stored message (`message_checks`).
     """
 
     text: str
@@ -155,6 +157,18 @@ class SearchRequest:
             required_phrases=quoted_phrases(self.text),
         )
 
+    def conditions(self) -> MessageConditions:
+        """What the pipeline is asked to apply beyond room, author and time (`is:dm` is the rooms')."""
+        return MessageConditions(
+            has=self.has,
+            not_has=self.excluded_has,
+            is_=tuple(v for v in self.is_ if v in PIPELINE_IS_VALUES),
+            not_is=tuple(v for v in self.excluded_is if v in PIPELINE_IS_VALUES),
+            not_usernames=tuple(dict.fromkeys(u.removeprefix("@") for u in self.excluded_usernames)),
+            not_words=self.excluded_words,
+            phrases=tuple(" ".join(phrase) for phrase in quoted_phrases(self.text)),
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class SearchScope:
@@ -171,6 +185,10 @@ class SearchScope:
     unknown_rooms: tuple[str, ...] = ()
     unknown_people: tuple[str, ...] = ()
     no_days: bool = False  # the date filters contradict each other
+    # A pipeline that does not apply our conditions extension: the operators it left to the
+    # candidate check, and how many candidates each branch proposed (0: every message was checked).
+    candidates_checked: int = 0
+    checked_operators: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -247,6 +265,8 @@ class _Branches:
     keyword: BranchState = "off"
     semantic: BranchState = "off"
     notices: list[str] = field(default_factory=list)
+    # Branches whose pipeline answered without applying the conditions it was sent.
+    unconditioned: list[str] = field(default_factory=list)
 
 
 class SearchService:
@@ -333,8 +353,8 @@ class SearchService:
         self,
         user: User,
         request: SearchRequest,
-        ranked: Sequence[IntelligentSearchCandidate],
         plan: _Plan,
+        ranked: Sequence[IntelligentSearchCandidate],
     ) -> tuple[SearchHit, ...]:
         ids = list(dict.fromkeys(c.msg_id for c in ranked if c.msg_id))
         messages = self.store.get_messages(ids)
@@ -396,11 +416,12 @@ class SearchService:
         if not self.options.enabled:
             return SearchOutcome((), SearchReport(self.pipeline.kind, ran=False))
         plan = self._plan(user, request)
-        filters = plan.filters
-        if filters is None:
+        if plan.filters is None:
             scoped_out = bool(plan.scope.unknown_rooms) and not plan.scope.no_days
             return SearchOutcome((), self._report(_Branches(), request, plan, scoped_out=scoped_out))
-        scope_rooms = plan.rooms
+        filters, scope_rooms = self._room_kinds(plan.filters, plan.rooms, request)
+        if filters is None:  # is:dm among rooms that are none, or -is:dm among direct messages only
+            return SearchOutcome((), self._report(_Branches(), request, plan))
         weight = _TYPE_WEIGHTS.get(request.search_type or "hybrid", self.options.semantic_weight)
         branches = _Branches()
         if weight > 0 and not self.pipeline.semantic_available:
@@ -410,8 +431,10 @@ class SearchService:
             )
             weight = 0
         limit = get_intelligent_search_candidate_limit(request.limit)
+        conditions = request.conditions()
         if request.checks().active:
-            # Checked on the stored messages: the more candidates, the fewer missed.
+            # Checked on the stored messages too: a pipeline that does not apply the conditions
+            # misses the fewer, the more candidates it proposes.
             limit = MAX_INTELLIGENT_SEARCH_CANDIDATES
         classifications = list(dict.fromkeys(["user", *user.roles]))
         found: dict[CandidateSource, list[IntelligentSearchCandidate]] = {}
@@ -425,6 +448,7 @@ class SearchService:
                     classifications=classifications,
                     pipeline_filters=filters,
                     limit=limit,
+                    conditions=conditions if conditions.active else None,
                 )
             except PipelineError as exc:
                 log.warning("ai.search: %s", exc)
@@ -433,6 +457,8 @@ class SearchService:
                     f"The {exc.reason.removeprefix('the ')}; showing what else was found."
                 )
                 return
+            if conditions.active and not conditions_applied(raw):
+                branches.unconditioned.append(mode)
             if mode == "keyword":
                 coverage.update(_keyword_coverage(raw))
             normalised = normalize_intelligent_search_candidates(raw, scope_rooms, limit, mode)
@@ -452,8 +478,27 @@ class SearchService:
             if weight > 0:
                 group.start_soon(run, "semantic")
         ranked = self._rank(found, weight, limit, coverage, request.text)
-        hits = self._resolve(user, request, ranked, plan)
+        hits = self._resolve(user, request, replace(plan, rooms=scope_rooms), ranked)
+        if branches.unconditioned:
+            checked = replace(plan.scope, candidates_checked=limit, checked_operators=conditions.operators())
+            plan = replace(plan, scope=checked)
         return SearchOutcome(hits, self._report(branches, request, plan))
+
+    def _room_kinds(
+        self, filters: PipelineFilters, rooms: frozenset[str], request: SearchRequest
+    ) -> tuple[PipelineFilters | None, frozenset[str]]:
+        """The filter and rooms narrowed by `is:dm` / `-is:dm`: whether a room is a direct message
+        is the store's to say, so the room filter carries it, exact whatever the pipeline."""
+        wanted = {True} if "dm" in request.is_ else {True, False}
+        if "dm" in request.excluded_is:
+            wanted.discard(True)
+        if wanted == {True, False}:
+            return filters, rooms
+        kinds = self.store.get_rooms(rooms)
+        kept = frozenset(rid for rid, room in kinds.items() if (room.type == "d") in wanted)
+        if not kept:
+            return None, kept
+        return {**filters, "room_id": {"$in": sorted(kept)}}, kept
 
     def _rank(
         self,

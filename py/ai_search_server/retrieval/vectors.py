@@ -25,7 +25,7 @@ the scope mask costs a few vector operations, not a Python loop.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
@@ -45,14 +45,19 @@ Vector = npt.NDArray[np.float32]
 class VectorScope:
     """Which rows a search may return: rooms always, authors and a time window when given.
 
-    `users` holds folded usernames (lower case); None means any author. Times are epoch ms,
-    both bounds inclusive.
+    `users` holds folded usernames (lower case); None means any author; `excluded_users` are left
+    out. Times are epoch ms, both bounds inclusive. `allowed` (rows that may be returned) and
+    `blocked` (rows that may not) are sorted rowid arrays, None for no such limit: the search line's
+    other conditions, read from the index file (``IndexDatabase.condition_rowids``).
     """
 
     rooms: frozenset[str]
     users: frozenset[str] | None = None
     ts_min_ms: int | None = None
     ts_max_ms: int | None = None
+    excluded_users: frozenset[str] = frozenset()
+    allowed: npt.NDArray[np.int64] | None = field(default=None, compare=False)
+    blocked: npt.NDArray[np.int64] | None = field(default=None, compare=False)
 
 
 def _grown(capacity: int) -> int:
@@ -240,6 +245,13 @@ class VectorMatrix:
             mask &= self._ts[used] >= scope.ts_min_ms
         if scope.ts_max_ms is not None:
             mask &= self._ts[used] <= scope.ts_max_ms
+        excluded = [self._user_codes[u.lower()] for u in scope.excluded_users if u.lower() in self._user_codes]
+        if excluded:
+            mask &= ~np.isin(self._users[used], np.asarray(excluded, dtype=np.int32))
+        if scope.allowed is not None:
+            mask &= np.isin(self._rowids[used], scope.allowed)
+        if scope.blocked is not None and len(scope.blocked):
+            mask &= ~np.isin(self._rowids[used], scope.blocked)
         return mask
 
     def search(

@@ -6,7 +6,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from ai_search import HIDDEN_SOURCES_NOTE, CheckedSentence, describe_search_scope, to_iso_timestamp
+from ai_search import (
+    HIDDEN_SOURCES_NOTE,
+    CheckedSentence,
+    describe_candidate_check,
+    describe_search_scope,
+    to_iso_timestamp,
+)
 
 from ..answers.answer_service import AnswerResult
 from ..answers.records import OpenedAnswer
@@ -153,15 +159,21 @@ def retrieval_json(report: SearchReport) -> dict[str, Any]:
 
 
 def scope_json(scope: SearchScope) -> dict[str, Any]:
-    """The receipt of a search: rooms and days searched (the caller's), and the sentence for them."""
-    return {
+    """The receipt of a search: rooms and days searched (the caller's), and the sentence for them;
+    with `note` (also said in the sentence) when filters were checked on the candidates only."""
+    text = describe_search_scope(scope.rooms, scope.first, scope.last, scope.today)
+    found: dict[str, Any] = {
         "rooms": scope.rooms,
         "from": scope.first.isoformat() if scope.first is not None else None,
         "to": scope.last.isoformat(),
         "timeZone": scope.zone,
-        "text": describe_search_scope(scope.rooms, scope.first, scope.last, scope.today),
+        "text": text,
         "unknown": list(unknown_names(scope)),
     }
+    if scope.candidates_checked:
+        note = describe_candidate_check(scope.checked_operators, scope.candidates_checked)
+        found.update(text=f"{text}; {note}", note=note, candidatesChecked=scope.candidates_checked)
+    return found
 
 
 def diagnosis_json(diagnosis: Diagnosis) -> dict[str, Any]:
