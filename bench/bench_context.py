@@ -36,6 +36,7 @@ import numpy.typing as npt
 
 from _judged_sets import JUDGED_SETS, JudgedSet
 from ai_search import CandidateSource, PipelineConfig, PipelineFilters, build_intelligent_search_request
+from ai_search_server.retrieval.conditions import MessageConditions
 from ai_search_server.retrieval.embedded import EmbeddedPipeline, parse_pipeline_request
 from ai_search_server.retrieval.floor import RelevanceFloor
 from ai_search_server.retrieval.index import EmbeddedIndex
@@ -128,7 +129,9 @@ class VariantPipeline:
         classifications: Sequence[str],
         pipeline_filters: PipelineFilters,
         limit: int,
+        conditions: MessageConditions | None = None,
     ) -> object:
+        # The judged queries carry no has:/is: conditions: the semantic replay has none to apply.
         if mode == "keyword":
             return await self._keyword.search(
                 query,
@@ -136,6 +139,7 @@ class VariantPipeline:
                 classifications=classifications,
                 pipeline_filters=pipeline_filters,
                 limit=limit,
+                conditions=conditions,
             )
         body = build_intelligent_search_request(
             query,

@@ -29,6 +29,7 @@ from typing import Any
 
 from _judged_sets import JUDGED_SETS, JudgedSet
 from ai_search import CandidateSource, PipelineFilters
+from ai_search_server.retrieval.conditions import MessageConditions
 from ai_search_server.retrieval.embedded import EmbeddedPipeline
 from ai_search_server.retrieval.floor import RelevanceFloor
 from ai_search_server.retrieval.search_service import SearchOptions, SearchService
@@ -56,8 +57,10 @@ class ReplayPipeline:
         classifications: Sequence[str],
         pipeline_filters: PipelineFilters,
         limit: int,
+        conditions: MessageConditions | None = None,
     ) -> object:
-        key = json.dumps([query, mode, list(classifications), pipeline_filters, limit], sort_keys=True)
+        wire = conditions.to_wire() if conditions is not None else None
+        key = json.dumps([query, mode, list(classifications), pipeline_filters, limit, wire], sort_keys=True)
         if key not in self._answers:
             self._answers[key] = await self._pipeline.search(
                 query,
@@ -65,6 +68,7 @@ class ReplayPipeline:
                 classifications=classifications,
                 pipeline_filters=pipeline_filters,
                 limit=limit,
+                conditions=conditions,
             )
         return self._answers[key]
 

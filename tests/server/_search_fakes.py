@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ai_search import CandidateSource, PipelineFilters
+from ai_search_server.retrieval.conditions import MessageConditions
 from ai_search_server.retrieval.pipeline_client import PipelineError
 
 Answer = object | PipelineError | Callable[[str, PipelineFilters], object]
@@ -19,6 +20,7 @@ class Call:
     classifications: list[str]
     filters: PipelineFilters
     limit: int
+    conditions: MessageConditions | None = None
 
 
 @dataclass
@@ -38,8 +40,9 @@ class ScriptedPipeline:
         classifications: Sequence[str],
         pipeline_filters: PipelineFilters,
         limit: int,
+        conditions: MessageConditions | None = None,
     ) -> object:
-        self.calls.append(Call(query, mode, list(classifications), pipeline_filters, limit))
+        self.calls.append(Call(query, mode, list(classifications), pipeline_filters, limit, conditions))
         answer: Any = self.answers.get(mode, {"results": []})
         if isinstance(answer, PipelineError):
             raise answer
