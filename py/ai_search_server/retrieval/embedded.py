@@ -57,6 +57,8 @@ from .terms import fts_match_expression, query_terms, value_term
 from .vectors import VectorScope
 
 __all__ = [
+    "HAS_MARKS",
+    "IS_MARKS",
     "MAX_PIPELINE_K",
     "MAX_PIPELINE_QUERY_CHARS",
     "EmbeddedPipeline",
@@ -73,11 +75,17 @@ MAX_PIPELINE_QUERY_CHARS = 4000
 _FILTER_KEYS = frozenset({"room_id", "username", "timestamp"})
 # Never sent to a real server: the embedded pipeline builds its body with the core, which wants a URL.
 _IN_PROCESS_BASE_URL = "http://embedded-pipeline.invalid"
-# `has:` value -> the mark a document must hold (`thread`, a thread's first message, is no mark of
-# the message itself: the index reads it from the replies).
-_HAS_MARKS = {"link": "link", "file": "file", "image": "image", "reaction": "reaction"}
+# `has:` value -> the mark a document must hold; None for `thread` (a thread's first message), which
+# is no mark of the message itself: the index reads it from the replies.
+HAS_MARKS: dict[str, str | None] = {
+    "link": "link",
+    "file": "file",
+    "image": "image",
+    "reaction": "reaction",
+    "thread": None,
+}
 # `is:` value -> the mark (`dm` never reaches a pipeline: the service narrows the rooms).
-_IS_MARKS = {"thread": "reply", "pinned": "pinned"}
+IS_MARKS: dict[str, str] = {"thread": "reply", "pinned": "pinned"}
 
 
 class PipelineRequestError(ValueError):
@@ -98,16 +106,20 @@ class PipelineQuery:
 
 
 def doc_conditions(conditions: MessageConditions) -> DocConditions:
-    """The extension's conditions in the index's terms: marks, thread roots, FTS5 expressions."""
+    """The extension's conditions in the index's terms: marks, thread roots, FTS5 expressions.
+
+    Raises:
+        KeyError: a value no table here knows (``parse_conditions`` lets only known ones through).
+    """
     excluded = [term for term in map(value_term, conditions.not_words) if term]
     required = [term for term in map(value_term, conditions.phrases) if term]
+    has = [HAS_MARKS[v] for v in conditions.has]
+    not_has = [HAS_MARKS[v] for v in conditions.not_has]
     return DocConditions(
-        marks=tuple(_HAS_MARKS[v] for v in conditions.has if v in _HAS_MARKS)
-        + tuple(_IS_MARKS[v] for v in conditions.is_),
-        not_marks=tuple(_HAS_MARKS[v] for v in conditions.not_has if v in _HAS_MARKS)
-        + tuple(_IS_MARKS[v] for v in conditions.not_is),
-        roots="thread" in conditions.has,
-        not_roots="thread" in conditions.not_has,
+        marks=(*(m for m in has if m is not None), *(IS_MARKS[v] for v in conditions.is_)),
+        not_marks=(*(m for m in not_has if m is not None), *(IS_MARKS[v] for v in conditions.not_is)),
+        roots=None in has,
+        not_roots=None in not_has,
         not_usernames=tuple(u.removeprefix("@").lower() for u in conditions.not_usernames),
         required=tuple(fts_match_expression([term]) for term in required),
         excluded=fts_match_expression(excluded),
