@@ -33,13 +33,13 @@ from ai_search_server.retrieval.conditions import CONDITIONS_FIELD
 from ai_search_server.retrieval.embedded import EmbeddedPipeline
 from ai_search_server.retrieval.floor import NO_FLOOR
 from ai_search_server.retrieval.index import INDEX_FILENAME, EmbeddedIndex
-from ai_search_server.retrieval.index_db import DocConditions
+from ai_search_server.retrieval.index_db import ROOT_MARK, DocConditions, IndexDatabase
 from ai_search_server.retrieval.pipeline_client import RemotePipeline
 from ai_search_server.retrieval.pipeline_http import pipeline_app
 from ai_search_server.retrieval.search_service import SearchOptions, SearchService
 from ai_search_server.retrieval.wiring import SearchHandle
 from ai_search_server.settings import Settings
-from ai_search_server.store.records import Attachment
+from ai_search_server.store.records import Attachment, Message
 
 from ._mcp_fixtures import call, mcp_headers, post, request, tool_text
 from ._search_support import EMBED_WAIT_SECONDS, HashingEmbedder, UvicornThread, open_test_index
@@ -338,6 +338,8 @@ def _downgrade_to_schema_4(path: Path) -> None:
     conn.executescript(
         """
         DROP TRIGGER docs_ad;
+        DROP TRIGGER docs_root_ai;
+        DROP TRIGGER docs_root_au;
         DROP TABLE doc_marks;
         DROP INDEX docs_replies;
         ALTER TABLE docs DROP COLUMN tmid;
@@ -370,9 +372,55 @@ def test_an_index_of_schema_4_is_migrated_in_place_keeping_its_vectors(
         assert allowed is not None
         found = {row.msg_id for row in index.db.rows([int(r) for r in allowed]).values()}
         assert found == {conditions_workspace.messages[k].id for k in ("file", "image")}
+        roots, _blocked = index.db.condition_rowids(DocConditions(marks=(ROOT_MARK,)))
+        assert roots is not None
+        found = {row.msg_id for row in index.db.rows([int(r) for r in roots]).values()}
+        assert found == {conditions_workspace.messages[k].id for k in ("root", "quiet-root")}
         assert index.db.get_meta("rescan") is None
     finally:
         index.close()
     # Opened again, nothing is compared twice: the change log carries on.
     again = EmbeddedIndex.open(data_dir / INDEX_FILENAME, store, HashingEmbedder())
     again.close()
+
+
+def _doc(message_id: str, tmid: str | None = None) -> Message:
+    return Message(message_id, "r1", "u1", "alice", "Alice", NOW, f"text of {message_id}", tmid=tmid)
+
+
+@pytest.mark.parametrize(
+    ("steps", "roots"),
+    [
+        pytest.param([("post", "p"), ("post", "r", "p")], {"p"}, id="a-reply-marks-its-parent"),
+        pytest.param([("post", "r", "p"), ("post", "p")], {"p"}, id="a-reply-indexed-first"),
+        pytest.param([("post", "p"), ("post", "r", "p"), ("delete", "r")], set(), id="the-last-reply-gone"),
+        pytest.param(
+            [("post", "p"), ("post", "r", "p"), ("post", "s", "p"), ("delete", "r")],
+            {"p"},
+            id="one-reply-left",
+        ),
+        pytest.param(
+            [("post", "p"), ("post", "q"), ("post", "r", "p"), ("post", "r", "q")], {"q"}, id="moved"
+        ),
+        pytest.param(
+            [("post", "p"), ("post", "r", "p"), ("delete", "p"), ("post", "p")], {"p"}, id="parent-back"
+        ),
+    ],
+)
+def test_a_threads_first_message_is_marked_while_a_reply_names_it(
+    data_dir: Path, steps: list[tuple[str, ...]], roots: set[str]
+) -> None:
+    data_dir.mkdir(parents=True, exist_ok=True)
+    db = IndexDatabase(data_dir / INDEX_FILENAME)
+    try:
+        for kind, message_id, *parent in steps:
+            with db.transaction() as conn:
+                if kind == "post":
+                    db.upsert(conn, [_doc(message_id, parent[0] if parent else None)])
+                else:
+                    db.delete(conn, [message_id])
+        allowed, _blocked = db.condition_rowids(DocConditions(marks=(ROOT_MARK,)))
+        assert allowed is not None
+        assert {row.msg_id for row in db.rows([int(r) for r in allowed]).values()} == roots
+    finally:
+        db.close()

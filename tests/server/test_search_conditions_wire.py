@@ -28,6 +28,7 @@ from ai_search_server.retrieval.embedded import (
     doc_conditions,
     parse_pipeline_request,
 )
+from ai_search_server.retrieval.index_db import ROOT_MARK
 from ai_search_server.retrieval.message_checks import MESSAGE_MARKS
 from ai_search_server.retrieval.search_service import SearchRequest
 
@@ -43,8 +44,8 @@ def test_every_value_the_grammar_accepts_reaches_the_index_or_the_rooms() -> Non
     assert set(PIPELINE_HAS_VALUES) == set(HAS_VALUES.values()) == set(HAS_MARKS)
     assert set(PIPELINE_IS_VALUES) | {"dm"} == set(IS_VALUES.values())
     assert set(IS_MARKS) == set(PIPELINE_IS_VALUES)
-    marks = {m for m in HAS_MARKS.values() if m is not None} | set(IS_MARKS.values())
-    assert marks <= set(MESSAGE_MARKS)
+    marks = set(HAS_MARKS.values()) | set(IS_MARKS.values())
+    assert marks <= {*MESSAGE_MARKS, ROOT_MARK}
 
 
 @pytest.mark.parametrize(
@@ -133,9 +134,8 @@ def test_the_index_terms_of_the_conditions() -> None:
             phrases=("release train",),
         )
     )
-    assert found.marks == ("file", "reply")
+    assert found.marks == ("file", "root", "reply")
     assert found.not_marks == ("link", "pinned")
-    assert (found.roots, found.not_roots) == (True, False)
     assert found.not_usernames == ("bot",)
     assert found.required == ('"release" + "train"',)
     assert found.excluded == '"deploy"* OR "rolling" + "back"'

@@ -109,7 +109,9 @@ class MessageConditions:
 
 def _values(key: str, value: object, allowed: tuple[str, ...] | None) -> tuple[str, ...]:
     if not isinstance(value, list) or len(value) > MAX_CONDITION_VALUES:
-        raise ConditionsError(f"{CONDITIONS_FIELD}.{key} must be a list of at most {MAX_CONDITION_VALUES} strings")
+        raise ConditionsError(
+            f"{CONDITIONS_FIELD}.{key} must be a list of at most {MAX_CONDITION_VALUES} strings"
+        )
     for item in value:
         if not isinstance(item, str) or not item.strip() or len(item) > MAX_CONDITION_VALUE_CHARS:
             raise ConditionsError(
@@ -154,4 +156,3 @@ def with_conditions(body: Mapping[str, Any], conditions: MessageConditions | Non
     if conditions is None or not conditions.active:
         return dict(body)
     return {**body, CONDITIONS_FIELD: conditions.to_wire()}
-

@@ -51,7 +51,7 @@ from .conditions import (
 )
 from .embedder import EmbedderError
 from .index import EmbeddedIndex
-from .index_db import DocConditions, KeywordScope
+from .index_db import ROOT_MARK, DocConditions, KeywordScope
 from .pipeline_client import PipelineError
 from .terms import fts_match_expression, query_terms, value_term
 from .vectors import VectorScope
@@ -75,14 +75,14 @@ MAX_PIPELINE_QUERY_CHARS = 4000
 _FILTER_KEYS = frozenset({"room_id", "username", "timestamp"})
 # Never sent to a real server: the embedded pipeline builds its body with the core, which wants a URL.
 _IN_PROCESS_BASE_URL = "http://embedded-pipeline.invalid"
-# `has:` value -> the mark a document must hold; None for `thread` (a thread's first message), which
-# is no mark of the message itself: the index reads it from the replies.
-HAS_MARKS: dict[str, str | None] = {
+# `has:` value -> the mark a document must hold (`thread`: a thread's first message, which the
+# index marks from its replies).
+HAS_MARKS: dict[str, str] = {
     "link": "link",
     "file": "file",
     "image": "image",
     "reaction": "reaction",
-    "thread": None,
+    "thread": ROOT_MARK,
 }
 # `is:` value -> the mark (`dm` never reaches a pipeline: the service narrows the rooms).
 IS_MARKS: dict[str, str] = {"thread": "reply", "pinned": "pinned"}
@@ -106,20 +106,16 @@ class PipelineQuery:
 
 
 def doc_conditions(conditions: MessageConditions) -> DocConditions:
-    """The extension's conditions in the index's terms: marks, thread roots, FTS5 expressions.
+    """The extension's conditions in the index's terms: marks and FTS5 expressions.
 
     Raises:
         KeyError: a value no table here knows (``parse_conditions`` lets only known ones through).
     """
     excluded = [term for term in map(value_term, conditions.not_words) if term]
     required = [term for term in map(value_term, conditions.phrases) if term]
-    has = [HAS_MARKS[v] for v in conditions.has]
-    not_has = [HAS_MARKS[v] for v in conditions.not_has]
     return DocConditions(
-        marks=(*(m for m in has if m is not None), *(IS_MARKS[v] for v in conditions.is_)),
-        not_marks=(*(m for m in not_has if m is not None), *(IS_MARKS[v] for v in conditions.not_is)),
-        roots=None in has,
-        not_roots=None in not_has,
+        marks=(*(HAS_MARKS[v] for v in conditions.has), *(IS_MARKS[v] for v in conditions.is_)),
+        not_marks=(*(HAS_MARKS[v] for v in conditions.not_has), *(IS_MARKS[v] for v in conditions.not_is)),
         not_usernames=tuple(u.removeprefix("@").lower() for u in conditions.not_usernames),
         required=tuple(fts_match_expression([term]) for term in required),
         excluded=fts_match_expression(excluded),

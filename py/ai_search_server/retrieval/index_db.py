@@ -11,7 +11,9 @@ Schema::
          tmid: the thread a reply belongs to (NULL for no reply): a message starts a thread when a
          document names it here
     doc_marks(mark, rowid = docs.rowid)   what the message holds (``message_checks.MESSAGE_MARKS``:
-                                          link, file, image, reaction, pinned, reply), one row each
+                                          link, file, image, reaction, pinned, reply), one row each;
+                                          and ``root`` while another document names it as its
+                                          ``tmid`` (kept by triggers, as replies come and go)
     doc_vectors(rowid = docs.rowid, vector, context)   context: the message with its conversation
                                                         (retrieval/context.py), NULL without one
     doc_terms(rowid = docs.rowid, words, parts)   the text cut by ``tokens.text_tokens``
@@ -63,6 +65,7 @@ __all__ = [
     "INDEX_BUSY_TIMEOUT_MS",
     "INDEX_SCHEMA_VERSION",
     "RESCAN_META_KEY",
+    "ROOT_MARK",
     "DocConditions",
     "DocRow",
     "IndexDatabase",
@@ -94,8 +97,18 @@ _DIGEST_BYTES = 8
 # by accident, even across millions of distinct texts.
 _CONTENT_KEY_BYTES = 16
 
-# The mark names, for SQL that must name each (the delete trigger reaches the key by mark).
+#: The mark of a thread's first message: held while a document names it as its `tmid`.
+ROOT_MARK = "root"
+# The mark names, for SQL that must name each (a delete reaches the key by mark): the message's
+# own, rewritten on each upsert; and all of them, the thread root's too, gone with the document.
 _MARK_LIST = ", ".join(f"'{name}'" for name in MESSAGE_MARKS)
+_EVERY_MARK_LIST = f"{_MARK_LIST}, '{ROOT_MARK}'"
+# The parent of a reply that is gone or moved loses its root mark once no reply names it.
+_UNROOT_OLD_PARENT = f"""DELETE FROM doc_marks WHERE mark = '{ROOT_MARK}'
+            AND rowid = (SELECT rowid FROM docs WHERE msg_id = old.tmid)
+            AND NOT EXISTS (SELECT 1 FROM docs WHERE tmid = old.tmid);"""
+_ROOT_NEW_PARENT = f"""INSERT OR IGNORE INTO doc_marks (mark, rowid)
+            SELECT '{ROOT_MARK}', rowid FROM docs WHERE msg_id = new.tmid;"""
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     """CREATE TABLE IF NOT EXISTS docs (
@@ -135,7 +148,19 @@ _SCHEMA = (
     f"""CREATE TRIGGER IF NOT EXISTS docs_ad AFTER DELETE ON docs BEGIN
         DELETE FROM doc_terms WHERE rowid = old.rowid;
         DELETE FROM doc_vectors WHERE rowid = old.rowid;
-        DELETE FROM doc_marks WHERE mark IN ({_MARK_LIST}) AND rowid = old.rowid;
+        DELETE FROM doc_marks WHERE mark IN ({_EVERY_MARK_LIST}) AND rowid = old.rowid;
+        {_UNROOT_OLD_PARENT}
+    END""",
+    # A reply marks its parent; a message whose replies came first (an import's order) is marked too.
+    f"""CREATE TRIGGER IF NOT EXISTS docs_root_ai AFTER INSERT ON docs BEGIN
+        {_ROOT_NEW_PARENT}
+        INSERT OR IGNORE INTO doc_marks (mark, rowid)
+            SELECT '{ROOT_MARK}', new.rowid WHERE EXISTS (SELECT 1 FROM docs WHERE tmid = new.msg_id);
+    END""",
+    f"""CREATE TRIGGER IF NOT EXISTS docs_root_au AFTER UPDATE OF tmid ON docs
+        WHEN old.tmid IS NOT new.tmid BEGIN
+        {_UNROOT_OLD_PARENT}
+        {_ROOT_NEW_PARENT}
     END""",
 )
 # Schema 4 -> 5: the new column; the trigger is made again with the marks (the schema above adds
@@ -215,16 +240,14 @@ class KeywordScope:
 class DocConditions:
     """A search's conditions beyond room, author and time, in the index's terms.
 
-    `marks`/`not_marks` name ``doc_marks`` rows a document must hold / must not; `roots`/`not_roots`
-    ask that it start a thread (a document names it as its `tmid`) or not; `not_usernames` are folded
+    `marks`/`not_marks` name ``doc_marks`` rows a document must hold / must not (``ROOT_MARK`` for a
+    thread's first message); `not_usernames` are folded
     authors left out; `required` FTS5 expressions each must match (quoted phrases) and `excluded` one
     none may (excluded words and phrases, OR-ed). Contradictions (`has:file -has:file`) match nothing.
     """
 
     marks: tuple[str, ...] = ()
     not_marks: tuple[str, ...] = ()
-    roots: bool = False
-    not_roots: bool = False
     not_usernames: tuple[str, ...] = ()
     required: tuple[str, ...] = ()
     excluded: str = ""
@@ -239,10 +262,6 @@ class DocConditions:
         for mark in self.not_marks:
             where.append("d.rowid NOT IN (SELECT rowid FROM doc_marks WHERE mark = ?)")
             params.append(mark)
-        if self.roots:
-            where.append(f"d.msg_id IN ({_THREAD_ROOTS})")
-        if self.not_roots:
-            where.append(f"d.msg_id NOT IN ({_THREAD_ROOTS})")
         if self.not_usernames:
             where.append("d.username NOT IN (SELECT value FROM json_each(?))")
             params.append(_json_list(u.lower() for u in self.not_usernames))
@@ -253,10 +272,6 @@ class DocConditions:
         for required in self.required:
             expression = f"({expression}) AND ({required})"
         return f"({expression}) NOT ({self.excluded})" if self.excluded else expression
-
-
-# The msg_ids that start a thread (replies name them); read through the `docs_replies` index.
-_THREAD_ROOTS = "SELECT tmid FROM docs WHERE tmid IS NOT NULL"
 
 
 @dataclass(frozen=True, slots=True)
@@ -302,9 +317,7 @@ class IndexDatabase:
             with self.transaction() as write:
                 for statement in _MIGRATE_FROM_4:
                     write.execute(statement)
-                write.execute(
-                    "INSERT OR REPLACE INTO meta (key, value) VALUES (?, '1')", (RESCAN_META_KEY,)
-                )
+                write.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, '1')", (RESCAN_META_KEY,))
         elif version not in (0, INDEX_SCHEMA_VERSION):
             # An index is a cache of the store: an unknown layout is rebuilt, never migrated.
             conn.executescript(
@@ -544,7 +557,7 @@ class IndexDatabase:
         """(rowids holding every positive condition, rowids holding any negative one), sorted; None
         for a side with no condition. Authors are left to the caller (the vector mask has them).
 
-        Each side is one SQL statement over the marks' key, the replies' index and FTS5: its cost
+        Each side is one SQL statement over the marks' key and FTS5: its cost
         grows with the documents that hold the attribute, not with the index.
         """
         positive: list[tuple[str, list[object]]] = [
@@ -553,11 +566,6 @@ class IndexDatabase:
         negative: list[tuple[str, list[object]]] = [
             ("SELECT rowid FROM doc_marks WHERE mark = ?", [mark]) for mark in conditions.not_marks
         ]
-        roots: tuple[str, list[object]] = (f"SELECT rowid FROM docs WHERE msg_id IN ({_THREAD_ROOTS})", [])
-        if conditions.roots:
-            positive.append(roots)
-        if conditions.not_roots:
-            negative.append(roots)
         positive += [("SELECT rowid FROM docs_fts WHERE docs_fts MATCH ?", [e]) for e in conditions.required]
         if conditions.excluded:
             negative.append(("SELECT rowid FROM docs_fts WHERE docs_fts MATCH ?", [conditions.excluded]))

@@ -353,8 +353,8 @@ class SearchService:
         self,
         user: User,
         request: SearchRequest,
-        plan: _Plan,
         ranked: Sequence[IntelligentSearchCandidate],
+        plan: _Plan,
     ) -> tuple[SearchHit, ...]:
         ids = list(dict.fromkeys(c.msg_id for c in ranked if c.msg_id))
         messages = self.store.get_messages(ids)
@@ -478,7 +478,7 @@ class SearchService:
             if weight > 0:
                 group.start_soon(run, "semantic")
         ranked = self._rank(found, weight, limit, coverage, request.text)
-        hits = self._resolve(user, request, replace(plan, rooms=scope_rooms), ranked)
+        hits = self._resolve(user, request, ranked, replace(plan, rooms=scope_rooms))
         if branches.unconditioned:
             checked = replace(plan.scope, candidates_checked=limit, checked_operators=conditions.operators())
             plan = replace(plan, scope=checked)

@@ -245,7 +245,9 @@ class VectorMatrix:
             mask &= self._ts[used] >= scope.ts_min_ms
         if scope.ts_max_ms is not None:
             mask &= self._ts[used] <= scope.ts_max_ms
-        excluded = [self._user_codes[u.lower()] for u in scope.excluded_users if u.lower() in self._user_codes]
+        excluded = [
+            self._user_codes[u.lower()] for u in scope.excluded_users if u.lower() in self._user_codes
+        ]
         if excluded:
             mask &= ~np.isin(self._users[used], np.asarray(excluded, dtype=np.int32))
         if scope.allowed is not None:
