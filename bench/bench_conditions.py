@@ -46,8 +46,8 @@ from ai_search_server.retrieval.index import INDEX_FILENAME, EmbeddedIndex
 from ai_search_server.retrieval.search_query import search_request
 from ai_search_server.retrieval.search_service import SearchOptions, SearchRequest, SearchService, SearchType
 from ai_search_server.store import ImportRow, open_store
-from ai_search_server.store.records import Attachment, Reaction, RoomType
-from bench_search import QUERIES, finished_build, say, text_pool
+from ai_search_server.store.records import Attachment, Reaction
+from bench_search import QUERIES, finished_build, room_layout, say, text_pool
 
 ROOT = Path(__file__).resolve().parent
 OUT = ROOT / "out"
@@ -56,9 +56,6 @@ DATA_FORMAT = 1
 SEED = 20261201
 SIZE = 100_000
 RUNS = 5
-ROOMS = 40
-USERS = 60
-ROOMS_PER_USER = 14
 IMPORT_BATCH = 2000
 # Shares of the messages (fractions) holding each attribute.
 FILE_SHARE = 0.03
@@ -108,14 +105,7 @@ def data_dir(size: int) -> Path:
 def import_messages(directory: Path, size: int) -> None:
     rng = random.Random(SEED + size)
     pool = text_pool()
-    users = [f"user{n:02d}" for n in range(USERS)]
-    rooms: list[tuple[str, RoomType]] = [(f"room-{n:02d}", "p" if n % 4 == 0 else "c") for n in range(ROOMS)]
-    members: dict[str, set[str]] = {room: set() for room, _ in rooms}
-    for user in users:
-        for room, _ in rng.sample(rooms, ROOMS_PER_USER):
-            members[room].add(user)
-    authors = {room: sorted(names) or users for room, names in members.items()}
-    room_members = {room: tuple(sorted(names)) for room, names in members.items()}
+    rooms, authors, room_members = room_layout(rng)
     recent: dict[str, list[str]] = {room: [] for room, _ in rooms}
     start = datetime(2026, 1, 1, tzinfo=UTC)
     step_ms = max(1, 365 * 86_400_000 // size)
@@ -123,7 +113,7 @@ def import_messages(directory: Path, size: int) -> None:
     try:
         batch: list[ImportRow] = []
         for n in range(size):
-            room, kind = rooms[n % ROOMS]
+            room, kind = rooms[n % len(rooms)]
             message_id = f"bench-{n}"
             tmid = None
             if recent[room] and rng.random() < REPLY_SHARE:

@@ -64,6 +64,7 @@ from ai_search_server.retrieval.terms import fts_match_expression, query_terms
 from ai_search_server.retrieval.vectors import VectorMatrix, VectorScope
 from ai_search_server.settings import load_settings
 from ai_search_server.store import ImportRow, open_store
+from ai_search_server.store.records import RoomType
 
 ROOT = Path(__file__).resolve().parent
 OUT = ROOT / "out"
@@ -156,17 +157,25 @@ def data_dir(size: int) -> Path:
     return OUT / f"search-v{DATA_FORMAT}-{size}"
 
 
-def import_messages(directory: Path, size: int) -> None:
-    rng = random.Random(SEED + size)
-    pool = text_pool()
+def room_layout(
+    rng: random.Random,
+) -> tuple[list[tuple[str, RoomType]], dict[str, list[str]], dict[str, tuple[str, ...]]]:
+    """The rooms (name, kind), each room's possible authors and its members: `USERS` users, each
+    reading `ROOMS_PER_USER` of the `ROOMS` rooms."""
     users = [f"user{n:02d}" for n in range(USERS)]
-    rooms = [(f"room-{n:02d}", "p" if n % 4 == 0 else "c") for n in range(ROOMS)]
+    rooms: list[tuple[str, RoomType]] = [(f"room-{n:02d}", "p" if n % 4 == 0 else "c") for n in range(ROOMS)]
     members: dict[str, set[str]] = {room: set() for room, _ in rooms}
     for user in users:
         for room, _ in rng.sample(rooms, ROOMS_PER_USER):
             members[room].add(user)
     authors = {room: sorted(names) or users for room, names in members.items()}
-    room_members = {room: tuple(sorted(names)) for room, names in members.items()}
+    return rooms, authors, {room: tuple(sorted(names)) for room, names in members.items()}
+
+
+def import_messages(directory: Path, size: int) -> None:
+    rng = random.Random(SEED + size)
+    pool = text_pool()
+    rooms, authors, room_members = room_layout(rng)
     start = datetime(2026, 1, 1, tzinfo=UTC)
     # Spread over about a year whatever the size.
     step_ms = max(1, 365 * 86_400_000 // size)
