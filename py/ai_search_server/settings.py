@@ -165,6 +165,12 @@ class Settings:
     pipeline_api_key: str = _s("", "X-API-KEY of the remote pipeline (secret).")
     pipeline_api_key_secret: str = _s("", "X-API-KEY-SECRET of the remote pipeline (secret).")
     search_query_template: str = _s("", "Template for the pipeline query; the first {query} is replaced.")
+    pipeline_conditions: bool = _s(
+        True,
+        "Send a search's has:, is:, -from:, excluded words and quoted phrases to the remote pipeline in "
+        "our ai_search_conditions request field (docs/retrieval.md). Off for a pipeline that refuses "
+        "unknown fields: they are then checked on its candidates only, and the receipt says so.",
+    )
     search_min_similarity_percent: int = _s(
         0, "Semantic hits below this similarity are dropped (percent).", low=0, high=100
     )

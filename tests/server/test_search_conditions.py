@@ -36,7 +36,7 @@ from ai_search_server.retrieval.index import INDEX_FILENAME, EmbeddedIndex
 from ai_search_server.retrieval.index_db import ROOT_MARK, DocConditions, IndexDatabase
 from ai_search_server.retrieval.pipeline_client import RemotePipeline
 from ai_search_server.retrieval.pipeline_http import pipeline_app
-from ai_search_server.retrieval.search_service import SearchOptions, SearchService
+from ai_search_server.retrieval.search_service import SearchOptions, SearchRequest, SearchService
 from ai_search_server.retrieval.wiring import SearchHandle
 from ai_search_server.settings import Settings
 from ai_search_server.store.records import Attachment, Message
@@ -424,3 +424,22 @@ def test_a_threads_first_message_is_marked_while_a_reply_names_it(
         assert {row.msg_id for row in db.rows([int(r) for r in allowed]).values()} == roots
     finally:
         db.close()
+
+
+async def test_a_pipeline_told_nothing_of_the_extension_is_checked_on_its_candidates(
+    conditions_workspace: Workspace, index: EmbeddedIndex, outbound: GuardedClient
+) -> None:
+    """`pipeline_conditions` off: the contract's body alone, and the receipt says what that costs."""
+    stand_in = ContractOnly(EmbeddedPipeline(index))
+    with UvicornThread(stand_in.app()) as server:
+        config = PipelineConfig(server.url, "p", "k", "s")
+        service = _service(
+            RemotePipeline(config, outbound, send_conditions=False), conditions_workspace.store
+        )
+        request = SearchRequest(text="rollout", limit=10, has=("file",), search_type="keyword")
+        outcome = await service.search(conditions_workspace["alice"].user, request)
+    assert stand_in.extensions == [None]
+    assert outcome.hits == ()
+    scope = outcome.report.scope
+    assert scope is not None
+    assert (scope.candidates_checked, scope.checked_operators) == (100, ("has:",))

@@ -128,6 +128,7 @@ class RemotePipeline:
         *,
         timeout_seconds: float | None = None,
         max_bytes: int = MAX_AI_SERVICE_RESPONSE_SIZE,
+        send_conditions: bool = True,
     ) -> None:
         if not config.is_configured:
             raise ValueError("the remote pipeline needs a base URL, a pipeline id, a key and a secret")
@@ -135,6 +136,8 @@ class RemotePipeline:
         self._client = client
         self._timeout_seconds = timeout_seconds
         self._max_bytes = max_bytes
+        # Off (`pipeline_conditions`): the contract's body alone, for a pipeline refusing unknown fields.
+        self._send_conditions = send_conditions
 
     async def search(
         self,
@@ -160,7 +163,7 @@ class RemotePipeline:
                 request.method,
                 request.url,
                 headers=request.headers,
-                json=with_conditions(request.body, conditions),
+                json=with_conditions(request.body, conditions if self._send_conditions else None),
                 timeout_seconds=self._timeout_seconds or request.timeout_seconds,
                 max_bytes=self._max_bytes,
             )

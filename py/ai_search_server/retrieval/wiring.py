@@ -173,7 +173,7 @@ class SearchHandle:
             settings.search_min_similarity_percent,
         )
         if config.is_configured:
-            return RemotePipeline(config, self._client())
+            return RemotePipeline(config, self._client(), send_conditions=settings.pipeline_conditions)
         if settings.pipeline_base_url:
             log.warning(
                 "pipeline_base_url is set but the pipeline id, key or secret is missing: "
