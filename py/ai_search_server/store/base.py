@@ -33,6 +33,9 @@ from .records import (
     Message,
     MessageChanges,
     MessageEvent,
+    OAuthClient,
+    OAuthCode,
+    OAuthGrant,
     Room,
     RoomType,
     SessionLifetime,
@@ -157,6 +160,58 @@ class Store(Protocol):
     def list_tokens(self, user_id: str, kind: TokenKind) -> list[Token]: ...
     def delete_token(self, user_id: str, token_id: str) -> bool: ...
     def delete_token_by_label(self, user_id: str, label: str, kind: TokenKind = "pat") -> bool: ...
+
+    # -- OAuth (oauth/: clients, codes and tokens; every value stored hashed) ---------------------
+    def register_oauth_client(
+        self, client: OAuthClient, secret: str | None, *, max_clients: int, stale_before: datetime
+    ) -> bool:
+        """Store a registered client; False when ``max_clients`` exist after clients registered
+        before ``stale_before`` that were never used are removed."""
+        ...
+
+    def oauth_client(self, client_id: str) -> tuple[OAuthClient, str | None] | None:
+        """The client and its secret's digest (None for a public client)."""
+        ...
+
+    def save_oauth_code(self, plain: str, code: OAuthCode) -> None: ...
+    def take_oauth_code(self, plain: str, client_id: str) -> OAuthCode | None:
+        """The unexpired code of ``client_id``, marked used; None otherwise. A code used before
+        revokes the grant its first use opened."""
+        ...
+
+    def save_oauth_tokens(
+        self,
+        *,
+        grant_id: str,
+        user_id: str,
+        client_id: str,
+        scope: str,
+        resource: str,
+        access: tuple[str, datetime],
+        refresh: tuple[str, datetime] | None,
+        max_grants_per_user: int,
+    ) -> str:
+        """Store an access token (and refresh token) of a grant, with their expiries; the row id."""
+        ...
+
+    def resolve_oauth_access(self, plain: str) -> OAuthGrant | None:
+        """The live grant of an access token whose user is active; records its use."""
+        ...
+
+    def oauth_grant_by_refresh(self, plain: str) -> OAuthGrant | None:
+        """The live grant of a refresh token; a refresh token already rotated revokes its grant."""
+        ...
+
+    def rotate_oauth_tokens(self, token_id: str) -> bool:
+        """Mark a pair replaced by a refresh; False when it already was (a replay)."""
+        ...
+
+    def revoke_oauth_grant(self, grant_id: str, user_id: str | None = None) -> bool: ...
+    def revoke_oauth_token(self, plain: str, client_id: str) -> bool:
+        """Revoke the grant of an access or refresh token of ``client_id`` (RFC 7009)."""
+        ...
+
+    def list_oauth_grants(self, user_id: str) -> list[OAuthGrant]: ...
 
     # -- rooms and subscriptions -----------------------------------------------------------------
     def create_room(

@@ -11,7 +11,9 @@ from datetime import datetime
 from typing import Literal
 
 RoomType = Literal["c", "p", "d"]  # public channel, private group, direct message
-TokenKind = Literal["session", "pat"]  # login session token, personal access token
+# login session token, personal access token, OAuth access token (only ever a caller's, never stored
+# in the tokens table: the OAuth tables hold those, records below)
+TokenKind = Literal["session", "pat", "oauth"]
 Role = Literal["admin", "user", "bot"]
 ExternalKind = Literal["user", "room"]  # what an external id names (store.link_external)
 
@@ -239,3 +241,48 @@ class AnswerFeedback:
     reason: str
     created_at: datetime
     updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class OAuthClient:
+    """A client registered by dynamic client registration (RFC 7591); ``metadata`` is the registered
+    client metadata as answered at registration (JSON text), ``has_secret`` whether it authenticates."""
+
+    id: str
+    name: str
+    metadata: str
+    has_secret: bool
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class OAuthCode:
+    """An authorization code as issued (its plain value is never stored): single use, short-lived."""
+
+    grant_id: str  # the grant its tokens will belong to: a reused code revokes that grant
+    client_id: str
+    user_id: str
+    redirect_uri: str
+    scope: str
+    resource: str
+    code_challenge: str
+    code_challenge_method: str
+    expires_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class OAuthGrant:
+    """One consent's live tokens: an access token and its refresh token (both stored hashed). A
+    refresh replaces the pair and keeps ``grant_id``; removing a grant ends both at once."""
+
+    id: str  # the grant id, what a person names to revoke it
+    token_id: str  # the current pair's row: what a refresh marks replaced
+    user_id: str
+    client_id: str
+    client_name: str
+    scope: str
+    resource: str
+    created_at: datetime  # when this pair was issued
+    access_expires_at: datetime
+    refresh_expires_at: datetime | None
+    last_used_at: datetime | None = None

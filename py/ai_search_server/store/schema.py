@@ -436,6 +436,62 @@ def _add_sources(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
+# OAuth 2.1 for MCP clients (oauth/ and store/oauth_rows.py). Clients registered by dynamic client
+# registration; authorization codes and tokens kept only as SHA-256 hashes of their values, like the
+# tokens table. A code row stays after its use (``used_at``) until it expires, so that presenting it
+# again is recognised and revokes the grant it opened (RFC 6749 §4.1.2). A token row is one access
+# token and its refresh token; a refresh rotates them into a new row of the same ``grant_id`` and
+# marks the old one ``rotated_at``, so an old refresh token shown again is recognised as stolen or
+# replayed and ends the whole grant (OAuth 2.1 §4.3.1).
+_V8_OAUTH = (
+    """CREATE TABLE oauth_clients (
+        id TEXT PRIMARY KEY,
+        secret_hash TEXT,
+        name TEXT NOT NULL,
+        metadata TEXT NOT NULL,
+        created_at INTEGER NOT NULL
+    )""",
+    "CREATE INDEX oauth_clients_created ON oauth_clients (created_at)",
+    """CREATE TABLE oauth_codes (
+        hash TEXT PRIMARY KEY,
+        grant_id TEXT NOT NULL,
+        client_id TEXT NOT NULL REFERENCES oauth_clients (id) ON DELETE CASCADE,
+        user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+        redirect_uri TEXT NOT NULL,
+        scope TEXT NOT NULL,
+        resource TEXT NOT NULL,
+        code_challenge TEXT NOT NULL,
+        code_challenge_method TEXT NOT NULL CHECK (code_challenge_method = 'S256'),
+        expires_at INTEGER NOT NULL,
+        used_at INTEGER
+    ) WITHOUT ROWID""",
+    "CREATE INDEX oauth_codes_expiry ON oauth_codes (expires_at)",
+    """CREATE TABLE oauth_tokens (
+        id TEXT PRIMARY KEY,
+        grant_id TEXT NOT NULL,
+        user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+        client_id TEXT NOT NULL REFERENCES oauth_clients (id) ON DELETE CASCADE,
+        scope TEXT NOT NULL,
+        resource TEXT NOT NULL,
+        access_hash TEXT NOT NULL UNIQUE,
+        refresh_hash TEXT UNIQUE,
+        created_at INTEGER NOT NULL,
+        access_expires_at INTEGER NOT NULL,
+        refresh_expires_at INTEGER,
+        last_used_at INTEGER,
+        rotated_at INTEGER
+    )""",
+    "CREATE INDEX oauth_tokens_user ON oauth_tokens (user_id, rotated_at)",
+    "CREATE INDEX oauth_tokens_grant ON oauth_tokens (grant_id)",
+    "CREATE INDEX oauth_tokens_client ON oauth_tokens (client_id)",
+)
+
+
+def _add_oauth(conn: sqlite3.Connection) -> None:
+    for statement in _V8_OAUTH:
+        conn.execute(statement)
+
+
 # Append only: a released step never changes, because files in the field have already run it.
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "users, role_permissions, rooms, subscriptions, messages, tokens", _create_tables),
@@ -445,6 +501,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(5, f"confusable keys of room names ({names.KEY_VERSION})", _create_room_name_keys),
     Migration(6, "stored answers (for sharing) and their feedback", _add_answers),
     Migration(7, "message origins and source links, external ids, sync state", _add_sources),
+    Migration(8, "OAuth clients, authorization codes and tokens (hashed)", _add_oauth),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
 

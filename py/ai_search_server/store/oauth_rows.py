@@ -1,0 +1,291 @@
+"""OAuth clients, authorization codes and tokens as SQLite rows (schema migration 8).
+
+Codes, access tokens, refresh tokens and client secrets are kept as their SHA-256 digests only
+(``passwords.hash_token``, as the tokens table): a copy of the database lets nobody call as anyone.
+Every function takes the connection of a transaction the store opened; the store's methods are the
+interface (``base.Store``), these are its SQL.
+
+Two replays are recognised and end the grant they belong to, because each means a value leaked:
+
+- an authorization code presented a second time (RFC 6749 §4.1.2: the server SHOULD revoke the
+  tokens issued from it);
+- a refresh token that a refresh already replaced (OAuth 2.1 §4.3.1, refresh token rotation).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import datetime
+from typing import Any
+
+from . import passwords
+from .records import OAuthClient, OAuthCode, OAuthGrant
+from .rules import from_ms, new_id, to_ms
+
+__all__ = [
+    "TokenPair",
+    "delete_grant",
+    "delete_grant_of_token",
+    "grant_by_refresh",
+    "insert_client",
+    "insert_code",
+    "insert_tokens",
+    "list_grants",
+    "mark_rotated",
+    "read_client",
+    "resolve_access",
+    "take_code",
+    "touch",
+]
+
+Row = tuple[Any, ...]
+
+# How often a token's last use is written (milliseconds): the list shows a day, not a request, and a
+# busy MCP client must not turn every call into a write.
+LAST_USED_RESOLUTION_MS = 60_000
+
+_GRANT_COLUMNS = (
+    "t.grant_id, t.id, t.user_id, t.client_id, c.name, t.scope, t.resource, t.created_at,"
+    " t.access_expires_at, t.refresh_expires_at, t.last_used_at"
+)
+_GRANT_FROM = " FROM oauth_tokens t JOIN oauth_clients c ON c.id = t.client_id JOIN users u ON u.id = t.user_id"
+
+
+class TokenPair:
+    """What ``insert_tokens`` stores: plain values (hashed here) and their lifetimes."""
+
+    __slots__ = ("access", "access_expires_ms", "refresh", "refresh_expires_ms")
+
+    def __init__(self, access: str, access_expires_ms: int, refresh: str | None, refresh_expires_ms: int | None):
+        self.access = access
+        self.access_expires_ms = access_expires_ms
+        self.refresh = refresh
+        self.refresh_expires_ms = refresh_expires_ms
+
+
+def _grant(row: Row) -> OAuthGrant:
+    return OAuthGrant(
+        id=row[0],
+        token_id=row[1],
+        user_id=row[2],
+        client_id=row[3],
+        client_name=row[4],
+        scope=row[5],
+        resource=row[6],
+        created_at=from_ms(row[7]),
+        access_expires_at=from_ms(row[8]),
+        refresh_expires_at=None if row[9] is None else from_ms(row[9]),
+        last_used_at=None if row[10] is None else from_ms(row[10]),
+    )
+
+
+# -- clients -------------------------------------------------------------------------------------
+
+
+def insert_client(
+    conn: sqlite3.Connection, client: OAuthClient, secret: str | None, *, max_clients: int, stale_before: datetime
+) -> bool:
+    """Store ``client`` (its secret hashed); False when ``max_clients`` are registered.
+
+    Before counting, clients registered before ``stale_before`` that never got a code or a token are
+    removed: registration is open to anyone, and a client nobody signed in to is only a row.
+    """
+    conn.execute(
+        "DELETE FROM oauth_clients WHERE created_at < ?"
+        " AND NOT EXISTS (SELECT 1 FROM oauth_tokens t WHERE t.client_id = oauth_clients.id)"
+        " AND NOT EXISTS (SELECT 1 FROM oauth_codes k WHERE k.client_id = oauth_clients.id)",
+        (to_ms(stale_before),),
+    )
+    (count,) = conn.execute("SELECT count(*) FROM oauth_clients").fetchone()
+    if count >= max_clients:
+        return False
+    conn.execute(
+        "INSERT INTO oauth_clients (id, secret_hash, name, metadata, created_at) VALUES (?, ?, ?, ?, ?)",
+        (
+            client.id,
+            None if secret is None else passwords.hash_token(secret),
+            client.name,
+            client.metadata,
+            to_ms(client.created_at),
+        ),
+    )
+    return True
+
+
+def read_client(conn: sqlite3.Connection, client_id: str) -> tuple[OAuthClient, str | None] | None:
+    """The client and its secret's digest (None: a public client)."""
+    row = conn.execute(
+        "SELECT id, name, metadata, secret_hash, created_at FROM oauth_clients WHERE id = ?", (client_id,)
+    ).fetchone()
+    if row is None:
+        return None
+    return OAuthClient(row[0], row[1], row[2], row[3] is not None, from_ms(row[4])), row[3]
+
+
+# -- authorization codes -------------------------------------------------------------------------
+
+
+def insert_code(conn: sqlite3.Connection, plain: str, code: OAuthCode, now_ms: int) -> None:
+    """Store a code (hashed); codes expired before ``now_ms`` go at the same time."""
+    conn.execute("DELETE FROM oauth_codes WHERE expires_at < ?", (now_ms,))
+    conn.execute(
+        "INSERT INTO oauth_codes (hash, grant_id, client_id, user_id, redirect_uri, scope, resource,"
+        " code_challenge, code_challenge_method, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            passwords.hash_token(plain),
+            code.grant_id,
+            code.client_id,
+            code.user_id,
+            code.redirect_uri,
+            code.scope,
+            code.resource,
+            code.code_challenge,
+            code.code_challenge_method,
+            to_ms(code.expires_at),
+        ),
+    )
+
+
+def take_code(conn: sqlite3.Connection, plain: str, client_id: str, now_ms: int) -> OAuthCode | None:
+    """The code, marked used, when it is ``client_id``'s, unused and unexpired; else None.
+
+    A code used before ends the grant its first use opened (module docstring). Taking it is atomic
+    (one transaction), so two redemptions racing each other cannot both succeed.
+    """
+    row = conn.execute(
+        "SELECT grant_id, client_id, user_id, redirect_uri, scope, resource, code_challenge,"
+        " code_challenge_method, expires_at, used_at FROM oauth_codes WHERE hash = ?",
+        (passwords.hash_token(plain),),
+    ).fetchone()
+    if row is None or row[1] != client_id:
+        return None
+    if row[9] is not None:
+        conn.execute("DELETE FROM oauth_tokens WHERE grant_id = ?", (row[0],))
+        return None
+    if row[8] <= now_ms:
+        return None
+    conn.execute("UPDATE oauth_codes SET used_at = ? WHERE hash = ?", (now_ms, passwords.hash_token(plain)))
+    return OAuthCode(*row[:8], from_ms(row[8]))
+
+
+# -- tokens --------------------------------------------------------------------------------------
+
+
+def insert_tokens(
+    conn: sqlite3.Connection,
+    *,
+    grant_id: str,
+    user_id: str,
+    client_id: str,
+    scope: str,
+    resource: str,
+    pair: TokenPair,
+    now_ms: int,
+    max_grants_per_user: int,
+) -> str:
+    """Store a token pair of ``grant_id`` (hashed) and answer its row id.
+
+    The user's rows past every expiry go first; then, for a new grant, the user's oldest grants
+    beyond ``max_grants_per_user - 1``, so one person's list stays readable.
+    """
+    conn.execute(
+        "DELETE FROM oauth_tokens WHERE user_id = ? AND access_expires_at <= ?"
+        " AND coalesce(refresh_expires_at, 0) <= ?",
+        (user_id, now_ms, now_ms),
+    )
+    is_new = conn.execute("SELECT 1 FROM oauth_tokens WHERE grant_id = ? LIMIT 1", (grant_id,)).fetchone() is None
+    if is_new:
+        conn.execute(
+            "DELETE FROM oauth_tokens WHERE grant_id IN (SELECT grant_id FROM oauth_tokens"
+            " WHERE user_id = ? AND rotated_at IS NULL ORDER BY created_at DESC, id DESC LIMIT -1 OFFSET ?)",
+            (user_id, max(0, max_grants_per_user - 1)),
+        )
+    token_id = new_id()
+    conn.execute(
+        "INSERT INTO oauth_tokens (id, grant_id, user_id, client_id, scope, resource, access_hash,"
+        " refresh_hash, created_at, access_expires_at, refresh_expires_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            token_id,
+            grant_id,
+            user_id,
+            client_id,
+            scope,
+            resource,
+            passwords.hash_token(pair.access),
+            None if pair.refresh is None else passwords.hash_token(pair.refresh),
+            now_ms,
+            pair.access_expires_ms,
+            pair.refresh_expires_ms,
+        ),
+    )
+    return token_id
+
+
+def resolve_access(conn: sqlite3.Connection, plain: str, now_ms: int) -> tuple[OAuthGrant, bool] | None:
+    """The live grant of an access token (not expired, not rotated, its user active), and whether its
+    last use is due to be written (``touch``): a read, so that a call costs no write lock."""
+    row = conn.execute(
+        f"SELECT {_GRANT_COLUMNS}{_GRANT_FROM} WHERE t.access_hash = ? AND t.rotated_at IS NULL"
+        " AND t.access_expires_at > ? AND u.active = 1",
+        (passwords.hash_token(plain), now_ms),
+    ).fetchone()
+    if row is None:
+        return None
+    due = row[10] is None or now_ms - row[10] >= LAST_USED_RESOLUTION_MS
+    return _grant((*row[:10], now_ms) if due else row), due
+
+
+def touch(conn: sqlite3.Connection, token_id: str, now_ms: int) -> None:
+    conn.execute("UPDATE oauth_tokens SET last_used_at = ? WHERE id = ?", (now_ms, token_id))
+
+
+def grant_by_refresh(conn: sqlite3.Connection, plain: str, now_ms: int) -> OAuthGrant | None:
+    """The grant of a live refresh token; a rotated one shown again ends its grant (module docstring)."""
+    row = conn.execute(
+        f"SELECT {_GRANT_COLUMNS}, t.rotated_at{_GRANT_FROM} WHERE t.refresh_hash = ? AND u.active = 1",
+        (passwords.hash_token(plain),),
+    ).fetchone()
+    if row is None:
+        return None
+    if row[11] is not None:
+        conn.execute("DELETE FROM oauth_tokens WHERE grant_id = ?", (row[0],))
+        return None
+    if row[9] is None or row[9] <= now_ms:
+        return None
+    return _grant(row[:11])
+
+
+def mark_rotated(conn: sqlite3.Connection, token_id: str, now_ms: int) -> bool:
+    """Mark a replaced pair; False when it was replaced already (a racing refresh: a replay)."""
+    sql = "UPDATE oauth_tokens SET rotated_at = ? WHERE id = ? AND rotated_at IS NULL"
+    return bool(conn.execute(sql, (now_ms, token_id)).rowcount)
+
+
+def delete_grant(conn: sqlite3.Connection, grant_id: str, user_id: str | None = None) -> bool:
+    """End a grant: every token of it (of ``user_id`` only, when given)."""
+    if user_id is None:
+        return bool(conn.execute("DELETE FROM oauth_tokens WHERE grant_id = ?", (grant_id,)).rowcount)
+    sql = "DELETE FROM oauth_tokens WHERE grant_id = ? AND user_id = ?"
+    return bool(conn.execute(sql, (grant_id, user_id)).rowcount)
+
+
+def delete_grant_of_token(conn: sqlite3.Connection, plain: str, client_id: str) -> bool:
+    """End the grant an access or refresh token of ``client_id`` belongs to (RFC 7009: revoking either
+    ends both); False when no token of that client has this value."""
+    digest = passwords.hash_token(plain)
+    row = conn.execute(
+        "SELECT grant_id FROM oauth_tokens WHERE (access_hash = ? OR refresh_hash = ?) AND client_id = ?",
+        (digest, digest, client_id),
+    ).fetchone()
+    return row is not None and delete_grant(conn, row[0])
+
+
+def list_grants(conn: sqlite3.Connection, user_id: str, now_ms: int) -> list[OAuthGrant]:
+    """The user's live grants, oldest first: one row each (the current pair)."""
+    rows = conn.execute(
+        f"SELECT {_GRANT_COLUMNS}{_GRANT_FROM} WHERE t.user_id = ? AND t.rotated_at IS NULL"
+        " AND (t.access_expires_at > ? OR coalesce(t.refresh_expires_at, 0) > ?) ORDER BY t.created_at, t.id",
+        (user_id, now_ms, now_ms),
+    ).fetchall()
+    return [_grant(row) for row in rows]
