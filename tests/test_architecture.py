@@ -40,6 +40,7 @@ SERVER_LAYERS: tuple[tuple[str, ...], ...] = (
     ("cli", "settings_docs"),
     ("app", "serving", "mirror_job"),
     ("routes", "mcp", "openapi"),
+    ("oauth",),
     ("rest", "api_limits"),
     ("services",),
     ("answers", "import_dispatch", "rocketchat_sign_in"),

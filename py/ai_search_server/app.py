@@ -6,7 +6,8 @@ Middleware, outermost first (a request passes them in this order)::
     OriginMiddleware            Host allow-list (421), Origin allow-list on /api/ (403), CORS
     FailedAuthMiddleware        429 once an address spent its failed-authentication budget
     BodyLimitMiddleware         request bodies over the cap answer 413, too slow ones 408
-    Router                      /api/v1/<route>, /api/v1/mcp, /openapi.json, the page, the widget page
+    Router                      /api/v1/<route>, /api/v1/mcp, OAuth (/oauth/*, /.well-known/*), /openapi.json,
+                                the page, the widget page
 
 Use ``create_app(settings, store)``; ``cli.serve`` builds both from the command line.
 """
@@ -30,6 +31,7 @@ from ai_search import MAX_SEARCH_QUERY_LENGTH
 from . import __version__, errors
 from .body_limit import BodyLimitMiddleware
 from .mcp import MCP_PATH, McpEndpoint
+from .oauth import OAuthEndpoints
 from .openapi import build_openapi
 from .origin_middleware import OriginMiddleware
 from .origins import OriginPolicy, normalize_origin
@@ -162,6 +164,8 @@ def create_app(
     ]
     routes += [
         Route(MCP_PATH, McpEndpoint(services, api_routes, origin_policy(settings)), name="mcp"),
+        # OAuth for MCP clients: metadata, sign-in and consent, tokens (404 while MCP or OAuth is off).
+        *OAuthEndpoints(services, MCP_PATH).routes(),
         Route("/api/{rest:path}", unknown_api, methods=["GET", "POST", "PUT", "DELETE"]),
         Route("/openapi.json", openapi, methods=["GET"]),
         Route("/", page, methods=["GET"]),

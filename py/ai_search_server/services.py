@@ -32,7 +32,7 @@ from .retrieval.wiring import SearchHandle
 from .rocketchat_sign_in import RocketChatSignIn, SignInRefused
 from .settings import Settings
 from .store.base import Store
-from .store.records import SessionLifetime, Token, User
+from .store.records import OAuthGrant, SessionLifetime, Token, User
 
 __all__ = ["Caller", "Services", "outbound_policy"]
 
@@ -68,6 +68,11 @@ class Caller:
     @property
     def is_pat(self) -> bool:
         return self.token.kind == "pat"
+
+    @property
+    def is_session(self) -> bool:
+        """A login session: the only credential that may mint more (PATs) or be logged out."""
+        return self.token.kind == "session"
 
 
 @dataclass
@@ -156,6 +161,33 @@ class Services:
             _log.info("Rocket.Chat credentials refused: %s", refused)
             raise errors.Unauthorized() from None
         return Caller(user=user, token=token, permissions=self.store.permissions_of(user))
+
+    async def sign_in(self, username: str, password: str) -> User | None:
+        """The active user these credentials name: a local password, else (with Rocket.Chat sign-in
+        on) the person's Rocket.Chat password. The login route and the OAuth sign-in page both ask here."""
+        user = self.store.verify_password(username, password)
+        if user is None and self.rocketchat_sign_in is not None:
+            try:
+                user = await self.rocketchat_sign_in.password(username, password)
+            except SignInRefused as refused:
+                _log.info("Rocket.Chat sign-in refused: %s", refused)
+        return user if user is not None and user.active else None
+
+    def resolve_bearer(self, plain: str) -> tuple[Caller, OAuthGrant]:
+        """The caller of an OAuth access token and its grant (whose ``resource`` the caller of this
+        checks against the resource it serves).
+
+        Raises:
+            errors.Unauthorized: not a live access token of an active user.
+        """
+        grant = self.store.resolve_oauth_access(plain)
+        user = self.store.get_user(grant.user_id) if grant is not None else None
+        if grant is None or user is None or not user.active:
+            raise errors.Unauthorized()
+        token = Token(
+            f"oauth-{grant.id}", user.id, "oauth", grant.client_name, grant.created_at, grant.last_used_at
+        )
+        return Caller(user=user, token=token, permissions=self.store.permissions_of(user)), grant
 
     @property
     def session_lifetime(self) -> SessionLifetime:

@@ -271,6 +271,32 @@ class Settings:
     # -- MCP -------------------------------------------------------------------------------------
     mcp_enabled: bool = _s(False, "The MCP endpoint at /api/v1/mcp (on with --demo).")
     mcp_expose_extended_api: bool = _s(False, "Expose the extended, allow-listed tool set over MCP.")
+    mcp_oauth_enabled: bool = _s(
+        True,
+        "OAuth 2.1 for MCP clients (with mcp_enabled): an MCP client registers itself, the person signs "
+        "in and consents on this site, and the client calls /api/v1/mcp with a bearer token. Needs https "
+        "(site_url) unless served on loopback.",
+    )
+    oauth_access_token_minutes: int = _s(
+        60,
+        "How long an OAuth access token works (minutes); the client then refreshes it.",
+        low=1,
+        high=24 * 60,
+    )
+    oauth_refresh_token_days: int = _s(
+        30,
+        "How long an OAuth refresh token works unused (days): each refresh issues a new one and ends the "
+        "old one; a person revokes the access with users.removeOAuthToken.",
+        low=1,
+        high=365,
+    )
+    oauth_max_clients: int = _s(
+        1000,
+        "Most OAuth clients registered at once (dynamic registration is open to anyone); clients "
+        "nobody signed in to within a day make room.",
+        low=1,
+        high=1_000_000,
+    )
 
     def __post_init__(self) -> None:
         check_settings(self)

@@ -5,18 +5,24 @@ A POST passes these gates, in order (upstream-mcp.md §8.1–8.2; the first refu
 ====  ============================================================  ======  ======
 step  gate                                                          status  code
 ====  ============================================================  ======  ======
-1     ``X-User-Id`` and ``X-Auth-Token`` present                    401     -32001
+1     ``X-User-Id`` and ``X-Auth-Token``, or a bearer token         401     -32001
 2     the ``mcp_enabled`` setting on                                404     -32601
 3     ``Origin`` absent or allowed (DNS rebinding, §8.4)            403     -32000
 4     ``MCP-Protocol-Version`` absent or one we speak               400     -32022
 5     ``Accept`` absent or admitting application/json               406     -32600
-6     the token is a personal access token of that user             401     -32001
+6     a PAT of that user, or an OAuth token for this endpoint       401     -32001
 7     at most 60 requests a minute per user (X-RateLimit-* kept)    429     -32000
 8     the ``access-mcp`` permission                                 403     -32000
 9     the body is JSON (checked only now, after the PAT)            400     -32700
 10    a valid request, or a batch of 1–20 at 2025-03-26 only        400     -32600
 11    the encoded answer at most 5 MiB                              413     -32000
 ====  ============================================================  ======  ======
+
+A 401 carries ``WWW-Authenticate: Bearer resource_metadata="…"`` when OAuth is on (``oauth/``): where
+an OAuth client finds the authorization server (RFC 9728 §5.1), with ``error="invalid_token"`` when a
+bearer token was sent and refused. A bearer token (``Authorization: Bearer``) counts only when the
+``X-User-Id``/``X-Auth-Token`` pair is absent; it must be an OAuth access token whose grant names this
+endpoint as its resource (RFC 8707 audience), so a token issued for another resource is refused.
 
 then the answer with its status (200; at 2026-07-28 a malformed request is 400 and an unknown method
 404, and a mirrored header contradicting the body is 400 at any revision: ``envelope.py``), or 202
@@ -49,6 +55,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .. import errors
 from ..accept_header import accepts
+from ..oauth import canonical_resource, challenge, public_origin
 from ..origins import OriginPolicy, request_origin_allowed
 from ..ratelimit import MCP_RATE_LIMIT
 from ..rest import ApiRoute
@@ -132,12 +139,37 @@ class McpEndpoint:
         await response(scope, receive, send)
 
     # -- gates -----------------------------------------------------------------------------------
+    def _unauthorized(self, request: Request, *, refused_token: bool) -> errors.PatRequired:
+        """The 401, with the OAuth challenge when OAuth is on (module docstring)."""
+        settings = self.services.settings
+        if not (self.enabled and settings.mcp_oauth_enabled):
+            return errors.PatRequired()
+        origin = public_origin(settings, request)
+        value = challenge(origin, MCP_PATH, error="invalid_token" if refused_token else None)
+        return errors.PatRequired(headers={"WWW-Authenticate": value})
+
+    async def _caller(self, request: Request, user_id: str | None, token: str | None, bearer: str | None) -> Caller:
+        """Step 6: the caller of the PAT pair, else of the OAuth bearer token."""
+        try:
+            if user_id and token:
+                return await self.services.authenticate(user_id, token)
+            assert bearer is not None
+            caller, grant = self.services.resolve_bearer(bearer)
+        except errors.Unauthorized:
+            raise self._unauthorized(request, refused_token=True) from None
+        except StorageFailure:
+            raise errors.ServiceUnavailable() from None
+        if grant.resource != canonical_resource(f"{public_origin(self.services.settings, request)}{MCP_PATH}"):
+            raise self._unauthorized(request, refused_token=True)
+        return caller
+
     async def _gate(self, request: Request, *, post: bool) -> tuple[Caller, dict[str, str]]:
         """Steps 1–8; the caller and the rate-limit headers to put on the answer."""
         headers = request.headers
         user_id, token = headers.get("x-user-id"), headers.get("x-auth-token")
-        if not user_id or not token:
-            raise errors.PatRequired()
+        bearer = _bearer(headers.get("authorization")) if self.services.settings.mcp_oauth_enabled else None
+        if (not user_id or not token) and bearer is None:
+            raise self._unauthorized(request, refused_token=False)
         if not self.enabled:
             raise errors.EndpointDisabled()
         if not request_origin_allowed(headers, self.policy, request.url.scheme):
@@ -150,14 +182,9 @@ class McpEndpoint:
         accept = headers.get("accept")
         if post and accept is not None and not accepts_json(accept):
             raise errors.NotAcceptable()
-        try:
-            caller = await self.services.authenticate(user_id, token)
-        except errors.Unauthorized:
-            raise errors.PatRequired() from None
-        except StorageFailure:
-            raise errors.ServiceUnavailable() from None
-        if post and not caller.is_pat:
-            raise errors.PatRequired()
+        caller = await self._caller(request, user_id, token, bearer)
+        if post and caller.is_session:
+            raise self._unauthorized(request, refused_token=False)
         rate_headers: dict[str, str] = {}
         if post:
             # errors.TooManyRequests, with its headers, when the budget is spent.
@@ -184,7 +211,8 @@ class McpEndpoint:
             raise errors.ParseError() from None
         auth = CallerAuth(
             user_id=caller.user.id,
-            token=request.headers["x-auth-token"],
+            # The tool calls carry the credential the endpoint resolved, with its caller in the scope.
+            token=request.headers.get("x-auth-token") or _bearer(request.headers.get("authorization")) or "",
             client_host=self.services.client_address(request),
             host_header=request.headers.get("host", "").encode("latin-1"),
             caller=caller,
@@ -231,6 +259,15 @@ class McpEndpoint:
         parts = [answer.body for answer in answers if answer is not None]
         # A batch is answered 200 as a whole: each entry's error is in its own response.
         return Answer(b"[" + b",".join(parts) + b"]") if parts else None
+
+
+def _bearer(authorization: str | None) -> str | None:
+    """The token of an ``Authorization: Bearer <token>`` header (RFC 6750 §2.1), else None."""
+    if not authorization:
+        return None
+    scheme, _, value = authorization.partition(" ")
+    value = value.strip()
+    return value if scheme.lower() == "bearer" and value and " " not in value else None
 
 
 def _tool_caller(app: ASGIApp, auth: CallerAuth, budget: ByteBudget | None) -> ToolCaller:

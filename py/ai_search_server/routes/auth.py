@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from typing import Annotated, Any
 
 from pydantic import Field
@@ -11,12 +10,10 @@ from .. import errors
 from ..api_limits import MAX_PASSWORD_CHARS
 from ..ratelimit import RateLimit
 from ..rest import ApiRequest, Refusal, Router
-from ..rocketchat_sign_in import SignInRefused
 from .params import Name, NoParams, Params
 from .shapes import user_json
 
 router = Router(tags=("Authentication",))
-log = logging.getLogger(__name__)
 
 # Login attempts per client address (or user) and minute: enough for people, too few for guessing.
 LOGIN_RATE_LIMIT = RateLimit(count=10, period_seconds=60)
@@ -40,14 +37,9 @@ class LoginParams(Params):
 )
 async def login(req: ApiRequest[LoginParams]) -> dict[str, Any]:
     store = req.services.store
-    user = store.verify_password(req.params.user, req.params.password)
-    if user is None and (sign_in := req.services.rocketchat_sign_in) is not None:
-        # Not a password of ours: perhaps the person's Rocket.Chat one (rocketchat_sign_in.py).
-        try:
-            user = await sign_in.password(req.params.user, req.params.password)
-        except SignInRefused as refused:
-            log.info("Rocket.Chat sign-in refused: %s", refused)
-    if user is None or not user.active:
+    # A password of ours or, with Rocket.Chat sign-in on, the person's Rocket.Chat one.
+    user = await req.services.sign_in(req.params.user, req.params.password)
+    if user is None:
         raise errors.Unauthorized(LOGIN_FAILED, error_type="error-login-failed")
     # Sessions this user let expire are cleared here, so the table does not keep every old login.
     store.delete_expired_sessions(user.id, req.services.session_lifetime)
@@ -78,7 +70,7 @@ async def logout(req: ApiRequest[NoParams]) -> dict[str, Any]:
     caller = req.caller
     assert caller is not None
     # Saying "logged out" to a PAT would leave the caller believing a credential is dead that is not.
-    if caller.is_pat:
+    if not caller.is_session:
         raise errors.InvalidParams(LOGOUT_NEEDS_SESSION, error_type="error-logout-needs-a-session")
     req.services.store.delete_token(caller.user.id, caller.token.id)
     return {"status": "success", "data": {"message": "You've been logged out!"}}

@@ -110,7 +110,7 @@ async def generate_token(req: ApiRequest[GenerateTokenParams]) -> dict[str, Any]
     # A PAT that could mint PATs would outlive its own revocation: whoever leaked it mints another
     # first. Minting needs what only the person has: their password, through a login session.
     assert req.caller is not None
-    if req.caller.is_pat:
+    if not req.caller.is_session:
         raise errors.Forbidden(TOKEN_NEEDS_SESSION, error_type="error-login-session-required")
     try:
         _token, plain = req.services.store.create_token(req.user.id, "pat", label=req.params.tokenName)

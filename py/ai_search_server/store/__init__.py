@@ -35,6 +35,7 @@ from .records import (
     TokenKind,
     User,
 )
+from .passwords import hash_token, new_token
 from .sqlite import SQLiteStore
 
 __all__ = [
@@ -62,6 +63,8 @@ __all__ = [
     "Token",
     "TokenKind",
     "User",
+    "hash_token",
+    "new_token",
     "open_store",
 ]
 

@@ -48,7 +48,9 @@ _GRANT_COLUMNS = (
     "t.grant_id, t.id, t.user_id, t.client_id, c.name, t.scope, t.resource, t.created_at,"
     " t.access_expires_at, t.refresh_expires_at, t.last_used_at"
 )
-_GRANT_FROM = " FROM oauth_tokens t JOIN oauth_clients c ON c.id = t.client_id JOIN users u ON u.id = t.user_id"
+_GRANT_FROM = (
+    " FROM oauth_tokens t JOIN oauth_clients c ON c.id = t.client_id JOIN users u ON u.id = t.user_id"
+)
 
 
 class TokenPair:
@@ -56,7 +58,9 @@ class TokenPair:
 
     __slots__ = ("access", "access_expires_ms", "refresh", "refresh_expires_ms")
 
-    def __init__(self, access: str, access_expires_ms: int, refresh: str | None, refresh_expires_ms: int | None):
+    def __init__(
+        self, access: str, access_expires_ms: int, refresh: str | None, refresh_expires_ms: int | None
+    ):
         self.access = access
         self.access_expires_ms = access_expires_ms
         self.refresh = refresh
@@ -83,7 +87,12 @@ def _grant(row: Row) -> OAuthGrant:
 
 
 def insert_client(
-    conn: sqlite3.Connection, client: OAuthClient, secret: str | None, *, max_clients: int, stale_before: datetime
+    conn: sqlite3.Connection,
+    client: OAuthClient,
+    secret: str | None,
+    *,
+    max_clients: int,
+    stale_before: datetime,
 ) -> bool:
     """Store ``client`` (its secret hashed); False when ``max_clients`` are registered.
 
@@ -165,7 +174,17 @@ def take_code(conn: sqlite3.Connection, plain: str, client_id: str, now_ms: int)
     if row[8] <= now_ms:
         return None
     conn.execute("UPDATE oauth_codes SET used_at = ? WHERE hash = ?", (now_ms, passwords.hash_token(plain)))
-    return OAuthCode(*row[:8], from_ms(row[8]))
+    return OAuthCode(
+        grant_id=row[0],
+        client_id=row[1],
+        user_id=row[2],
+        redirect_uri=row[3],
+        scope=row[4],
+        resource=row[5],
+        code_challenge=row[6],
+        code_challenge_method=row[7],
+        expires_at=from_ms(row[8]),
+    )
 
 
 # -- tokens --------------------------------------------------------------------------------------
@@ -193,7 +212,9 @@ def insert_tokens(
         " AND coalesce(refresh_expires_at, 0) <= ?",
         (user_id, now_ms, now_ms),
     )
-    is_new = conn.execute("SELECT 1 FROM oauth_tokens WHERE grant_id = ? LIMIT 1", (grant_id,)).fetchone() is None
+    is_new = (
+        conn.execute("SELECT 1 FROM oauth_tokens WHERE grant_id = ? LIMIT 1", (grant_id,)).fetchone() is None
+    )
     if is_new:
         conn.execute(
             "DELETE FROM oauth_tokens WHERE grant_id IN (SELECT grant_id FROM oauth_tokens"
