@@ -40,7 +40,7 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from urllib.parse import parse_qsl, urlsplit
 
-from authlib.oauth2.rfc6749.errors import OAuth2Error
+from authlib.oauth2.rfc6749.errors import InsecureTransportError, OAuth2Error
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import BaseRoute, Route
@@ -81,6 +81,9 @@ AUTHORIZATION_SERVER_METADATA_PATH = "/.well-known/oauth-authorization-server"
 _SIGN_IN_RATE_KEY = "login"
 _SIGN_IN_FAILED = "Incorrect username or password."
 _SIGN_IN_AGAIN = "That sign-in has expired or was used already. Sign in again."
+_NEEDS_HTTPS = (
+    "OAuth needs this site to be served over https (the setting site_url), or on a loopback address."
+)
 _NOT_FROM_THIS_SITE = "This form was not sent from this site's own page."
 # Tickets remembered as used (entries): a ticket lives CONSENT_LIFETIME_SECONDS, and a person answers
 # one consent page per connection, so this is far above what ten minutes can fill.
@@ -132,22 +135,23 @@ class _Tickets:
         self._key = secrets.token_bytes(32)
         self._used: OrderedDict[str, float] = OrderedDict()
 
-    def _mac(self, user_id: str, request_digest: str, expires: int) -> str:
-        message = f"{user_id}\x1f{request_digest}\x1f{expires}".encode()
+    def _mac(self, user_id: str, request_digest: str, expires: int, nonce: str) -> str:
+        message = f"{user_id}\x1f{request_digest}\x1f{expires}\x1f{nonce}".encode()
         return base64.urlsafe_b64encode(hmac.digest(self._key, message, "sha256")).decode().rstrip("=")
 
     def issue(self, user_id: str, request_digest: str) -> str:
         expires = int(time.time()) + CONSENT_LIFETIME_SECONDS
-        return f"{user_id}.{expires}.{self._mac(user_id, request_digest, expires)}"
+        nonce = secrets.token_urlsafe(12)  # two sign-ins in one second still get two tickets
+        return f"{user_id}.{expires}.{nonce}.{self._mac(user_id, request_digest, expires, nonce)}"
 
     def redeem(self, ticket: str, request_digest: str) -> str | None:
         """The user id of a valid, unused ticket for this request; marks it used."""
         parts = ticket.split(".")
-        if len(parts) != 3 or not parts[1].isdigit():
+        if len(parts) != 4 or not parts[1].isdigit():
             return None
-        user_id, expires_text, mac = parts
+        user_id, expires_text, nonce, mac = parts
         expires, now = int(expires_text), time.time()
-        if expires <= now or not hmac.compare_digest(mac, self._mac(user_id, request_digest, expires)):
+        if expires <= now or not hmac.compare_digest(mac, self._mac(user_id, request_digest, expires, nonce)):
             return None
         while self._used and (next(iter(self._used.values())) <= now or len(self._used) >= _MAX_USED_TICKETS):
             self._used.popitem(last=False)
@@ -206,6 +210,11 @@ class OAuthEndpoints:
                         page = error_page("Too many attempts", f"{limited.message} Try again in a minute.")
                         return HTMLResponse(page, 429, headers={**_PAGE_HEADERS, **retry})
                     return _oauth_error(429, "temporarily_unavailable", limited.message, retry)
+                except InsecureTransportError:
+                    # OAuth 2.1 §1.5: TLS, except for loopback. authlib refuses plain http elsewhere.
+                    if request.url.path == AUTHORIZE_PATH:
+                        return self._error_page(400, _NEEDS_HTTPS)
+                    return _oauth_error(400, "insecure_transport", _NEEDS_HTTPS)
                 except StorageFailure:
                     _log.exception("storage failure on %s", request.url.path)
                     return _oauth_error(

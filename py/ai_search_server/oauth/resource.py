@@ -4,10 +4,11 @@
 authlib has no RFC 9728 (nor RFC 8707 resource indicators), so this module is ours: the metadata is
 a small JSON document and the resource comparison one normalisation.
 
-The site's public origin is the setting ``site_url`` when set, else the origin the request was made
-to (scheme and ``Host``: a demo on loopback, or a server reached through ``ssh -L``). The issuer, the
-resource and every endpoint URL are built from it, so that a client that reached us under one name
-is told that name throughout.
+The site's public origin is the origin a request was made to when its ``Host`` is a loopback name
+(``localhost``, ``127.0.0.1``, ``[::1]``, any port: a demo, or a server reached through ``ssh -L`` or a
+container's port map), else the setting ``site_url`` (behind a proxy, the public name). The issuer,
+the resource and every endpoint URL are built from it, so that a client that reached us under one
+name is told that name throughout, and a token issued under one name is not accepted under another.
 
     >>> canonical_resource("HTTPS://Search.Example.com/api/v1/mcp/")
     'https://search.example.com/api/v1/mcp'
@@ -22,6 +23,7 @@ from urllib.parse import urlsplit
 
 from starlette.requests import Request
 
+from ..security import host_name
 from ..settings import Settings
 
 __all__ = [
@@ -40,14 +42,15 @@ PROTECTED_RESOURCE_PATH = "/.well-known/oauth-protected-resource"
 # The one scope: act as the person over MCP, with their permissions (each tool call is still checked
 # against them). Finer scopes would promise a separation the tools do not make.
 SCOPES = ("mcp",)
+_LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]", "::1")
 
 
 def public_origin(settings: Settings, request: Request) -> str:
     """``scheme://host[:port]`` of the site as this request reached it (module docstring)."""
-    if settings.site_url:
-        return settings.site_url.rstrip("/")
-    host = request.headers.get("host") or (request.url.netloc or "localhost")
-    return f"{request.url.scheme}://{host.lower()}"
+    host = (request.headers.get("host") or "").lower()
+    if (host_name(host) in _LOOPBACK_NAMES or not settings.site_url) and host:
+        return f"{request.url.scheme}://{host}"
+    return settings.site_url.rstrip("/")
 
 
 def canonical_resource(uri: str) -> str | None:

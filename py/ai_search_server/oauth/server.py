@@ -38,8 +38,8 @@ from authlib.oauth2.rfc6750 import BearerTokenGenerator
 from joserfc.errors import InvalidClaimError
 from starlette.responses import JSONResponse, Response
 
-from ..settings import Settings
 from .. import store as store_package
+from ..settings import Settings
 from ..store.base import Store
 from ..store.records import OAuthClient, OAuthCode, User
 from ..store.rules import new_id
@@ -71,6 +71,18 @@ REGISTER_PATH = "/oauth/register"
 REVOKE_PATH = "/oauth/revoke"
 _AUTH_METHODS = ["none", "client_secret_post", "client_secret_basic"]
 _GRANT_TYPES = ["authorization_code", "refresh_token"]
+
+# What an error means, for the errors authlib raises without a description: every refusal says why.
+_DESCRIPTIONS = {
+    "invalid_request": "A parameter is missing, repeated or malformed.",
+    "invalid_client": "The client is not registered here, or did not authenticate as it registered.",
+    "invalid_grant": "The code or refresh token is not valid: expired, used already, or not this client's.",
+    "unauthorized_client": "This client did not register for this grant type or response type.",
+    "unsupported_grant_type": "grant_type must be authorization_code or refresh_token.",
+    "unsupported_token_type": "token_type_hint must be access_token or refresh_token.",
+    "invalid_scope": "The only scope here is mcp (offline_access is accepted and changes nothing).",
+    "access_denied": "The person did not allow access.",
+}
 
 # The origin of the request being served (resource.public_origin): issuer and endpoint URLs.
 _origin: ContextVar[str] = ContextVar("oauth_origin")
@@ -501,6 +513,8 @@ class AuthorizationServer(rfc6749.AuthorizationServer):  # type: ignore[misc]
         if 300 <= status < 400:
             return _Redirect(status_code=status, headers=header_map)
         header_map.pop("Content-Type", None)
+        if isinstance(body, dict) and "error" in body and not body.get("error_description"):
+            body = {**body, "error_description": _DESCRIPTIONS.get(body["error"], "The request was refused.")}
         return JSONResponse(body, status_code=status, headers=header_map)
 
 

@@ -4,7 +4,7 @@ document and the MCP catalog read."""
 from __future__ import annotations
 
 from ..rest import ApiRoute
-from . import answers, auth, chat, history, marks, rooms, search, shared_answers, threads, users
+from . import answers, auth, chat, history, marks, oauth_tokens, rooms, search, shared_answers, threads, users
 
 __all__ = ["all_routes"]
 
@@ -18,6 +18,7 @@ def all_routes() -> list[ApiRoute]:
         *history.router.routes,
         *rooms.router.routes,
         *users.router.routes,
+        *oauth_tokens.router.routes,
         *answers.router.routes,
         *shared_answers.router.routes,
         *search.router.routes,

@@ -18,6 +18,7 @@ from .base import (
     Store,
     StoreError,
 )
+from .passwords import hash_token, new_token
 from .records import (
     Attachment,
     ExternalKind,
@@ -35,7 +36,6 @@ from .records import (
     TokenKind,
     User,
 )
-from .passwords import hash_token, new_token
 from .sqlite import SQLiteStore
 
 __all__ = [
