@@ -6,7 +6,7 @@ Middleware, outermost first (a request passes them in this order)::
     OriginMiddleware            Host allow-list (421), Origin allow-list on /api/ (403), CORS
     FailedAuthMiddleware        429 once an address spent its failed-authentication budget
     BodyLimitMiddleware         request bodies over the cap answer 413, too slow ones 408
-    Router                      /api/v1/<route>, /api/v1/mcp, OAuth (/oauth/*, /.well-known/*), /openapi.json,
+    Router                      /api/v1/<route>, /api/v1/mcp, OAuth (/authorize, /token, /register, /revoke, /.well-known/*), /openapi.json,
                                 the page, the widget page
 
 Use ``create_app(settings, store)``; ``cli.serve`` builds both from the command line.

@@ -59,7 +59,7 @@ class OAuthClient:
             "token_endpoint_auth_method": "none",
             **metadata,
         }
-        response = await self.http.post(f"{self.origin}/oauth/register", json=body)
+        response = await self.http.post(f"{self.origin}/register", json=body)
         if response.status_code == 201:
             self.client_id = response.json()["client_id"]
             self.client_secret = response.json().get("client_secret")
@@ -81,14 +81,14 @@ class OAuthClient:
 
     async def sign_in(self, query: str, username: str, password: str) -> httpx.Response:
         return await self.http.post(
-            f"{self.origin}/oauth/authorize?{query}",
+            f"{self.origin}/authorize?{query}",
             data={"step": "sign-in", "username": username, "password": password},
             headers=same_site(self.origin),
         )
 
     async def consent(self, query: str, ticket: str, decision: str = "allow") -> httpx.Response:
         return await self.http.post(
-            f"{self.origin}/oauth/authorize?{query}",
+            f"{self.origin}/authorize?{query}",
             data={"step": "consent", "ticket": ticket, "decision": decision},
             headers=same_site(self.origin),
         )
@@ -96,7 +96,7 @@ class OAuthClient:
     async def code(self, username: str, password: str, challenge: str, **overrides: str | None) -> str:
         """Signs in, allows, and answers the code the redirect carries."""
         query = self.authorization_query(challenge, **overrides)
-        page = await self.http.get(f"{self.origin}/oauth/authorize?{query}")
+        page = await self.http.get(f"{self.origin}/authorize?{query}")
         assert page.status_code == 200, page.text
         consent = await self.sign_in(query, username, password)
         assert consent.status_code == 200, consent.text
@@ -119,7 +119,7 @@ class OAuthClient:
             **overrides,
         }
         return await self.http.post(
-            f"{self.origin}/oauth/token", data={k: v for k, v in form.items() if v is not None}
+            f"{self.origin}/token", data={k: v for k, v in form.items() if v is not None}
         )
 
     async def refresh(self, refresh_token: str, **overrides: str) -> httpx.Response:
@@ -129,11 +129,11 @@ class OAuthClient:
             "client_id": self.client_id,
             **overrides,
         }
-        return await self.http.post(f"{self.origin}/oauth/token", data=form)
+        return await self.http.post(f"{self.origin}/token", data=form)
 
     async def revoke(self, token: str) -> httpx.Response:
         return await self.http.post(
-            f"{self.origin}/oauth/revoke", data={"token": token, "client_id": self.client_id}
+            f"{self.origin}/revoke", data={"token": token, "client_id": self.client_id}
         )
 
     async def tokens(self, username: str, password: str) -> dict[str, Any]:

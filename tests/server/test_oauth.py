@@ -104,7 +104,7 @@ async def test_with_oauth_off_there_is_no_challenge_and_no_authorization_server(
         bare = await http.post(MCP, json={}, headers=ACCEPT)
         assert bare.status_code == 401 and "www-authenticate" not in bare.headers
         assert (await http.get("/.well-known/oauth-authorization-server")).status_code == 404
-        assert (await http.post("/oauth/register", json={"redirect_uris": [REDIRECT_URI]})).status_code == 404
+        assert (await http.post("/register", json={"redirect_uris": [REDIRECT_URI]})).status_code == 404
 
 
 # -- the flow ------------------------------------------------------------------------------------
@@ -296,7 +296,7 @@ async def test_a_bad_authorization_request_goes_back_to_the_client_with_the_erro
     http: httpx.AsyncClient, oauth: OAuthClient, overrides: dict[str, str | None], error: str
 ) -> None:
     _verifier, challenge = pkce()
-    answer = await http.get(f"/oauth/authorize?{oauth.authorization_query(challenge, **overrides)}")
+    answer = await http.get(f"/authorize?{oauth.authorization_query(challenge, **overrides)}")
     assert answer.status_code == 302, answer.text
     assert answer.headers["location"].startswith(REDIRECT_URI)
     back = query_of(answer.headers["location"])
@@ -316,7 +316,7 @@ async def test_a_request_naming_no_registered_client_or_redirect_never_redirects
     http: httpx.AsyncClient, oauth: OAuthClient, overrides: dict[str, str | None], said: str
 ) -> None:
     _verifier, challenge = pkce()
-    answer = await http.get(f"/oauth/authorize?{oauth.authorization_query(challenge, **overrides)}")
+    answer = await http.get(f"/authorize?{oauth.authorization_query(challenge, **overrides)}")
     assert answer.status_code == 400 and "location" not in answer.headers
     assert answer.headers["content-type"].startswith("text/html")
     assert said in answer.text.lower() or said in answer.text
@@ -325,7 +325,7 @@ async def test_a_request_naming_no_registered_client_or_redirect_never_redirects
 async def test_a_loopback_redirect_may_use_any_port(http: httpx.AsyncClient, oauth: OAuthClient) -> None:
     _verifier, challenge = pkce()
     query = oauth.authorization_query(challenge, redirect_uri="http://127.0.0.1:53682/callback")
-    assert (await http.get(f"/oauth/authorize?{query}")).status_code == 200
+    assert (await http.get(f"/authorize?{query}")).status_code == 200
 
 
 # -- the sign-in and consent forms ---------------------------------------------------------------
@@ -338,7 +338,7 @@ async def test_signing_in_checks_the_password_and_the_page_escapes_the_client_na
     await oauth.register(client_name='<img src=x onerror="alert(1)"> Evil & Co')
     _verifier, challenge = pkce()
     query = oauth.authorization_query(challenge)
-    page = await http.get(f"/oauth/authorize?{query}")
+    page = await http.get(f"/authorize?{query}")
     assert (
         "<img" not in page.text
         and "&lt;img src=x onerror=&quot;alert(1)&quot;&gt; Evil &amp; Co" in page.text
@@ -370,7 +370,7 @@ async def test_a_form_posted_from_elsewhere_is_refused(
     _verifier, challenge = pkce()
     query = oauth.authorization_query(challenge)
     form = {"step": "sign-in", "username": "alice", "password": workspace.people["alice"].password}
-    refused = await http.post(f"/oauth/authorize?{query}", data=form, headers=headers)
+    refused = await http.post(f"/authorize?{query}", data=form, headers=headers)
     assert refused.status_code == 403 and "not sent from this site" in refused.text
 
 
@@ -457,7 +457,7 @@ async def test_bad_client_metadata_is_refused(
 async def test_a_registration_body_that_is_no_metadata_is_refused(
     http: httpx.AsyncClient, body: bytes
 ) -> None:
-    refused = await http.post("/oauth/register", content=body, headers={"Content-Type": "application/json"})
+    refused = await http.post("/register", content=body, headers={"Content-Type": "application/json"})
     assert refused.status_code in (400, 413) and refused.json()["error"] == "invalid_client_metadata"
 
 
@@ -498,9 +498,9 @@ async def test_an_insecure_site_url_is_refused_with_a_reason(store: Store) -> No
     async with httpx.AsyncClient(
         transport=httpx.ASGITransport(app=app), base_url="http://search.example.com"
     ) as http:
-        page = await http.get("/oauth/authorize?client_id=x")
+        page = await http.get("/authorize?client_id=x")
         assert page.status_code == 400 and "https" in page.text
-        token = await http.post("/oauth/token", data={"grant_type": "authorization_code"})
+        token = await http.post("/token", data={"grant_type": "authorization_code"})
         assert token.json()["error"] == "insecure_transport"
 
 

@@ -6,11 +6,11 @@ path                                                        method  what
 ==========================================================  ======  =========================================
 ``/.well-known/oauth-protected-resource[/api/v1/mcp]``      GET     RFC 9728 metadata of the MCP endpoint
 ``/.well-known/oauth-authorization-server``                 GET     RFC 8414 metadata
-``/oauth/authorize``                                        GET     the sign-in page (the request checked)
-``/oauth/authorize``                                        POST    sign-in, then consent; the redirect
-``/oauth/token``                                            POST    code + verifier, or refresh: tokens
-``/oauth/register``                                         POST    RFC 7591 dynamic client registration
-``/oauth/revoke``                                           POST    RFC 7009 revocation
+``/authorize``                                        GET     the sign-in page (the request checked)
+``/authorize``                                        POST    sign-in, then consent; the redirect
+``/token``                                            POST    code + verifier, or refresh: tokens
+``/register``                                         POST    RFC 7591 dynamic client registration
+``/revoke``                                           POST    RFC 7009 revocation
 ==========================================================  ======  =========================================
 
 The person signs in on our page with their workspace account, by the same check as

@@ -65,10 +65,13 @@ __all__ = [
     "authorization_server_metadata",
 ]
 
-AUTHORIZE_PATH = "/oauth/authorize"
-TOKEN_PATH = "/oauth/token"
-REGISTER_PATH = "/oauth/register"
-REVOKE_PATH = "/oauth/revoke"
+# At the root: the default endpoints the 2025-03-26 MCP revision tells a client to fall back to when it
+# has no metadata (and what the SDK's client still does when it refreshes stored tokens after a
+# restart, before any discovery), so such a client finds them too.
+AUTHORIZE_PATH = "/authorize"
+TOKEN_PATH = "/token"
+REGISTER_PATH = "/register"
+REVOKE_PATH = "/revoke"
 _AUTH_METHODS = ["none", "client_secret_post", "client_secret_basic"]
 _GRANT_TYPES = ["authorization_code", "refresh_token"]
 
