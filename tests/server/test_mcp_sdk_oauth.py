@@ -106,16 +106,15 @@ async def joined(auth: OAuthClientProvider, mcp_url: str, sent: list[str]) -> se
         sent.append(f"{request.method} {request.url.path}")
 
     timeout = httpx2.Timeout(SDK_TIMEOUT_SECONDS, read=SDK_TIMEOUT_SECONDS)
-    async with httpx2.AsyncClient(auth=auth, timeout=timeout, event_hooks={"request": [record]}) as http:
-        async with Client(
-            streamable_http_client(mcp_url, http_client=http), mode="auto", cache=None
-        ) as client:
-            names = {tool.name for tool in (await client.list_tools()).tools}
-            assert "get_channels_list_joined" in names
-            result = await client.call_tool("get_channels_list_joined", {})
-            assert result.is_error is False
-            structured: Any = result.structured_content
-            return {channel["name"] for channel in structured["channels"]}
+    http = httpx2.AsyncClient(auth=auth, timeout=timeout, event_hooks={"request": [record]})
+    transport = streamable_http_client(mcp_url, http_client=http)
+    async with http, Client(transport, mode="auto", cache=None) as client:
+        names = {tool.name for tool in (await client.list_tools()).tools}
+        assert "get_channels_list_joined" in names
+        result = await client.call_tool("get_channels_list_joined", {})
+        assert result.is_error is False
+        structured: Any = result.structured_content
+        return {channel["name"] for channel in structured["channels"]}
 
 
 async def test_the_sdk_client_authorizes_calls_and_refreshes(store: Store, workspace: Workspace) -> None:
