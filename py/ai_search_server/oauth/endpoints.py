@@ -296,7 +296,8 @@ class OAuthEndpoints:
         password = fields.get("password", "")[:1024]
         user = await services.sign_in(username, password) if username and password else None
         if user is None:
-            return self._page(sign_in_page(view, username=username, error=_SIGN_IN_FAILED), 401)
+            # 200: the page again, with the reason; a 401 would ask for HTTP authentication it has none of.
+            return self._page(sign_in_page(view, username=username, error=_SIGN_IN_FAILED))
         ticket = self.tickets.issue(user.id, digest)
         page = consent_page(view, person=user.name or user.username, username=user.username, ticket=ticket)
         # The consent form's answer is a redirect to the client: form-action must allow it there.

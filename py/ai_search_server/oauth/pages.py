@@ -87,6 +87,8 @@ def consent_page(view: ConsentView, *, person: str, username: str, ticket: str) 
         "<li>search and read the rooms and messages you can read</li>\n"
         "<li>post messages and create rooms where you may</li>\n"
         "</ul>\n"
+        '<p class="fine">The name is the one the application gave itself; ai-search has not checked it. '
+        "Allow only an application you are connecting right now.</p>\n"
         '<p class="fine">It sees nothing you cannot see. It keeps this access until you remove it '
         "(<code>users.removeOAuthToken</code>), or until it goes unused for a while.</p>\n"
         f'<p class="fine">After you answer, your browser goes to '
