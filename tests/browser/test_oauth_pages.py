@@ -189,7 +189,9 @@ def _screenshot_dir(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_the_pages_fit_a_phone_in_light_and_dark(context: Any, server: Server, tmp_path: Path, scheme: str) -> None:
+def test_the_pages_fit_a_phone_in_light_and_dark(
+    context: Any, server: Server, tmp_path: Path, scheme: str
+) -> None:
     """Sign-in, a refused sign-in and consent at 360 px: nothing wider than the screen, the scheme's
     colours applied, no CSP violation (the tab check), and a screenshot of each to look at."""
     shots = _screenshot_dir(tmp_path)
