@@ -3,6 +3,7 @@ the brief cache, refusals (wrong, two-factor, not mirrored, deactivated), and no
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -19,6 +20,7 @@ from ai_search_server.settings import SettingsError, load_settings
 from ai_search_server.store import SQLiteStore, open_store
 
 from ._fake_rocketchat import FakeRocketChat
+from ._oauth_flow import OAuthClient, pkce
 from .conftest import BASE_URL
 from .test_rocketchat_sync import sync, workspace
 
@@ -213,3 +215,22 @@ async def test_a_rocket_chat_token_works_on_rest_and_mcp_and_is_scoped_by_the_sy
 def test_sign_in_without_the_servers_url_stops_start_up() -> None:
     with pytest.raises(SettingsError, match=r"Rocket\.Chat sign-in needs rocketchat_url"):
         load_settings(environ={}, overrides={"rocketchat_sign_in": True})
+
+
+@pytest.mark.anyio
+async def test_the_oauth_sign_in_page_takes_a_rocket_chat_password(
+    store: SQLiteStore, server: FakeRocketChat
+) -> None:
+    """An MCP client's OAuth sign-in goes through the same check as the login route."""
+    origin = "http://127.0.0.1:8000"  # OAuth needs https or loopback
+    async with signed_in_app(store, server, site_url=origin) as client:
+        oauth = OAuthClient(client, origin)
+        assert (await oauth.register()).status_code == 201
+        page = await client.get(f"{origin}/authorize?{oauth.authorization_query(pkce()[1])}")
+        assert "your Rocket.Chat username and password" in page.text
+        tokens = await oauth.tokens("alice", "pw-alice-123")
+        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "get_channels_list_joined"}}
+        headers = {"Authorization": f"Bearer {tokens['access_token']}", "Accept": "application/json"}
+        called = await client.post(f"{origin}/api/v1/mcp", json=body, headers=headers)
+        channels = json.loads(called.json()["result"]["content"][0]["text"])["channels"]
+        assert sorted(c["name"] for c in channels) == ["general", "ops"]  # as last synced: not #secret
