@@ -2,8 +2,9 @@
 
 Every value that comes from outside (the client's registered name, its redirect URI, the person's
 name, an error's description) goes through ``html.escape``: a client registers its own name, so it is
-untrusted text. The pages load one stylesheet of our own (``static/oauth.css``, light and dark by
-``prefers-color-scheme``) and nothing else, under the site's CSP; the forms post to the page's own URL.
+untrusted text. The pages load the site's stylesheets and nothing else (``static/app.css`` for the
+colours, light and dark by ``prefers-color-scheme``; ``static/oauth.css`` for their layout), under
+the site's CSP; the forms post to the page's own URL.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from urllib.parse import urlsplit
 
 __all__ = ["ConsentView", "consent_page", "error_page", "sign_in_page"]
 
-_STYLESHEET = "/static/oauth.css"
+# The page's stylesheet (its colours, light and dark), then the pages' own layout.
+_STYLESHEETS = ("/static/app.css", "/static/oauth.css")
 
 
 def _document(title: str, body: str) -> str:
@@ -26,7 +28,8 @@ def _document(title: str, body: str) -> str:
         '<meta name="referrer" content="same-origin">\n'
         f"<title>{escape(title)} · ai-search</title>\n"
         '<link rel="icon" href="data:,">\n'
-        f'<link rel="stylesheet" href="{_STYLESHEET}">\n'
+        + "".join(f'<link rel="stylesheet" href="{href}">\n' for href in _STYLESHEETS)
+        +
         '</head>\n<body>\n<main class="card">\n'
         '<p class="brand">ai-search</p>\n'
         f"{body}"
