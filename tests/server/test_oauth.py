@@ -16,7 +16,7 @@ from authlib.oauth2 import rfc8414, rfc9207
 from starlette.applications import Starlette
 
 from ai_search_server.app import create_app
-from ai_search_server.oauth import server as oauth_server
+from ai_search_server.oauth import grants as oauth_grants
 from ai_search_server.ratelimit import RateLimiter
 from ai_search_server.settings import Settings, load_settings
 from ai_search_server.store.base import Store
@@ -247,7 +247,7 @@ async def test_a_reused_code_is_refused_and_ends_the_tokens_it_gave(
 async def test_an_expired_code_is_refused(
     oauth: OAuthClient, workspace: Workspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(oauth_server, "AUTHORIZATION_CODE_LIFETIME_SECONDS", 0)
+    monkeypatch.setattr(oauth_grants, "AUTHORIZATION_CODE_LIFETIME_SECONDS", 0)
     verifier, challenge = pkce()
     code = await oauth.code("alice", workspace.people["alice"].password, challenge)
     refused = await oauth.exchange(code, verifier)

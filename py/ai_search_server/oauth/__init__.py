@@ -3,7 +3,8 @@ authorization server in the proxy (RFC 8414 metadata, dynamic client registratio
 authorization code grant with PKCE S256, rotated refresh tokens, revocation RFC 7009), on authlib.
 
 - ``resource``: the resource's identifier, metadata and 401 challenge (the MCP endpoint reads these);
-- ``server``: authlib's authorization server over the store, and the glue authlib needs;
+- ``server``: authlib's authorization server over the store, and the glue authlib needs (says which);
+- ``grants``: the grants and endpoints authlib runs, over the store; ``requests``: its request objects;
 - ``models``: the store's records as authlib's models; the redirect URI rule;
 - ``endpoints``: the HTTP routes; ``pages``: the sign-in and consent pages; ``limits``: the limits.
 

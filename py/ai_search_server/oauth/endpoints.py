@@ -62,6 +62,7 @@ from .limits import (
 )
 from .models import Client
 from .pages import ConsentView, consent_page, error_page, sign_in_page
+from .requests import JsonOAuthRequest, OAuthRequest
 from .resource import PROTECTED_RESOURCE_PATH, protected_resource_metadata, public_origin
 from .server import (
     AUTHORIZE_PATH,
@@ -69,8 +70,6 @@ from .server import (
     REVOKE_PATH,
     TOKEN_PATH,
     AuthorizationServer,
-    JsonOAuthRequest,
-    OAuthRequest,
     authorization_server_metadata,
 )
 

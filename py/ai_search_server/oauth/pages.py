@@ -29,8 +29,7 @@ def _document(title: str, body: str) -> str:
         f"<title>{escape(title)} · ai-search</title>\n"
         '<link rel="icon" href="data:,">\n'
         + "".join(f'<link rel="stylesheet" href="{href}">\n' for href in _STYLESHEETS)
-        +
-        '</head>\n<body>\n<main class="card">\n'
+        + '</head>\n<body>\n<main class="card">\n'
         '<p class="brand">ai-search</p>\n'
         f"{body}"
         "</main>\n</body>\n</html>\n"
