@@ -45,9 +45,11 @@ MAX_TOKEN_BODY_BYTES = 8 * 1024
 MAX_GRANTS_PER_USER = 50
 # Registrations per client address and hour: an MCP client registers once per server; more is a script.
 REGISTRATION_RATE_LIMIT = RateLimit(count=20, period_seconds=60 * 60)
-# Token and revocation requests per client address and minute: a refresh per token lifetime is the
-# norm; this leaves room for many clients behind one address.
-TOKEN_RATE_LIMIT = RateLimit(count=60, period_seconds=60)
+# Token and revocation requests per client address and minute: one refresh per person and token
+# lifetime is the norm, and a hosted assistant refreshes for all its users from a few addresses
+# (30,000 people refreshing hourly is 500 a minute); a guess at a 256-bit code or token is hopeless,
+# so this only stops a flood.
+TOKEN_RATE_LIMIT = RateLimit(count=600, period_seconds=60)
 # Sign-in attempts per address and minute, spent from the same budget as POST /api/v1/login (the
 # route key "login"), so the sign-in page is no second door for guessing passwords.
 SIGN_IN_RATE_LIMIT = RateLimit(count=10, period_seconds=60)
