@@ -81,7 +81,6 @@ def protected_resource_metadata(origin: str, resource_path: str) -> dict[str, An
         "bearer_methods_supported": ["header"],
         "scopes_supported": list(SCOPES),
         "resource_name": "ai-search MCP",
-        "resource_documentation": f"{origin}/openapi.json",
     }
 
 
