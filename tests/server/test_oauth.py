@@ -507,3 +507,22 @@ async def test_an_insecure_site_url_is_refused_with_a_reason(store: Store) -> No
 def _pat(workspace: Workspace, username: str) -> dict[str, str]:
     person = workspace.people[username]
     return {"X-User-Id": person.user.id, "X-Auth-Token": person.pat}
+
+
+async def test_a_site_url_in_capitals_names_one_resource(store: Store, workspace: Workspace) -> None:
+    """Scheme and host compare case-insensitively (RFC 8707's canonical form): a site configured in
+    capitals issues tokens for the lowercase resource, which its endpoint accepts."""
+    app = create_app(
+        _settings(site_url="https://Search.Example.com"), store, limiter=RateLimiter("memory://")
+    )
+    transport = httpx.ASGITransport(app=app, client=("203.0.113.7", 50000))
+    async with httpx.AsyncClient(transport=transport) as http:
+        origin = "https://search.example.com"
+        prm = await http.get(f"{origin}/.well-known/oauth-protected-resource/api/v1/mcp")
+        assert prm.json()["resource"] == f"{origin}/api/v1/mcp"
+        oauth = OAuthClient(http, origin)
+        await oauth.register()
+        tokens = await oauth.tokens("alice", workspace.people["alice"].password)
+        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+        headers = {"Authorization": f"Bearer {tokens['access_token']}", **ACCEPT}
+        assert (await http.post(f"{origin}/api/v1/mcp", json=body, headers=headers)).status_code == 200

@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 
 from starlette.requests import Request
 
-from ..security import host_name
+from ..security import host_name, normalize_origin
 from ..settings import Settings
 
 __all__ = [
@@ -50,7 +50,8 @@ def public_origin(settings: Settings, request: Request) -> str:
     host = (request.headers.get("host") or "").lower()
     if (host_name(host) in _LOOPBACK_NAMES or not settings.site_url) and host:
         return f"{request.url.scheme}://{host}"
-    return settings.site_url.rstrip("/")
+    # As browsers serialise an origin (host lowercase, no default port): the issuer is compared as a string.
+    return normalize_origin(settings.site_url) or settings.site_url.rstrip("/")
 
 
 def canonical_resource(uri: str) -> str | None:
@@ -75,8 +76,9 @@ def resource_metadata_url(origin: str, resource_path: str) -> str:
 def protected_resource_metadata(origin: str, resource_path: str) -> dict[str, Any]:
     """RFC 9728 §2: the resource, the authorization server that issues its tokens (ours: the site's
     origin is the issuer), how tokens are sent, and the scopes."""
+    resource = f"{origin}{resource_path}"
     return {
-        "resource": f"{origin}{resource_path}",
+        "resource": canonical_resource(resource) or resource,
         "authorization_servers": [origin],
         "bearer_methods_supported": ["header"],
         "scopes_supported": list(SCOPES),

@@ -49,7 +49,7 @@ from .grants import (
 from .limits import MAX_GRANTS_PER_USER
 from .models import Client, Code, Grant
 from .requests import JsonOAuthRequest, OAuthRequest, Redirect
-from .resource import SCOPES
+from .resource import SCOPES, canonical_resource
 
 __all__ = [
     "AUTHORIZE_PATH",
@@ -147,8 +147,9 @@ class AuthorizationServer(rfc6749.AuthorizationServer):  # type: ignore[misc]
 
     @property
     def resource(self) -> str:
-        """The MCP endpoint's canonical URI for the request being served."""
-        return f"{_origin.get()}{self.resource_path}"
+        """The MCP endpoint's canonical URI for the request being served (what a grant stores)."""
+        uri = f"{_origin.get()}{self.resource_path}"
+        return canonical_resource(uri) or uri
 
     def _access_seconds(self, client: Client, grant_type: str) -> int:
         return self.settings.oauth_access_token_minutes * 60
