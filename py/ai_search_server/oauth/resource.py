@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 
 from starlette.requests import Request
 
-from ..security import host_name, normalize_origin
+from ..origins import host_name, normalize_origin
 from ..settings import Settings
 
 __all__ = [
