@@ -23,6 +23,7 @@ from ai_search._grammar import (
 from ai_search._operators import (
     HAS_VALUES,
     IS_VALUES,
+    SEARCH_FILTER_OPERATORS,
     SEARCH_FILTER_PREFIXES,
     SORT_VALUES,
     SearchFilters,
@@ -201,10 +202,18 @@ def test_applying_a_suggestion_replaces_only_the_active_token(text: str, caret: 
     assert parse_search_filter_text(token).filters.room_names == (name,)
 
 
+#: A filter key left without a value: the prefix alone, in empty quotes, or (for a room or person
+#: key, whose values take a sigil) a lone `#`/`@`. `after:#` is not one: it has a value, a wrong one,
+#: which the grammar refuses with a hint rather than dropping.
 _UNFINISHED = re.compile(
     r"(?:^|(?<=\s))(?:"
-    + "|".join(re.escape(p) for p in SEARCH_FILTER_PREFIXES if p != "-")
-    + r')(?:[#@]|"\s*")?(?=\s|$)',
+    + "|".join(
+        re.escape(prefix) + (r'(?:[#@]|"\s*")?' if op.sigil else r'(?:"\s*")?')
+        for op in SEARCH_FILTER_OPERATORS
+        for prefix in sorted(op.prefixes, key=len, reverse=True)
+        if prefix != "-"
+    )
+    + r")(?=\s|$)",
     re.IGNORECASE,
 )
 
