@@ -53,6 +53,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -187,6 +188,18 @@ RETURNING rowid, vector_model IS NULL
 """
 
 
+# Every write transaction counts itself here, so a snapshot of the vectors taken at one count is
+# known to be current exactly while the count has not moved.
+_WRITES_META_KEY = "writes"
+# The columns exact_vectors reads (a table, so no caller's string reaches the SQL).
+_VECTOR_COLUMNS = {"vector": "vector", "context": "context"}
+_COUNT_WRITE = """
+INSERT INTO meta (key, value) VALUES (?, '1')
+ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1
+RETURNING CAST(value AS INTEGER)
+"""
+
+
 def message_digest(message: Message) -> bytes:
     """A hash of everything the index keeps of a message (room, author, time, text, thread, marks)."""
     parts = (
@@ -310,6 +323,8 @@ class IndexDatabase:
         self._connections: list[sqlite3.Connection] = []
         self._connections_lock = threading.Lock()
         self.write_lock = threading.RLock()
+        # The write count this process's last transaction left (-1 before its first).
+        self.own_write_count = -1
         self._closed = False
         conn = self._connection()
         version = conn.execute("PRAGMA user_version").fetchone()[0]
@@ -351,16 +366,25 @@ class IndexDatabase:
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction; it counts one more write in the file (`write_count`)."""
         conn = self._connection()
         with self.write_lock:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 yield conn
+                (count,) = conn.execute(_COUNT_WRITE, (_WRITES_META_KEY,)).fetchone()
             except BaseException:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
+            self.own_write_count = int(count)
+
+    def write_count(self) -> int:
+        """Write transactions the file has seen, by any process (0 for a new file): what the vector
+        snapshot is checked against (index.py)."""
+        value = self.get_meta(_WRITES_META_KEY)
+        return int(value) if value is not None and value.isdigit() else 0
 
     def close(self) -> None:
         if self._closed:
@@ -509,7 +533,6 @@ class IndexDatabase:
         carried, comes without its vector (not decoded: at a million messages with repeated texts,
         that is most of the load time); add the rows to the matrix in the order given.
         """
-        decoded: set[bytes] = set()
         sql = (
             "SELECT d.rowid, d.rid, d.username, d.ts_ms, d.text, v.vector, v.context"
             " FROM docs d JOIN doc_vectors v ON v.rowid = d.rowid WHERE d.vector_model = ?"
@@ -520,6 +543,9 @@ class IndexDatabase:
             params.append(json.dumps([int(r) for r in rowids]))
         cursor = self._connection().execute(sql, params)
         while rows := cursor.fetchmany(batch_rows):
+            # Per batch, not per load: a set of every key would hold 100 MB at a million texts, and
+            # `known` covers the earlier batches (their rows are in the matrix by now).
+            decoded: set[bytes] = set()
             batch = []
             for rowid, rid, username, ts_ms, text, blob, context_blob in rows:
                 if dimensions is not None and len(blob) != 2 * dimensions:
@@ -534,6 +560,23 @@ class IndexDatabase:
                     context = np.frombuffer(context_blob, dtype="<f2").astype(np.float32)
                 batch.append(StoredVector(int(rowid), rid, username, int(ts_ms), key, vector, context))
             yield batch
+
+    def exact_vectors(
+        self, rowids: Sequence[int], column: Literal["vector", "context"]
+    ) -> dict[int, npt.NDArray[np.float32]]:
+        """rowid -> the stored float16 vector (or context vector) as float32, for the rows that have one:
+        what the matrix re-scores its candidates with."""
+        if not rowids:
+            return {}
+        rows = self._connection().execute(
+            f"SELECT rowid, {_VECTOR_COLUMNS[column]} FROM doc_vectors WHERE rowid IN (SELECT value FROM json_each(?))",
+            (json.dumps([int(r) for r in rowids]),),
+        )
+        return {
+            int(rowid): np.frombuffer(blob, dtype="<f2").astype(np.float32)
+            for rowid, blob in rows
+            if blob is not None
+        }
 
     def document_counts(self, words: Iterable[str], prefixes: Iterable[str]) -> dict[str, int]:
         """Messages holding each word, or any word starting with each prefix (an upper bound)."""
