@@ -529,7 +529,7 @@ class IndexDatabase:
     ) -> Iterator[list[StoredVector]]:
         """Every stored vector made by `model_id` (of `rowids` only, when given), in batches.
 
-        A row whose content key `known` says is held already, or that an earlier row of this load
+        A row whose content key `known` says is held already, or that an earlier row of its batch
         carried, comes without its vector (not decoded: at a million messages with repeated texts,
         that is most of the load time); add the rows to the matrix in the order given.
         """
