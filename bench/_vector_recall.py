@@ -117,7 +117,12 @@ def scopes(reference: Reference, searcher_rooms: list[str]) -> list[tuple[str, V
 
 
 def measure(
-    directory: Path, model: str, dimensions: int, searcher_rooms: list[str], embedder: Any, say: Callable[[str], None]
+    directory: Path,
+    model: str,
+    dimensions: int,
+    searcher_rooms: list[str],
+    embedder: Any,
+    say: Callable[[str], None],
 ) -> dict[str, Any]:
     """Open timings (rebuild, snapshot), then recall and CPU per scope: quantised and exact."""
     index_path = directory / INDEX_FILENAME
@@ -149,7 +154,9 @@ def measure(
                     found = index.semantic_search(query, scope, RECALL_AT, -1.0)
                     ours.append(time.process_time() - started)
                     exact.append(exact_cpu)
-                    recalls.append(len(truth & {rowid for rowid, _ in found}) / max(1, min(RECALL_AT, len(truth))))
+                    recalls.append(
+                        len(truth & {rowid for rowid, _ in found}) / max(1, min(RECALL_AT, len(truth)))
+                    )
                 per_scope.append(
                     {
                         "scope": name,

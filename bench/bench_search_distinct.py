@@ -588,8 +588,12 @@ def run_recall(size: int, report: Report) -> None:
                 note="quantised scan of the scope + exact re-scoring from index.db; process CPU, median",
             )
         )
-    report.add(Figure(f"distinct {name}: vector index rebuilt from index.db", "s", [figures["rebuild_seconds"]]))
-    report.add(Figure(f"distinct {name}: vector index opened from its snapshot", "s", [figures["snapshot_seconds"]]))
+    report.add(
+        Figure(f"distinct {name}: vector index rebuilt from index.db", "s", [figures["rebuild_seconds"]])
+    )
+    report.add(
+        Figure(f"distinct {name}: vector index opened from its snapshot", "s", [figures["snapshot_seconds"]])
+    )
 
 
 def run_size(size: int, queries_count: int, baseline_ref: str | None, report: Report) -> None:

@@ -150,10 +150,10 @@ class EmbeddedIndex:
         self._follower: threading.Thread | None = None
         self._stop_following = threading.Event()
         self._snapshot = snapshot_path(db.path)
-        # The index file's write count the snapshot on disk was taken at (-1: none known).
-        self._snapshot_writes = -1
-        # The write count when the vectors were loaded: with no write of this process since, that.
-        self._loaded_writes = -1
+        # The index file's write stamp the snapshot on disk was taken at ("": none known).
+        self._snapshot_writes = ""
+        # The write stamp when the vectors were loaded: with no write of this process since, that.
+        self._loaded_writes = ""
 
     # -- lifecycle --------------------------------------------------------------------------------
 
@@ -392,7 +392,7 @@ class EmbeddedIndex:
             log.info("search index: vectors are now %s; every message will be embedded again", model_id)
             self.db.set_meta(_MODEL_META_KEY, model_id)
         dimensions = self.embedder.dimensions or None
-        writes = self._loaded_writes = self.db.write_count()
+        writes = self._loaded_writes = self.db.write_stamp()
         saved = read_snapshot(self._snapshot, model_id, writes, self._exact_reader)
         if saved is not None and (dimensions is None or saved[0].dimensions == dimensions):
             self._matrix, self._context = saved
@@ -433,10 +433,10 @@ class EmbeddedIndex:
         on the data dir) leaves the matrices possibly behind it: then no snapshot is left at all."""
         if self._matrix is None or self._context is None or not self._vectors_loaded:
             return
-        writes = self.db.write_count()
+        writes = self.db.write_stamp()
         if writes == self._snapshot_writes:
             return
-        if writes not in (self.db.own_write_count, self._loaded_writes):
+        if writes not in (self.db.own_write_stamp, self._loaded_writes):
             self._snapshot.unlink(missing_ok=True)
             return
         try:

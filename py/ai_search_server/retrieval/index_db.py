@@ -49,6 +49,7 @@ import hashlib
 import json
 import sqlite3
 import threading
+import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -191,6 +192,7 @@ RETURNING rowid, vector_model IS NULL
 # Every write transaction counts itself here, so a snapshot of the vectors taken at one count is
 # known to be current exactly while the count has not moved.
 _WRITES_META_KEY = "writes"
+_FILE_META_KEY = "file_id"
 # The columns exact_vectors reads (a table, so no caller's string reaches the SQL).
 _VECTOR_COLUMNS = {"vector": "vector", "context": "context"}
 _COUNT_WRITE = """
@@ -323,8 +325,8 @@ class IndexDatabase:
         self._connections: list[sqlite3.Connection] = []
         self._connections_lock = threading.Lock()
         self.write_lock = threading.RLock()
-        # The write count this process's last transaction left (-1 before its first).
-        self.own_write_count = -1
+        # The write stamp this process's last counted transaction left ("" before its first).
+        self.own_write_stamp = ""
         self._closed = False
         conn = self._connection()
         version = conn.execute("PRAGMA user_version").fetchone()[0]
@@ -339,10 +341,15 @@ class IndexDatabase:
                 "DROP TABLE IF EXISTS docs_vocab; DROP TABLE IF EXISTS docs_fts; DROP TABLE IF EXISTS docs;"
                 " DROP TABLE IF EXISTS doc_vectors; DROP TABLE IF EXISTS doc_terms; DROP TABLE IF EXISTS meta;"
             )
-        with self.transaction() as write:
+        with self.transaction(counted=False) as write:
             for statement in _SCHEMA:
                 write.execute(statement)
             write.execute(f"PRAGMA user_version = {INDEX_SCHEMA_VERSION}")
+            # Names this file among every index file ever made here (one deleted and rebuilt, an
+            # older layout dropped): its write count starts again from nothing.
+            write.execute(
+                "INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)", (_FILE_META_KEY, uuid.uuid4().hex)
+            )
 
     # -- plumbing ---------------------------------------------------------------------------------
 
@@ -365,26 +372,26 @@ class IndexDatabase:
         return conn
 
     @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
-        """A write transaction; it counts one more write in the file (`write_count`)."""
+    def transaction(self, *, counted: bool = True) -> Iterator[sqlite3.Connection]:
+        """A write transaction; a counted one moves the file's `write_stamp`."""
         conn = self._connection()
         with self.write_lock:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 yield conn
-                (count,) = conn.execute(_COUNT_WRITE, (_WRITES_META_KEY,)).fetchone()
+                count = conn.execute(_COUNT_WRITE, (_WRITES_META_KEY,)).fetchone()[0] if counted else None
             except BaseException:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
-            self.own_write_count = int(count)
+            if count is not None:
+                self.own_write_stamp = f"{self.get_meta(_FILE_META_KEY)}:{count}"
 
-    def write_count(self) -> int:
-        """Write transactions the file has seen, by any process (0 for a new file): what the vector
-        snapshot is checked against (index.py)."""
-        value = self.get_meta(_WRITES_META_KEY)
-        return int(value) if value is not None and value.isdigit() else 0
+    def write_stamp(self) -> str:
+        """This file and how many counted write transactions it has seen, by any process: what the
+        vector snapshot is checked against (index.py). Any write, or another file, gives another."""
+        return f"{self.get_meta(_FILE_META_KEY)}:{self.get_meta(_WRITES_META_KEY) or 0}"
 
     def close(self) -> None:
         if self._closed:

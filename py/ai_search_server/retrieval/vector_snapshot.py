@@ -3,13 +3,14 @@
 Rebuilding reads every stored float16 vector and every text (for its content key) back from
 ``index.db`` and quantises them again: at a million messages, minutes. The snapshot
 (``index.vectors.npz``: numpy arrays only, never pickle) holds both matrices as they were, with the
-index file's write count (``IndexDatabase.write_count``) and the vector model at that moment. It is
-used only while both still match: any write to the index file since (a message indexed, edited or
-deleted by any process, a vector stored) moves the count, and the matrices are rebuilt from the file
-instead. A snapshot that cannot be read is rebuilt the same way, with a warning.
+index file's write stamp (``IndexDatabase.write_stamp``: which file, and its count of write
+transactions) and the vector model at that moment. It is used only while both still match: any
+write to the index file since (a message indexed, edited or deleted by any process, a vector
+stored), or another index file in its place, moves the stamp, and the matrices are rebuilt from the
+file instead. A snapshot that cannot be read is rebuilt the same way, with a warning.
 
-    pair = read_snapshot(path, model_id, db.write_count(), exact_for)   # None: rebuild
-    write_snapshot(path, model_id, db.write_count(), messages, contexts)
+    pair = read_snapshot(path, model_id, db.write_stamp(), exact_for)   # None: rebuild
+    write_snapshot(path, model_id, db.write_stamp(), messages, contexts)
 """
 
 from __future__ import annotations
@@ -43,13 +44,13 @@ def snapshot_path(index_path: Path) -> Path:
 
 
 def write_snapshot(
-    path: Path, model_id: str, writes: int, messages: VectorMatrix, contexts: VectorMatrix
+    path: Path, model_id: str, writes: str, messages: VectorMatrix, contexts: VectorMatrix
 ) -> None:
     """Save both matrices as of `writes` (atomically: a crash leaves the previous file or none)."""
     arrays: dict[str, npt.NDArray[Any]] = {
         "format": np.asarray(SNAPSHOT_FORMAT),
         "model": np.asarray(model_id, dtype=np.str_),
-        "writes": np.asarray(writes),
+        "writes": np.asarray(writes, dtype=np.str_),
     }
     for part, matrix in zip(_PARTS, (messages, contexts), strict=True):
         arrays.update({f"{part}/{name}": array for name, array in matrix.state().items()})
@@ -60,7 +61,7 @@ def write_snapshot(
 
 
 def read_snapshot(
-    path: Path, model_id: str, writes: int, exact_for: Callable[[Column], ExactVectors]
+    path: Path, model_id: str, writes: str, exact_for: Callable[[Column], ExactVectors]
 ) -> tuple[VectorMatrix, VectorMatrix] | None:
     """Both matrices, when the snapshot at `path` was taken at `writes` with `model_id`; else None."""
     if not path.exists():
@@ -70,7 +71,7 @@ def read_snapshot(
             if (
                 int(saved["format"]) != SNAPSHOT_FORMAT
                 or str(saved["model"]) != model_id
-                or int(saved["writes"]) != writes
+                or str(saved["writes"]) != writes
             ):
                 log.info("search index: the vector snapshot is out of date; rebuilding it from the index")
                 return None
