@@ -91,6 +91,15 @@ def _grown(capacity: int, needed: int) -> int:
     return max(needed, int(capacity * GROWTH_FACTOR))
 
 
+def _allowed(codes: list[int], known: int) -> npt.NDArray[np.bool_]:
+    """A table of `known` + 1 flags, set for `codes`: indexed by a row's code it says whether the row
+    is in scope, and the last flag, which the free slots' -1 reads, is never set. One gather per
+    row: np.isin took 18 ms over a million rows, this 2."""
+    table = np.zeros(known + 1, dtype=np.bool_)
+    table[codes] = True
+    return table
+
+
 def _resized(array: npt.NDArray[Any], capacity: int, fill: Any) -> npt.NDArray[Any]:
     """`array` in a new buffer of `capacity` (the tail filled). Not np.resize: its result is a view
     of a buffer holding whole repeated copies, so growing by a quarter kept twice the array alive."""
@@ -323,12 +332,12 @@ class VectorMatrix:
         if not room_codes:
             return None
         used = slice(0, self._used)
-        mask = np.isin(self._rooms[used], np.asarray(room_codes, dtype=np.int32))
+        mask = _allowed(room_codes, len(self._room_codes))[self._rooms[used]]
         if scope.users is not None:
             user_codes = [self._user_codes[u.lower()] for u in scope.users if u.lower() in self._user_codes]
             if not user_codes:
                 return None
-            mask &= np.isin(self._users[used], np.asarray(user_codes, dtype=np.int32))
+            mask &= _allowed(user_codes, len(self._user_codes))[self._users[used]]
         if scope.ts_min_ms is not None:
             mask &= self._ts[used] >= scope.ts_min_ms
         if scope.ts_max_ms is not None:
@@ -363,9 +372,10 @@ class VectorMatrix:
             mask = self._mask(scope)
             if mask is None:
                 return []
-            row_vectors = self._vector_of_row[: self._used]
+            in_scope = np.flatnonzero(mask)
+            scope_vectors = self._vector_of_row[in_scope]
             selected = np.zeros(len(self._codes), dtype=np.bool_)
-            selected[row_vectors[mask]] = True
+            selected[scope_vectors] = True
             wanted = rescore_candidates(k) if self._codes.quantised else k
             numbers, scores = self._codes.scan(vector, selected, wanted)
             if len(numbers) == 0:
@@ -374,9 +384,10 @@ class VectorMatrix:
                 scores = self._rescored(numbers, scores, vector)
             position = np.full(len(self._codes), -1, dtype=np.int32)
             position[numbers] = np.arange(len(numbers), dtype=np.int32)
-            row_position = position[row_vectors]
-            candidates = np.flatnonzero(mask & (row_position >= 0))
-            row_scores = scores[row_position[candidates]]
+            row_position = position[scope_vectors]
+            hit = row_position >= 0
+            candidates = in_scope[hit]
+            row_scores = scores[row_position[hit]]
             count = min(k, len(candidates))
             top = (
                 np.argpartition(-row_scores, count - 1)[:count]
