@@ -579,11 +579,14 @@ class IndexDatabase:
             f"SELECT rowid, {_VECTOR_COLUMNS[column]} FROM doc_vectors WHERE rowid IN (SELECT value FROM json_each(?))",
             (json.dumps([int(r) for r in rowids]),),
         )
-        return {
-            int(rowid): np.frombuffer(blob, dtype="<f2").astype(np.float32)
-            for rowid, blob in rows
-            if blob is not None
-        }
+        found = [(int(rowid), blob) for rowid, blob in rows if blob is not None]
+        if not found:
+            return {}
+        # One conversion for all of them: per-row frombuffer + astype was most of the re-scoring time.
+        size = len(found[0][1])
+        found = [(rowid, blob) for rowid, blob in found if len(blob) == size]
+        vectors = np.frombuffer(b"".join(blob for _, blob in found), dtype="<f2").reshape(len(found), -1)
+        return dict(zip((rowid for rowid, _ in found), vectors.astype(np.float32), strict=True))
 
     def document_counts(self, words: Iterable[str], prefixes: Iterable[str]) -> dict[str, int]:
         """Messages holding each word, or any word starting with each prefix (an upper bound)."""
