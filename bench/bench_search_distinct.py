@@ -25,11 +25,15 @@ with its build times in ``build.json``; then:
   no HTTP (``SELECT rowid FROM docs_fts WHERE docs_fts MATCH ? ORDER BY rank LIMIT 30``);
 - **memory**: the server's resident size after the run (with the model), and a fresh process
   holding store + index with every vector (without it);
+- **recall** of the semantic branch against exact search (``_vector_recall.py``, in this process):
+  recall@10 and CPU per search for scopes of very different sizes, against numpy's exact scan of
+  every stored vector, and the vector index's open times (rebuilt from index.db, from its snapshot);
 - with ``--baseline-ref REF`` the same server measurements with REF's ``py/`` (``git archive``),
   on the same data, side by side.
 
     .venv/bin/python bench/bench_search_distinct.py [--sizes 100000 1000000] [--queries 200]
-                                                    [--baseline-ref main] [--build-only] [--json PATH]
+                                                    [--baseline-ref main] [--build-only] [--recall-only]
+                                                    [--json PATH]
 """
 
 from __future__ import annotations
