@@ -346,7 +346,7 @@ class VectorMatrix:
             self._user_codes[u.lower()] for u in scope.excluded_users if u.lower() in self._user_codes
         ]
         if excluded:
-            mask &= ~np.isin(self._users[used], np.asarray(excluded, dtype=np.int32))
+            mask &= ~_allowed(excluded, len(self._user_codes))[self._users[used]]
         if scope.allowed is not None:
             mask &= np.isin(self._rowids[used], scope.allowed)
         if scope.blocked is not None and len(scope.blocked):
