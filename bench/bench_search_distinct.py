@@ -25,11 +25,15 @@ with its build times in ``build.json``; then:
   no HTTP (``SELECT rowid FROM docs_fts WHERE docs_fts MATCH ? ORDER BY rank LIMIT 30``);
 - **memory**: the server's resident size after the run (with the model), and a fresh process
   holding store + index with every vector (without it);
+- **recall** of the semantic branch against exact search (``_vector_recall.py``, in this process):
+  recall@10 and CPU per search for scopes of very different sizes, against numpy's exact scan of
+  every stored vector, and the vector index's open times (rebuilt from index.db, from its snapshot);
 - with ``--baseline-ref REF`` the same server measurements with REF's ``py/`` (``git archive``),
   on the same data, side by side.
 
     .venv/bin/python bench/bench_search_distinct.py [--sizes 100000 1000000] [--queries 200]
-                                                    [--baseline-ref main] [--build-only] [--json PATH]
+                                                    [--baseline-ref main] [--build-only] [--recall-only]
+                                                    [--json PATH]
 """
 
 from __future__ import annotations
@@ -52,14 +56,15 @@ from typing import Any
 import httpx
 import numpy as np
 
-from _figures import Baseline, Figure, Report, percentile
+import _vector_recall
+from _figures import Baseline, Figure, Report, Target, percentile
 from ai_search_server.demo import generate_demo_messages
 from ai_search_server.retrieval.context import CONTEXT_RULE, CONTEXT_WINDOW
 from ai_search_server.retrieval.index import INDEX_FILENAME, EmbeddedIndex
 from ai_search_server.retrieval.stopwords import is_stopword
 from ai_search_server.retrieval.terms import query_terms
 from ai_search_server.store import ImportRow, open_store
-from bench_search import bare_fts, finished_build, free_port, memory_probe, rss_mib
+from bench_search import _ProbeEmbedder, bare_fts, finished_build, free_port, memory_probe, rss_mib
 
 ROOT = Path(__file__).resolve().parent
 OUT = ROOT / "out"
@@ -100,6 +105,11 @@ COMMON_RANKS = 60
 WARMUP_QUERIES = 10
 CONCURRENCY = 8
 SERVER_START_SECONDS = 900
+# The issue's targets: recall@10 of the semantic branch against exact search; memory without the
+# model at 1M (MiB; the issue's 600 MB, read as MiB); ai.search hybrid p99 one at a time (ms).
+RECALL_TARGET = 0.95
+MEMORY_TARGET_MIB = 600
+HYBRID_P99_TARGET_MS = {100_000: 50.0, 1_000_000: 150.0}
 
 
 def say(text: str) -> None:
@@ -537,10 +547,64 @@ def code_of(ref: str, into: Path) -> Path:
     return into / "py"
 
 
+def searcher_rooms(directory: Path) -> list[str]:
+    store = open_store(directory)
+    try:
+        user = store.get_user_by_username(SEARCHER)
+        assert user is not None
+        return sorted(store.readable_room_ids(user.id))
+    finally:
+        store.close()
+
+
+def run_recall(size: int, report: Report) -> None:
+    """Recall@10 against exact search per scope, and the vector index's open times (in-process)."""
+    directory = data_dir(size)
+    build(size)
+    name = label(size)
+    model = stored_vector_model(directory)
+    say(f"== {name}: recall of the semantic branch against exact search")
+    figures = _vector_recall.measure(
+        directory,
+        f"{model}+{CONTEXT_RULE}",
+        VECTOR_DIMENSIONS,
+        searcher_rooms(directory),
+        _ProbeEmbedder(model),
+        say,
+    )
+    for scope in figures["scopes"]:
+        report.add(
+            Figure(
+                f"distinct {name}: semantic recall@10 against exact, {scope['scope']}",
+                "",
+                [scope["recall"]],
+                target=Target(">=", RECALL_TARGET),
+                better="higher",
+                note=f"{_vector_recall.RECALL_QUERIES} random unit queries over random unit vectors (the hardest case)",
+            )
+        )
+        report.add(
+            Figure(
+                f"distinct {name}: semantic branch CPU per search, {scope['scope']}",
+                "ms",
+                [scope["cpu_ms"]],
+                baseline=Baseline("exact float32 numpy scan", [scope["exact_cpu_ms"]]),
+                note="quantised scan of the scope + exact re-scoring from index.db; process CPU, median",
+            )
+        )
+    report.add(
+        Figure(f"distinct {name}: vector index rebuilt from index.db", "s", [figures["rebuild_seconds"]])
+    )
+    report.add(
+        Figure(f"distinct {name}: vector index opened from its snapshot", "s", [figures["snapshot_seconds"]])
+    )
+
+
 def run_size(size: int, queries_count: int, baseline_ref: str | None, report: Report) -> None:
     directory = data_dir(size)
     built = build(size)
     name = label(size)
+    run_recall(size, report)
     queries = make_queries(built, queries_count, SEED + size)
     say(
         f"== {name}: {built['distinct_share']:.1%} distinct texts, {built['rooms']} rooms "
@@ -564,6 +628,7 @@ def run_size(size: int, queries_count: int, baseline_ref: str | None, report: Re
         (f"hybrid-{CONCURRENCY}", f"hybrid, {CONCURRENCY} concurrent"),
     ):
         for share, tag in ((0.5, "p50"), (0.99, "p99")):
+            target = HYBRID_P99_TARGET_MS.get(size) if key == "hybrid-1" and tag == "p99" else None
             report.add(
                 Figure(
                     f"distinct {name}: ai.search {what} {tag}",
@@ -572,6 +637,7 @@ def run_size(size: int, queries_count: int, baseline_ref: str | None, report: Re
                     baseline=Baseline(f"{baseline_ref}'s code", [percentile(theirs[key], share) * 1000])
                     if theirs
                     else None,
+                    target=Target("<=", target) if target else None,
                 )
             )
         report.add(
@@ -592,6 +658,7 @@ def run_size(size: int, queries_count: int, baseline_ref: str | None, report: Re
             f"distinct {name}: RSS without the model",
             "MiB",
             [memory],
+            target=Target("<=", MEMORY_TARGET_MIB) if size >= 1_000_000 else None,
             note=f"{probe['distinct_vectors']:,} distinct vectors, {probe['vector_mib']:.0f} MiB of arrays",
         )
     )
@@ -643,7 +710,8 @@ METHOD = (
     "rooms; the searcher in a third of the rooms), random unit vectors stored under the served model's id "
     "(the scan costs what real vectors cost; semantic results are empty under the floor). ai.search over "
     f"HTTP, {RESULTS} results, keyword and hybrid, one request at a time and {CONCURRENCY} concurrent; bare "
-    "FTS5: the same queries' expression on the index file, no scope."
+    "FTS5: the same queries' expression on the index file, no scope. Recall: the semantic branch's top 10 "
+    "against numpy's exact scan of every stored vector, 50 random unit queries per scope, in-process."
 )
 
 
@@ -655,6 +723,9 @@ def main() -> None:
         "--baseline-ref", help="also measure this git revision's py/ on the same data (e.g. main)"
     )
     parser.add_argument("--build-only", action="store_true", help="build the data sets, measure nothing")
+    parser.add_argument(
+        "--recall-only", action="store_true", help="only the semantic branch's recall against exact search"
+    )
     parser.add_argument(
         "--profile", action="store_true", help="cProfile the keyword branch in-process, measure nothing else"
     )
@@ -675,6 +746,8 @@ def main() -> None:
     for size in args.sizes:
         if args.build_only:
             build(size)
+        elif args.recall_only:
+            run_recall(size, report)
         else:
             run_size(size, args.queries, args.baseline_ref, report)
     if not args.build_only:

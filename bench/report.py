@@ -9,8 +9,11 @@ command, wall time, load). This module reads whatever is there and writes the re
         [--benches grammar,import,...]
 
 ``--benches`` names every bench the report should have, in order: one that failed, timed out or
-wrote no figures is listed with its exit status instead of silently missing. The report is a pure
-function of the folder (:func:`render`), so it is unit-tested on sample reports.
+wrote no figures is listed with its exit status instead of silently missing. A bench of the list
+with nothing in the folder at all (``--only`` ran others, on a clone without the folder) keeps its
+section, targets and row from the BENCHMARKS.md being replaced, marked as carried over
+(``_carried.py``). The report is a pure function of the folder and that file (:func:`render`), so
+it is unit-tested on sample reports.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from _carried import CARRIED_NOTE_START, Carried, previous_sections
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_REPORTS = ROOT / "bench" / "out" / "reports"
@@ -59,6 +64,8 @@ class BenchInput:
     report: dict[str, Any] | None = None
     record: dict[str, Any] | None = None
     log_tail: str = ""
+    # Not run this time: what the previous BENCHMARKS.md said of it (_carried.py).
+    carried: Carried | None = None
 
     @property
     def status(self) -> int | None:
@@ -70,8 +77,8 @@ class BenchInput:
 
     @property
     def failed(self) -> bool:
-        """No figures, or a non-zero exit: the report lists it among the problems."""
-        return self.report is None or bool(self.status)
+        """No figures (new or carried over), or a non-zero exit: the report lists it among the problems."""
+        return (self.report is None and self.carried is None) or bool(self.status)
 
 
 @dataclass
@@ -97,8 +104,11 @@ def _last_line(path: Path) -> str:
     return lines[-1][:LOG_LINE_CHARS] if lines else ""
 
 
-def load(folder: Path, names: list[str]) -> Inputs:
-    """Everything in ``folder``: the named benches first, in order, then any other report found there."""
+def load(folder: Path, names: list[str], previous: str = "") -> Inputs:
+    """Everything in ``folder``: the named benches first, in order, then any other report found there.
+
+    A named bench with neither a report nor a run record in ``folder`` keeps what ``previous`` (the
+    BENCHMARKS.md being replaced) said of it."""
     found = sorted(
         {p.name.removesuffix(".run.json") for p in folder.glob("*.run.json")}
         | {
@@ -107,11 +117,14 @@ def load(folder: Path, names: list[str]) -> Inputs:
             if not p.name.startswith("_") and not p.name.endswith(".run.json")
         }
     )
+    carried = previous_sections(previous)
     benches = []
     for name in [*names, *(n for n in found if n not in names)]:
         report = _read_json(folder / f"{name}.json")
         record = _read_json(folder / f"{name}.run.json")
         bench = BenchInput(name, report if isinstance(report, dict) else None, record)
+        if bench.report is None and bench.record is None:
+            bench.carried = carried.get(f"bench_{name.replace('-', '_')}.py")
         if bench.failed:
             bench.log_tail = _last_line(folder / f"{name}.log")
         benches.append(bench)
@@ -344,8 +357,12 @@ def targets_section(inputs: Inputs) -> list[str]:
                 ]
             )
             counts[MET if judged.met else MISSED if judged.met is False else UNCHECKED] += 1
+    for bench in inputs.benches:
+        for row in bench.carried.target_rows if bench.carried else []:
+            rows.append([*row[:4], f"{row[4]} (carried over)"])
+            counts[MET if row[4] == MET else MISSED if row[4] == MISSED else UNCHECKED] += 1
     # A bench without figures may have had targets: say they were not checked rather than leave them out.
-    absent = [bench.name for bench in inputs.benches if bench.report is None]
+    absent = [bench.name for bench in inputs.benches if bench.report is None and bench.carried is None]
     if absent:
         rows.append(
             ["—", "not measured in this report: " + ", ".join(absent) + " (see Benches)", "", "", UNCHECKED]
@@ -368,6 +385,10 @@ def overview_section(inputs: Inputs) -> list[str]:
     rows = []
     for bench in inputs.benches:
         record = bench.record or {}
+        old = bench.carried.overview if bench.carried else None
+        if old is not None and len(old) == 5:
+            rows.append([old[0], f"carried over from the previous report ({old[1]})", *old[2:]])
+            continue
         rows.append(
             [
                 f"`{script_of(bench)}`",
@@ -396,6 +417,15 @@ def overview_section(inputs: Inputs) -> list[str]:
             tail = f" Last line of its output: `{quoted}`." if quoted else ""
             lines.append(f"- `{script_of(bench)}`: {status_text(bench)}; see `{log}`.{tail}")
     return lines
+
+
+def carried_section(carried: Carried) -> list[str]:
+    """A bench's section as the previous report had it, said to be carried over."""
+    note = (
+        f"{CARRIED_NOTE_START}: this run has no figures of this bench"
+        " (its JSON report was not in the reports folder).*"
+    )
+    return [carried.section[0], "", note, *carried.section[1:]]
 
 
 def bench_section(bench: BenchInput) -> list[str]:
@@ -434,7 +464,11 @@ def render(inputs: Inputs, *, generated_at: str) -> str:
         targets_section(inputs),
         overview_section(inputs),
     ]
-    sections += [bench_section(bench) for bench in inputs.benches if bench.report is not None]
+    for bench in inputs.benches:
+        if bench.report is not None:
+            sections.append(bench_section(bench))
+        elif bench.carried is not None:
+            sections.append(carried_section(bench.carried))
     return "\n\n".join("\n".join(section) for section in sections).rstrip() + "\n"
 
 
@@ -447,7 +481,8 @@ def main() -> None:
     )
     args = parser.parse_args()
     names = [name for name in args.benches.split(",") if name]
-    inputs = load(args.reports, names)
+    previous = args.out.read_text(encoding="utf-8") if args.out.exists() else ""
+    inputs = load(args.reports, names, previous)
     generated_at = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     args.out.write_text(render(inputs, generated_at=generated_at), encoding="utf-8")
     print(f"wrote {args.out}")

@@ -28,6 +28,7 @@ def _load(name: str, path: Path) -> ModuleType:
 
 
 figures = _load("bench_figures_under_test", BENCH / "_figures.py")
+_load("_carried", BENCH / "_carried.py")  # report.py imports it by that name, as bench/ scripts do
 report = _load("bench_report_under_test", BENCH / "report.py")
 Baseline, Figure, Report, Target = figures.Baseline, figures.Figure, figures.Report, figures.Target
 
@@ -256,3 +257,33 @@ def test_the_machine_section_names_the_hardware_and_the_load(tmp_path: Path) -> 
 )
 def test_numbers_keep_three_significant_digits(value: float, shown: str) -> None:
     assert report.number(value) == shown
+
+
+def test_benches_not_run_keep_what_the_previous_report_said(tmp_path: Path) -> None:
+    first = tmp_path / "first"
+    first.mkdir()
+    write_report(
+        first, "mcp", Figure("rps", "req/s", runs=[900] * 5, target=Target(">=", 800), better="higher")
+    )
+    record(first, "mcp", 0)
+    write_report(first, "search", Figure("p99", "ms", runs=[120] * 5, target=Target("<=", 100)))
+    record(first, "search", 0)
+    previous = report.render(report.load(first, ["mcp", "search"]), generated_at="then")
+
+    second = tmp_path / "second"  # only search ran again, on a clone without the first folder
+    second.mkdir()
+    write_report(second, "search", Figure("p99", "ms", runs=[80] * 5, target=Target("<=", 100)))
+    record(second, "search", 0)
+    text = report.render(report.load(second, ["mcp", "search"], previous), generated_at="now")
+
+    assert "## The mcp bench\n\n*Carried over from the previous BENCHMARKS.md" in text
+    assert "| rps | 900 req/s |" in text.split("## The mcp bench")[1]
+    assert "| ≥ 800 req/s | The mcp bench: rps | 900 req/s |  | ✅ met (carried over) |" in text
+    assert "| ≤ 100 ms | The search bench: p99 | 80.0 ms |  | ✅ met |" in text
+    assert "120" not in text  # the search bench's old figures are replaced, not carried
+    assert "| `bench_mcp.py` | carried over from the previous report (ok) | 2026-11-30 09:00 |" in text
+    assert "2 met, 0 missed, 0 not checked." in text
+    assert "not measured in this report" not in text
+    # Carried twice, it is still there, once.
+    again = report.render(report.load(second, ["mcp", "search"], text), generated_at="later")
+    assert again.count("## The mcp bench") == 1 and again.count("*Carried over") == 1

@@ -60,7 +60,8 @@ from .terms import (
     term_coverage,
     term_weights,
 )
-from .vectors import VectorMatrix, VectorScope
+from .vector_snapshot import Column, read_snapshot, snapshot_path, write_snapshot
+from .vectors import ExactVectors, VectorMatrix, VectorScope
 
 __all__ = [
     "COMMON_TERM_MIN_DOCUMENTS",
@@ -148,6 +149,11 @@ class EmbeddedIndex:
         self._vectors_loaded = False
         self._follower: threading.Thread | None = None
         self._stop_following = threading.Event()
+        self._snapshot = snapshot_path(db.path)
+        # The index file's write stamp the snapshot on disk was taken at ("": none known).
+        self._snapshot_writes = ""
+        # The write stamp when the vectors were loaded: with no write of this process since, that.
+        self._loaded_writes = ""
 
     # -- lifecycle --------------------------------------------------------------------------------
 
@@ -186,6 +192,7 @@ class EmbeddedIndex:
             self._worker.join()
         if self._follower is not None:
             self._follower.join()
+        self._save_snapshot()
         self.db.close()
 
     @property
@@ -378,28 +385,65 @@ class EmbeddedIndex:
         return f"{self.embedder.model_id}+{CONTEXT_RULE}"
 
     def _load_vectors(self) -> None:
+        """The matrices from their snapshot when it is current, else rebuilt from the index file."""
         assert self.embedder is not None
         model_id = self.vector_model
         if self.db.get_meta(_MODEL_META_KEY) != model_id:
             log.info("search index: vectors are now %s; every message will be embedded again", model_id)
             self.db.set_meta(_MODEL_META_KEY, model_id)
         dimensions = self.embedder.dimensions or None
+        writes = self._loaded_writes = self.db.write_stamp()
+        saved = read_snapshot(self._snapshot, model_id, writes, self._exact_reader)
+        if saved is not None and (dimensions is None or saved[0].dimensions == dimensions):
+            self._matrix, self._context = saved
+            self._snapshot_writes = writes
+            self._vectors_loaded = True
+            return
         if dimensions:
-            self._matrix = VectorMatrix(dimensions)
+            self._matrix = self._new_matrix(dimensions, "vector")
             self._matrix.reserve(self.db.count())
-            self._context = VectorMatrix(dimensions)
-        for batch in self.db.load_vectors(model_id, dimensions, known=self._holds_key):
-            for stored in batch:
-                self._upsert_vector(
-                    stored.rowid,
-                    stored.vector,
-                    stored.rid,
-                    stored.username,
-                    stored.ts_ms,
-                    stored.key,
-                    stored.context,
-                )
+            self._context = self._new_matrix(dimensions, "context")
+        total = self.db.count()
+        with ProgressReporter("loading vectors", total, enabled=self._progress and total > 0) as bar:
+            for batch in self.db.load_vectors(model_id, dimensions, known=self._holds_key):
+                for stored in batch:
+                    self._upsert_vector(
+                        stored.rowid,
+                        stored.vector,
+                        stored.rid,
+                        stored.username,
+                        stored.ts_ms,
+                        stored.key,
+                        stored.context,
+                    )
+                bar.advance(len(batch))
         self._vectors_loaded = True
+        self._save_snapshot()
+
+    def _exact_reader(self, column: Column) -> ExactVectors:
+        """What a matrix re-scores with: the stored vectors of `column`, read from the index file."""
+        return lambda rowids: self.db.exact_vectors(rowids, column)
+
+    def _new_matrix(self, dimensions: int, column: Column) -> VectorMatrix:
+        return VectorMatrix(dimensions, exact=self._exact_reader(column))
+
+    def _save_snapshot(self) -> None:
+        """Save the matrices when they are what the index file holds now and the file has changed
+        since the snapshot on disk. Another process's write since this one's last (a second server
+        on the data dir) leaves the matrices possibly behind it: then no snapshot is left at all."""
+        if self._matrix is None or self._context is None or not self._vectors_loaded:
+            return
+        writes = self.db.write_stamp()
+        if writes == self._snapshot_writes:
+            return
+        if writes not in (self.db.own_write_stamp, self._loaded_writes):
+            self._snapshot.unlink(missing_ok=True)
+            return
+        try:
+            write_snapshot(self._snapshot, self.vector_model, writes, self._matrix, self._context)
+            self._snapshot_writes = writes
+        except OSError as exc:  # a full disk: the next start rebuilds, as without a snapshot
+            log.warning("search index: saving the vector snapshot failed (%s)", exc)
 
     def _holds_key(self, key: bytes) -> bool:
         return self._matrix is not None and self._matrix.holds(key)
@@ -416,17 +460,15 @@ class EmbeddedIndex:
     ) -> None:
         if self._matrix is None:
             assert vector is not None  # the first row of a matrix always brings its vector
-            self._matrix = VectorMatrix(int(vector.shape[0]))
+            self._matrix = self._new_matrix(int(vector.shape[0]), "vector")
         self._matrix.upsert(rowid, vector, room=rid, user=user, ts_ms=ts, key=key)
         if self._context is None:
-            self._context = VectorMatrix(self._matrix.dimensions)
+            self._context = self._new_matrix(self._matrix.dimensions, "context")
         if context is None:
             self._context.remove(rowid)
         else:
-            # Contexts are per message: the rowid keys it, so no two messages share one.
-            self._context.upsert(
-                rowid, context, room=rid, user=user, ts_ms=ts, key=b"context:" + rowid.to_bytes(8, "big")
-            )
+            # Contexts are per message (no key): no two messages share one.
+            self._context.upsert(rowid, context, room=rid, user=user, ts_ms=ts)
 
     def _take_batch(self) -> list[int] | None:
         with self._wake:

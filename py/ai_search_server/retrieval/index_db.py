@@ -49,10 +49,12 @@ import hashlib
 import json
 import sqlite3
 import threading
+import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -187,6 +189,19 @@ RETURNING rowid, vector_model IS NULL
 """
 
 
+# Every write transaction counts itself here, so a snapshot of the vectors taken at one count is
+# known to be current exactly while the count has not moved.
+_WRITES_META_KEY = "writes"
+_FILE_META_KEY = "file_id"
+# The columns exact_vectors reads (a table, so no caller's string reaches the SQL).
+_VECTOR_COLUMNS = {"vector": "vector", "context": "context"}
+_COUNT_WRITE = """
+INSERT INTO meta (key, value) VALUES (?, '1')
+ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1
+RETURNING CAST(value AS INTEGER)
+"""
+
+
 def message_digest(message: Message) -> bytes:
     """A hash of everything the index keeps of a message (room, author, time, text, thread, marks)."""
     parts = (
@@ -310,6 +325,8 @@ class IndexDatabase:
         self._connections: list[sqlite3.Connection] = []
         self._connections_lock = threading.Lock()
         self.write_lock = threading.RLock()
+        # The write stamp this process's last counted transaction left ("" before its first).
+        self.own_write_stamp = ""
         self._closed = False
         conn = self._connection()
         version = conn.execute("PRAGMA user_version").fetchone()[0]
@@ -324,10 +341,15 @@ class IndexDatabase:
                 "DROP TABLE IF EXISTS docs_vocab; DROP TABLE IF EXISTS docs_fts; DROP TABLE IF EXISTS docs;"
                 " DROP TABLE IF EXISTS doc_vectors; DROP TABLE IF EXISTS doc_terms; DROP TABLE IF EXISTS meta;"
             )
-        with self.transaction() as write:
+        with self.transaction(counted=False) as write:
             for statement in _SCHEMA:
                 write.execute(statement)
             write.execute(f"PRAGMA user_version = {INDEX_SCHEMA_VERSION}")
+            # Names this file among every index file ever made here (one deleted and rebuilt, an
+            # older layout dropped): its write count starts again from nothing.
+            write.execute(
+                "INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)", (_FILE_META_KEY, uuid.uuid4().hex)
+            )
 
     # -- plumbing ---------------------------------------------------------------------------------
 
@@ -350,17 +372,26 @@ class IndexDatabase:
         return conn
 
     @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
+    def transaction(self, *, counted: bool = True) -> Iterator[sqlite3.Connection]:
+        """A write transaction; a counted one moves the file's `write_stamp`."""
         conn = self._connection()
         with self.write_lock:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 yield conn
+                count = conn.execute(_COUNT_WRITE, (_WRITES_META_KEY,)).fetchone()[0] if counted else None
             except BaseException:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
+            if count is not None:
+                self.own_write_stamp = f"{self.get_meta(_FILE_META_KEY)}:{count}"
+
+    def write_stamp(self) -> str:
+        """This file and how many counted write transactions it has seen, by any process: what the
+        vector snapshot is checked against (index.py). Any write, or another file, gives another."""
+        return f"{self.get_meta(_FILE_META_KEY)}:{self.get_meta(_WRITES_META_KEY) or 0}"
 
     def close(self) -> None:
         if self._closed:
@@ -505,11 +536,10 @@ class IndexDatabase:
     ) -> Iterator[list[StoredVector]]:
         """Every stored vector made by `model_id` (of `rowids` only, when given), in batches.
 
-        A row whose content key `known` says is held already, or that an earlier row of this load
+        A row whose content key `known` says is held already, or that an earlier row of its batch
         carried, comes without its vector (not decoded: at a million messages with repeated texts,
         that is most of the load time); add the rows to the matrix in the order given.
         """
-        decoded: set[bytes] = set()
         sql = (
             "SELECT d.rowid, d.rid, d.username, d.ts_ms, d.text, v.vector, v.context"
             " FROM docs d JOIN doc_vectors v ON v.rowid = d.rowid WHERE d.vector_model = ?"
@@ -520,6 +550,9 @@ class IndexDatabase:
             params.append(json.dumps([int(r) for r in rowids]))
         cursor = self._connection().execute(sql, params)
         while rows := cursor.fetchmany(batch_rows):
+            # Per batch, not per load: a set of every key would hold 100 MB at a million texts, and
+            # `known` covers the earlier batches (their rows are in the matrix by now).
+            decoded: set[bytes] = set()
             batch = []
             for rowid, rid, username, ts_ms, text, blob, context_blob in rows:
                 if dimensions is not None and len(blob) != 2 * dimensions:
@@ -534,6 +567,26 @@ class IndexDatabase:
                     context = np.frombuffer(context_blob, dtype="<f2").astype(np.float32)
                 batch.append(StoredVector(int(rowid), rid, username, int(ts_ms), key, vector, context))
             yield batch
+
+    def exact_vectors(
+        self, rowids: Sequence[int], column: Literal["vector", "context"]
+    ) -> dict[int, npt.NDArray[np.float32]]:
+        """rowid -> the stored float16 vector (or context vector) as float32, for the rows that have one:
+        what the matrix re-scores its candidates with."""
+        if not rowids:
+            return {}
+        rows = self._connection().execute(
+            f"SELECT rowid, {_VECTOR_COLUMNS[column]} FROM doc_vectors WHERE rowid IN (SELECT value FROM json_each(?))",
+            (json.dumps([int(r) for r in rowids]),),
+        )
+        found = [(int(rowid), blob) for rowid, blob in rows if blob is not None]
+        if not found:
+            return {}
+        # One conversion for all of them: per-row frombuffer + astype was most of the re-scoring time.
+        size = len(found[0][1])
+        found = [(rowid, blob) for rowid, blob in found if len(blob) == size]
+        vectors = np.frombuffer(b"".join(blob for _, blob in found), dtype="<f2").reshape(len(found), -1)
+        return dict(zip((rowid for rowid, _ in found), vectors.astype(np.float32), strict=True))
 
     def document_counts(self, words: Iterable[str], prefixes: Iterable[str]) -> dict[str, int]:
         """Messages holding each word, or any word starting with each prefix (an upper bound)."""
