@@ -1,31 +1,73 @@
-"""One batch of ``SQLiteStore.import_messages``: rows by names, written with a few statements each.
+"""One batch of a store's ``import_messages``: rows by names, written with a few statements each.
 
 The users, rooms, message ids and thread parents the batch names are read with one query each up
 front; rows are then added in order (missing users and rooms created, refusals collected by index);
-subscriptions, messages, attachments, reactions and mentions are written with ``executemany`` at the
-end. All of it runs inside the store's write transaction.
+subscriptions, messages, attachments, reactions and mentions are written in bulk at the end. All of
+it runs inside the store's write transaction.
+
+The rules live here once; each store supplies its statements as an ``ImportTables`` (SQLite's in
+``sqlite_import.py``, PostgreSQL's in ``pg_import.py``).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
-import sqlite3
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
+from typing import Protocol
 
-from . import message_rows, rules, schema
+from . import rules
 from .records import ImportRow, Message, MessageEvent
 from .rules import check_display_name, check_room_name, check_text, fold, from_ms, to_ms
 
-__all__ = ["ImportBatch", "check_import_row"]
+__all__ = ["ImportBatch", "ImportTables", "ImportedMessage", "check_import_row"]
 
 _ROOM_TYPE_NAMES = {"c": "a public channel", "p": "a private group", "d": "a direct room"}
-# Subscribing twice is a no-op that keeps the first subscription, ban included.
-_SUBSCRIBE = "INSERT OR IGNORE INTO subscriptions (user_id, room_id, banned, created_at) VALUES (?, ?, 0, ?)"
+
+# One message row: id, room id, user id, ts, text, tmid, edited_at, pinned_at, pinned_by, origin,
+# source_url (times in milliseconds).
+ImportedMessage = tuple[
+    str, str, str, int, str, str | None, int | None, int | None, str | None, str | None, str | None
+]
 
 
-def _json(values: Iterable[str]) -> str:
-    return json.dumps(list(values))
+class ImportTables(Protocol):
+    """A store's statements for one import batch, run inside its write transaction. Names compare
+    case-insensitively (``rules.fold``), as the store's own lookups do."""
+
+    def users_named(self, usernames: Collection[str]) -> Iterable[tuple[str, str, str]]:
+        """(id, username, name) of the users with these usernames."""
+        ...
+
+    def rooms_named(self, names: Collection[str]) -> Iterable[tuple[str, str, str]]:
+        """(id, type, name) of the rooms with these names, oldest first."""
+        ...
+
+    def messages_with_ids(self, message_ids: Collection[str]) -> Iterable[tuple[str, str, str | None]]:
+        """(id, room id, tmid) of the stored messages with these ids."""
+        ...
+
+    def room_name_clash(self, room_type: str, name: str) -> str | None:
+        """Why a new room of this type may not take this name, or None."""
+        ...
+
+    def insert_room(self, room_id: str, room_type: str, name: str, creator_id: str, now_ms: int) -> None: ...
+    def insert_user(self, user_id: str, username: str, name: str, now_ms: int) -> None:
+        """A user without a password, with the user role."""
+        ...
+
+    def write(
+        self,
+        subscriptions: Sequence[tuple[str, str]],
+        messages: Sequence[ImportedMessage],
+        attachments: Sequence[tuple[str, int, str, str, str, str, int]],
+        reactions: Sequence[tuple[str, str, str, int]],
+        mentioning: Sequence[tuple[str, str]],
+        now_ms: int,
+    ) -> None:
+        """Subscribe (user id, room id) pairs (an existing subscription and its ban kept), insert the
+        messages, their attachments and reactions (a repeated reaction ignored), and record the
+        mentions of each (message id, text)."""
+        ...
 
 
 def check_import_row(row: ImportRow) -> tuple[ImportRow, int]:
@@ -66,13 +108,13 @@ class ImportBatch:
 
     def __init__(
         self,
-        conn: sqlite3.Connection,
+        tables: ImportTables,
         rows: Sequence[ImportRow],
         *,
         new_id: Callable[[], str],
         events: list[MessageEvent] | None,
     ) -> None:
-        self.conn = conn
+        self.tables = tables
         self.new_id = new_id
         self.events = events
         self.now = rules.now_ms()
@@ -85,50 +127,22 @@ class ImportBatch:
         # key: folded username -> (id, username, name)
         self.users: dict[str, tuple[str, str, str]] = {
             fold(username): (user_id, username, name)
-            for user_id, username, name in conn.execute(
-                "SELECT id, username, name FROM users WHERE username IN (SELECT value FROM json_each(?))",
-                (_json(usernames),),
-            )
+            for user_id, username, name in tables.users_named(usernames)
         }
         # key: (is direct, folded name) -> (id, type); the oldest direct room of a name wins.
         self.rooms: dict[tuple[bool, str], tuple[str, str]] = {}
-        for room_id, room_type, name in conn.execute(
-            "SELECT id, t, name FROM rooms WHERE name IN (SELECT value FROM json_each(?))"
-            " ORDER BY created_at, id",
-            (_json({row.room for row in rows}),),
-        ):
+        for room_id, room_type, name in tables.rooms_named({row.room for row in rows}):
             self.rooms.setdefault((room_type == "d", fold(name)), (room_id, room_type))
         self.seen: set[str] = {
-            message_id
-            for (message_id,) in conn.execute(
-                "SELECT id FROM messages WHERE id IN (SELECT value FROM json_each(?))",
-                (_json(row.message_id for row in rows),),
-            )
+            message_id for message_id, _, _ in tables.messages_with_ids({row.message_id for row in rows})
         }
         # Thread parents already stored: id -> (room id, its own tmid).
         self.parents: dict[str, tuple[str, str | None]] = {
             message_id: (room_id, tmid)
-            for message_id, room_id, tmid in conn.execute(
-                "SELECT id, room_id, tmid FROM messages WHERE id IN (SELECT value FROM json_each(?))",
-                (_json({row.tmid for row in rows if row.tmid}),),
-            )
+            for message_id, room_id, tmid in tables.messages_with_ids({row.tmid for row in rows if row.tmid})
         }
         self.subscriptions: dict[tuple[str, str], None] = {}
-        self.messages: list[
-            tuple[
-                str,
-                str,
-                str,
-                int,
-                str,
-                str | None,
-                int | None,
-                int | None,
-                str | None,
-                str | None,
-                str | None,
-            ]
-        ] = []
+        self.messages: list[ImportedMessage] = []
         self.attachments: list[tuple[str, int, str, str, str, str, int]] = []
         self.reactions: list[tuple[str, str, str, int]] = []
         self.mentioning: list[tuple[str, str]] = []  # (message id, text) of texts holding an "@"
@@ -152,18 +166,13 @@ class ImportBatch:
             tmid = parent[1] or row.tmid
         if room is None:
             # A channel may not take a DM's name, nor any name that looks like another room's.
-            clash = schema.room_name_clash(self.conn, row.room_type, row.room)
+            clash = self.tables.room_name_clash(row.room_type, row.room)
             if clash is not None:
                 return clash
         author_id, author_username, author_name = self._user(row.username, row.user_name)
         if room is None:
             room = (self.new_id(), row.room_type)
-            self.conn.execute(
-                "INSERT INTO rooms (id, t, name, fname, topic, creator_id, created_at)"
-                " VALUES (?, ?, ?, ?, '', ?, ?)",
-                (room[0], row.room_type, row.room, row.room, author_id, self.now),
-            )
-            schema.insert_room_name_keys(self.conn, room[0], row.room)
+            self.tables.insert_room(room[0], row.room_type, row.room, author_id, self.now)
             self.rooms[key] = room
             self.rooms_created += 1
         if row.author_joins:
@@ -223,33 +232,12 @@ class ImportBatch:
         if user is None:
             display = name.strip() if name and name.strip() else username
             user = (self.new_id(), username, display)
-            self.conn.execute(
-                "INSERT INTO users (id, username, name, password_hash, roles, created_at, active)"
-                " VALUES (?, ?, ?, NULL, ?, ?, 1)",
-                (*user, schema.roles_to_column(("user",)), self.now),
-            )
+            self.tables.insert_user(*user, self.now)
             self.users[key] = user
             self.users_created += 1
         return user
 
     def flush(self) -> None:
-        self.conn.executemany(
-            _SUBSCRIBE, [(user_id, room_id, self.now) for user_id, room_id in self.subscriptions]
+        self.tables.write(
+            list(self.subscriptions), self.messages, self.attachments, self.reactions, self.mentioning, self.now
         )
-        self.conn.executemany(
-            "INSERT INTO messages"
-            " (id, room_id, user_id, ts, text, tmid, edited_at, pinned_at, pinned_by, origin, source_url)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            self.messages,
-        )
-        self.conn.executemany(
-            "INSERT INTO attachments (message_id, position, name, title, description, type, size)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?)",
-            self.attachments,
-        )
-        self.conn.executemany(
-            "INSERT OR IGNORE INTO reactions (message_id, emoji, user_id, ts) VALUES (?, ?, ?, ?)",
-            self.reactions,
-        )
-        for message_id, text in self.mentioning:
-            message_rows.write_mentions(self.conn, message_id, text)

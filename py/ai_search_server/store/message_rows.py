@@ -1,11 +1,13 @@
-"""Messages as SQLite rows: the one SELECT every read uses, and what a message owns besides its row.
+"""Messages as rows: the one SELECT every read uses, and what a message owns besides its row.
 
 A message's attachments, reactions and mentions live in tables of their own (schema migration 4);
 every read of messages goes through :func:`read_messages`, which fetches them for the whole batch at
 once (three indexed queries, however many messages), so no caller can forget one and no page of
 results costs a query per message.
 
-Writers call :func:`write_attachments` and :func:`write_mentions` inside their transaction.
+Writers call :func:`write_attachments` and :func:`write_mentions` inside their transaction. The
+statements here are SQLite's; the SELECTs' columns and :func:`assemble_messages` are every store's
+(the PostgreSQL store reads the same columns with its own placeholders).
 """
 
 from __future__ import annotations
@@ -20,7 +22,14 @@ from .records import Attachment, Message, Reaction
 from .rules import from_ms
 
 __all__ = [
+    "ATTACHMENT_ORDER",
+    "ATTACHMENT_SELECT",
+    "MENTION_ORDER",
+    "MENTION_SELECT",
     "MESSAGE_SELECT",
+    "REACTION_ORDER",
+    "REACTION_SELECT",
+    "assemble_messages",
     "mentioned_usernames",
     "read_messages",
     "write_attachments",
@@ -32,6 +41,14 @@ MESSAGE_SELECT = (
     " m.tmid, m.pinned_at, m.pinned_by, m.edited_by, m.source_url"
     " FROM messages m JOIN users u ON u.id = m.user_id"
 )
+# What a message owns besides its row, each read for a batch of messages: SELECT ... WHERE <the
+# batch's ids> ORDER BY ... (the order assemble_messages expects).
+ATTACHMENT_SELECT = "SELECT message_id, name, title, description, type, size FROM attachments"
+ATTACHMENT_ORDER = "ORDER BY message_id, position"
+REACTION_SELECT = "SELECT r.message_id, r.emoji, u.username FROM reactions r JOIN users u ON u.id = r.user_id"
+REACTION_ORDER = "ORDER BY r.message_id, r.ts, u.username"
+MENTION_SELECT = "SELECT n.message_id, u.username FROM mentions n JOIN users u ON u.id = n.user_id"
+MENTION_ORDER = "ORDER BY n.message_id, u.username"
 # An ``@name`` not preceded by a word character or another ``@`` (so ``a@b.io`` mentions nobody).
 _MENTION = re.compile(r"(?<![\w@])@([\w.-]+)")
 
@@ -48,26 +65,28 @@ def read_messages(conn: sqlite3.Connection, where: str, params: Sequence[Any] = 
     if not rows:
         return []
     ids = _json(row[0] for row in rows)
+    return assemble_messages(
+        rows,
+        conn.execute(f"{ATTACHMENT_SELECT} WHERE message_id IN (SELECT value FROM json_each(?)) {ATTACHMENT_ORDER}", (ids,)),
+        conn.execute(f"{REACTION_SELECT} WHERE r.message_id IN (SELECT value FROM json_each(?)) {REACTION_ORDER}", (ids,)),
+        conn.execute(f"{MENTION_SELECT} WHERE n.message_id IN (SELECT value FROM json_each(?)) {MENTION_ORDER}", (ids,)),
+    )
+
+
+def assemble_messages(
+    rows: Sequence[Row], attachment_rows: Iterable[Row], reaction_rows: Iterable[Row], mention_rows: Iterable[Row]
+) -> list[Message]:
+    """Messages from their rows (``MESSAGE_SELECT``'s columns) and the rows of what they own, read with
+    ``ATTACHMENT_SELECT``, ``REACTION_SELECT`` and ``MENTION_SELECT`` in their orders, whatever the SQL
+    dialect that fetched them."""
     attachments: dict[str, list[Attachment]] = {}
-    for message_id, name, title, description, type_, size in conn.execute(
-        "SELECT message_id, name, title, description, type, size FROM attachments"
-        " WHERE message_id IN (SELECT value FROM json_each(?)) ORDER BY message_id, position",
-        (ids,),
-    ):
+    for message_id, name, title, description, type_, size in attachment_rows:
         attachments.setdefault(message_id, []).append(Attachment(name, title, description, type_, size))
     reactions: dict[str, dict[str, list[str]]] = {}
-    for message_id, emoji, username in conn.execute(
-        "SELECT r.message_id, r.emoji, u.username FROM reactions r JOIN users u ON u.id = r.user_id"
-        " WHERE r.message_id IN (SELECT value FROM json_each(?)) ORDER BY r.message_id, r.ts, u.username",
-        (ids,),
-    ):
+    for message_id, emoji, username in reaction_rows:
         reactions.setdefault(message_id, {}).setdefault(emoji, []).append(username)
     mentions: dict[str, list[str]] = {}
-    for message_id, username in conn.execute(
-        "SELECT n.message_id, u.username FROM mentions n JOIN users u ON u.id = n.user_id"
-        " WHERE n.message_id IN (SELECT value FROM json_each(?)) ORDER BY n.message_id, u.username",
-        (ids,),
-    ):
+    for message_id, username in mention_rows:
         mentions.setdefault(message_id, []).append(username)
     return [
         _message(

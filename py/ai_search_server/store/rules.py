@@ -24,8 +24,13 @@ from .base import InvalidValue
 from .records import AnswerRating, Attachment, RoomType
 
 __all__ = [
+    "ALL_PERMISSIONS",
+    "ANSWERS_PRUNE_EVERY",
     "ANSWER_RATINGS",
+    "ANSWER_RETENTION_DAYS",
+    "DEFAULT_ROLE_PERMISSIONS",
     "ID_LENGTH",
+    "KNOWN_ROLES",
     "MAX_ATTACHMENTS",
     "MAX_ATTACHMENT_TEXT_LENGTH",
     "MAX_DISPLAY_NAME_LENGTH",
@@ -43,6 +48,8 @@ __all__ = [
     "MAX_TOKEN_LABEL_LENGTH",
     "MAX_TOPIC_LENGTH",
     "MAX_USERNAME_LENGTH",
+    "MESSAGE_CHANGES_KEPT",
+    "MESSAGE_CHANGES_PRUNE_EVERY",
     "ROOM_TYPES",
     "check_attachments",
     "check_display_name",
@@ -333,6 +340,64 @@ def check_feedback(rating: str, reason: str) -> tuple[AnswerRating, str]:
     if "\x00" in reason:
         raise InvalidValue("reason must not contain NUL characters")
     return rating, reason
+
+
+# -- roles, permissions and what a store keeps ---------------------------------------------------
+
+KNOWN_ROLES = ("admin", "user", "bot")
+
+# Every permission the server checks. 'admin' has all of them by rule (every store's permissions_of),
+# so it needs no rows and cannot be locked out by a revoke.
+ALL_PERMISSIONS = frozenset(
+    {
+        "access-mcp",
+        "add-user-to-any-c-room",
+        "change-setting-llm_model",
+        "create-c",
+        "create-d",
+        "create-p",
+        "create-personal-access-tokens",
+        "delete-message",
+        "delete-own-message",
+        "edit-message",
+        "edit-privileged-setting",
+        "manage-selected-settings",
+        "pin-message",
+        "view-privileged-setting",
+        "view-room-administration",
+    }
+)
+# Upstream grants access-mcp to admins only; we grant it to users and bots too, because the MCP endpoint
+# acts *as* the user with the user's own permissions (it can read nothing the user cannot), and a
+# workspace that wants it admin-only revokes it from the role.
+# Members may delete their own messages and pin messages in rooms they read (Rocket.Chat grants
+# pin-message to room owners and moderators; rooms here have no moderators, so members pin, as in Slack);
+# editing or deleting someone else's message (edit-message, delete-message) stays with admins.
+_MEMBER_PERMISSIONS = (
+    "access-mcp",
+    "create-c",
+    "create-d",
+    "create-p",
+    "create-personal-access-tokens",
+    "delete-own-message",
+    "pin-message",
+)
+DEFAULT_ROLE_PERMISSIONS: dict[str, tuple[str, ...]] = {
+    "user": _MEMBER_PERMISSIONS,
+    "bot": _MEMBER_PERMISSIONS,
+}
+
+# Change numbers a message change log keeps (changes): far more than one catch-up step reads, so a
+# reader that falls further behind (an index closed for a week of imports) rescans the store instead.
+MESSAGE_CHANGES_KEPT = 200_000
+# The log is pruned once every this many changes (changes), so pruning costs one indexed range delete
+# per thousand writes instead of one per write.
+MESSAGE_CHANGES_PRUNE_EVERY = 1000
+# Days an answer nobody shared or rated is kept (days): long enough to come back to it from a link
+# or a rating; a shared or rated answer is kept until its owner is deleted.
+ANSWER_RETENTION_DAYS = 90
+# Old answers are pruned once every this many answers stored (answers): one indexed delete per hundred.
+ANSWERS_PRUNE_EVERY = 100
 
 
 # -- ids ---------------------------------------------------------------------------------------

@@ -23,6 +23,15 @@ from pathlib import Path
 
 from . import names
 from .base import StorageFailure
+from .rules import (
+    ALL_PERMISSIONS,
+    ANSWER_RETENTION_DAYS,
+    ANSWERS_PRUNE_EVERY,
+    DEFAULT_ROLE_PERMISSIONS,
+    KNOWN_ROLES,
+    MESSAGE_CHANGES_KEPT,
+    MESSAGE_CHANGES_PRUNE_EVERY,
+)
 
 __all__ = [
     "ALL_PERMISSIONS",
@@ -44,51 +53,6 @@ __all__ = [
     "roles_to_column",
     "room_name_clash",
 ]
-
-KNOWN_ROLES = ("admin", "user", "bot")
-
-# Every permission the server checks. 'admin' has all of them by rule (see SQLiteStore.permissions_of),
-# so it needs no rows and cannot be locked out by a revoke.
-ALL_PERMISSIONS = frozenset(
-    {
-        "access-mcp",
-        "add-user-to-any-c-room",
-        "change-setting-llm_model",
-        "create-c",
-        "create-d",
-        "create-p",
-        "create-personal-access-tokens",
-        "delete-message",
-        "delete-own-message",
-        "edit-message",
-        "edit-privileged-setting",
-        "manage-selected-settings",
-        "pin-message",
-        "view-privileged-setting",
-        "view-room-administration",
-    }
-)
-# Upstream grants access-mcp to admins only; we grant it to users and bots too, because the MCP endpoint
-# acts *as* the user with the user's own permissions (it can read nothing the user cannot), and a
-# workspace that wants it admin-only revokes it from the role.
-# Members may delete their own messages and pin messages in rooms they read (Rocket.Chat grants
-# pin-message to room owners and moderators; rooms here have no moderators, so members pin, as in Slack);
-# editing or deleting someone else's message (edit-message, delete-message) stays with admins.
-_MEMBER_PERMISSIONS = (
-    "access-mcp",
-    "create-c",
-    "create-d",
-    "create-p",
-    "create-personal-access-tokens",
-    "delete-own-message",
-    "pin-message",
-)
-DEFAULT_ROLE_PERMISSIONS: dict[str, tuple[str, ...]] = {
-    "user": _MEMBER_PERMISSIONS,
-    "bot": _MEMBER_PERMISSIONS,
-}
-
-
 
 def roles_to_column(roles: Sequence[str]) -> str:
     return json.dumps(list(roles))
@@ -203,14 +167,6 @@ def _seed_role_permissions(conn: sqlite3.Connection) -> None:
         "INSERT OR IGNORE INTO role_permissions (role, permission) VALUES (?, ?)",
         [(role, permission) for role, granted in DEFAULT_ROLE_PERMISSIONS.items() for permission in granted],
     )
-
-
-# Change numbers a message change log keeps (changes): far more than one catch-up step reads, so a
-# reader that falls further behind (an index closed for a week of imports) rescans the store instead.
-MESSAGE_CHANGES_KEPT = 200_000
-# The log is pruned once every this many changes (changes), so pruning costs one indexed range delete
-# per thousand writes instead of one per write.
-MESSAGE_CHANGES_PRUNE_EVERY = 1000
 
 
 # Every insert, update and delete of a message, in whatever process, appends the message's id under a
@@ -353,13 +309,6 @@ def insert_room_name_keys(conn: sqlite3.Connection, room_id: str, name: str) -> 
         "INSERT OR IGNORE INTO room_name_keys (key, room_id) VALUES (?, ?)",
         [(key, room_id) for key in names.confusable_keys(name)],
     )
-
-
-# Days an answer nobody shared or rated is kept (days): long enough to come back to it from a link
-# or a rating; a shared or rated answer is kept until its owner is deleted.
-ANSWER_RETENTION_DAYS = 90
-# Old answers are pruned once every this many answers stored (answers): one indexed delete per hundred.
-ANSWERS_PRUNE_EVERY = 100
 
 
 def answers_sql(retention_days: int = ANSWER_RETENTION_DAYS, every: int = ANSWERS_PRUNE_EVERY) -> list[str]:

@@ -10,7 +10,9 @@ statements let them do it without SQL of their own (migration 5 made the tables)
   that source held, never a message written here;
 - ``sync_state`` holds a mirror's cursors as JSON, so a crashed sync resumes where it stopped.
 
-Each function runs inside the caller's transaction (``SQLiteStore`` opens it).
+Each function runs inside the caller's transaction (``SQLiteStore`` opens it). The checks and the
+sync state's JSON (``check_external_kind``, ``sync_state_text``) are every store's; the statements
+are SQLite's.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from .schema import insert_room_name_keys, room_name_clash
 
 __all__ = [
     "MAX_SYNC_STATE_BYTES",
+    "check_external_kind",
     "external_ids",
     "link_external",
     "origin_message_ids",
@@ -42,6 +45,8 @@ __all__ = [
     "rename_room",
     "set_members",
     "set_source_urls",
+    "sync_state_from_text",
+    "sync_state_text",
     "write_sync_state",
 ]
 
@@ -51,7 +56,7 @@ MAX_SYNC_STATE_BYTES = 4 * 1024 * 1024
 _KINDS = ("user", "room")
 
 
-def _check_kind(kind: str) -> ExternalKind:
+def check_external_kind(kind: str) -> ExternalKind:
     if kind not in _KINDS:
         raise InvalidValue(f"an external id names a user or a room, not {kind!r}")
     return kind  # type: ignore[return-value]
@@ -60,7 +65,7 @@ def _check_kind(kind: str) -> ExternalKind:
 def link_external(conn: sqlite3.Connection, origin: str, kind: str, external_id: str, local_id: str) -> None:
     """Map (origin, kind, external id) to ``local_id``, replacing an earlier mapping."""
     check_origin(origin)
-    _check_kind(kind)
+    check_external_kind(kind)
     check_external_id(external_id)
     table = "users" if kind == "user" else "rooms"
     if not conn.execute(f"SELECT 1 FROM {table} WHERE id = ?", (local_id,)).fetchone():
@@ -74,7 +79,7 @@ def link_external(conn: sqlite3.Connection, origin: str, kind: str, external_id:
 
 def external_ids(conn: sqlite3.Connection, origin: str, kind: str) -> dict[str, str]:
     """Every mapping of one origin and kind, external id -> local id, of users or rooms that exist."""
-    table = "users" if _check_kind(kind) == "user" else "rooms"
+    table = "users" if check_external_kind(kind) == "user" else "rooms"
     rows = conn.execute(
         f"SELECT e.external_id, e.local_id FROM external_ids e JOIN {table} t ON t.id = e.local_id"
         " WHERE e.origin = ? AND e.kind = ?",
@@ -155,19 +160,30 @@ def set_source_urls(conn: sqlite3.Connection, urls: Mapping[str, str | None]) ->
     return cursor.rowcount
 
 
-def read_sync_state(conn: sqlite3.Connection, origin: str) -> dict[str, Any] | None:
-    row = conn.execute("SELECT state FROM sync_state WHERE origin = ?", (origin,)).fetchone()
-    if row is None:
-        return None
-    state = json.loads(row[0])
-    return state if isinstance(state, dict) else None
-
-
-def write_sync_state(conn: sqlite3.Connection, origin: str, state: Mapping[str, Any], now_ms: int) -> None:
+def sync_state_text(origin: str, state: Mapping[str, Any]) -> str:
+    """The JSON a sync state is kept as; InvalidValue for a bad origin or over MAX_SYNC_STATE_BYTES."""
     check_origin(origin)
     text = json.dumps(state, separators=(",", ":"), sort_keys=True)
     if len(text.encode("utf-8")) > MAX_SYNC_STATE_BYTES:
         raise InvalidValue(f"a sync state holds at most {MAX_SYNC_STATE_BYTES} bytes of JSON")
+    return text
+
+
+def sync_state_from_text(text: str | None) -> dict[str, Any] | None:
+    """A kept sync state, or None (none kept, or not an object)."""
+    if text is None:
+        return None
+    state = json.loads(text)
+    return state if isinstance(state, dict) else None
+
+
+def read_sync_state(conn: sqlite3.Connection, origin: str) -> dict[str, Any] | None:
+    row = conn.execute("SELECT state FROM sync_state WHERE origin = ?", (origin,)).fetchone()
+    return sync_state_from_text(None if row is None else row[0])
+
+
+def write_sync_state(conn: sqlite3.Connection, origin: str, state: Mapping[str, Any], now_ms: int) -> None:
+    text = sync_state_text(origin, state)
     conn.execute(
         "INSERT INTO sync_state (origin, state, updated_at) VALUES (?, ?, ?)"
         " ON CONFLICT (origin) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at",

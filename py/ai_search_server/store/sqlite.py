@@ -66,6 +66,7 @@ from .records import (
     User,
 )
 from .rules import check_display_name, check_room_name, check_text, from_ms, new_id, now_ms, to_ms
+from .sqlite_import import SQLiteImportTables
 
 __all__ = [
     "BUSY_TIMEOUT_MS",
@@ -448,7 +449,7 @@ class SQLiteStore:
         if not user.active:
             return frozenset()
         if "admin" in user.roles:
-            return schema.ALL_PERMISSIONS
+            return rules.ALL_PERMISSIONS
         rows = self._all(
             "SELECT DISTINCT permission FROM role_permissions WHERE role IN (SELECT value FROM json_each(?))",
             (_json_list(user.roles),),
@@ -464,7 +465,7 @@ class SQLiteStore:
 
     def _change_permission(self, role: str, permission: str, *, grant: bool) -> None:
         rules.check_roles([role])
-        if permission not in schema.ALL_PERMISSIONS:
+        if permission not in rules.ALL_PERMISSIONS:
             raise InvalidValue(f"unknown permission {permission!r}")
         sql = (
             "INSERT OR IGNORE INTO role_permissions (role, permission) VALUES (?, ?)"
@@ -1226,7 +1227,7 @@ class SQLiteStore:
             return ImportResult(0, 0, 0, 0, tuple(rejected))
         with self._transaction("import messages") as write:
             batch = ImportBatch(
-                write.conn,
+                SQLiteImportTables(write.conn),
                 [row for _, row, _ in valid],
                 new_id=new_id,
                 events=write.events if write.wants_events else None,
