@@ -5,11 +5,9 @@ its own connection (WAL lets readers run beside the writer), and every write tak
 lock around a ``BEGIN IMMEDIATE`` transaction, so writers in this process queue on the lock instead of
 spinning on SQLite's busy handler; ``BUSY_TIMEOUT_MS`` only bounds the wait for *other* processes.
 
-Listeners run after the commit, outside the write lock, in commit order: each writer queues its
-events while it still holds the write lock, then whoever holds the dispatch lock delivers the queue
-in order, and a write returns only once its events are delivered. A listener may write to the store:
-its events are delivered right after the batch being delivered (never nested, never deadlocked). A
-listener that raises is logged and skipped; the write it reports is already durable.
+Listeners run after the commit, outside the write lock, in commit order (``listeners.py``): each
+writer queues its events while it still holds the write lock, and a write returns only once its
+events are delivered.
 
 Errors: ``sqlite3`` exceptions never leave this module. "database or disk is full" and "database is
 locked" become ``StorageFailure`` with a message that says so; constraint failures become
@@ -30,7 +28,6 @@ import logging
 import re
 import sqlite3
 import threading
-from collections import deque
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from datetime import datetime, timedelta
@@ -43,6 +40,7 @@ from ai_search import MAX_ROOM_SEARCH_PATTERN_LENGTH
 from . import answer_rows, message_rows, oauth_rows, passwords, rules, schema, sources
 from .base import AlreadyTaken, InvalidValue, MessageListener, RecordNotFound, StorageFailure
 from .import_batch import ImportBatch, check_import_row
+from .listeners import ListenerQueue
 from .records import (
     AnswerFeedback,
     Attachment,
@@ -197,11 +195,7 @@ class SQLiteStore:
         self._connections: list[sqlite3.Connection] = []
         self._connections_lock = threading.Lock()
         self._write_lock = threading.Lock()
-        self._dispatch_lock = threading.Lock()
-        self._dispatching = threading.local()  # .active: this thread is inside _deliver
-        # (listeners, events) of committed writes, appended under the write lock: commit order.
-        self._pending: deque[tuple[tuple[MessageListener, ...], tuple[MessageEvent, ...]]] = deque()
-        self._listeners: tuple[MessageListener, ...] = ()
+        self._queue = ListenerQueue()
         self._closed = False
         schema.migrate(self._connection())
 
@@ -259,7 +253,7 @@ class SQLiteStore:
     @contextmanager
     def _transaction(self, action: str) -> Iterator[_Write]:
         conn = self._connection()
-        listeners = self._listeners
+        listeners = self._queue.listeners
         write = _Write(conn, wants_events=bool(listeners))
         with self._errors(action), self._write_lock:
             conn.execute("BEGIN IMMEDIATE")
@@ -269,21 +263,9 @@ class SQLiteStore:
             except BaseException:
                 self._rollback(conn)
                 raise
-            if write.events and listeners:
-                self._pending.append((listeners, tuple(write.events)))
+            self._queue.enqueue(listeners, write.events)
         if write.events and listeners:
-            self._deliver()
-
-    def _deliver(self) -> None:
-        if getattr(self._dispatching, "active", False):
-            return  # a listener on this thread wrote; the loop below delivers that next
-        with self._dispatch_lock:
-            self._dispatching.active = True
-            try:
-                while self._pending:
-                    self._notify(*self._pending.popleft())
-            finally:
-                self._dispatching.active = False
+            self._queue.deliver()
 
     @staticmethod
     def _rollback(conn: sqlite3.Connection) -> None:
@@ -293,14 +275,6 @@ class SQLiteStore:
                 conn.execute("ROLLBACK")
             except sqlite3.Error:
                 _log.exception("rolling back a failed write failed too")
-
-    @staticmethod
-    def _notify(listeners: Sequence[MessageListener], events: Sequence[MessageEvent]) -> None:
-        for listener in listeners:
-            try:
-                listener(events)
-            except Exception:
-                _log.exception("message listener %r failed; the write itself is committed", listener)
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -1113,7 +1087,7 @@ class SQLiteStore:
     def add_message_listener(self, listener: MessageListener) -> None:
         """Takes effect from the next write on; writes already running report to the listeners they saw."""
         with self._write_lock:
-            self._listeners = (*self._listeners, listener)
+            self._queue.add(listener)
 
     # -- answers ---------------------------------------------------------------------------------
 
