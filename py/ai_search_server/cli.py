@@ -2,6 +2,8 @@
 
 Every subcommand takes ``--data DIR`` (default ``./data`` under the working directory, or
 ``$AI_SEARCH_DATA``); the folder holds ``workspace.db`` and an optional ``config.toml`` of settings.
+``--database postgresql://...`` (or the ``database_url`` setting) keeps the workspace on PostgreSQL
+instead; the data dir then holds the search index and the config only.
 
     ai-search serve [--host 127.0.0.1] [--port 8000] [--data DIR] [--demo]
     ai-search users create USERNAME --password P [--name N] [--role admin|user]
@@ -53,11 +55,22 @@ def _settings(data_dir: Path, overrides: dict[str, Any] | None = None) -> Settin
     return load_settings(config_file=config if config.is_file() else None, overrides=overrides)
 
 
-def _open_store(data_dir: Path) -> Store:
+def _open_store(args: argparse.Namespace) -> Store:
+    """The workspace: ``--database`` (or the database_url setting) when given, else the data dir's SQLite."""
     # Imported here: the subcommands that need no store (--help) start without loading it.
-    from .store import open_store
+    from .store import StorageFailure, open_store
 
-    return open_store(data_dir)
+    data_dir = _data_dir(args)
+    settings = _settings(data_dir, _database_override(args))
+    try:
+        return open_store(data_dir, database_url=settings.database_url, pool_size=settings.database_pool_size)
+    except StorageFailure as exc:
+        raise CliError(str(exc)) from None
+
+
+def _database_override(args: argparse.Namespace) -> dict[str, Any]:
+    url = getattr(args, "database", None)
+    return {} if not url else {"database_url": url}
 
 
 # -- serve ---------------------------------------------------------------------------------------
@@ -71,7 +84,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from .serving import server_options
 
     data_dir = _data_dir(args)
-    overrides: dict[str, Any] = {}
+    overrides: dict[str, Any] = _database_override(args)
     if args.demo:
         overrides["mcp_enabled"] = True
     settings = _settings(data_dir, overrides)
@@ -83,7 +96,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         )
     logging.basicConfig(level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     print(f"ai-search: data dir {data_dir}", file=sys.stderr)
-    store = _open_store(data_dir)
+    store = _open_store(args)
     if args.demo:
         _load_demo(store)
     limiter = RateLimiter(settings.rate_limit_storage)
@@ -122,7 +135,7 @@ def _load_demo(store: Store) -> None:
 def cmd_users_create(args: argparse.Namespace) -> int:
     from .store.base import AlreadyTaken, InvalidValue
 
-    store = _open_store(_data_dir(args))
+    store = _open_store(args)
     try:
         user = store.create_user(args.username, name=args.name, password=args.password, roles=(args.role,))
     except AlreadyTaken:
@@ -146,7 +159,7 @@ def cmd_users_password(args: argparse.Namespace) -> int:
     """Set the password of an existing user: how someone an import brought in (no password) signs in."""
     from .store.base import InvalidValue
 
-    store = _open_store(_data_dir(args))
+    store = _open_store(args)
     try:
         user = _user_named(store, args.username)
         try:
@@ -162,7 +175,7 @@ def cmd_users_password(args: argparse.Namespace) -> int:
 def cmd_tokens_create(args: argparse.Namespace) -> int:
     from .store.base import AlreadyTaken
 
-    store = _open_store(_data_dir(args))
+    store = _open_store(args)
     try:
         user = _user_named(store, args.username)
         label = args.name or _free_label(store, user.id)
@@ -198,7 +211,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     source_url = _source_url(args.source_url)
     data_dir = _data_dir(args)
     settings = _settings(data_dir)
-    store = _open_store(data_dir)
+    store = _open_store(args)
     try:
         try:
             report = import_path(store, path, progress=not args.quiet, source_url=source_url)
@@ -219,7 +232,7 @@ def cmd_feedback_export(args: argparse.Namespace) -> int:
         since = parse_since(args.since) if args.since else None
     except ValueError:
         raise CliError(f"--since must be a date (YYYY-MM-DD) or an ISO date-time, not {args.since!r}") from None
-    store = _open_store(_data_dir(args))
+    store = _open_store(args)
     try:
         count = export_feedback(store, sys.stdout, since=since, fmt=args.format)
     finally:
@@ -265,7 +278,7 @@ def cmd_sync_rocketchat(args: argparse.Namespace) -> int:
     interval = args.interval or settings.rocketchat_sync_interval_seconds
     if interval < 1:
         raise CliError("--interval is a number of seconds, at least 1")
-    store = _open_store(data_dir)
+    store = _open_store(args)
     job = MirrorJob(
         settings=settings,
         store=store,
@@ -295,6 +308,12 @@ def cmd_sync_rocketchat(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     data = argparse.ArgumentParser(add_help=False)
     data.add_argument("--data", metavar="DIR", help="data dir (default: ./data or $AI_SEARCH_DATA)")
+    data.add_argument(
+        "--database",
+        metavar="URL",
+        help="the workspace on PostgreSQL, postgresql://user@host/db (default: the database_url setting;"
+        " none: SQLite in the data dir)",
+    )
 
     parser = argparse.ArgumentParser(prog="ai-search", description="AI search for team-chat workspaces.")
     sub = parser.add_subparsers(dest="command", required=True)

@@ -45,8 +45,10 @@ from .outbound import (
     check_url_shape,
 )
 from .ratelimit import DEFAULT_RATE_LIMIT_STORAGE
+from .store.rules import DEFAULT_DATABASE_POOL_SIZE
 
 __all__ = [
+    "DATABASE_URL_SCHEMES",
     "ENV_PREFIX",
     "IGNORED_WILDCARD_SETTINGS",
     "ORIGIN_LIST_SETTINGS",
@@ -60,6 +62,8 @@ __all__ = [
 ]
 
 ENV_PREFIX = "AI_SEARCH_"
+# What a database_url may start with: the two spellings libpq accepts.
+DATABASE_URL_SCHEMES = ("postgresql://", "postgres://")
 
 
 class SettingsError(ValueError):
@@ -120,6 +124,17 @@ class Settings:
         DEFAULT_RATE_LIMIT_STORAGE,
         "Where rate-limit counters live: memory:// (one process) or "
         "redis://host:port/db (shared by several processes).",
+    )
+    database_url: str = _s(
+        "",
+        "The workspace on PostgreSQL: postgresql://user[:password]@host[:port]/db (secret: it may hold a "
+        "password). Empty: SQLite, workspace.db in the data dir.",
+    )
+    database_pool_size: int = _s(
+        DEFAULT_DATABASE_POOL_SIZE,
+        "Connections to PostgreSQL one server process keeps open at most (database_url).",
+        low=1,
+        high=100,
     )
     max_request_body_bytes: int = _s(
         DEFAULT_MAX_REQUEST_BODY_BYTES,
@@ -312,6 +327,7 @@ class Settings:
 
 SECRET_SETTINGS = frozenset(
     {
+        "database_url",
         "pipeline_api_key",
         "pipeline_api_key_secret",
         "embedded_pipeline_api_key",
@@ -481,6 +497,11 @@ def check_settings(settings: Settings) -> None:
         )
     check_complete(settings)
     _check_origins(settings)
+    if settings.database_url and not settings.database_url.startswith(DATABASE_URL_SCHEMES):
+        raise SettingsError(
+            "setting 'database_url': expected a PostgreSQL URL (postgresql://user@host/db), got another "
+            "scheme; leave it empty for the embedded SQLite store"
+        )
     for name in UPSTREAM_URL_SETTINGS:
         url = getattr(settings, name)
         try:

@@ -1,4 +1,5 @@
-"""Server fixtures: a real SQLite store in a temp dir, the real app in-process, a small workspace.
+"""Server fixtures: a real store (SQLite in a temp dir, or PostgreSQL with ``--store=postgres``), the
+real app in-process, a small workspace.
 
 The workspace has three people with different rooms, so scoping is visible in every test::
 
@@ -95,8 +96,9 @@ def data_dir(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def store(data_dir: Path) -> Iterator[Store]:
-    s = open_store(data_dir)
+def store(data_dir: Path, database_url: str) -> Iterator[Store]:
+    """The workspace store: SQLite in ``data_dir``, or a fresh PostgreSQL database (``--store=postgres``)."""
+    s = open_store(data_dir, database_url=database_url)
     yield s
     s.close()
 

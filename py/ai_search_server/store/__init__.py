@@ -1,8 +1,9 @@
 """The workspace store: users, rooms, subscriptions, messages and tokens behind one interface.
 
 ``open_store(data_dir)`` opens (creating and migrating as needed) the embedded SQLite store at
-``<data_dir>/workspace.db``. Everything above this package talks to the ``Store`` protocol and the
-frozen records, never to SQL.
+``<data_dir>/workspace.db``; with a ``database_url`` it opens the PostgreSQL store on that database
+instead (``postgres.py``), the data dir keeping only this machine's other files. Everything above
+this package talks to the ``Store`` protocol and the frozen records, never to SQL.
 """
 
 from __future__ import annotations
@@ -72,14 +73,22 @@ __all__ = [
 DATABASE_FILENAME = "workspace.db"
 
 
-def open_store(data_dir: Path) -> SQLiteStore:
-    """The store of ``data_dir``, created (with its parents) and migrated when needed.
+def open_store(data_dir: Path, *, database_url: str = "", pool_size: int | None = None) -> Store:
+    """The workspace store: on PostgreSQL when ``database_url`` is given, else the SQLite file of
+    ``data_dir``; created (with the data dir) and migrated when needed.
 
     Raises:
-        StorageFailure: the directory or file cannot be created or opened, or has a newer schema.
+        StorageFailure: the directory or database cannot be created or reached, or has a newer schema.
     """
     try:
         data_dir.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise StorageFailure(f"cannot create the data directory {data_dir}: {error}") from error
+    if database_url:
+        # Imported here: an embedded deployment never loads psycopg.
+        from .postgres import DEFAULT_POOL_SIZE, PostgresStore
+
+        return PostgresStore(
+            database_url, data_dir=data_dir, pool_size=DEFAULT_POOL_SIZE if pool_size is None else pool_size
+        )
     return SQLiteStore(data_dir / DATABASE_FILENAME)

@@ -77,9 +77,8 @@ __all__ = [
     "describe_database",
 ]
 
-# Connections one store keeps open at most (connections): the event loop, uvicorn's worker threads
-# and the index's reader share them; past this a caller waits for one (POOL_WAIT_S).
-DEFAULT_POOL_SIZE = 10
+# Connections one store keeps open at most: rules.DEFAULT_DATABASE_POOL_SIZE (the setting's default).
+DEFAULT_POOL_SIZE = rules.DEFAULT_DATABASE_POOL_SIZE
 # How long opening the store waits for its first connection (seconds): a server that is down fails
 # the start clearly instead of hanging it.
 CONNECT_TIMEOUT_S = 10.0

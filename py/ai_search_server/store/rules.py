@@ -28,6 +28,7 @@ __all__ = [
     "ANSWERS_PRUNE_EVERY",
     "ANSWER_RATINGS",
     "ANSWER_RETENTION_DAYS",
+    "DEFAULT_DATABASE_POOL_SIZE",
     "DEFAULT_ROLE_PERMISSIONS",
     "ID_LENGTH",
     "KNOWN_ROLES",
@@ -398,6 +399,11 @@ MESSAGE_CHANGES_PRUNE_EVERY = 1000
 ANSWER_RETENTION_DAYS = 90
 # Old answers are pruned once every this many answers stored (answers): one indexed delete per hundred.
 ANSWERS_PRUNE_EVERY = 100
+
+
+# Connections to PostgreSQL one server process keeps open at most (connections): the event loop,
+# uvicorn's worker threads and the index's reader share them; past this a caller waits for one.
+DEFAULT_DATABASE_POOL_SIZE = 10
 
 
 # -- ids ---------------------------------------------------------------------------------------
