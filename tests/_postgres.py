@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import psycopg
+from psycopg.conninfo import conninfo_to_dict
 
 __all__ = ["PostgresCluster", "find_pg_bin", "running_cluster"]
 
@@ -59,6 +60,14 @@ class PostgresCluster:
     def _admin(self) -> psycopg.Connection:
         return psycopg.connect(self.url("postgres"), autocommit=True)
 
+    def cut_connections(self, url: str) -> None:
+        """Ends every server process of ``url``'s database, as a restarted or failed-over server would."""
+        dbname = conninfo_to_dict(url)["dbname"]
+        with self._admin() as conn:
+            conn.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s", (dbname,)
+            )
+
     def prepare_template(self) -> None:
         """A database already migrated to the latest schema, for fresh databases to copy."""
         from ai_search_server.store.postgres import PostgresStore
@@ -69,10 +78,21 @@ class PostgresCluster:
 
     @contextmanager
     def fresh_database(self) -> Iterator[str]:
-        """The URL of a new database copied from the template; dropped (connections cut) afterwards."""
+        """The URL of a new database copied from the migrated template; dropped afterwards."""
+        with self._database(_TEMPLATE) as url:
+            yield url
+
+    @contextmanager
+    def empty_database(self) -> Iterator[str]:
+        """The URL of a new database without any schema (for migration tests); dropped afterwards."""
+        with self._database("template0") as url:
+            yield url
+
+    @contextmanager
+    def _database(self, template: str) -> Iterator[str]:
         name = f"test_{os.getpid()}_{next(self._names)}"
         with self._admin() as conn:
-            conn.execute(f"CREATE DATABASE {name} TEMPLATE {_TEMPLATE} STRATEGY FILE_COPY")
+            conn.execute(f"CREATE DATABASE {name} TEMPLATE {template} STRATEGY FILE_COPY")
         try:
             yield self.url(name)
         finally:

@@ -24,6 +24,7 @@ from ai_search_server.settings import Settings, load_settings
 from ai_search_server.store import open_store
 from ai_search_server.store.base import Store
 from ai_search_server.store.records import Message, Room, User
+from tests._postgres import PostgresCluster
 
 BASE_URL = "http://testserver"
 T0 = datetime(2026, 11, 1, 9, 0, tzinfo=UTC)
@@ -101,6 +102,25 @@ def store(data_dir: Path, database_url: str) -> Iterator[Store]:
     s = open_store(data_dir, database_url=database_url)
     yield s
     s.close()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def each_store(request: pytest.FixtureRequest, data_dir: Path) -> Iterator[Store]:
+    """The store on SQLite, then on a fresh PostgreSQL database: the store's own tests take this, so
+    they hold both implementations to one behaviour whatever ``--store`` says."""
+    if request.param == "sqlite":
+        s = open_store(data_dir)
+    else:
+        url = request.getfixturevalue("_fresh_database_url")
+        s = open_store(data_dir, database_url=url)
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def _fresh_database_url(pg_cluster: PostgresCluster) -> Iterator[str]:
+    with pg_cluster.fresh_database() as url:
+        yield url
 
 
 @pytest.fixture

@@ -1,11 +1,13 @@
-"""The SQLite workspace store: users, passwords, permissions, tokens, rooms, bans, messages, listeners,
-the file itself (WAL, migrations, full disk, locks) and threads."""
+"""The workspace store: users, passwords, permissions, tokens, rooms, bans, messages, listeners and
+threads, each on SQLite and on PostgreSQL (the ``each_store`` fixture); and the SQLite file itself
+(WAL, migrations, full disk, locks), on SQLite alone."""
 
 from __future__ import annotations
 
 import hashlib
 import re
 import sqlite3
+import sys
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -28,7 +30,7 @@ from ai_search_server.store import (
     passwords,
     rules,
 )
-from ai_search_server.store import sqlite as sqlite_module
+from ai_search_server.store.base import Store
 from ai_search_server.store.records import MessageChanges
 from ai_search_server.store.rules import MAX_MESSAGE_TEXT_LENGTH
 from ai_search_server.store.schema import (
@@ -55,9 +57,18 @@ def data_dir(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def store(data_dir: Path) -> Iterator[SQLiteStore]:
-    with open_store(data_dir) as opened:
-        yield opened
+def store(each_store: Store) -> Store:
+    """Each test of the store's behaviour runs on SQLite and on PostgreSQL."""
+    return each_store
+
+
+@pytest.fixture
+def sqlite_store(data_dir: Path) -> Iterator[SQLiteStore]:
+    """The SQLite store alone, for the tests that read its file (pragmas, raw rows, migrations)."""
+    store = open_store(data_dir)
+    assert isinstance(store, SQLiteStore)
+    with store:
+        yield store
 
 
 @contextmanager
@@ -73,7 +84,7 @@ def raw(data_dir: Path) -> Iterator[sqlite3.Connection]:
 # -- users ----------------------------------------------------------------------------------------
 
 
-def test_a_created_user_reads_back_by_id_and_username(store: SQLiteStore) -> None:
+def test_a_created_user_reads_back_by_id_and_username(store: Store) -> None:
     alice = store.create_user("alice", name="Alice Okafor", roles=("user", "bot"))
     assert alice.username == "alice" and alice.name == "Alice Okafor"
     assert alice.roles == ("user", "bot") and alice.active and not alice.has_password
@@ -82,7 +93,7 @@ def test_a_created_user_reads_back_by_id_and_username(store: SQLiteStore) -> Non
     assert store.get_users([alice.id, "nobody"]) == {alice.id: alice}
 
 
-def test_a_user_without_a_name_is_named_after_the_username(store: SQLiteStore) -> None:
+def test_a_user_without_a_name_is_named_after_the_username(store: Store) -> None:
     assert store.create_user("bob").name == "bob"
     assert store.create_user("carol", name="   ").name == "carol"
 
@@ -95,7 +106,7 @@ def test_a_user_without_a_name_is_named_after_the_username(store: SQLiteStore) -
         pytest.param("Alice", "aLiCe", id="mixed-case"),
     ],
 )
-def test_usernames_are_unique_case_insensitively(store: SQLiteStore, first: str, second: str) -> None:
+def test_usernames_are_unique_case_insensitively(store: Store, first: str, second: str) -> None:
     store.create_user(first)
     with pytest.raises(AlreadyTaken, match="already taken"):
         store.create_user(second)
@@ -113,7 +124,7 @@ def test_usernames_are_unique_case_insensitively(store: SQLiteStore, first: str,
         pytest.param("", False, id="empty"),
     ],
 )
-def test_lookup_by_username(store: SQLiteStore, lookup: str, found: bool) -> None:
+def test_lookup_by_username(store: Store, lookup: str, found: bool) -> None:
     alice = store.create_user("alice")
     assert store.get_user_by_username(lookup) == (alice if found else None)
 
@@ -129,7 +140,7 @@ def test_lookup_by_username(store: SQLiteStore, lookup: str, found: bool) -> Non
         pytest.param("x" * (rules.MAX_USERNAME_LENGTH + 1), id="too-long"),
     ],
 )
-def test_malformed_usernames_are_refused(store: SQLiteStore, username: str) -> None:
+def test_malformed_usernames_are_refused(store: Store, username: str) -> None:
     with pytest.raises(InvalidValue):
         store.create_user(username)
 
@@ -142,13 +153,13 @@ def test_malformed_usernames_are_refused(store: SQLiteStore, username: str) -> N
         pytest.param("admin", id="a-bare-string-is-not-a-list"),
     ],
 )
-def test_malformed_roles_are_refused(store: SQLiteStore, roles: Sequence[str]) -> None:
+def test_malformed_roles_are_refused(store: Store, roles: Sequence[str]) -> None:
     with pytest.raises(InvalidValue):
         store.create_user("alice", roles=roles)
 
 
 def test_find_users_matches_literally_prefix_first_and_skips_excluded_and_inactive(
-    store: SQLiteStore,
+    store: Store,
 ) -> None:
     for username, name in [
         ("bob", "Bob"),
@@ -182,7 +193,7 @@ def test_find_users_matches_literally_prefix_first_and_skips_excluded_and_inacti
         pytest.param("nopass", "correct horse", False, id="user-without-password"),
     ],
 )
-def test_verify_password(store: SQLiteStore, username: str, password: str, matches: bool) -> None:
+def test_verify_password(store: Store, username: str, password: str, matches: bool) -> None:
     alice = store.create_user("alice", password="correct horse")
     store.create_user("nopass")
     assert store.verify_password(username, password) == (alice if matches else None)
@@ -197,7 +208,7 @@ def test_verify_password(store: SQLiteStore, username: str, password: str, match
     ],
 )
 def test_verify_password_costs_one_hash_whether_or_not_the_user_exists(
-    store: SQLiteStore, monkeypatch: pytest.MonkeyPatch, username: str, burns: int
+    store: Store, monkeypatch: pytest.MonkeyPatch, username: str, burns: int
 ) -> None:
     store.create_user("alice", password="secret-1")
     store.create_user("nopass")
@@ -212,8 +223,9 @@ def test_verify_password_costs_one_hash_whether_or_not_the_user_exists(
 
 
 def test_passwords_are_stored_as_salted_scrypt_with_their_parameters(
-    store: SQLiteStore, data_dir: Path
+    sqlite_store: Store, data_dir: Path
 ) -> None:
+    store = sqlite_store
     first = store.create_user("alice", password="same password")
     second = store.create_user("bob", password="same password")
     with raw(data_dir) as conn:
@@ -223,7 +235,8 @@ def test_passwords_are_stored_as_salted_scrypt_with_their_parameters(
     assert "same password" not in stored[first.id]
 
 
-def test_a_weaker_hash_still_verifies_and_is_upgraded_at_login(store: SQLiteStore, data_dir: Path) -> None:
+def test_a_weaker_hash_still_verifies_and_is_upgraded_at_login(sqlite_store: Store, data_dir: Path) -> None:
+    store = sqlite_store
     alice = store.create_user("alice")
     salt = b"0123456789abcdef"
     key = hashlib.scrypt(b"old password", salt=salt, n=2**10, r=8, p=1, dklen=32)
@@ -268,12 +281,12 @@ def test_malformed_stored_hashes_never_match(stored: str) -> None:
     ],
 )
 def test_permissions_come_from_roles(
-    store: SQLiteStore, roles: tuple[str, ...], expected: frozenset[str]
+    store: Store, roles: tuple[str, ...], expected: frozenset[str]
 ) -> None:
     assert store.permissions_of(store.create_user("alice", roles=roles)) == expected
 
 
-def test_the_user_role_cannot_administer(store: SQLiteStore) -> None:
+def test_the_user_role_cannot_administer(store: Store) -> None:
     permissions = store.permissions_of(store.create_user("alice"))
     assert "access-mcp" in permissions
     assert (
@@ -281,7 +294,7 @@ def test_the_user_role_cannot_administer(store: SQLiteStore) -> None:
     )
 
 
-def test_revoking_and_granting_changes_a_role_but_never_admin(store: SQLiteStore) -> None:
+def test_revoking_and_granting_changes_a_role_but_never_admin(store: Store) -> None:
     alice = store.create_user("alice")
     root = store.create_user("root", roles=("admin",))
     store.revoke_permission("user", "access-mcp")
@@ -294,7 +307,7 @@ def test_revoking_and_granting_changes_a_role_but_never_admin(store: SQLiteStore
         store.grant_permission("user", "fly")
 
 
-def test_an_inactive_user_cannot_log_in_use_tokens_or_hold_permissions(store: SQLiteStore) -> None:
+def test_an_inactive_user_cannot_log_in_use_tokens_or_hold_permissions(store: Store) -> None:
     alice = store.create_user("alice", password="pw-alice", roles=("admin",))
     _token, plain = store.create_token(alice.id, "pat", label="cli")
     store.set_active(alice.id, False)
@@ -314,12 +327,12 @@ def test_an_inactive_user_cannot_log_in_use_tokens_or_hold_permissions(store: SQ
         pytest.param(lambda s: s.create_token("nobody", "pat", label="x"), id="create_token"),
     ],
 )
-def test_changing_an_unknown_user_raises_not_found(store: SQLiteStore, change: object) -> None:
+def test_changing_an_unknown_user_raises_not_found(store: Store, change: object) -> None:
     with pytest.raises(RecordNotFound):
         change(store)  # type: ignore[operator]
 
 
-def test_set_roles_and_set_password_take_effect(store: SQLiteStore) -> None:
+def test_set_roles_and_set_password_take_effect(store: Store) -> None:
     alice = store.create_user("alice")
     store.set_roles(alice.id, ["admin"])
     store.set_password(alice.id, "new-pw")
@@ -330,7 +343,7 @@ def test_set_roles_and_set_password_take_effect(store: SQLiteStore) -> None:
 # -- tokens ---------------------------------------------------------------------------------------
 
 
-def test_a_token_resolves_only_for_its_user_and_only_until_deleted(store: SQLiteStore) -> None:
+def test_a_token_resolves_only_for_its_user_and_only_until_deleted(store: Store) -> None:
     alice, bob = store.create_user("alice"), store.create_user("bob")
     token, plain = store.create_token(alice.id, "pat", label="laptop")
     assert re.fullmatch(r"[A-Za-z0-9_-]{43}", plain)
@@ -345,7 +358,8 @@ def test_a_token_resolves_only_for_its_user_and_only_until_deleted(store: SQLite
     assert store.resolve_token(alice.id, plain) is None
 
 
-def test_only_a_sha256_of_the_token_is_stored(store: SQLiteStore, data_dir: Path) -> None:
+def test_only_a_sha256_of_the_token_is_stored(sqlite_store: Store, data_dir: Path) -> None:
+    store = sqlite_store
     alice = store.create_user("alice")
     _token, plain = store.create_token(alice.id, "session")
     with raw(data_dir) as conn:
@@ -355,7 +369,7 @@ def test_only_a_sha256_of_the_token_is_stored(store: SQLiteStore, data_dir: Path
     assert plain.encode() not in on_disk
 
 
-def test_pat_labels_are_unique_per_user_and_required(store: SQLiteStore) -> None:
+def test_pat_labels_are_unique_per_user_and_required(store: Store) -> None:
     alice, bob = store.create_user("alice"), store.create_user("bob")
     store.create_token(alice.id, "pat", label="ci")
     with pytest.raises(AlreadyTaken, match="ci"):
@@ -382,13 +396,13 @@ def test_pat_labels_are_unique_per_user_and_required(store: SQLiteStore) -> None
     ],
 )
 def test_last_used_at_is_written_at_most_once_per_resolution(
-    store: SQLiteStore, monkeypatch: pytest.MonkeyPatch, second_use_after_ms: int, recorded_again: bool
+    store: Store, monkeypatch: pytest.MonkeyPatch, second_use_after_ms: int, recorded_again: bool
 ) -> None:
     alice = store.create_user("alice")
     token, plain = store.create_token(alice.id, "session")
     assert token.last_used_at is None
     clock = [rules.to_ms(T0)]
-    monkeypatch.setattr(sqlite_module, "now_ms", lambda: clock[0])
+    monkeypatch.setattr(sys.modules[type(store).__module__], "now_ms", lambda: clock[0])
     first = store.resolve_token(alice.id, plain)
     assert first is not None and first.last_used_at == T0
     clock[0] += second_use_after_ms
@@ -401,7 +415,7 @@ def test_last_used_at_is_written_at_most_once_per_resolution(
 # -- rooms ----------------------------------------------------------------------------------------
 
 
-def test_a_created_room_subscribes_its_creator_and_members(store: SQLiteStore) -> None:
+def test_a_created_room_subscribes_its_creator_and_members(store: Store) -> None:
     alice, bob, carol = (store.create_user(n) for n in ("alice", "bob", "carol"))
     room = store.create_room(
         "p", "secret", fname="Secret Plans", creator_id=alice.id, members=[bob.id, alice.id]
@@ -435,7 +449,7 @@ def test_a_created_room_subscribes_its_creator_and_members(store: SQLiteStore) -
     ],
 )
 def test_room_names_are_unique_and_unconfusable_across_all_rooms(
-    store: SQLiteStore, first: tuple[str, str], second: tuple[str, str], conflict: bool | str
+    store: Store, first: tuple[str, str], second: tuple[str, str], conflict: bool | str
 ) -> None:
     store.create_room(first[0], first[1])  # type: ignore[arg-type]
     if conflict:
@@ -463,16 +477,16 @@ def test_room_names_are_unique_and_unconfusable_across_all_rooms(
         pytest.param("ops\u00a0team", id="no-break-space"),
     ],
 )
-def test_room_names_with_invisible_or_reordering_characters_are_refused(store: SQLiteStore, name: str) -> None:
+def test_room_names_with_invisible_or_reordering_characters_are_refused(store: Store, name: str) -> None:
     with pytest.raises(InvalidValue, match="invisible or text-reordering"):
         store.create_room("c", name)
 
 
-def test_room_names_are_stored_in_nfkc_form(store: SQLiteStore) -> None:
+def test_room_names_are_stored_in_nfkc_form(store: Store) -> None:
     assert store.create_room("c", "ｄｅｐｌｏｙ ﬁxes").name == "deploy fixes"
 
 
-def test_a_name_resolves_only_among_the_callers_rooms_and_a_dm_first(store: SQLiteStore) -> None:
+def test_a_name_resolves_only_among_the_callers_rooms_and_a_dm_first(store: Store) -> None:
     alice, bob, grace = (store.create_user(n) for n in ("alice", "bob", "grace"))
     dm = store.create_room("d", "alice__grace", members=[alice.id, grace.id])
     # A channel of the same name from before the rule (written as an older ai-search would have).
@@ -497,12 +511,12 @@ def test_a_name_resolves_only_among_the_callers_rooms_and_a_dm_first(store: SQLi
         pytest.param("c", "x" * (rules.MAX_ROOM_NAME_LENGTH + 1), id="too-long"),
     ],
 )
-def test_malformed_rooms_are_refused(store: SQLiteStore, room_type: str, name: str) -> None:
+def test_malformed_rooms_are_refused(store: Store, room_type: str, name: str) -> None:
     with pytest.raises(InvalidValue):
         store.create_room(room_type, name)  # type: ignore[arg-type]
 
 
-def test_a_room_with_unknown_members_is_not_created(store: SQLiteStore) -> None:
+def test_a_room_with_unknown_members_is_not_created(store: Store) -> None:
     with pytest.raises(RecordNotFound, match="nobody"):
         store.create_room("c", "ops", members=["nobody"])
     assert store.get_room_by_name("ops") is None
@@ -519,7 +533,7 @@ def test_a_room_with_unknown_members_is_not_created(store: SQLiteStore) -> None:
         pytest.param("op", None, id="no-prefix-match"),
     ],
 )
-def test_get_room_by_name(store: SQLiteStore, lookup: str, expected: str | None) -> None:
+def test_get_room_by_name(store: Store, lookup: str, expected: str | None) -> None:
     rooms = {
         "direct": store.create_room("d", "alice__bob"),
         "ops": store.create_room("c", "ops", fname="Operations Team"),
@@ -542,14 +556,14 @@ def test_get_room_by_name(store: SQLiteStore, lookup: str, expected: str | None)
         pytest.param("", ["100% done", "a_b", "axb", "back\\slash", "Launch"], id="empty-lists-all"),
     ],
 )
-def test_find_rooms_matches_text_literally(store: SQLiteStore, text: str, expected: list[str]) -> None:
+def test_find_rooms_matches_text_literally(store: Store, text: str, expected: list[str]) -> None:
     store.create_room("c", "100% done", fname="Team 100%")
     for name in ("a_b", "axb", "back\\slash", "Launch"):
         store.create_room("c", name)
     assert [room.name for room in store.find_rooms(text, limit=10)] == expected
 
 
-def test_find_rooms_respects_room_ids_types_and_limit(store: SQLiteStore) -> None:
+def test_find_rooms_respects_room_ids_types_and_limit(store: Store) -> None:
     ops = store.create_room("c", "ops")
     ops_private = store.create_room("p", "ops-private")
     store.create_room("d", "ops__direct")
@@ -564,7 +578,7 @@ def test_find_rooms_respects_room_ids_types_and_limit(store: SQLiteStore) -> Non
 # -- subscriptions and bans -----------------------------------------------------------------------
 
 
-def test_banned_rooms_are_not_readable(store: SQLiteStore) -> None:
+def test_banned_rooms_are_not_readable(store: Store) -> None:
     alice = store.create_user("alice")
     general, secret = store.create_room("c", "general"), store.create_room("p", "secret")
     store.subscribe(alice.id, general.id)
@@ -582,7 +596,7 @@ def test_banned_rooms_are_not_readable(store: SQLiteStore) -> None:
     assert store.readable_room_ids(alice.id) == {general.id, secret.id}
 
 
-def test_a_ban_survives_leaving_and_rejoining(store: SQLiteStore) -> None:
+def test_a_ban_survives_leaving_and_rejoining(store: Store) -> None:
     alice, room = store.create_user("alice"), store.create_room("c", "ops")
     store.set_banned(alice.id, room.id, True)  # banned before ever joining
     store.unsubscribe(alice.id, room.id)
@@ -590,7 +604,7 @@ def test_a_ban_survives_leaving_and_rejoining(store: SQLiteStore) -> None:
     assert store.readable_room_ids(alice.id) == frozenset()
 
 
-def test_subscribe_is_idempotent_and_unsubscribe_removes(store: SQLiteStore) -> None:
+def test_subscribe_is_idempotent_and_unsubscribe_removes(store: Store) -> None:
     alice, room = store.create_user("alice"), store.create_room("c", "ops")
     first = store.subscribe(alice.id, room.id)
     assert store.subscribe(alice.id, room.id) == first
@@ -607,12 +621,18 @@ def test_subscribe_is_idempotent_and_unsubscribe_removes(store: SQLiteStore) -> 
 
 
 @pytest.fixture
-def room_and_author(store: SQLiteStore) -> tuple[str, str]:
+def room_and_author(store: Store) -> tuple[str, str]:
     alice = store.create_user("alice", name="Alice")
     return store.create_room("c", "ops", creator_id=alice.id).id, alice.id
 
 
-def test_post_get_edit_delete(store: SQLiteStore, room_and_author: tuple[str, str]) -> None:
+@pytest.fixture
+def sqlite_room_and_author(sqlite_store: SQLiteStore) -> tuple[str, str]:
+    alice = sqlite_store.create_user("alice", name="Alice")
+    return sqlite_store.create_room("c", "ops", creator_id=alice.id).id, alice.id
+
+
+def test_post_get_edit_delete(store: Store, room_and_author: tuple[str, str]) -> None:
     room_id, user_id = room_and_author
     ts = datetime(2026, 11, 1, 10, 0, 0, 123456, tzinfo=timezone(timedelta(hours=2)))
     posted = store.post_message(room_id, user_id, "deploy failed", ts=ts)
@@ -647,7 +667,7 @@ def test_post_get_edit_delete(store: SQLiteStore, room_and_author: tuple[str, st
     ],
 )
 def test_refused_posts(
-    store: SQLiteStore, room_and_author: tuple[str, str], kwargs: dict[str, object], error: type[Exception]
+    store: Store, room_and_author: tuple[str, str], kwargs: dict[str, object], error: type[Exception]
 ) -> None:
     room_id, user_id = room_and_author
     store.post_message(room_id, user_id, "first", message_id="taken")
@@ -658,14 +678,14 @@ def test_refused_posts(
 
 
 def test_a_text_of_exactly_the_limit_is_accepted(
-    store: SQLiteStore, room_and_author: tuple[str, str]
+    store: Store, room_and_author: tuple[str, str]
 ) -> None:
     text = "x" * MAX_MESSAGE_TEXT_LENGTH
     assert store.post_message(*room_and_author, text).text == text
 
 
 def test_room_messages_are_newest_first_before_a_time(
-    store: SQLiteStore, room_and_author: tuple[str, str]
+    store: Store, room_and_author: tuple[str, str]
 ) -> None:
     room_id, user_id = room_and_author
     posted = [store.post_message(room_id, user_id, f"m{n}", ts=T0 + timedelta(minutes=n)) for n in range(5)]
@@ -675,7 +695,7 @@ def test_room_messages_are_newest_first_before_a_time(
 
 
 def test_iter_messages_yields_everything_oldest_first_in_batches(
-    store: SQLiteStore, room_and_author: tuple[str, str]
+    store: Store, room_and_author: tuple[str, str]
 ) -> None:
     room_id, user_id = room_and_author
     for n in (3, 1, 4, 0, 2):  # posted out of order, same-ts ties broken by id
@@ -691,9 +711,10 @@ def test_iter_messages_yields_everything_oldest_first_in_batches(
 
 
 def test_listeners_see_committed_writes_in_order(
-    store: SQLiteStore, data_dir: Path, room_and_author: tuple[str, str]
+    sqlite_store: Store, data_dir: Path, sqlite_room_and_author: tuple[str, str]
 ) -> None:
-    room_id, user_id = room_and_author
+    store = sqlite_store
+    room_id, user_id = sqlite_room_and_author
     seen: list[tuple[str, str, bool]] = []
 
     def listener(events: Sequence[MessageEvent]) -> None:
@@ -712,7 +733,7 @@ def test_listeners_see_committed_writes_in_order(
 
 
 def test_a_failing_listener_neither_undoes_the_write_nor_silences_the_others(
-    store: SQLiteStore, room_and_author: tuple[str, str], caplog: pytest.LogCaptureFixture
+    store: Store, room_and_author: tuple[str, str], caplog: pytest.LogCaptureFixture
 ) -> None:
     received: list[int] = []
 
@@ -728,7 +749,7 @@ def test_a_failing_listener_neither_undoes_the_write_nor_silences_the_others(
 
 
 def test_concurrent_writers_from_threads_lose_nothing(
-    store: SQLiteStore, room_and_author: tuple[str, str]
+    store: Store, room_and_author: tuple[str, str]
 ) -> None:
     room_id, user_id = room_and_author
     events: list[str] = []
@@ -751,7 +772,7 @@ def test_concurrent_writers_from_threads_lose_nothing(
 
 
 def test_a_listener_may_write_to_the_store_while_other_threads_write(
-    store: SQLiteStore, room_and_author: tuple[str, str]
+    store: Store, room_and_author: tuple[str, str]
 ) -> None:
     room_id, user_id = room_and_author
     heard: list[str] = []
@@ -784,7 +805,7 @@ def test_a_listener_may_write_to_the_store_while_other_threads_write(
 
 
 def test_every_write_of_a_message_is_logged_in_commit_order(
-    store: SQLiteStore, room_and_author: tuple[str, str]
+    store: Store, room_and_author: tuple[str, str]
 ) -> None:
     room, author = room_and_author
     assert store.latest_message_change() == 0
@@ -804,7 +825,7 @@ def test_every_write_of_a_message_is_logged_in_commit_order(
     assert store.message_changes_since(changes.last, limit=100) == MessageChanges((), 5, True)
 
 
-def test_change_log_pages_by_limit(store: SQLiteStore, room_and_author: tuple[str, str]) -> None:
+def test_change_log_pages_by_limit(store: Store, room_and_author: tuple[str, str]) -> None:
     room, author = room_and_author
     posted = [store.post_message(room, author, f"message {n}").id for n in range(5)]
     page = store.message_changes_since(0, limit=2)
@@ -813,8 +834,9 @@ def test_change_log_pages_by_limit(store: SQLiteStore, room_and_author: tuple[st
     assert rest.message_ids == tuple(posted[2:]) and rest.last == 5
 
 
-def test_a_deleted_room_logs_its_messages(store: SQLiteStore, room_and_author: tuple[str, str], data_dir: Path) -> None:
-    room, author = room_and_author
+def test_a_deleted_room_logs_its_messages(sqlite_store: Store, sqlite_room_and_author: tuple[str, str], data_dir: Path) -> None:
+    store = sqlite_store
+    room, author = sqlite_room_and_author
     posted = store.post_message(room, author, "gone with the room")
     before = store.latest_message_change()
     with raw(data_dir) as conn:  # a cascade (no store method deletes rooms yet)
@@ -824,9 +846,10 @@ def test_a_deleted_room_logs_its_messages(store: SQLiteStore, room_and_author: t
 
 
 def test_a_reader_behind_pruned_changes_is_told_so(
-    store: SQLiteStore, room_and_author: tuple[str, str], data_dir: Path
+    sqlite_store: Store, sqlite_room_and_author: tuple[str, str], data_dir: Path
 ) -> None:
-    room, author = room_and_author
+    store = sqlite_store
+    room, author = sqlite_room_and_author
     for n in range(4):
         store.post_message(room, author, f"message {n}")
     with raw(data_dir) as conn:
@@ -851,7 +874,8 @@ def test_the_change_log_prunes_itself_keeping_the_newest() -> None:
 # -- the file -------------------------------------------------------------------------------------
 
 
-def test_the_file_is_in_wal_mode_with_the_pragmas_set(store: SQLiteStore, data_dir: Path) -> None:
+def test_the_file_is_in_wal_mode_with_the_pragmas_set(sqlite_store: Store, data_dir: Path) -> None:
+    store = sqlite_store
     with raw(data_dir) as conn:
         assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
         assert conn.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
@@ -896,21 +920,22 @@ def test_a_file_from_a_newer_version_is_refused(data_dir: Path) -> None:
 
 
 def test_a_full_database_fails_clearly_and_recovers(
-    store: SQLiteStore, room_and_author: tuple[str, str]
+    sqlite_store: Store, sqlite_room_and_author: tuple[str, str]
 ) -> None:
+    store = sqlite_store
     conn = store._connection()
     (pages,) = conn.execute("PRAGMA page_count").fetchone()
     conn.execute(f"PRAGMA max_page_count = {pages}")
 
     def fill() -> None:
         for n in range(200):
-            store.post_message(*room_and_author, f"{n} " + "x" * 4000)
+            store.post_message(*sqlite_room_and_author, f"{n} " + "x" * 4000)
 
     with pytest.raises(StorageFailure, match="full"):
         fill()
     count = store.count_messages()
     conn.execute("PRAGMA max_page_count = 1073741823")
-    store.post_message(*room_and_author, "space again")
+    store.post_message(*sqlite_room_and_author, "space again")
     assert store.count_messages() == count + 1
     assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
 
@@ -937,7 +962,7 @@ def test_a_closed_store_refuses_work(data_dir: Path) -> None:
 
 
 @pytest.fixture
-def thread_room(store: SQLiteStore) -> tuple[str, str, str]:
+def thread_room(store: Store) -> tuple[str, str, str]:
     alice = store.create_user("alice", name="Alice")
     bob = store.create_user("bob", name="Bob")
     room = store.create_room("c", "ops", creator_id=alice.id, members=[bob.id])
@@ -945,7 +970,7 @@ def thread_room(store: SQLiteStore) -> tuple[str, str, str]:
 
 
 def test_replies_join_the_thread_of_their_first_message(
-    store: SQLiteStore, thread_room: tuple[str, str, str]
+    store: Store, thread_room: tuple[str, str, str]
 ) -> None:
     room, alice, bob = thread_room
     parent = store.post_message(room, alice, "deploy of 2.14 failed", ts=T0)
@@ -972,7 +997,7 @@ def test_replies_join_the_thread_of_their_first_message(
     ],
 )
 def test_a_reply_needs_a_first_message_in_its_own_room(
-    store: SQLiteStore, thread_room: tuple[str, str, str], where: str
+    store: Store, thread_room: tuple[str, str, str], where: str
 ) -> None:
     room, alice, _ = thread_room
     other = store.create_room("p", "secret", creator_id=alice)
@@ -982,7 +1007,7 @@ def test_a_reply_needs_a_first_message_in_its_own_room(
         store.post_message(room, alice, "reply", tmid=tmid)
 
 
-def test_room_threads_are_listed_latest_reply_first(store: SQLiteStore, thread_room: tuple[str, str, str]) -> None:
+def test_room_threads_are_listed_latest_reply_first(store: Store, thread_room: tuple[str, str, str]) -> None:
     room, alice, bob = thread_room
     old = store.post_message(room, alice, "old thread", ts=T0)
     new = store.post_message(room, alice, "new thread", ts=T0 + timedelta(hours=1))
@@ -994,7 +1019,7 @@ def test_room_threads_are_listed_latest_reply_first(store: SQLiteStore, thread_r
 
 
 def test_attachments_are_kept_and_searchable_with_the_text(
-    store: SQLiteStore, thread_room: tuple[str, str, str]
+    store: Store, thread_room: tuple[str, str, str]
 ) -> None:
     room, alice, _ = thread_room
     files = (
@@ -1023,7 +1048,7 @@ def test_attachments_are_kept_and_searchable_with_the_text(
     ],
 )
 def test_malformed_attachments_are_refused(
-    store: SQLiteStore, thread_room: tuple[str, str, str], attachments: tuple[Attachment, ...], fragment: str
+    store: Store, thread_room: tuple[str, str, str], attachments: tuple[Attachment, ...], fragment: str
 ) -> None:
     room, alice, _ = thread_room
     with pytest.raises(InvalidValue, match=fragment):
@@ -1031,7 +1056,7 @@ def test_malformed_attachments_are_refused(
     assert store.count_messages() == 0
 
 
-def test_reactions_toggle_per_person_and_emoji(store: SQLiteStore, thread_room: tuple[str, str, str]) -> None:
+def test_reactions_toggle_per_person_and_emoji(store: Store, thread_room: tuple[str, str, str]) -> None:
     room, alice, bob = thread_room
     posted = store.post_message(room, alice, "shipped")
     store.set_reaction(posted.id, bob, ":tada:", True)
@@ -1046,7 +1071,7 @@ def test_reactions_toggle_per_person_and_emoji(store: SQLiteStore, thread_room: 
 
 
 def test_mentions_name_people_who_exist_and_follow_edits(
-    store: SQLiteStore, thread_room: tuple[str, str, str]
+    store: Store, thread_room: tuple[str, str, str]
 ) -> None:
     room, alice, _ = thread_room
     posted = store.post_message(room, alice, "@bob can you look? cc @nobody, mail ops@example.com")
@@ -1055,7 +1080,7 @@ def test_mentions_name_people_who_exist_and_follow_edits(
     assert edited.mentions == ("alice",)
 
 
-def test_pins_are_listed_latest_first_and_unpinned(store: SQLiteStore, thread_room: tuple[str, str, str]) -> None:
+def test_pins_are_listed_latest_first_and_unpinned(store: Store, thread_room: tuple[str, str, str]) -> None:
     room, alice, bob = thread_room
     first = store.post_message(room, alice, "runbook link")
     second = store.post_message(room, alice, "on-call rota")
@@ -1068,7 +1093,7 @@ def test_pins_are_listed_latest_first_and_unpinned(store: SQLiteStore, thread_ro
     assert [m.id for m in store.pinned_messages(room, limit=10)[0]] == [second.id]
 
 
-def test_history_between_two_times_newest_first(store: SQLiteStore, thread_room: tuple[str, str, str]) -> None:
+def test_history_between_two_times_newest_first(store: Store, thread_room: tuple[str, str, str]) -> None:
     room, alice, _ = thread_room
     posted = [store.post_message(room, alice, f"m{n}", ts=T0 + timedelta(minutes=n)) for n in range(5)]
     between = store.room_messages(room, after=posted[1].ts, before=posted[4].ts, limit=10)
@@ -1080,7 +1105,7 @@ def test_history_between_two_times_newest_first(store: SQLiteStore, thread_room:
 
 
 def test_find_room_messages_matches_literally_newest_first(
-    store: SQLiteStore, thread_room: tuple[str, str, str]
+    store: Store, thread_room: tuple[str, str, str]
 ) -> None:
     room, alice, _ = thread_room
     store.post_message(room, alice, "Deploy 100% done", ts=T0)
@@ -1091,7 +1116,7 @@ def test_find_room_messages_matches_literally_newest_first(
     assert store.find_room_messages(room, "_", limit=10) == []
 
 
-def test_imported_threads_files_reactions_edits_and_pins(store: SQLiteStore) -> None:
+def test_imported_threads_files_reactions_edits_and_pins(store: Store) -> None:
     row = ImportRow("ops", "c", "alice", T0, "deploy failed @bob", "p1", members=("bob",))
     reply = ImportRow(
         "ops",
@@ -1118,7 +1143,7 @@ def test_imported_threads_files_reactions_edits_and_pins(store: SQLiteStore) -> 
     assert store.import_messages([row, reply]).unchanged == 2  # idempotent
 
 
-def test_what_a_message_follows_in_its_conversation(store: SQLiteStore, thread_room: tuple[str, str, str]) -> None:
+def test_what_a_message_follows_in_its_conversation(store: Store, thread_room: tuple[str, str, str]) -> None:
     room, alice, bob = thread_room
     old = store.post_message(room, alice, "long ago", ts=T0)
     near = [store.post_message(room, alice, f"room {n}", ts=T0 + timedelta(hours=2, minutes=n)) for n in range(3)]
