@@ -107,7 +107,13 @@ def _as_owner(command: list[str], owner: pwd.struct_passwd | None) -> list[str]:
 @contextmanager
 def running_cluster(pg_bin: Path) -> Iterator[PostgresCluster]:
     """Makes, starts and finally stops and deletes a cluster in a new temp dir."""
-    owner = pwd.getpwnam("postgres") if os.geteuid() == 0 else None
+    try:
+        owner = pwd.getpwnam("postgres") if os.geteuid() == 0 else None
+    except KeyError:
+        raise RuntimeError(
+            "PostgreSQL refuses to run as root and there is no 'postgres' user to run it as"
+            " (Debian's postgresql package makes one: scripts/setup --test)"
+        ) from None
     # Not pytest's tmp dir: under root its parents are closed to the postgres user.
     root = Path(tempfile.mkdtemp(prefix="ai-search-pg-"))
     data, socket_dir = root / "data", root / "run"

@@ -16,8 +16,14 @@ import pytest
 from ai_search_server.cli import main as cli_main
 from ai_search_server.settings import SettingsError, load_settings
 from ai_search_server.store import StorageFailure, open_store
+from ai_search_server.store.pg_schema import (
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    answers_sql,
+    message_change_log_sql,
+    migrate,
+)
 from ai_search_server.store.postgres import PostgresStore
-from ai_search_server.store.pg_schema import MIGRATIONS, SCHEMA_VERSION, answers_sql, message_change_log_sql, migrate
 from ai_search_server.store.records import AnswerSourceRecord, MessageEvent, StoredAnswer
 from ai_search_server.store.schema import SCHEMA_VERSION as SQLITE_SCHEMA_VERSION
 from tests._postgres import PostgresCluster, find_pg_bin
@@ -83,7 +89,7 @@ def test_proxies_starting_at_once_migrate_one_at_a_time(empty_url: str) -> None:
     def start() -> None:
         try:
             PostgresStore(empty_url, pool_size=1).close()
-        except BaseException as error:  # noqa: BLE001 - reported below
+        except BaseException as error:
             errors.append(error)
 
     threads = [threading.Thread(target=start) for _ in range(4)]

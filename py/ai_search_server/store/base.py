@@ -1,6 +1,6 @@
 """The one store interface every part of the server talks to.
 
-SQLite (WAL) is the embedded default (``sqlite.py``); a PostgreSQL implementation can follow for
+SQLite (WAL) is the embedded default (``sqlite.py``); PostgreSQL (``postgres.py``) serves
 deployments with several proxy processes. Dialect-specific parts (pragmas, FTS5) stay inside an
 implementation; nothing above this interface writes SQL.
 
