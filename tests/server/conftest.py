@@ -10,7 +10,7 @@ The workspace has three people with different rooms, so scoping is visible in ev
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -102,6 +102,13 @@ def store(data_dir: Path, database_url: str) -> Iterator[Store]:
     s = open_store(data_dir, database_url=database_url)
     yield s
     s.close()
+
+
+@pytest.fixture
+def open_workspace(database_url: str) -> Callable[[Path], Store]:
+    """Opens this test's workspace for a data dir: SQLite there, or the test's PostgreSQL database
+    under ``--store=postgres`` (every call the same database, as every process of one deployment)."""
+    return lambda data_dir: open_store(data_dir, database_url=database_url)
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 from ai_search_server import importer
 from ai_search_server.importer import ImportReport, derive_message_id, import_jsonl, import_rows
-from ai_search_server.store import MessageEvent, SQLiteStore, open_store
+from ai_search_server.store import MessageEvent
+from ai_search_server.store.base import Store
 from ai_search_server.store.rules import MAX_MESSAGE_TEXT_LENGTH, to_ms
 
 from ._exports import content_hash
@@ -26,9 +27,10 @@ def data_dir(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def store(data_dir: Path) -> Iterator[SQLiteStore]:
-    with open_store(data_dir) as opened:
-        yield opened
+def store(open_workspace: Callable[[Path], Store], data_dir: Path) -> Iterator[Store]:
+    opened = open_workspace(data_dir)
+    yield opened
+    opened.close()
 
 
 def line(**fields: Any) -> dict[str, Any]:
@@ -59,7 +61,7 @@ HISTORY = [
 ]
 
 
-def test_a_history_imports_with_the_right_counts_and_contents(store: SQLiteStore, tmp_path: Path) -> None:
+def test_a_history_imports_with_the_right_counts_and_contents(store: Store, tmp_path: Path) -> None:
     report = import_jsonl(store, write_jsonl(tmp_path / "h.jsonl", HISTORY), progress=False)
     assert (report.lines_read, report.imported, report.unchanged, report.skipped) == (5, 5, 0, [])
     assert (report.users_created, report.rooms_created) == (3, 3)
@@ -78,7 +80,7 @@ def test_a_history_imports_with_the_right_counts_and_contents(store: SQLiteStore
     assert by_text["deploy failed"].id == derive_message_id("c", "ops", "alice", deploy_ms, "deploy failed")
 
 
-def test_authors_and_members_are_subscribed(store: SQLiteStore, tmp_path: Path) -> None:
+def test_authors_and_members_are_subscribed(store: Store, tmp_path: Path) -> None:
     import_jsonl(store, write_jsonl(tmp_path / "h.jsonl", HISTORY), progress=False)
     ids = {n: store.get_user_by_username(n).id for n in ("alice", "bob", "carol")}  # type: ignore[union-attr]
     rooms = {n: store.get_room_by_name(n).id for n in ("ops", "secret", "alice__bob")}  # type: ignore[union-attr]
@@ -88,7 +90,7 @@ def test_authors_and_members_are_subscribed(store: SQLiteStore, tmp_path: Path) 
 
 
 def test_unknown_users_are_created_without_password_and_existing_ones_reused(
-    store: SQLiteStore, tmp_path: Path
+    store: Store, tmp_path: Path
 ) -> None:
     bob = store.create_user("bob", name="Bob Lindqvist", password="pw-bob", roles=("admin",))
     lines = [line(user="bob", name="Someone Else"), line(user="dave", name=" Dave B ", text="hi")]
@@ -101,7 +103,7 @@ def test_unknown_users_are_created_without_password_and_existing_ones_reused(
 
 
 def test_reimporting_the_same_file_changes_nothing(
-    store: SQLiteStore, data_dir: Path, tmp_path: Path
+    store: Store, data_dir: Path, tmp_path: Path
 ) -> None:
     path = write_jsonl(tmp_path / "h.jsonl", [*HISTORY, "not json"])
     first = import_jsonl(store, path, progress=False)
@@ -113,7 +115,7 @@ def test_reimporting_the_same_file_changes_nothing(
     assert store.count_messages() == 5
 
 
-def test_reimporting_does_not_undo_what_admins_did_since(store: SQLiteStore, tmp_path: Path) -> None:
+def test_reimporting_does_not_undo_what_admins_did_since(store: Store, tmp_path: Path) -> None:
     path = write_jsonl(tmp_path / "h.jsonl", HISTORY)
     import_jsonl(store, path, progress=False)
     carol, ops = store.get_user_by_username("carol"), store.get_room_by_name("ops")
@@ -139,7 +141,7 @@ def test_reimporting_does_not_undo_what_admins_did_since(store: SQLiteStore, tmp
     ],
 )
 def test_the_same_message_spelled_differently_gets_the_same_id(
-    store: SQLiteStore, a: dict[str, Any], b: dict[str, Any]
+    store: Store, a: dict[str, Any], b: dict[str, Any]
 ) -> None:
     report = import_rows(store, [a, b])
     assert (report.imported, report.unchanged) == (1, 1)
@@ -156,7 +158,7 @@ def test_the_same_message_spelled_differently_gets_the_same_id(
         pytest.param(line(text="deploy "), id="text-whitespace"),
     ],
 )
-def test_any_real_difference_gives_another_message(store: SQLiteStore, changed: dict[str, Any]) -> None:
+def test_any_real_difference_gives_another_message(store: Store, changed: dict[str, Any]) -> None:
     report = import_rows(store, [line(), changed])
     assert (report.imported, report.unchanged) == (2, 0)
 
@@ -214,7 +216,7 @@ TOO_LONG = "x" * (MAX_MESSAGE_TEXT_LENGTH + 1)
     ],
 )
 def test_a_bad_line_is_reported_by_number_and_its_neighbours_kept(
-    store: SQLiteStore, tmp_path: Path, bad: dict[str, Any] | str | bytes, reason: str
+    store: Store, tmp_path: Path, bad: dict[str, Any] | str | bytes, reason: str
 ) -> None:
     lines = [line(text="before"), bad, line(text="after")]
     report = import_jsonl(store, write_jsonl(tmp_path / "h.jsonl", lines), progress=False)
@@ -226,7 +228,7 @@ def test_a_bad_line_is_reported_by_number_and_its_neighbours_kept(
 
 
 def test_an_over_long_line_is_skipped_without_losing_the_next(
-    store: SQLiteStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(importer, "MAX_IMPORT_LINE_BYTES", 200)
     lines = [line(text="short"), line(text="y" * 500), line(text="z" * 50), line(text="last")]
@@ -235,7 +237,7 @@ def test_an_over_long_line_is_skipped_without_losing_the_next(
     assert (report.lines_read, report.imported) == (4, 3)
 
 
-def test_a_byte_order_mark_and_a_missing_final_newline_are_fine(store: SQLiteStore, tmp_path: Path) -> None:
+def test_a_byte_order_mark_and_a_missing_final_newline_are_fine(store: Store, tmp_path: Path) -> None:
     path = tmp_path / "h.jsonl"
     path.write_bytes(
         b"\xef\xbb\xbf" + json.dumps(line()).encode() + b"\n" + json.dumps(line(text="end")).encode()
@@ -244,7 +246,7 @@ def test_a_byte_order_mark_and_a_missing_final_newline_are_fine(store: SQLiteSto
     assert (report.lines_read, report.imported, report.skipped) == (2, 2, [])
 
 
-def test_a_channel_and_a_direct_room_never_share_a_name(store: SQLiteStore) -> None:
+def test_a_channel_and_a_direct_room_never_share_a_name(store: Store) -> None:
     report = import_rows(
         store,
         [
@@ -258,7 +260,7 @@ def test_a_channel_and_a_direct_room_never_share_a_name(store: SQLiteStore) -> N
     assert "already exists" in report.skipped[0][1] and "looks like" in report.skipped[1][1]
 
 
-def test_listeners_hear_imported_messages_in_batches(store: SQLiteStore) -> None:
+def test_listeners_hear_imported_messages_in_batches(store: Store) -> None:
     calls: list[list[str]] = []
 
     def listener(events: Sequence[MessageEvent]) -> None:
@@ -272,7 +274,7 @@ def test_listeners_hear_imported_messages_in_batches(store: SQLiteStore) -> None
     assert len(calls) == 3  # nothing new, nothing heard
 
 
-def test_rows_are_numbered_like_lines_across_batches(store: SQLiteStore) -> None:
+def test_rows_are_numbered_like_lines_across_batches(store: Store) -> None:
     rows = [line(text=f"m{n}") for n in range(5)]
     rows[3] = line(room_type="z")
     report = import_rows(store, rows, batch_size=2)
@@ -292,7 +294,7 @@ def test_the_summary_names_counts_and_bad_lines() -> None:
 
 
 def test_the_progress_bar_goes_to_stderr(
-    store: SQLiteStore, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    store: Store, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     report = import_jsonl(store, write_jsonl(tmp_path / "history.jsonl", HISTORY), progress=True)
     captured = capsys.readouterr()
@@ -327,14 +329,14 @@ _fields = st.fixed_dictionaries(
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(records=st.lists(_fields | _json_values, max_size=6))
-def test_any_records_are_imported_or_reported_never_crash(store: SQLiteStore, records: list[Any]) -> None:
+def test_any_records_are_imported_or_reported_never_crash(store: Store, records: list[Any]) -> None:
     report = import_rows(store, records, batch_size=4)
     assert report.lines_read == len(records)
     assert report.imported + report.unchanged + report.skipped_count == len(records)
     assert all(reason for _, reason in report.skipped)
 
 
-def test_threads_files_reactions_edits_and_pins_import_from_jsonl(store: SQLiteStore, tmp_path: Path) -> None:
+def test_threads_files_reactions_edits_and_pins_import_from_jsonl(store: Store, tmp_path: Path) -> None:
     lines = [
         line(id="p1", text="deploy of 2.14 failed", members=["bob"]),
         line(

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,7 @@ from bench.halden.judgments import JUDGMENTS_PATH, KINDS, build_judgments, share
 from bench.halden.workspace import PEOPLE, ROOMS, apply_gap, rooms_of
 
 from ai_search_server.importer import import_rows
-from ai_search_server.store import SQLiteStore, open_store
+from ai_search_server.store.base import Store
 
 from ._judgments import Row, filter_breaches, judged_text_digest, row_time
 
@@ -205,12 +205,13 @@ def test_judged_messages_still_say_what_was_judged(rows: list[Row], judgments: d
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[SQLiteStore]:
-    with open_store(tmp_path / "data") as opened:
-        yield opened
+def store(tmp_path: Path, open_workspace: Callable[[Path], Store]) -> Iterator[Store]:
+    opened = open_workspace(tmp_path / "data")
+    yield opened
+    opened.close()
 
 
-def test_the_workspace_imports_and_memberships_follow_the_rooms(store: SQLiteStore, rows: list[Row]) -> None:
+def test_the_workspace_imports_and_memberships_follow_the_rooms(store: Store, rows: list[Row]) -> None:
     # People first, as the relevance bench does: a `members` list creates users it has not met yet
     # without their display name.
     for person in PEOPLE:

@@ -4,7 +4,7 @@ the brief cache, refusals (wrong, two-factor, not mirrored, deactivated), and no
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -17,7 +17,7 @@ from ai_search_server.outbound import GuardedClient, OutboundPolicy
 from ai_search_server.ratelimit import RateLimiter
 from ai_search_server.rocketchat_sign_in import REFUSED_CACHE_SECONDS, RocketChatSignIn, SignInRefused
 from ai_search_server.settings import SettingsError, load_settings
-from ai_search_server.store import SQLiteStore, open_store
+from ai_search_server.store.base import Store
 
 from ._fake_rocketchat import FakeRocketChat
 from ._oauth_flow import OAuthClient, pkce
@@ -36,10 +36,11 @@ def server() -> Iterator[FakeRocketChat]:
 
 
 @pytest.fixture
-def store(tmp_path: Path, server: FakeRocketChat) -> Iterator[SQLiteStore]:
-    with open_store(tmp_path / "data") as opened:
-        sync(opened, server)
-        yield opened
+def store(tmp_path: Path, server: FakeRocketChat, open_workspace: Callable[[Path], Store]) -> Iterator[Store]:
+    opened = open_workspace(tmp_path / "data")
+    sync(opened, server)
+    yield opened
+    opened.close()
 
 
 class Clock:
@@ -50,7 +51,7 @@ class Clock:
         return self.now
 
 
-def run(store: SQLiteStore, server: FakeRocketChat, action, clock: Clock | None = None):  # type: ignore[no-untyped-def]
+def run(store: Store, server: FakeRocketChat, action, clock: Clock | None = None):  # type: ignore[no-untyped-def]
     async def go():  # type: ignore[no-untyped-def]
         async with GuardedClient(OutboundPolicy(allow_hosts=("127.0.0.1",))) as client:
             sign_in = RocketChatSignIn(server.url, store, client, clock=clock or Clock())
@@ -60,7 +61,7 @@ def run(store: SQLiteStore, server: FakeRocketChat, action, clock: Clock | None 
 
 
 def test_a_rocket_chat_password_signs_in_as_the_mirrored_person(
-    store: SQLiteStore, server: FakeRocketChat
+    store: Store, server: FakeRocketChat
 ) -> None:
     user = run(store, server, lambda s: s.password("alice", "pw-alice-123"))
     assert user.username == "alice" and user.id != ALICE  # our user, linked by the sync
@@ -78,7 +79,7 @@ def test_a_rocket_chat_password_signs_in_as_the_mirrored_person(
     ],
 )
 def test_refusals_say_why_for_the_log(
-    store: SQLiteStore,
+    store: Store,
     server: FakeRocketChat,
     username: str,
     password: str,
@@ -94,7 +95,7 @@ def test_refusals_say_why_for_the_log(
 
 
 def test_a_personal_access_token_is_checked_then_believed_briefly(
-    store: SQLiteStore, server: FakeRocketChat
+    store: Store, server: FakeRocketChat
 ) -> None:
     clock = Clock()
 
@@ -112,7 +113,7 @@ def test_a_personal_access_token_is_checked_then_believed_briefly(
 
 
 def test_a_refused_token_is_refused_without_asking_again_for_a_while(
-    store: SQLiteStore, server: FakeRocketChat
+    store: Store, server: FakeRocketChat
 ) -> None:
     clock = Clock()
 
@@ -129,7 +130,7 @@ def test_a_refused_token_is_refused_without_asking_again_for_a_while(
 
 
 def test_a_person_deactivated_here_is_refused_even_with_a_good_token(
-    store: SQLiteStore, server: FakeRocketChat
+    store: Store, server: FakeRocketChat
 ) -> None:
     alice = store.get_user_by_username("alice")
     assert alice is not None
@@ -143,7 +144,7 @@ def test_a_person_deactivated_here_is_refused_even_with_a_good_token(
 
 @asynccontextmanager
 async def signed_in_app(
-    store: SQLiteStore, server: FakeRocketChat, **overrides: object
+    store: Store, server: FakeRocketChat, **overrides: object
 ) -> AsyncIterator[httpx.AsyncClient]:
     """The real app with Rocket.Chat sign-in on; its outbound client closed after (no lifespan here)."""
     settings = load_settings(
@@ -168,7 +169,7 @@ async def signed_in_app(
 
 @pytest.mark.anyio
 async def test_the_login_route_takes_a_rocket_chat_password(
-    store: SQLiteStore, server: FakeRocketChat
+    store: Store, server: FakeRocketChat
 ) -> None:
     async with signed_in_app(store, server) as client:
         answer = await client.post("/api/v1/login", json={"user": "alice", "password": "pw-alice-123"})
@@ -184,7 +185,7 @@ async def test_the_login_route_takes_a_rocket_chat_password(
 
 @pytest.mark.anyio
 async def test_a_rocket_chat_token_works_on_rest_and_mcp_and_is_scoped_by_the_sync(
-    store: SQLiteStore, server: FakeRocketChat
+    store: Store, server: FakeRocketChat
 ) -> None:
     headers = {"X-User-Id": ALICE, "X-Auth-Token": "alice-pat-123"}
     async with signed_in_app(store, server) as client:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -16,7 +16,7 @@ from ai_search_server.retrieval.index import INDEX_FILENAME, EmbeddedIndex
 from ai_search_server.retrieval.index_db import INDEX_SCHEMA_VERSION, KeywordScope
 from ai_search_server.retrieval.terms import query_terms
 from ai_search_server.retrieval.vectors import VectorScope
-from ai_search_server.store import ImportRow, open_store
+from ai_search_server.store import ImportRow
 from ai_search_server.store.base import Store
 
 from ._search_support import EMBED_WAIT_SECONDS, FailingEmbedder, HashingEmbedder, open_test_index
@@ -261,9 +261,9 @@ def _import(other: Store, ws: Workspace) -> tuple[str, str, bool]:
     ],
 )
 def test_writes_by_another_process_reach_both_indexes(
-    workspace: Workspace, index: EmbeddedIndex, data_dir: Path, write: Any
+    workspace: Workspace, index: EmbeddedIndex, data_dir: Path, open_workspace: Callable[[Path], Store], write: Any
 ) -> None:
-    other = open_store(data_dir)  # another process's store: its writes reach no listener here
+    other = open_workspace(data_dir)  # another process's store: its writes reach no listener here
     try:
         msg_id, word, present = write(other, workspace)
     finally:
@@ -279,9 +279,9 @@ def test_writes_by_another_process_reach_both_indexes(
 
 
 def test_the_follower_thread_applies_another_process_s_writes_by_itself(
-    workspace: Workspace, index: EmbeddedIndex, data_dir: Path
+    workspace: Workspace, index: EmbeddedIndex, data_dir: Path, open_workspace: Callable[[Path], Store]
 ) -> None:
-    other = open_store(data_dir)
+    other = open_workspace(data_dir)
     try:
         _import(other, workspace)
     finally:
@@ -294,7 +294,7 @@ def test_the_follower_thread_applies_another_process_s_writes_by_itself(
 
 
 def test_a_vector_stored_by_another_process_is_read_not_embedded_again(
-    workspace: Workspace, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+    workspace: Workspace, data_dir: Path, open_workspace: Callable[[Path], Store], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import ai_search_server.retrieval.index as index_module
 
@@ -305,7 +305,7 @@ def test_a_vector_stored_by_another_process_is_read_not_embedded_again(
     try:
         assert ours.wait_until_embedded(EMBED_WAIT_SECONDS)
         before = ours_embedder.texts_embedded
-        other = open_store(data_dir)
+        other = open_workspace(data_dir)
         theirs = open_test_index(other, data_dir, theirs_embedder)  # e.g. `ai-search import`'s index
         try:
             other.import_messages(
@@ -345,9 +345,9 @@ def test_a_restart_reads_only_what_changed_since_the_last_change_applied(
 
 
 def test_an_index_behind_a_pruned_change_log_rescans_the_store(
-    workspace: Workspace, index: EmbeddedIndex, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+    workspace: Workspace, index: EmbeddedIndex, data_dir: Path, open_workspace: Callable[[Path], Store], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    other = open_store(data_dir)
+    other = open_workspace(data_dir)
     try:
         msg_id, _, _ = _post(other, workspace)
     finally:

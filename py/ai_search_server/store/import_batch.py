@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Collection, Iterable, Sequence
+from contextlib import AbstractContextManager
 from typing import Protocol
 
 from . import rules
-from .records import ImportRow, Message, MessageEvent
+from .base import InvalidValue
+from .records import ImportResult, ImportRow, Message, MessageEvent
 from .rules import check_display_name, check_room_name, check_text, fold, from_ms, to_ms
 
-__all__ = ["ImportBatch", "ImportTables", "ImportedMessage", "check_import_row"]
+__all__ = ["ImportBatch", "ImportTables", "ImportedMessage", "check_import_row", "run_import"]
 
 _ROOM_TYPE_NAMES = {"c": "a public channel", "p": "a private group", "d": "a direct room"}
 
@@ -241,3 +243,43 @@ class ImportBatch:
         self.tables.write(
             list(self.subscriptions), self.messages, self.attachments, self.reactions, self.mentioning, self.now
         )
+
+
+# What a store opens for one batch: its write transaction, as the batch's tables and the list its
+# listeners' events go to (None when nobody listens).
+ImportTransaction = Callable[[], AbstractContextManager[tuple[ImportTables, list[MessageEvent] | None]]]
+
+
+def run_import(rows: Sequence[ImportRow], transaction: ImportTransaction) -> ImportResult:
+    """A store's ``import_messages``: rows checked, then the valid ones added in one transaction.
+
+    Missing users are created without a password (``user_name`` as their display name), missing
+    rooms are created with the row's author as creator, and the author and ``members`` are
+    subscribed (a ban is kept). A row whose message id already exists is counted as unchanged and
+    has no effect at all, so re-importing a file never undoes what admins did since. Rows the store
+    refuses (bad values, a room name taken by a room of another type) are reported by index.
+    """
+    rejected: list[tuple[int, str]] = []
+    valid: list[tuple[int, ImportRow, int]] = []
+    for index, row in enumerate(rows):
+        try:
+            valid.append((index, *check_import_row(row)))
+        except InvalidValue as error:
+            rejected.append((index, str(error)))
+    if not valid:
+        return ImportResult(0, 0, 0, 0, tuple(rejected))
+    with transaction() as (tables, events):
+        batch = ImportBatch(tables, [row for _, row, _ in valid], new_id=rules.new_id, events=events)
+        for index, row, ts_ms in valid:
+            reason = batch.add(row, ts_ms)
+            if reason:
+                rejected.append((index, reason))
+        batch.flush()
+    rejected.sort()
+    return ImportResult(
+        imported=batch.imported,
+        unchanged=batch.unchanged,
+        users_created=batch.users_created,
+        rooms_created=batch.rooms_created,
+        rejected=tuple(rejected),
+    )

@@ -32,7 +32,7 @@ from contextlib import contextmanager
 from datetime import datetime, timedelta
 from pathlib import Path
 from types import TracebackType
-from typing import Any, cast
+from typing import Any
 
 import psycopg
 from psycopg import errors as pg_errors
@@ -43,7 +43,7 @@ from ai_search import MAX_ROOM_SEARCH_PATTERN_LENGTH
 
 from . import passwords, pg_rows, pg_schema, rules
 from .base import AlreadyTaken, InvalidValue, MessageListener, RecordNotFound, StorageFailure
-from .import_batch import ImportBatch, check_import_row
+from .import_batch import run_import
 from .listeners import ListenerQueue
 from .pg_import import PgImportTables
 from .records import (
@@ -65,6 +65,20 @@ from .records import (
     TokenKind,
     User,
 )
+from .row_records import (
+    MAX_TOKEN_LENGTH,
+    ROOM_COLUMNS,
+    SUBSCRIPTION_COLUMNS,
+    TOKEN_COLUMNS,
+    TOKEN_LAST_USED_RESOLUTION_MS,
+    USER_COLUMNS,
+    check_token_kind,
+    room_from_row,
+    subscription_from_row,
+    token_expired,
+    token_from_row,
+    user_from_row,
+)
 from .rules import check_display_name, check_room_name, check_text, fold, from_ms, new_id, now_ms, to_ms
 
 __all__ = [
@@ -84,17 +98,8 @@ DEFAULT_POOL_SIZE = rules.DEFAULT_DATABASE_POOL_SIZE
 CONNECT_TIMEOUT_S = 10.0
 # How long a call waits for a free connection of the pool (seconds) before StorageFailure.
 POOL_WAIT_S = 5.0
-# A token's last_used_at is rewritten at most this often (milliseconds), as SQLiteStore does.
-TOKEN_LAST_USED_RESOLUTION_MS = 60_000
-# Characters of a presented token; ours are 43. Longer input is refused before hashing.
-MAX_TOKEN_LENGTH = 256
 
 _LIKE_SPECIAL = re.compile(r"([\\%_])")
-_USER_COLUMNS = "id, username, name, roles, created_at, password_hash IS NOT NULL, active"
-_ROOM_COLUMNS = "id, t, name, fname, created_at, creator_id, topic"
-_TOKEN_COLUMNS = "id, user_id, kind, label, created_at, last_used_at"
-_SUBSCRIPTION_COLUMNS = "user_id, room_id, banned, created_at"
-_TOKEN_KINDS = ("session", "pat")
 
 Conn = psycopg.Connection[Any]
 Row = tuple[Any, ...]
@@ -116,55 +121,7 @@ def _like_contains(text: str) -> tuple[str, str]:
 
 
 def _user(row: Row) -> User:
-    return User(
-        id=row[0],
-        username=row[1],
-        name=row[2],
-        roles=tuple(row[3]),
-        created_at=from_ms(row[4]),
-        has_password=bool(row[5]),
-        active=bool(row[6]),
-    )
-
-
-def _room(row: Row) -> Room:
-    return Room(
-        id=row[0],
-        type=row[1],
-        name=row[2],
-        fname=row[3],
-        created_at=from_ms(row[4]),
-        creator_id=row[5],
-        topic=row[6],
-    )
-
-
-def _token(row: Row) -> Token:
-    return Token(
-        id=row[0],
-        user_id=row[1],
-        kind=row[2],
-        label=row[3],
-        created_at=from_ms(row[4]),
-        last_used_at=None if row[5] is None else from_ms(row[5]),
-    )
-
-
-def _subscription(row: Row) -> Subscription:
-    return Subscription(user_id=row[0], room_id=row[1], banned=bool(row[2]), created_at=from_ms(row[3]))
-
-
-def _expired(row: Row, lifetime: SessionLifetime, now: int) -> bool:
-    """Whether a token row (created_at at 4, last_used_at at 5) is past the lifetime at ``now``."""
-    created: int = row[4]
-    last_used: int = row[5] if row[5] is not None else created
-    return now - created >= lifetime.max_age_ms or now - last_used >= lifetime.idle_ms
-
-
-def _check_token_kind(kind: str) -> TokenKind:
-    if kind not in _TOKEN_KINDS:
-        raise InvalidValue(f"token kind must be 'session' or 'pat' (not {kind!r})")
-    return cast(TokenKind, kind)
+    return user_from_row(row, row[3])
 
 
 def _thread_of(conn: Conn, room_id: str, tmid: str) -> str:
@@ -337,18 +294,18 @@ class PostgresStore:
         return User(user_id, username, display, checked_roles, from_ms(created), password_hash is not None)
 
     def get_user(self, user_id: str) -> User | None:
-        row = self._one(f"SELECT {_USER_COLUMNS} FROM users WHERE id = %s", (user_id,))
+        row = self._one(f"SELECT {USER_COLUMNS} FROM users WHERE id = %s", (user_id,))
         return None if row is None else _user(row)
 
     def get_user_by_username(self, username: str) -> User | None:
         row = self._one(
-            f"SELECT {_USER_COLUMNS} FROM users WHERE ascii_fold(username) = %s",
+            f"SELECT {USER_COLUMNS} FROM users WHERE ascii_fold(username) = %s",
             (fold(username.removeprefix("@")),),
         )
         return None if row is None else _user(row)
 
     def get_users(self, user_ids: Iterable[str]) -> dict[str, User]:
-        rows = self._all(f"SELECT {_USER_COLUMNS} FROM users WHERE id = ANY(%s::text[])", (list(user_ids),))
+        rows = self._all(f"SELECT {USER_COLUMNS} FROM users WHERE id = ANY(%s::text[])", (list(user_ids),))
         return {row[0]: _user(row) for row in rows}
 
     def find_users(
@@ -365,7 +322,7 @@ class PostgresStore:
             return []
         contains, prefix = _like_contains(text.removeprefix("@"))
         sql = [
-            f"SELECT {_USER_COLUMNS} FROM users WHERE active"
+            f"SELECT {USER_COLUMNS} FROM users WHERE active"
             " AND (ascii_fold(username) LIKE %(contains)s OR ascii_fold(name) LIKE %(contains)s)"
             " AND ascii_fold(username) <> ALL(%(exclude)s::text[])"
         ]
@@ -386,7 +343,7 @@ class PostgresStore:
         if not password or len(password) > passwords.MAX_PASSWORD_LENGTH:
             return None
         row = self._one(
-            f"SELECT {_USER_COLUMNS}, password_hash FROM users WHERE ascii_fold(username) = %s",
+            f"SELECT {USER_COLUMNS}, password_hash FROM users WHERE ascii_fold(username) = %s",
             (fold(username.removeprefix("@")),),
         )
         if row is None or row[-1] is None:
@@ -455,7 +412,7 @@ class PostgresStore:
 
     def create_token(self, user_id: str, kind: TokenKind, *, label: str = "") -> tuple[Token, str]:
         """Personal access tokens need a non-empty label, unique per user (exact match)."""
-        _check_token_kind(kind)
+        check_token_kind(kind)
         rules.check_token_label(label)
         if kind == "pat" and not label.strip():
             raise InvalidValue("a personal access token needs a label")
@@ -491,7 +448,7 @@ class PostgresStore:
         if row is None:
             return None
         now = now_ms()
-        if row[2] == "session" and session_lifetime is not None and _expired(row, session_lifetime, now):
+        if row[2] == "session" and session_lifetime is not None and token_expired(row, session_lifetime, now):
             with self._transaction("end an expired session") as write:
                 write.conn.execute("DELETE FROM tokens WHERE id = %s", (row[0],))
             return None
@@ -499,7 +456,7 @@ class PostgresStore:
             with self._transaction("record a token's use") as write:
                 write.conn.execute("UPDATE tokens SET last_used_at = %s WHERE id = %s", (now, row[0]))
             row = (*row[:5], now)
-        return _token(row)
+        return token_from_row(row)
 
     def delete_expired_sessions(self, user_id: str, lifetime: SessionLifetime) -> int:
         now = now_ms()
@@ -512,10 +469,10 @@ class PostgresStore:
 
     def list_tokens(self, user_id: str, kind: TokenKind) -> list[Token]:
         rows = self._all(
-            f"SELECT {_TOKEN_COLUMNS} FROM tokens WHERE user_id = %s AND kind = %s ORDER BY created_at, id",
+            f"SELECT {TOKEN_COLUMNS} FROM tokens WHERE user_id = %s AND kind = %s ORDER BY created_at, id",
             (user_id, kind),
         )
-        return [_token(row) for row in rows]
+        return [token_from_row(row) for row in rows]
 
     def delete_token(self, user_id: str, token_id: str) -> bool:
         with self._transaction("delete a token") as write:
@@ -571,33 +528,33 @@ class PostgresStore:
         return room
 
     def get_room(self, room_id: str) -> Room | None:
-        row = self._one(f"SELECT {_ROOM_COLUMNS} FROM rooms WHERE id = %s", (room_id,))
-        return None if row is None else _room(row)
+        row = self._one(f"SELECT {ROOM_COLUMNS} FROM rooms WHERE id = %s", (room_id,))
+        return None if row is None else room_from_row(row)
 
     def get_room_by_name(self, name: str) -> Room | None:
         """An exact name beats an fname; a channel or group beats a direct room; then the oldest."""
         row = self._one(
-            f"SELECT {_ROOM_COLUMNS} FROM rooms WHERE ascii_fold(name) = %(name)s OR ascii_fold(fname) = %(name)s"
+            f"SELECT {ROOM_COLUMNS} FROM rooms WHERE ascii_fold(name) = %(name)s OR ascii_fold(fname) = %(name)s"
             " ORDER BY ascii_fold(name) = %(name)s DESC, t = 'd', created_at, id LIMIT 1",
             {"name": fold(name.removeprefix("#"))},
         )
-        return None if row is None else _room(row)
+        return None if row is None else room_from_row(row)
 
     def readable_room_by_name(self, user_id: str, name: str) -> Room | None:
         """Among the rooms the user reads only: an exact name beats an fname, a direct room beats a
         channel or group of the same name, then the oldest (as SQLiteStore's, with its reasons)."""
         row = self._one(
-            f"SELECT {', '.join('r.' + c for c in _ROOM_COLUMNS.split(', '))} FROM rooms r"
+            f"SELECT {', '.join('r.' + c for c in ROOM_COLUMNS.split(', '))} FROM rooms r"
             " JOIN subscriptions s ON s.room_id = r.id AND s.user_id = %(user)s AND NOT s.banned"
             " WHERE ascii_fold(r.name) = %(name)s OR ascii_fold(r.fname) = %(name)s"
             " ORDER BY ascii_fold(r.name) = %(name)s DESC, r.t = 'd' DESC, r.created_at, r.id LIMIT 1",
             {"name": fold(name.removeprefix("#")), "user": user_id},
         )
-        return None if row is None else _room(row)
+        return None if row is None else room_from_row(row)
 
     def get_rooms(self, room_ids: Iterable[str]) -> dict[str, Room]:
-        rows = self._all(f"SELECT {_ROOM_COLUMNS} FROM rooms WHERE id = ANY(%s::text[])", (list(room_ids),))
-        return {row[0]: _room(row) for row in rows}
+        rows = self._all(f"SELECT {ROOM_COLUMNS} FROM rooms WHERE id = ANY(%s::text[])", (list(room_ids),))
+        return {row[0]: room_from_row(row) for row in rows}
 
     def find_rooms(
         self,
@@ -612,7 +569,7 @@ class PostgresStore:
             return []
         contains, prefix = _like_contains(text.removeprefix("#"))
         sql = [
-            f"SELECT {_ROOM_COLUMNS} FROM rooms"
+            f"SELECT {ROOM_COLUMNS} FROM rooms"
             " WHERE (ascii_fold(name) LIKE %(contains)s OR ascii_fold(fname) LIKE %(contains)s)"
         ]
         params: dict[str, Any] = {"contains": contains, "prefix": prefix, "limit": limit}
@@ -623,7 +580,7 @@ class PostgresStore:
             sql.append("AND t = ANY(%(types)s::text[])")
             params["types"] = [rules.check_room_type(t) for t in types]
         sql.append("ORDER BY ascii_fold(name) LIKE %(prefix)s DESC, ascii_fold(name), id LIMIT %(limit)s")
-        return [_room(row) for row in self._all(" ".join(sql), params)]
+        return [room_from_row(row) for row in self._all(" ".join(sql), params)]
 
     @staticmethod
     def _require_user_and_room(conn: Conn, user_id: str, room_id: str) -> None:
@@ -642,11 +599,11 @@ class PostgresStore:
                 (user_id, room_id, now_ms()),
             )
             row = write.conn.execute(
-                f"SELECT {_SUBSCRIPTION_COLUMNS} FROM subscriptions WHERE user_id = %s AND room_id = %s",
+                f"SELECT {SUBSCRIPTION_COLUMNS} FROM subscriptions WHERE user_id = %s AND room_id = %s",
                 (user_id, room_id),
             ).fetchone()
         assert row is not None  # inserted or kept in this transaction
-        return _subscription(row)
+        return subscription_from_row(row)
 
     def unsubscribe(self, user_id: str, room_id: str) -> None:
         """Idempotent. A ban outlives unsubscribing, so leaving and re-joining cannot lift it."""
@@ -673,18 +630,18 @@ class PostgresStore:
 
     def get_subscription(self, user_id: str, room_id: str) -> Subscription | None:
         row = self._one(
-            f"SELECT {_SUBSCRIPTION_COLUMNS} FROM subscriptions WHERE user_id = %s AND room_id = %s",
+            f"SELECT {SUBSCRIPTION_COLUMNS} FROM subscriptions WHERE user_id = %s AND room_id = %s",
             (user_id, room_id),
         )
-        return None if row is None else _subscription(row)
+        return None if row is None else subscription_from_row(row)
 
     def subscriptions_of(self, user_id: str, *, include_banned: bool = False) -> list[Subscription]:
         rows = self._all(
-            f"SELECT {_SUBSCRIPTION_COLUMNS} FROM subscriptions WHERE user_id = %s AND (NOT banned OR %s)"
+            f"SELECT {SUBSCRIPTION_COLUMNS} FROM subscriptions WHERE user_id = %s AND (NOT banned OR %s)"
             " ORDER BY created_at, room_id",
             (user_id, include_banned),
         )
-        return [_subscription(row) for row in rows]
+        return [subscription_from_row(row) for row in rows]
 
     def readable_room_ids(self, user_id: str) -> frozenset[str]:
         rows = self._all("SELECT room_id FROM subscriptions WHERE user_id = %s AND NOT banned", (user_id,))
@@ -1034,9 +991,9 @@ class PostgresStore:
     ) -> Room:
         with self._transaction("update a room") as write:
             pg_rows.rename_room(write.conn, room_id, name=name, fname=fname, topic=topic)
-            row = write.conn.execute(f"SELECT {_ROOM_COLUMNS} FROM rooms WHERE id = %s", (room_id,)).fetchone()
+            row = write.conn.execute(f"SELECT {ROOM_COLUMNS} FROM rooms WHERE id = %s", (room_id,)).fetchone()
         assert row is not None  # rename_room raised RecordNotFound otherwise
-        return _room(row)
+        return room_from_row(row)
 
     def set_display_name(self, user_id: str, name: str) -> None:
         display = check_display_name(name.strip())
@@ -1075,37 +1032,14 @@ class PostgresStore:
     # -- bulk import -----------------------------------------------------------------------------
 
     def import_messages(self, rows: Sequence[ImportRow]) -> ImportResult:
-        """One batch in one transaction, idempotently (SQLiteStore.import_messages, with its rules).
+        """One batch in one transaction, idempotently (``import_batch.run_import`` has the rules).
 
         Raises:
             StorageFailure: the database failed; nothing of this batch was written.
         """
-        rejected: list[tuple[int, str]] = []
-        valid: list[tuple[int, ImportRow, int]] = []
-        for index, row in enumerate(rows):
-            try:
-                valid.append((index, *check_import_row(row)))
-            except InvalidValue as error:
-                rejected.append((index, str(error)))
-        if not valid:
-            return ImportResult(0, 0, 0, 0, tuple(rejected))
+        return run_import(rows, self._import_transaction)
+
+    @contextmanager
+    def _import_transaction(self) -> Iterator[tuple[PgImportTables, list[MessageEvent] | None]]:
         with self._transaction("import messages") as write:
-            batch = ImportBatch(
-                PgImportTables(write.conn),
-                [row for _, row, _ in valid],
-                new_id=new_id,
-                events=write.events if write.wants_events else None,
-            )
-            for index, row, ts_ms in valid:
-                reason = batch.add(row, ts_ms)
-                if reason:
-                    rejected.append((index, reason))
-            batch.flush()
-        rejected.sort()
-        return ImportResult(
-            imported=batch.imported,
-            unchanged=batch.unchanged,
-            users_created=batch.users_created,
-            rooms_created=batch.rooms_created,
-            rejected=tuple(rejected),
-        )
+            yield PgImportTables(write.conn), write.events if write.wants_events else None

@@ -33,13 +33,13 @@ from contextlib import contextmanager, suppress
 from datetime import datetime, timedelta
 from pathlib import Path
 from types import TracebackType
-from typing import Any, cast
+from typing import Any
 
 from ai_search import MAX_ROOM_SEARCH_PATTERN_LENGTH
 
 from . import answer_rows, message_rows, oauth_rows, passwords, rules, schema, sources
 from .base import AlreadyTaken, InvalidValue, MessageListener, RecordNotFound, StorageFailure
-from .import_batch import ImportBatch, check_import_row
+from .import_batch import run_import
 from .listeners import ListenerQueue
 from .records import (
     AnswerFeedback,
@@ -63,6 +63,20 @@ from .records import (
     TokenKind,
     User,
 )
+from .row_records import (
+    MAX_TOKEN_LENGTH,
+    ROOM_COLUMNS,
+    SUBSCRIPTION_COLUMNS,
+    TOKEN_COLUMNS,
+    TOKEN_LAST_USED_RESOLUTION_MS,
+    USER_COLUMNS,
+    check_token_kind,
+    room_from_row,
+    subscription_from_row,
+    token_expired,
+    token_from_row,
+    user_from_row,
+)
 from .rules import check_display_name, check_room_name, check_text, from_ms, new_id, now_ms, to_ms
 from .sqlite_import import SQLiteImportTables
 
@@ -75,18 +89,8 @@ __all__ = [
 
 # How long a write waits for another process's write lock before failing (milliseconds).
 BUSY_TIMEOUT_MS = 5000
-# A token's last_used_at is rewritten at most this often (milliseconds): one write per minute per
-# token instead of one per request.
-TOKEN_LAST_USED_RESOLUTION_MS = 60_000
-# Characters of a presented token; ours are 43. Longer input is refused before hashing.
-MAX_TOKEN_LENGTH = 256
 
 _LIKE_SPECIAL = re.compile(r"([\\%_])")
-_USER_COLUMNS = "id, username, name, roles, created_at, password_hash IS NOT NULL, active"
-_ROOM_COLUMNS = "id, t, name, fname, created_at, creator_id, topic"
-_TOKEN_COLUMNS = "id, user_id, kind, label, created_at, last_used_at"
-_SUBSCRIPTION_COLUMNS = "user_id, room_id, banned, created_at"
-_TOKEN_KINDS = ("session", "pat")
 # Subscribing twice is a no-op that keeps the first subscription, ban included.
 _SUBSCRIBE = "INSERT OR IGNORE INTO subscriptions (user_id, room_id, banned, created_at) VALUES (?, ?, 0, ?)"
 _log = logging.getLogger(__name__)
@@ -107,42 +111,7 @@ def _json_list(values: Iterable[str]) -> str:
 
 
 def _user(row: Row) -> User:
-    return User(
-        id=row[0],
-        username=row[1],
-        name=row[2],
-        roles=schema.roles_from_column(row[3]),
-        created_at=from_ms(row[4]),
-        has_password=bool(row[5]),
-        active=bool(row[6]),
-    )
-
-
-def _room(row: Row) -> Room:
-    return Room(
-        id=row[0],
-        type=row[1],
-        name=row[2],
-        fname=row[3],
-        created_at=from_ms(row[4]),
-        creator_id=row[5],
-        topic=row[6],
-    )
-
-
-def _token(row: Row) -> Token:
-    return Token(
-        id=row[0],
-        user_id=row[1],
-        kind=row[2],
-        label=row[3],
-        created_at=from_ms(row[4]),
-        last_used_at=None if row[5] is None else from_ms(row[5]),
-    )
-
-
-def _subscription(row: Row) -> Subscription:
-    return Subscription(user_id=row[0], room_id=row[1], banned=bool(row[2]), created_at=from_ms(row[3]))
+    return user_from_row(row, schema.roles_from_column(row[3]))
 
 
 def _thread_of(conn: sqlite3.Connection, room_id: str, tmid: str) -> str:
@@ -157,17 +126,8 @@ def _thread_of(conn: sqlite3.Connection, room_id: str, tmid: str) -> str:
     return str(row[0] or tmid)
 
 
-def _expired(row: Row, lifetime: SessionLifetime, now: int) -> bool:
-    """Whether a token row (created_at at 4, last_used_at at 5) is past the lifetime at ``now``."""
-    created: int = row[4]
-    last_used: int = row[5] if row[5] is not None else created
-    return now - created >= lifetime.max_age_ms or now - last_used >= lifetime.idle_ms
 
 
-def _check_token_kind(kind: str) -> TokenKind:
-    if kind not in _TOKEN_KINDS:
-        raise InvalidValue(f"token kind must be 'session' or 'pat' (not {kind!r})")
-    return cast(TokenKind, kind)
 
 
 class _Write:
@@ -330,17 +290,17 @@ class SQLiteStore:
         return User(user_id, username, display, checked_roles, from_ms(created), password_hash is not None)
 
     def get_user(self, user_id: str) -> User | None:
-        row = self._one(f"SELECT {_USER_COLUMNS} FROM users WHERE id = ?", (user_id,))
+        row = self._one(f"SELECT {USER_COLUMNS} FROM users WHERE id = ?", (user_id,))
         return None if row is None else _user(row)
 
     def get_user_by_username(self, username: str) -> User | None:
         username = username.removeprefix("@")
-        row = self._one(f"SELECT {_USER_COLUMNS} FROM users WHERE username = ?", (username,))
+        row = self._one(f"SELECT {USER_COLUMNS} FROM users WHERE username = ?", (username,))
         return None if row is None else _user(row)
 
     def get_users(self, user_ids: Iterable[str]) -> dict[str, User]:
         rows = self._all(
-            f"SELECT {_USER_COLUMNS} FROM users WHERE id IN (SELECT value FROM json_each(?))",
+            f"SELECT {USER_COLUMNS} FROM users WHERE id IN (SELECT value FROM json_each(?))",
             (_json_list(user_ids),),
         )
         return {row[0]: _user(row) for row in rows}
@@ -360,7 +320,7 @@ class SQLiteStore:
         contains, prefix = _like_contains(text.removeprefix("@"))
         restrict = None if user_ids is None else _json_list(user_ids)
         rows = self._all(
-            f"SELECT {_USER_COLUMNS} FROM users"
+            f"SELECT {USER_COLUMNS} FROM users"
             " WHERE active = 1 AND (username LIKE ?1 ESCAPE '\\' OR name LIKE ?1 ESCAPE '\\')"
             " AND username NOT IN (SELECT value FROM json_each(?3))"
             " AND (?5 IS NULL OR id IN (SELECT value FROM json_each(?5)))"
@@ -378,7 +338,7 @@ class SQLiteStore:
         if not password or len(password) > passwords.MAX_PASSWORD_LENGTH:
             return None
         row = self._one(
-            f"SELECT {_USER_COLUMNS}, password_hash FROM users WHERE username = ?",
+            f"SELECT {USER_COLUMNS}, password_hash FROM users WHERE username = ?",
             (username.removeprefix("@"),),
         )
         if row is None or row[-1] is None:
@@ -453,7 +413,7 @@ class SQLiteStore:
 
     def create_token(self, user_id: str, kind: TokenKind, *, label: str = "") -> tuple[Token, str]:
         """Personal access tokens need a non-empty label, unique per user (exact match)."""
-        _check_token_kind(kind)
+        check_token_kind(kind)
         rules.check_token_label(label)
         if kind == "pat" and not label.strip():
             raise InvalidValue("a personal access token needs a label")
@@ -491,7 +451,7 @@ class SQLiteStore:
         if row is None:
             return None
         now = now_ms()
-        if row[2] == "session" and session_lifetime is not None and _expired(row, session_lifetime, now):
+        if row[2] == "session" and session_lifetime is not None and token_expired(row, session_lifetime, now):
             with self._transaction("end an expired session") as write:
                 write.conn.execute("DELETE FROM tokens WHERE id = ?", (row[0],))
             return None
@@ -499,7 +459,7 @@ class SQLiteStore:
             with self._transaction("record a token's use") as write:
                 write.conn.execute("UPDATE tokens SET last_used_at = ? WHERE id = ?", (now, row[0]))
             row = (*row[:5], now)
-        return _token(row)
+        return token_from_row(row)
 
     def delete_expired_sessions(self, user_id: str, lifetime: SessionLifetime) -> int:
         now = now_ms()
@@ -512,10 +472,10 @@ class SQLiteStore:
 
     def list_tokens(self, user_id: str, kind: TokenKind) -> list[Token]:
         rows = self._all(
-            f"SELECT {_TOKEN_COLUMNS} FROM tokens WHERE user_id = ? AND kind = ? ORDER BY created_at, id",
+            f"SELECT {TOKEN_COLUMNS} FROM tokens WHERE user_id = ? AND kind = ? ORDER BY created_at, id",
             (user_id, kind),
         )
-        return [_token(row) for row in rows]
+        return [token_from_row(row) for row in rows]
 
     def delete_token(self, user_id: str, token_id: str) -> bool:
         with self._transaction("delete a token") as write:
@@ -657,18 +617,18 @@ class SQLiteStore:
         return room
 
     def get_room(self, room_id: str) -> Room | None:
-        row = self._one(f"SELECT {_ROOM_COLUMNS} FROM rooms WHERE id = ?", (room_id,))
-        return None if row is None else _room(row)
+        row = self._one(f"SELECT {ROOM_COLUMNS} FROM rooms WHERE id = ?", (room_id,))
+        return None if row is None else room_from_row(row)
 
     def get_room_by_name(self, name: str) -> Room | None:
         """An exact name beats an fname; a channel or group beats a direct room; then the oldest."""
         name = name.removeprefix("#")
         row = self._one(
-            f"SELECT {_ROOM_COLUMNS} FROM rooms WHERE name = ?1 OR fname = ?1"
+            f"SELECT {ROOM_COLUMNS} FROM rooms WHERE name = ?1 OR fname = ?1"
             " ORDER BY name = ?1 DESC, t = 'd', created_at, id LIMIT 1",
             (name,),
         )
-        return None if row is None else _room(row)
+        return None if row is None else room_from_row(row)
 
     def readable_room_by_name(self, user_id: str, name: str) -> Room | None:
         """Among the rooms the user reads (subscribed, not banned) only: an exact name beats an fname;
@@ -676,20 +636,20 @@ class SQLiteStore:
         comes to mean another room; then the oldest. One leading '#' is ignored."""
         name = name.removeprefix("#")
         row = self._one(
-            f"SELECT {', '.join('r.' + c for c in _ROOM_COLUMNS.split(', '))} FROM rooms r"
+            f"SELECT {', '.join('r.' + c for c in ROOM_COLUMNS.split(', '))} FROM rooms r"
             " JOIN subscriptions s ON s.room_id = r.id AND s.user_id = ?2 AND s.banned = 0"
             " WHERE r.name = ?1 OR r.fname = ?1"
             " ORDER BY r.name = ?1 DESC, r.t = 'd' DESC, r.created_at, r.id LIMIT 1",
             (name, user_id),
         )
-        return None if row is None else _room(row)
+        return None if row is None else room_from_row(row)
 
     def get_rooms(self, room_ids: Iterable[str]) -> dict[str, Room]:
         rows = self._all(
-            f"SELECT {_ROOM_COLUMNS} FROM rooms WHERE id IN (SELECT value FROM json_each(?))",
+            f"SELECT {ROOM_COLUMNS} FROM rooms WHERE id IN (SELECT value FROM json_each(?))",
             (_json_list(room_ids),),
         )
-        return {row[0]: _room(row) for row in rows}
+        return {row[0]: room_from_row(row) for row in rows}
 
     def find_rooms(
         self,
@@ -704,7 +664,7 @@ class SQLiteStore:
             return []
         contains, prefix = _like_contains(text.removeprefix("#"))
         sql = [
-            f"SELECT {_ROOM_COLUMNS} FROM rooms WHERE (name LIKE ? ESCAPE '\\' OR fname LIKE ? ESCAPE '\\')"
+            f"SELECT {ROOM_COLUMNS} FROM rooms WHERE (name LIKE ? ESCAPE '\\' OR fname LIKE ? ESCAPE '\\')"
         ]
         params: list[Any] = [contains, contains]
         if room_ids is not None:
@@ -715,7 +675,7 @@ class SQLiteStore:
             params.append(_json_list(rules.check_room_type(t) for t in types))
         sql.append("ORDER BY name LIKE ? ESCAPE '\\' DESC, name, id LIMIT ?")
         params += [prefix, limit]
-        return [_room(row) for row in self._all(" ".join(sql), params)]
+        return [room_from_row(row) for row in self._all(" ".join(sql), params)]
 
     def _require_user_and_room(self, conn: sqlite3.Connection, user_id: str, room_id: str) -> None:
         if not conn.execute("SELECT 1 FROM users WHERE id = ?", (user_id,)).fetchone():
@@ -729,10 +689,10 @@ class SQLiteStore:
             self._require_user_and_room(write.conn, user_id, room_id)
             write.conn.execute(_SUBSCRIBE, (user_id, room_id, now_ms()))
             row = write.conn.execute(
-                f"SELECT {_SUBSCRIPTION_COLUMNS} FROM subscriptions WHERE user_id = ? AND room_id = ?",
+                f"SELECT {SUBSCRIPTION_COLUMNS} FROM subscriptions WHERE user_id = ? AND room_id = ?",
                 (user_id, room_id),
             ).fetchone()
-        return _subscription(row)
+        return subscription_from_row(row)
 
     def unsubscribe(self, user_id: str, room_id: str) -> None:
         """Idempotent. A ban outlives unsubscribing, so leaving and re-joining cannot lift it."""
@@ -760,19 +720,19 @@ class SQLiteStore:
 
     def get_subscription(self, user_id: str, room_id: str) -> Subscription | None:
         row = self._one(
-            f"SELECT {_SUBSCRIPTION_COLUMNS} FROM subscriptions WHERE user_id = ? AND room_id = ?",
+            f"SELECT {SUBSCRIPTION_COLUMNS} FROM subscriptions WHERE user_id = ? AND room_id = ?",
             (user_id, room_id),
         )
-        return None if row is None else _subscription(row)
+        return None if row is None else subscription_from_row(row)
 
     def subscriptions_of(self, user_id: str, *, include_banned: bool = False) -> list[Subscription]:
         # banned <= 0 keeps only the unbanned rows; banned <= 1 keeps all.
         rows = self._all(
-            f"SELECT {_SUBSCRIPTION_COLUMNS} FROM subscriptions WHERE user_id = ? AND banned <= ?"
+            f"SELECT {SUBSCRIPTION_COLUMNS} FROM subscriptions WHERE user_id = ? AND banned <= ?"
             " ORDER BY created_at, room_id",
             (user_id, int(include_banned)),
         )
-        return [_subscription(row) for row in rows]
+        return [subscription_from_row(row) for row in rows]
 
     def readable_room_ids(self, user_id: str) -> frozenset[str]:
         rows = self._all("SELECT room_id FROM subscriptions WHERE user_id = ? AND banned = 0", (user_id,))
@@ -1140,8 +1100,8 @@ class SQLiteStore:
     ) -> Room:
         with self._transaction("update a room") as write:
             sources.rename_room(write.conn, room_id, name=name, fname=fname, topic=topic)
-            row = write.conn.execute(f"SELECT {_ROOM_COLUMNS} FROM rooms WHERE id = ?", (room_id,)).fetchone()
-        return _room(row)
+            row = write.conn.execute(f"SELECT {ROOM_COLUMNS} FROM rooms WHERE id = ?", (room_id,)).fetchone()
+        return room_from_row(row)
 
     def set_display_name(self, user_id: str, name: str) -> None:
         display = check_display_name(name.strip())
@@ -1179,43 +1139,14 @@ class SQLiteStore:
     # -- bulk import -----------------------------------------------------------------------------
 
     def import_messages(self, rows: Sequence[ImportRow]) -> ImportResult:
-        """Imports one batch in one transaction, idempotently.
-
-        Missing users are created without a password (``user_name`` as their display name), missing
-        rooms are created with the row's author as creator, and the author and ``members`` are
-        subscribed (a ban is kept). A row whose message id already exists is counted as unchanged and
-        has no effect at all, so re-importing a file never undoes what admins did since. Rows the store
-        refuses (bad values, a room name taken by a room of another type) are reported by index.
+        """One batch in one transaction, idempotently (``import_batch.run_import`` has the rules).
 
         Raises:
             StorageFailure: the database failed; nothing of this batch was written.
         """
-        rejected: list[tuple[int, str]] = []
-        valid: list[tuple[int, ImportRow, int]] = []
-        for index, row in enumerate(rows):
-            try:
-                valid.append((index, *check_import_row(row)))
-            except InvalidValue as error:
-                rejected.append((index, str(error)))
-        if not valid:
-            return ImportResult(0, 0, 0, 0, tuple(rejected))
+        return run_import(rows, self._import_transaction)
+
+    @contextmanager
+    def _import_transaction(self) -> Iterator[tuple[SQLiteImportTables, list[MessageEvent] | None]]:
         with self._transaction("import messages") as write:
-            batch = ImportBatch(
-                SQLiteImportTables(write.conn),
-                [row for _, row, _ in valid],
-                new_id=new_id,
-                events=write.events if write.wants_events else None,
-            )
-            for index, row, ts_ms in valid:
-                reason = batch.add(row, ts_ms)
-                if reason:
-                    rejected.append((index, reason))
-            batch.flush()
-        rejected.sort()
-        return ImportResult(
-            imported=batch.imported,
-            unchanged=batch.unchanged,
-            users_created=batch.users_created,
-            rooms_created=batch.rooms_created,
-            rejected=tuple(rejected),
-        )
+            yield SQLiteImportTables(write.conn), write.events if write.wants_events else None
