@@ -1,5 +1,5 @@
 """The store's side of mirrors: external ids, room updates under the name rules, member sets that keep
-bans, messages by origin, source links, and sync state."""
+bans, messages by origin, source links, and sync state, on SQLite and on PostgreSQL."""
 
 from __future__ import annotations
 
@@ -9,13 +9,19 @@ from pathlib import Path
 
 import pytest
 
-from ai_search_server.store import SQLiteStore, open_store
-from ai_search_server.store.base import AlreadyTaken, InvalidValue, RecordNotFound
+from ai_search_server.store import open_store
+from ai_search_server.store.base import AlreadyTaken, InvalidValue, RecordNotFound, Store
 from ai_search_server.store.records import ImportRow
 from ai_search_server.store.schema import MIGRATIONS, SCHEMA_VERSION, migrate
 from ai_search_server.store.sources import MAX_SYNC_STATE_BYTES
 
 T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def store(each_store: Store) -> Store:
+    """Each test runs on SQLite and on PostgreSQL."""
+    return each_store
 
 
 def row(n: int, *, origin: str | None = "slack:T1", room: str = "ops", url: str | None = None) -> ImportRow:
@@ -24,7 +30,7 @@ def row(n: int, *, origin: str | None = "slack:T1", room: str = "ops", url: str 
     )
 
 
-def test_external_ids_map_to_users_and_rooms_that_exist(store: SQLiteStore) -> None:
+def test_external_ids_map_to_users_and_rooms_that_exist(store: Store) -> None:
     alice = store.create_user("alice")
     ops = store.create_room("c", "ops")
     store.link_external("slack:T1", "user", "U01", alice.id)
@@ -50,7 +56,7 @@ def test_external_ids_map_to_users_and_rooms_that_exist(store: SQLiteStore) -> N
     ],
 )
 def test_a_rename_obeys_the_rules_a_new_room_does(
-    store: SQLiteStore, existing: str, new_name: str, ok: bool
+    store: Store, existing: str, new_name: str, ok: bool
 ) -> None:
     store.create_room("d" if "__" in existing else "c", existing)
     ops = store.create_room("c", "ops")
@@ -64,7 +70,7 @@ def test_a_rename_obeys_the_rules_a_new_room_does(
         assert store.get_room(ops.id).name == "ops"  # type: ignore[union-attr]
 
 
-def test_a_renamed_rooms_old_name_is_free_and_its_new_one_taken(store: SQLiteStore) -> None:
+def test_a_renamed_rooms_old_name_is_free_and_its_new_one_taken(store: Store) -> None:
     ops = store.create_room("c", "ops")
     store.update_room(ops.id, name="incidents")
     assert store.create_room("c", "ops").name == "ops"
@@ -72,7 +78,7 @@ def test_a_renamed_rooms_old_name_is_free_and_its_new_one_taken(store: SQLiteSto
         store.create_room("c", "Incidents")
 
 
-def test_member_sets_add_and_remove_and_keep_bans(store: SQLiteStore) -> None:
+def test_member_sets_add_and_remove_and_keep_bans(store: Store) -> None:
     a, b, c = (store.create_user(n) for n in ("alice", "bob", "carol"))
     ops = store.create_room("c", "ops", members=[a.id, b.id])
     store.set_banned(c.id, ops.id, True)
@@ -84,7 +90,7 @@ def test_member_sets_add_and_remove_and_keep_bans(store: SQLiteStore) -> None:
         store.set_members(ops.id, ["nobody"])
 
 
-def test_messages_by_origin_in_a_window(store: SQLiteStore) -> None:
+def test_messages_by_origin_in_a_window(store: Store) -> None:
     store.import_messages([row(1), row(2), row(3, origin=None), row(4, origin="zulip:acme")])
     ops = store.get_room_by_name("ops")
     assert ops is not None
@@ -102,7 +108,7 @@ def test_messages_by_origin_in_a_window(store: SQLiteStore) -> None:
         pytest.param("https://x.test/" + "a" * 2000, id="too-long"),
     ],
 )
-def test_a_source_link_is_an_http_url(store: SQLiteStore, url: str) -> None:
+def test_a_source_link_is_an_http_url(store: Store, url: str) -> None:
     result = store.import_messages([row(1, url=url)])
     assert result.imported == 0 and "source link" in result.rejected[0][1]
     store.import_messages([row(2, url="https://acme.slack.com/archives/C1/p1")])
@@ -110,7 +116,7 @@ def test_a_source_link_is_an_http_url(store: SQLiteStore, url: str) -> None:
         store.set_source_urls({"m2": url})
 
 
-def test_source_links_are_kept_and_replaced(store: SQLiteStore) -> None:
+def test_source_links_are_kept_and_replaced(store: Store) -> None:
     store.import_messages([row(1, url="https://app.slack.com/client/T1/C1")])
     assert store.get_message("m1").source_url == "https://app.slack.com/client/T1/C1"  # type: ignore[union-attr]
     assert store.set_source_urls({"m1": "https://acme.slack.com/archives/C1/p1"}) == 1
@@ -118,7 +124,7 @@ def test_source_links_are_kept_and_replaced(store: SQLiteStore) -> None:
     assert store.get_message("m1").source_url == "https://acme.slack.com/archives/C1/p1"  # type: ignore[union-attr]
 
 
-def test_sync_state_round_trips_and_is_capped(store: SQLiteStore) -> None:
+def test_sync_state_round_trips_and_is_capped(store: Store) -> None:
     assert store.get_sync_state("rocketchat:https://chat.test#room:r1") is None
     store.set_sync_state("rocketchat:https://chat.test#room:r1", {"updated": "1793610000000"})
     assert store.get_sync_state("rocketchat:https://chat.test#room:r1") == {"updated": "1793610000000"}
