@@ -183,6 +183,7 @@ async def test_admins_export_the_feedback(
     workspace: Workspace,
     store: Store,
     data_dir: Path,
+    database_url: str,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     answer_id = await bobs_answer(http, workspace)
@@ -192,7 +193,8 @@ async def test_admins_export_the_feedback(
         headers=workspace["alice"].headers,
     )
     store.close()  # the CLI opens the data dir itself, as an admin at the terminal would
-    assert main(["feedback", "export", "--data", str(data_dir)]) == 0
+    where = ["--data", str(data_dir), *(["--database", database_url] if database_url else [])]
+    assert main(["feedback", "export", *where]) == 0
     (line,) = capsys.readouterr().out.splitlines()
     record = json.loads(line)
     assert {
@@ -207,10 +209,10 @@ async def test_admins_export_the_feedback(
         "model": "gpt-4o",
     }
     assert (
-        main(["feedback", "export", "--data", str(data_dir), "--format", "csv", "--since", "2000-01-01"]) == 0
+        main(["feedback", "export", *where, "--format", "csv", "--since", "2000-01-01"]) == 0
     )
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     assert [(row["username"], row["rating"]) for row in rows] == [("alice", "down")]
-    assert main(["feedback", "export", "--data", str(data_dir), "--since", "2999-01-01"]) == 0
+    assert main(["feedback", "export", *where, "--since", "2999-01-01"]) == 0
     assert capsys.readouterr().out == ""
-    assert main(["feedback", "export", "--data", str(data_dir), "--since", "yesterday"]) == 2
+    assert main(["feedback", "export", *where, "--since", "yesterday"]) == 2

@@ -3,12 +3,26 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
 from ai_search_server.cli import main
-from ai_search_server.store import open_store
+from ai_search_server.store import Store, open_store
+
+
+def open_workspace(data: Path) -> Store:
+    """The workspace the commands wrote: the data dir's, or the environment's database."""
+    return open_store(data, database_url=os.environ.get("AI_SEARCH_DATABASE_URL", ""))
+
+
+@pytest.fixture(autouse=True)
+def _database_in_the_environment(database_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under ``--store=postgres`` the commands find the test's database as an operator's would: in
+    AI_SEARCH_DATABASE_URL."""
+    if database_url:
+        monkeypatch.setenv("AI_SEARCH_DATABASE_URL", database_url)
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -29,7 +43,7 @@ def test_users_create_then_tokens_create_prints_exactly_two_header_lines(
     assert len(lines) == 2
     assert lines[0].startswith("X-User-Id: ") and lines[1].startswith("X-Auth-Token: ")
     user_id, token = lines[0].split(": ", 1)[1], lines[1].split(": ", 1)[1]
-    store = open_store(Path(data))
+    store = open_workspace(Path(data))
     try:
         resolved = store.resolve_token(user_id, token)
         assert resolved is not None and resolved.kind == "pat"
@@ -66,7 +80,7 @@ def test_someone_an_import_brought_in_gets_a_password_and_signs_in(
         capsys, "users", "password", "alice", "--password", "a-long-passphrase", "--data", str(data)
     )
     assert status == 0 and "set the password of alice" in out
-    with open_store(data) as store:
+    with open_workspace(data) as store:  # type: ignore[attr-defined]
         assert store.verify_password("alice", "a-long-passphrase") is not None
 
 
@@ -99,14 +113,14 @@ def test_import_reports_bad_lines_by_number_and_is_idempotent(
     status, out, _ = run(capsys, "import", str(path), "--quiet", "--data", data)
     assert status == 0
     assert "line 2" in out and "line 3" in out
-    store = open_store(Path(data))
+    store = open_workspace(Path(data))
     try:
         assert store.count_messages() == 2
     finally:
         store.close()
     status, _, _ = run(capsys, "import", str(path), "--quiet", "--data", data)
     assert status == 0
-    store = open_store(Path(data))
+    store = open_workspace(Path(data))
     try:
         assert store.count_messages() == 2
     finally:

@@ -7,6 +7,7 @@ and that several processes share one rate-limit budget through Redis.
 from __future__ import annotations
 
 import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import httpx
 import pytest
 
 from ai_search_server.store import open_store
+from tests._postgres import PostgresCluster
 
 from ._live import running_redis, running_server
 from .conftest import Workspace, build_workspace
@@ -23,17 +25,30 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def seeded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Workspace]:
+def live_database(store_kind: str, request: pytest.FixtureRequest) -> Iterator[str]:
+    """The served workspace's PostgreSQL database under ``--store=postgres`` (empty: SQLite)."""
+    if store_kind != "postgres":
+        yield ""
+        return
+    cluster: PostgresCluster = request.getfixturevalue("pg_cluster")
+    with cluster.fresh_database() as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def seeded(tmp_path_factory: pytest.TempPathFactory, live_database: str) -> tuple[Path, Workspace]:
     data = tmp_path_factory.mktemp("live") / "data"
-    store = open_store(data)
+    store = open_store(data, database_url=live_database)
     ws = build_workspace(store)
     store.close()
+    assert (data / "workspace.db").exists() is not bool(live_database)  # the store the run asked for
     return data, ws
 
 
 @pytest.fixture(scope="module")
-def server(seeded: tuple[Path, Workspace]) -> Iterator[str]:
-    with running_server(seeded[0]) as base:
+def server(seeded: tuple[Path, Workspace], live_database: str) -> Iterator[str]:
+    # The server finds its database as an operator's would: in the environment.
+    with running_server(seeded[0], env={"AI_SEARCH_DATABASE_URL": live_database} if live_database else None) as base:
         yield base
 
 
@@ -107,3 +122,50 @@ def test_two_processes_share_one_rate_limit_budget_through_redis(tmp_path: Path)
             ]
     assert statuses[:10] == [401] * 10
     assert statuses[10:] == [429, 429]
+
+
+# Seconds a message posted through one server may take to be found by keyword through another: the
+# index follows the store's change log every second (FOLLOW_INTERVAL_SECONDS), plus a busy machine.
+CROSS_PROCESS_SEARCH_WAIT_S = 20.0
+
+
+def test_a_message_posted_through_one_server_is_read_and_found_through_another(
+    tmp_path: Path, seeded: tuple[Path, Workspace], live_database: str
+) -> None:
+    """Two server processes on one workspace: on PostgreSQL each with its own data dir (its own
+    search index), on SQLite both on the same data dir."""
+    ws = seeded[1]
+    if live_database:
+        env: dict[str, str] | None = {"AI_SEARCH_DATABASE_URL": live_database}
+        dirs = (tmp_path / "a", tmp_path / "b")
+    else:
+        env, dirs = None, (tmp_path / "data", tmp_path / "data")
+        shutil.copytree(seeded[0], dirs[0])
+    with running_server(dirs[0], env=env) as a, running_server(dirs[1], env=env) as b:
+        posted = httpx.post(
+            f"{a}/api/v1/chat.postMessage",
+            json={"roomId": ws.rooms["ops"].id, "text": "the zanzibar failover drill starts at noon"},
+            headers=ws["alice"].headers,
+        )
+        assert posted.status_code == 200, posted.text
+        message_id = posted.json()["message"]["_id"]
+        read = httpx.get(f"{b}/api/v1/chat.getMessage", params={"msgId": message_id}, headers=ws["carol"].headers)
+        assert read.status_code == 200 and "zanzibar" in read.json()["message"]["msg"]
+        deadline = time.monotonic() + CROSS_PROCESS_SEARCH_WAIT_S
+        found: list[str] = []
+        while time.monotonic() < deadline and message_id not in found:
+            answer = httpx.get(
+                f"{b}/api/v1/ai.search",
+                params={"query": "zanzibar failover", "searchType": "keyword"},
+                headers=ws["carol"].headers,
+            )
+            assert answer.status_code == 200, answer.text
+            found = [hit["_id"] for hit in answer.json()["intelligent"]]
+            time.sleep(0.5)
+        assert message_id in found
+        hidden = httpx.get(
+            f"{b}/api/v1/ai.search", params={"query": "zanzibar failover"}, headers=ws["bob"].headers
+        )
+        assert message_id not in [hit["_id"] for hit in hidden.json()["intelligent"]]  # bob is not in #ops
+    if live_database:
+        assert not (dirs[0] / "workspace.db").exists() and (dirs[1] / "index.db").exists()
