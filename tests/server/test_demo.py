@@ -11,7 +11,7 @@ import itertools
 import json
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -30,7 +30,7 @@ from ai_search_server.demo import (
 from ai_search_server.demo import __main__ as demo_main
 from ai_search_server.demo._script import apply_gap, render
 from ai_search_server.importer import import_rows
-from ai_search_server.store import SQLiteStore, open_store
+from ai_search_server.store.base import Store
 
 from ._judgments import filter_breaches, judged_text_digest
 
@@ -319,13 +319,14 @@ def test_scoping_queries_repeat_another_users_query_with_fewer_rooms(judgments: 
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[SQLiteStore]:
-    with open_store(tmp_path / "data") as opened:
-        yield opened
+def store(tmp_path: Path, open_workspace: Callable[[Path], Store]) -> Iterator[Store]:
+    opened = open_workspace(tmp_path / "data")
+    yield opened
+    opened.close()
 
 
 def test_the_demo_imports_cleanly_and_subscriptions_follow_memberships(
-    store: SQLiteStore, rows: list[Row]
+    store: Store, rows: list[Row]
 ) -> None:
     # As the CLI does: people first, so the import reuses them (no password here: hashing is slow).
     for user in DEMO_USERS:
@@ -342,8 +343,8 @@ def test_the_demo_imports_cleanly_and_subscriptions_follow_memberships(
     assert (again.imported, again.unchanged) == (0, len(rows))
 
 
-def test_the_demo_has_threads_files_edits_reactions_and_pins(rows: list[Row], tmp_path: Path) -> None:
-    with open_store(tmp_path / "data") as store:
+def test_the_demo_has_threads_files_edits_reactions_and_pins(rows: list[Row], tmp_path: Path, open_workspace: Callable[[Path], Store]) -> None:
+    with open_workspace(tmp_path / "data") as store:  # type: ignore[attr-defined]
         for user in DEMO_USERS:
             store.create_user(user.username, name=user.name, password=user.password)
         report = import_rows(store, rows)

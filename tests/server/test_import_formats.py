@@ -7,6 +7,7 @@ import io
 import json
 import tarfile
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from ai_search_server.imports import bundle as bundle_module
 from ai_search_server.imports.bundle import BundleError, open_bundle
 from ai_search_server.imports.detect import UnknownFormat, detect_format
 from ai_search_server.store import open_store
+from ai_search_server.store.base import Store
 
 from ._exports import FIXTURES, copy_fixture, pack
 
@@ -110,7 +112,7 @@ def test_a_tar_member_cannot_write_outside_its_temporary_folder(tmp_path: Path) 
     assert not (tmp_path / "escaped.json").exists()
 
 
-def test_a_cut_tar_gz_imports_what_came_before_the_cut(tmp_path: Path) -> None:
+def test_a_cut_tar_gz_imports_what_came_before_the_cut(tmp_path: Path, open_workspace: Callable[[Path], Store]) -> None:
     folder = FIXTURES / "zulip" / "zulip-export-acme"
     whole = tmp_path / "whole.tar.gz"
     with tarfile.open(whole, "w:gz") as out:  # realm.json first, the big messages file last
@@ -118,7 +120,7 @@ def test_a_cut_tar_gz_imports_what_came_before_the_cut(tmp_path: Path) -> None:
             out.add(folder / name, arcname=f"zulip-export-acme/{name}")
     data = whole.read_bytes()
     cut = _write(tmp_path / "cut.tar.gz", data[: len(data) * 3 // 4])
-    with open_store(tmp_path / "data") as store:
+    with open_workspace(tmp_path / "data") as store:  # type: ignore[attr-defined]
         report = import_path(store, cut, progress=False)
         assert report.imported == 11  # messages-000001.json whole, messages-000002.json dropped
         assert any("damaged" in reason for _, reason in report.skipped)
@@ -133,8 +135,7 @@ def test_a_cut_tar_gz_imports_what_came_before_the_cut(tmp_path: Path) -> None:
     ],
 )
 def test_the_command_imports_each_format_and_says_what_it_did(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], fixture: str, pack_as: str, messages: int
-) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], fixture: str, pack_as: str, messages: int, database_url: str) -> None:
     folder = copy_fixture(fixture, tmp_path / "src")
     if fixture == "zulip":
         folder = folder / "zulip-export-acme"
@@ -144,11 +145,11 @@ def test_the_command_imports_each_format_and_says_what_it_did(
     data.mkdir()
     (data / "config.toml").write_text('embedder = "none"\n')
     status = main(
-        ["import", str(path), "--quiet", "--data", str(data), "--source-url", "https://chat.example.com/"]
+        ["import", str(path), "--quiet", "--data", str(data), *(["--database", database_url] if database_url else []), "--source-url", "https://chat.example.com/"]
     )
     out = capsys.readouterr().out
     assert status == 0 and f"{messages:,} messages imported" in out and "skipped" in out
-    with open_store(data) as store:
+    with open_store(data, database_url=database_url) as store:  # type: ignore[attr-defined]
         assert store.count_messages() == messages
 
 
@@ -174,8 +175,8 @@ def test_the_command_refuses_with_a_sentence(
     assert fragment in err and "Traceback" not in err
 
 
-def test_the_report_keeps_the_invariant_and_names_records(tmp_path: Path) -> None:
-    store = open_store(tmp_path / "data")
+def test_the_report_keeps_the_invariant_and_names_records(tmp_path: Path, open_workspace: Callable[[Path], Store]) -> None:
+    store = open_workspace(tmp_path / "data")
     report = import_path(store, FIXTURES / "mattermost" / "export.jsonl", progress=False)
     assert (
         report.lines_read

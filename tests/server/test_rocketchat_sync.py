@@ -8,7 +8,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import anyio
@@ -25,7 +25,8 @@ from ai_search_server.imports.rocketchat_api import (
 )
 from ai_search_server.outbound import GuardedClient, OutboundPolicy
 from ai_search_server.settings import Settings, load_settings
-from ai_search_server.store import SQLiteStore, open_store
+from ai_search_server.store import open_store
+from ai_search_server.store.base import Store
 from ai_search_server.store.records import Message
 
 from ._exports import content_hash
@@ -97,7 +98,7 @@ def server() -> Iterator[FakeRocketChat]:
 
 
 def sync(
-    store: SQLiteStore, server: FakeRocketChat, **api_options: object
+    store: Store, server: FakeRocketChat, **api_options: object
 ) -> tuple[ImportReport, RocketChatAPI]:
     async def run() -> tuple[ImportReport, RocketChatAPI]:
         async with GuardedClient(OutboundPolicy(allow_hosts=("127.0.0.1",))) as client:
@@ -109,18 +110,18 @@ def sync(
     return anyio.run(run)
 
 
-def messages(store: SQLiteStore) -> dict[str, Message]:
+def messages(store: Store) -> dict[str, Message]:
     return {m.id: m for batch in store.iter_messages() for m in batch}
 
 
-def members(store: SQLiteStore, name: str) -> list[str]:
+def members(store: Store, name: str) -> list[str]:
     room = store.get_room_by_name(name)
     assert room is not None
     return sorted(u.username for u in store.get_users(store.members_of(room.id)).values())
 
 
 def test_a_full_sync_mirrors_people_rooms_members_and_messages(
-    store: SQLiteStore, server: FakeRocketChat
+    store: Store, server: FakeRocketChat
 ) -> None:
     report, api = sync(store, server)
     assert (report.imported, report.ignored, report.skipped_count) == (15, 1, 0)
@@ -157,7 +158,7 @@ def test_a_full_sync_mirrors_people_rooms_members_and_messages(
 
 
 def test_the_next_sync_applies_what_changed_and_then_nothing(
-    store: SQLiteStore, server: FakeRocketChat, tmp_path: Path
+    store: Store, server: FakeRocketChat, tmp_path: Path
 ) -> None:
     sync(store, server)
     a, b, c = "uAlice00000000001", "uBob0000000000002", "uCarol00000000003"
@@ -195,7 +196,7 @@ def test_the_next_sync_applies_what_changed_and_then_nothing(
     assert a and b
 
 
-def test_429s_are_waited_out_within_the_servers_limits(store: SQLiteStore, server: FakeRocketChat) -> None:
+def test_429s_are_waited_out_within_the_servers_limits(store: Store, server: FakeRocketChat) -> None:
     server.rate_limit, server.rate_window_seconds = 8, 1.0
     report, api = sync(store, server)
     assert report.imported == 15
@@ -206,7 +207,7 @@ def test_429s_are_waited_out_within_the_servers_limits(store: SQLiteStore, serve
     assert api.rate_limited >= 2 and report.skipped_count == 0
 
 
-def test_a_server_that_restarts_mid_sync_is_waited_for(store: SQLiteStore, server: FakeRocketChat) -> None:
+def test_a_server_that_restarts_mid_sync_is_waited_for(store: Store, server: FakeRocketChat) -> None:
     server.bounce_after("/api/v1/chat.syncMessages", calls=4, down_seconds=1.0)
     server.fail_next(503)
     report, _ = sync(store, server)
@@ -216,7 +217,7 @@ def test_a_server_that_restarts_mid_sync_is_waited_for(store: SQLiteStore, serve
     )
 
 
-def test_a_sync_that_dies_resumes_at_the_page_it_was_on(store: SQLiteStore, server: FakeRocketChat) -> None:
+def test_a_sync_that_dies_resumes_at_the_page_it_was_on(store: Store, server: FakeRocketChat) -> None:
     server.unavailable_after("/api/v1/chat.syncMessages", calls=6, seconds=3.0)
     with pytest.raises(RocketChatUnreachable, match="run the sync again to resume"):
         sync(store, server, max_outage_seconds=0.5)
@@ -236,7 +237,7 @@ def test_a_sync_that_dies_resumes_at_the_page_it_was_on(store: SQLiteStore, serv
     )
 
 
-def test_a_server_before_the_cursor_api_is_read_by_last_update(store: SQLiteStore, tmp_path: Path) -> None:
+def test_a_server_before_the_cursor_api_is_read_by_last_update(store: Store, tmp_path: Path) -> None:
     old = workspace(FakeRocketChat(version="6.9.0")).serve()
     try:
         report, _ = sync(store, old)
@@ -251,7 +252,7 @@ def test_a_server_before_the_cursor_api_is_read_by_last_update(store: SQLiteStor
 
 
 def test_a_room_the_token_cannot_read_is_reported_and_the_rest_synced(
-    store: SQLiteStore, server: FakeRocketChat
+    store: Store, server: FakeRocketChat
 ) -> None:
     server.unreadable.add("rSecret0000000003")
     report, _ = sync(store, server)
@@ -268,7 +269,7 @@ def test_a_room_the_token_cannot_read_is_reported_and_the_rest_synced(
     ],
 )
 def test_a_token_that_cannot_sync_is_refused_with_a_sentence(
-    store: SQLiteStore, server: FakeRocketChat, user_id: str, token: str, fragment: str
+    store: Store, server: FakeRocketChat, user_id: str, token: str, fragment: str
 ) -> None:
     server.ws.tokens["alice-pat"] = "uAlice00000000001"
 
@@ -287,8 +288,7 @@ def test_the_origin_names_the_server() -> None:
 
 
 def test_the_mirror_and_the_index_call_out_through_the_jobs_one_client(
-    tmp_path: Path, server: FakeRocketChat, monkeypatch: pytest.MonkeyPatch
-) -> None:
+    tmp_path: Path, server: FakeRocketChat, monkeypatch: pytest.MonkeyPatch, open_workspace: Callable[[Path], Store]) -> None:
     """Rocket.Chat's REST API and the index's OpenAI-compatible embedder share one GuardedClient
     under the outbound policy; the index never makes a client of its own."""
     from starlette.applications import Starlette
@@ -320,7 +320,7 @@ def test_the_mirror_and_the_index_call_out_through_the_jobs_one_client(
     monkeypatch.setattr(mirror_job, "GuardedClient", CountedClient)
     monkeypatch.setattr(wiring, "blocking_client", no_client_of_its_own)
     app = Starlette(routes=[Route("/v1/embeddings", embeddings, methods=["POST"])])
-    with UvicornThread(app) as running, open_store(tmp_path / "data") as store:
+    with UvicornThread(app) as running, open_workspace(tmp_path / "data") as store:  # type: ignore[attr-defined]
         settings = load_settings(
             environ={},
             overrides={"embedder": "openai", "embedding_base_url": f"{running.url}/v1", "embedding_model": "m"},
@@ -344,8 +344,7 @@ def test_the_mirror_and_the_index_call_out_through_the_jobs_one_client(
 
 
 def test_the_command_syncs_and_says_what_it_did(
-    tmp_path: Path, server: FakeRocketChat, capsys: pytest.CaptureFixture[str]
-) -> None:
+    tmp_path: Path, server: FakeRocketChat, capsys: pytest.CaptureFixture[str], database_url: str) -> None:
     data = tmp_path / "cli-data"
     data.mkdir()
     (data / "config.toml").write_text('embedder = "none"\n')
@@ -359,6 +358,7 @@ def test_the_command_syncs_and_says_what_it_did(
         "--token",
         ADMIN_TOKEN,
         "--quiet",
+        *(["--database", database_url] if database_url else []),
     ]
     assert main([*argv, "--data", str(data)]) == 0
     out = capsys.readouterr().out
@@ -395,7 +395,7 @@ def test_the_command_refuses_with_a_sentence(
 
 @pytest.mark.anyio
 async def test_scoping_follows_rocket_chat_subscriptions_as_last_synced(
-    store: SQLiteStore, server: FakeRocketChat, settings: Settings, tmp_path: Path
+    store: Store, server: FakeRocketChat, settings: Settings, tmp_path: Path
 ) -> None:
     await anyio.to_thread.run_sync(sync, store, server)
     async for client in scoped_client(settings, store, tmp_path / "data"):
@@ -412,8 +412,7 @@ async def test_scoping_follows_rocket_chat_subscriptions_as_last_synced(
     "stop", [pytest.param(signal.SIGINT, id="ctrl-c"), pytest.param(signal.SIGTERM, id="sigterm")]
 )
 def test_watch_keeps_mirroring_until_stopped(
-    tmp_path: Path, server: FakeRocketChat, stop: signal.Signals
-) -> None:
+    tmp_path: Path, server: FakeRocketChat, stop: signal.Signals, database_url: str) -> None:
     data = tmp_path / "watch-data"
     data.mkdir()
     (data / "config.toml").write_text('embedder = "none"\n')
@@ -429,6 +428,7 @@ def test_watch_keeps_mirroring_until_stopped(
         "--quiet",
         "--data",
         str(data),
+        *(["--database", database_url] if database_url else []),
     ]
     with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as process:
         try:
@@ -449,5 +449,5 @@ def test_watch_keeps_mirroring_until_stopped(
                 process.kill()
                 process.communicate()
     assert process.returncode == 0 and "sync stopped" in err and "Traceback" not in err, err
-    with open_store(data) as store:
+    with open_store(data, database_url=database_url) as store:  # type: ignore[attr-defined]
         assert store.get_message("mWatched00000011") is not None
