@@ -104,6 +104,22 @@ def store(data_dir: Path, database_url: str) -> Iterator[Store]:
     s.close()
 
 
+@pytest.fixture(scope="module")
+def module_database_url(store_kind: str, request: pytest.FixtureRequest) -> Iterator[str]:
+    """A PostgreSQL database for a whole module's workspace under ``--store=postgres`` (empty: SQLite)."""
+    if store_kind != "postgres":
+        yield ""
+        return
+    cluster: PostgresCluster = request.getfixturevalue("pg_cluster")
+    with cluster.fresh_database() as url:
+        yield url
+
+
+def database_env(url: str) -> dict[str, str]:
+    """The environment that points ``ai-search`` at ``url`` (nothing for SQLite)."""
+    return {"AI_SEARCH_DATABASE_URL": url} if url else {}
+
+
 @pytest.fixture
 def open_workspace(database_url: str) -> Callable[[Path], Store]:
     """Opens this test's workspace for a data dir: SQLite there, or the test's PostgreSQL database

@@ -15,24 +15,18 @@ import httpx
 import pytest
 
 from ai_search_server.store import open_store
-from tests._postgres import PostgresCluster
 
 from ._live import running_redis, running_server
-from .conftest import Workspace, build_workspace
+from .conftest import Workspace, build_workspace, database_env
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def live_database(store_kind: str, request: pytest.FixtureRequest) -> Iterator[str]:
+def live_database(module_database_url: str) -> str:
     """The served workspace's PostgreSQL database under ``--store=postgres`` (empty: SQLite)."""
-    if store_kind != "postgres":
-        yield ""
-        return
-    cluster: PostgresCluster = request.getfixturevalue("pg_cluster")
-    with cluster.fresh_database() as url:
-        yield url
+    return module_database_url
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +42,7 @@ def seeded(tmp_path_factory: pytest.TempPathFactory, live_database: str) -> tupl
 @pytest.fixture(scope="module")
 def server(seeded: tuple[Path, Workspace], live_database: str) -> Iterator[str]:
     # The server finds its database as an operator's would: in the environment.
-    with running_server(seeded[0], env={"AI_SEARCH_DATABASE_URL": live_database} if live_database else None) as base:
+    with running_server(seeded[0], env=database_env(live_database)) as base:
         yield base
 
 
@@ -135,11 +129,11 @@ def test_a_message_posted_through_one_server_is_read_and_found_through_another(
     """Two server processes on one workspace: on PostgreSQL each with its own data dir (its own
     search index), on SQLite both on the same data dir."""
     ws = seeded[1]
+    env = database_env(live_database)
     if live_database:
-        env: dict[str, str] | None = {"AI_SEARCH_DATABASE_URL": live_database}
         dirs = (tmp_path / "a", tmp_path / "b")
     else:
-        env, dirs = None, (tmp_path / "data", tmp_path / "data")
+        dirs = (tmp_path / "data", tmp_path / "data")
         shutil.copytree(seeded[0], dirs[0])
     with running_server(dirs[0], env=env) as a, running_server(dirs[1], env=env) as b:
         posted = httpx.post(

@@ -30,7 +30,7 @@ import pytest
 from ai_search_server.store import open_store
 
 from ._live import free_port, running_server
-from .conftest import build_workspace
+from .conftest import build_workspace, database_env
 
 pytestmark = pytest.mark.slow
 
@@ -58,15 +58,15 @@ class Proxied:
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str, str]]:
+def served(tmp_path_factory: pytest.TempPathFactory, module_database_url: str) -> Iterator[tuple[str, str, str]]:
     """``ai-search serve`` on a workspace: its base URL, and alice's user id and PAT."""
     if not (NODE.is_file() and RUNNER.is_file()):
         pytest.fail("the MCP conformance runner is not installed: run scripts/setup --test")
     data = tmp_path_factory.mktemp("conformance") / "data"
-    store = open_store(data)
+    store = open_store(data, database_url=module_database_url)
     alice = build_workspace(store)["alice"]
     store.close()
-    with running_server(data, env={"AI_SEARCH_MCP_ENABLED": "true"}) as base:
+    with running_server(data, env={"AI_SEARCH_MCP_ENABLED": "true", **database_env(module_database_url)}) as base:
         yield base, alice.user.id, alice.pat
 
 

@@ -58,9 +58,11 @@ def readme_curl_queries() -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Store, SearchService, dict[str, str]]]:
+def demo(
+    tmp_path_factory: pytest.TempPathFactory, module_database_url: str
+) -> Iterator[tuple[Store, SearchService, dict[str, str]]]:
     data_dir = tmp_path_factory.mktemp("readme-demo")
-    store = open_store(data_dir)
+    store = open_store(data_dir, database_url=module_database_url)
     tokens = {}
     for person in DEMO_USERS:
         user = store.create_user(person.username, name=person.name, roles=(person.role,))
