@@ -11,6 +11,7 @@ The workspace has three people with different rooms, so scoping is visible in ev
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -113,6 +114,16 @@ def module_database_url(store_kind: str, request: pytest.FixtureRequest) -> Iter
     cluster: PostgresCluster = request.getfixturevalue("pg_cluster")
     with cluster.fresh_database() as url:
         yield url
+
+
+@pytest.fixture(scope="session")
+def new_database(store_kind: str, request: pytest.FixtureRequest) -> Callable[[], AbstractContextManager[str]]:
+    """Makes a fresh workspace database per call (a property's examples): a PostgreSQL database's URL
+    under ``--store=postgres``, dropped when the context ends; empty (SQLite) otherwise."""
+    if store_kind != "postgres":
+        return lambda: nullcontext("")
+    cluster: PostgresCluster = request.getfixturevalue("pg_cluster")
+    return cluster.fresh_database
 
 
 def database_env(url: str) -> dict[str, str]:

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 import tempfile
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -164,12 +166,16 @@ def write_mattermost_export(case: dict[str, Any], folder: Path) -> None:
 WRITERS = {"slack": write_export, "mattermost": write_mattermost_export}
 
 
-def check(case: dict[str, Any], fmt: str = "slack") -> None:
-    with tempfile.TemporaryDirectory() as tmp:
+def check(
+    case: dict[str, Any],
+    fmt: str = "slack",
+    new_database: Callable[[], AbstractContextManager[str]] = lambda: nullcontext(""),
+) -> None:
+    with tempfile.TemporaryDirectory() as tmp, new_database() as url:
         export = Path(tmp) / "export"
         export.mkdir()
         WRITERS[fmt](case, export)
-        store = open_store(Path(tmp) / "data")
+        store = open_store(Path(tmp) / "data", database_url=url)
         try:
             report = import_path(store, export, progress=False)
             assert report.skipped_count == 0, report.summary()
@@ -214,5 +220,7 @@ def check(case: dict[str, Any], fmt: str = "slack") -> None:
 
 @settings(max_examples=MAX_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(exports(), st.sampled_from(sorted(WRITERS)))
-def test_no_result_from_a_room_the_person_is_not_in(case: dict[str, Any], fmt: str) -> None:
-    check(case, fmt)
+def test_no_result_from_a_room_the_person_is_not_in(
+    new_database: Callable[[], AbstractContextManager[str]], case: dict[str, Any], fmt: str
+) -> None:
+    check(case, fmt, new_database)

@@ -14,6 +14,8 @@ name they read, a direct room first; never one they cannot read.
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -77,9 +79,9 @@ def resolve(store: Store, rooms: list[Room], readable: frozenset[str], name: str
     return named[0] if named else None
 
 
-def check(case: dict) -> None:
-    with tempfile.TemporaryDirectory() as tmp:
-        store = open_store(Path(tmp))
+def check(case: dict, new_database: Callable[[], AbstractContextManager[str]] = lambda: nullcontext("")) -> None:
+    with tempfile.TemporaryDirectory() as tmp, new_database() as url:
+        store = open_store(Path(tmp), database_url=url)
         try:
             users = [store.create_user(f"user{u}") for u in range(case["users"])]
             rooms = [
@@ -159,5 +161,7 @@ def check(case: dict) -> None:
 
 @settings(max_examples=MAX_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(workspaces())
-def test_no_result_from_a_room_the_caller_may_not_read(case: dict) -> None:
-    check(case)
+def test_no_result_from_a_room_the_caller_may_not_read(
+    new_database: Callable[[], AbstractContextManager[str]], case: dict
+) -> None:
+    check(case, new_database)
