@@ -108,6 +108,11 @@ def test_a_reader_following_the_change_log_misses_no_write_of_concurrent_writers
     """Two stores (two proxies' pools) write at once; a third follows the change log the way the
     search index does. Commit-ordered numbers mean a number seen once is never followed by a smaller
     one committing later, so the reader ends with every message."""
+    # Each write then takes a while between taking its change number and committing, as a busy
+    # server's would: without the log's ordering lock, a later number would often commit first.
+    _sql(url, """CREATE FUNCTION slow_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN PERFORM pg_sleep(0.002); RETURN NULL; END $$""")
+    _sql(url, "CREATE TRIGGER zz_slow_commit AFTER INSERT ON messages FOR EACH ROW EXECUTE FUNCTION slow_commit()")
     writers = [PostgresStore(url, pool_size=2) for _ in range(2)]
     reader = PostgresStore(url, pool_size=1)
     alice = writers[0].create_user("alice")
