@@ -91,8 +91,9 @@ class Store(Protocol):
 
     @property
     def data_dir(self) -> Path | None:
-        """Where the store keeps its files on this machine, so the server's other files (the embedded
-        search index) go beside them; None for a store that keeps none here (a database server)."""
+        """This machine's folder for the server's other files (the embedded search index): where the
+        SQLite store keeps its file, the data dir a PostgreSQL store was opened with; None when there
+        is none (then the embedded index cannot be opened)."""
         ...
 
     # -- users -----------------------------------------------------------------------------------
