@@ -81,10 +81,12 @@ def _build(store: Store) -> None:
 
 
 @pytest.fixture(scope="module")
-def indexed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Store, EmbeddedIndex, list[str]]]:
+def indexed(
+    tmp_path_factory: pytest.TempPathFactory, module_database_url: str
+) -> Iterator[tuple[Store, EmbeddedIndex, list[str]]]:
     """The workspace, its index, and the rooms (all of them: alice reads both)."""
     data_dir: Path = tmp_path_factory.mktemp("conditions-property")
-    store = open_store(data_dir)
+    store = open_store(data_dir, database_url=module_database_url)
     _build(store)
     index = EmbeddedIndex.open(data_dir / INDEX_FILENAME, store, HashingEmbedder())
     assert index.wait_until_embedded(EMBED_WAIT_SECONDS)

@@ -750,6 +750,8 @@ class PostgresStore:
                     (message_id, emoji, user_id),
                 )
             message = self._read_one(write.conn, message_id)
+            # Listeners (the search index's `has:reaction`) hear it at once, not at the next log read.
+            write.events.append(MessageEvent("edited", message))
         return message
 
     @staticmethod
