@@ -220,7 +220,7 @@ def test_sign_in_without_the_servers_url_stops_start_up() -> None:
 
 @pytest.mark.anyio
 async def test_the_oauth_sign_in_page_takes_a_rocket_chat_password(
-    store: SQLiteStore, server: FakeRocketChat
+    store: Store, server: FakeRocketChat
 ) -> None:
     """An MCP client's OAuth sign-in goes through the same check as the login route."""
     origin = "http://127.0.0.1:8000"  # OAuth needs https or loopback

@@ -55,6 +55,9 @@ from .records import (
     Message,
     MessageChanges,
     MessageEvent,
+    OAuthClient,
+    OAuthCode,
+    OAuthGrant,
     Room,
     RoomType,
     SessionLifetime,
@@ -483,6 +486,63 @@ class PostgresStore:
         with self._transaction("delete a token") as write:
             sql = "DELETE FROM tokens WHERE user_id = %s AND kind = %s AND label = %s"
             return bool(write.conn.execute(sql, (user_id, kind, label)).rowcount)
+
+    # -- OAuth: not kept on PostgreSQL yet ---------------------------------------------------------
+    # The OAuth grants of MCP clients (oauth/) live in SQLite's tables only so far; `ai-search serve`
+    # refuses mcp_oauth_enabled with a database_url (cli._open_store), and these say why if called.
+
+    @staticmethod
+    def _no_oauth() -> StorageFailure:
+        return StorageFailure(
+            "OAuth grants for MCP clients are not kept on PostgreSQL yet (docs/deploy.md): turn "
+            "mcp_oauth_enabled off, or keep the workspace in SQLite"
+        )
+
+    def register_oauth_client(
+        self, client: OAuthClient, secret: str | None, *, max_clients: int, stale_before: datetime
+    ) -> bool:
+        raise self._no_oauth()
+
+    def oauth_client(self, client_id: str) -> tuple[OAuthClient, str | None] | None:
+        raise self._no_oauth()
+
+    def save_oauth_code(self, plain: str, code: OAuthCode) -> None:
+        raise self._no_oauth()
+
+    def take_oauth_code(self, plain: str, client_id: str) -> OAuthCode | None:
+        raise self._no_oauth()
+
+    def save_oauth_tokens(
+        self,
+        *,
+        grant_id: str,
+        user_id: str,
+        client_id: str,
+        scope: str,
+        resource: str,
+        access: tuple[str, datetime],
+        refresh: tuple[str, datetime] | None,
+        max_grants_per_user: int,
+    ) -> str:
+        raise self._no_oauth()
+
+    def resolve_oauth_access(self, plain: str) -> OAuthGrant | None:
+        raise self._no_oauth()
+
+    def oauth_grant_by_refresh(self, plain: str) -> OAuthGrant | None:
+        raise self._no_oauth()
+
+    def rotate_oauth_tokens(self, token_id: str) -> bool:
+        raise self._no_oauth()
+
+    def revoke_oauth_grant(self, grant_id: str, user_id: str | None = None) -> bool:
+        raise self._no_oauth()
+
+    def revoke_oauth_token(self, plain: str, client_id: str) -> bool:
+        raise self._no_oauth()
+
+    def list_oauth_grants(self, user_id: str) -> list[OAuthGrant]:
+        raise self._no_oauth()
 
     # -- rooms and subscriptions -----------------------------------------------------------------
 
