@@ -62,11 +62,6 @@ def _open_store(args: argparse.Namespace) -> Store:
 
     data_dir = _data_dir(args)
     settings = _settings(data_dir, _database_override(args))
-    if settings.database_url and settings.mcp_oauth_enabled:
-        raise CliError(
-            "mcp_oauth_enabled needs the SQLite store for now: OAuth grants are not kept on PostgreSQL yet"
-            " (docs/deploy.md)"
-        )
     try:
         return open_store(data_dir, database_url=settings.database_url, pool_size=settings.database_pool_size)
     except StorageFailure as exc:

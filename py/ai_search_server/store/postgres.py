@@ -488,8 +488,8 @@ class PostgresStore:
             return bool(write.conn.execute(sql, (user_id, kind, label)).rowcount)
 
     # -- OAuth: not kept on PostgreSQL yet ---------------------------------------------------------
-    # The OAuth grants of MCP clients (oauth/) live in SQLite's tables only so far; `ai-search serve`
-    # refuses mcp_oauth_enabled with a database_url (cli._open_store), and these say why if called.
+    # The OAuth grants of MCP clients (oauth/) live in SQLite's tables only so far: each of these
+    # fails as StorageFailure (a 503 with this sentence); personal access tokens work for MCP as before.
 
     @staticmethod
     def _no_oauth() -> StorageFailure:
