@@ -100,8 +100,17 @@ class PostgresCluster:
                 conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
+#: Where util-linux keeps runuser when PATH has no sbin folder (a login without root's PATH, env -i).
+_SBIN_PATH = "/usr/sbin:/sbin"
+
+
 def _as_owner(command: list[str], owner: pwd.struct_passwd | None) -> list[str]:
-    return command if owner is None else ["runuser", "-u", owner.pw_name, "--", *command]
+    if owner is None:
+        return command
+    runuser = shutil.which("runuser") or shutil.which("runuser", path=_SBIN_PATH)
+    if runuser is None:
+        raise RuntimeError("running PostgreSQL as its own user under root needs util-linux's runuser")
+    return [runuser, "-u", owner.pw_name, "--", *command]
 
 
 @contextmanager
