@@ -22,8 +22,11 @@ def _client(store: Store, *, created_at: datetime | None = None, max_clients: in
     return client if registered else None
 
 
-def _grant(store: Store, user_id: str, client_id: str, n: int, max_grants: int = 50) -> str:
-    grant_id = new_id()
+def _grant(
+    store: Store, user_id: str, client_id: str, n: int, *, max_grants: int = 50, grant_id: str | None = None
+) -> str:
+    """Saves the pair ``access-<n>-<grant id>``, ``refresh-<n>-<grant id>`` (of a new grant unless given)."""
+    grant_id = grant_id or new_id()
     now = datetime.now(UTC)
     store.save_oauth_tokens(
         grant_id=grant_id,
@@ -80,20 +83,10 @@ def test_a_code_works_once_and_its_reuse_ends_the_grant(each_store: Store) -> No
     assert each_store.take_oauth_code("the-code", "another-client") is None  # not that client's
     taken = each_store.take_oauth_code("the-code", client.id)
     assert taken is not None and (taken.grant_id, taken.user_id) == (grant_id, alice.id)
-    now = datetime.now(UTC)
-    each_store.save_oauth_tokens(
-        grant_id=grant_id,
-        user_id=alice.id,
-        client_id=client.id,
-        scope="mcp",
-        resource="r",
-        access=("a1", now + HOUR),
-        refresh=None,
-        max_grants_per_user=50,
-    )
-    assert each_store.resolve_oauth_access("a1") is not None
+    _grant(each_store, alice.id, client.id, 0, grant_id=grant_id)
+    assert each_store.resolve_oauth_access(f"access-0-{grant_id}") is not None
     assert each_store.take_oauth_code("the-code", client.id) is None
-    assert each_store.resolve_oauth_access("a1") is None  # the second use revoked what the first gave
+    assert each_store.resolve_oauth_access(f"access-0-{grant_id}") is None  # the reuse revoked them
 
 
 def test_an_expired_code_is_refused(each_store: Store) -> None:
@@ -114,21 +107,13 @@ def test_a_rotated_refresh_token_shown_again_ends_the_grant(each_store: Store) -
     assert first is not None and first.id == grant_id
     assert each_store.rotate_oauth_tokens(first.token_id)
     assert not each_store.rotate_oauth_tokens(first.token_id)  # a racing second refresh loses
-    now = datetime.now(UTC)
-    each_store.save_oauth_tokens(
-        grant_id=grant_id,
-        user_id=alice.id,
-        client_id=client.id,
-        scope="mcp",
-        resource="r",
-        access=("a2", now + HOUR),
-        refresh=("r2", now + 24 * HOUR),
-        max_grants_per_user=50,
-    )
+    _grant(each_store, alice.id, client.id, 1, grant_id=grant_id)
     assert each_store.resolve_oauth_access(f"access-0-{grant_id}") is None  # the old pair ended
-    assert each_store.resolve_oauth_access("a2") is not None
+    assert each_store.resolve_oauth_access(f"access-1-{grant_id}") is not None
+    assert [g.id for g in each_store.list_oauth_grants(alice.id)] == [grant_id]  # one row: the current pair
     assert each_store.oauth_grant_by_refresh(f"refresh-0-{grant_id}") is None  # a replay
-    assert each_store.resolve_oauth_access("a2") is None and each_store.list_oauth_grants(alice.id) == []
+    assert each_store.resolve_oauth_access(f"access-1-{grant_id}") is None
+    assert each_store.list_oauth_grants(alice.id) == []
 
 
 def test_revoking_either_token_ends_both_and_a_grant_is_revoked_by_its_owner_only(each_store: Store) -> None:
