@@ -27,7 +27,7 @@ import pytest
 from ai_search_server.store import open_store
 
 from ._live import running_server
-from .conftest import build_workspace
+from .conftest import build_workspace, database_env
 
 pytestmark = pytest.mark.slow
 
@@ -42,15 +42,19 @@ PERSON = ROOT / "tests" / "tools" / "oauth_person.py"
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, str]]]:
-    """``ai-search serve`` on a workspace: the MCP URL, and alice's PAT headers (and password)."""
+def served(
+    tmp_path_factory: pytest.TempPathFactory, module_database_url: str
+) -> Iterator[tuple[str, dict[str, str]]]:
+    """``ai-search serve`` on a workspace (in PostgreSQL under ``--store=postgres``): the MCP URL, and
+    alice's PAT headers (and password)."""
     if not (NODE.is_file() and INSPECTOR.is_file()):
         pytest.fail("the MCP Inspector is not installed: run scripts/setup --test")
     data = tmp_path_factory.mktemp("inspector") / "data"
-    store = open_store(data)
+    store = open_store(data, database_url=module_database_url)
     alice = build_workspace(store)["alice"]
     store.close()
-    with running_server(data, env={"AI_SEARCH_MCP_ENABLED": "true"}) as base:
+    env = {"AI_SEARCH_MCP_ENABLED": "true", **database_env(module_database_url)}
+    with running_server(data, env=env) as base:
         PASSWORDS[alice.user.id] = alice.password
         yield f"{base}/api/v1/mcp", {"X-User-Id": alice.user.id, "X-Auth-Token": alice.pat}
 

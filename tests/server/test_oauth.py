@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 import pytest
 from authlib.oauth2 import rfc8414, rfc9207
+from psycopg import sql
 from starlette.applications import Starlette
 
 from ai_search_server.app import create_app
@@ -20,6 +21,9 @@ from ai_search_server.oauth import grants as oauth_grants
 from ai_search_server.ratelimit import RateLimiter
 from ai_search_server.settings import Settings, load_settings
 from ai_search_server.store.base import Store
+from ai_search_server.store.passwords import hash_token
+from ai_search_server.store.postgres import PostgresStore
+from ai_search_server.store.sqlite import SQLiteStore
 
 from ._oauth_flow import REDIRECT_URI, OAuthClient, pkce, query_of, ticket_of
 from .conftest import Workspace
@@ -29,6 +33,19 @@ pytestmark = pytest.mark.anyio
 ORIGIN = "http://127.0.0.1:8000"
 MCP = f"{ORIGIN}/api/v1/mcp"
 ACCEPT = {"Accept": "application/json, text/event-stream"}
+
+
+def _stored_text(store: Store) -> str:
+    """Every row the workspace database holds, as text, whichever store keeps it."""
+    if isinstance(store, SQLiteStore):
+        return "\n".join(store._connection().iterdump())
+    assert isinstance(store, PostgresStore)
+    with store._connection() as conn:
+        tables = [row[0] for row in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")]
+        select = sql.SQL("SELECT t::text FROM {} t")
+        return "\n".join(
+            row[0] for table in tables for row in conn.execute(select.format(sql.Identifier(table))).fetchall()
+        )
 
 
 def _settings(**overrides: Any) -> Settings:
@@ -123,7 +140,8 @@ async def test_a_client_registers_signs_a_person_in_calls_refreshes_and_is_revok
         "tokens"
     ]
     assert [(t["clientName"], t["resource"]) for t in listed] == [("Test MCP client", MCP)]
-    dump = "\n".join(store._connection().iterdump())  # type: ignore[attr-defined]
+    dump = _stored_text(store)
+    assert hash_token(tokens["access_token"]) in dump  # the dump holds the token rows: their digests
     assert tokens["access_token"] not in dump and tokens["refresh_token"] not in dump
 
     refreshed = (await oauth.refresh(tokens["refresh_token"])).json()

@@ -57,7 +57,6 @@ def test_the_steps_are_numbered_without_gaps() -> None:
     assert [step.version for step in MIGRATIONS] == list(range(1, SCHEMA_VERSION + 1))
 
 
-@pytest.mark.xfail(reason="SQLite's step 8 (OAuth grants of MCP clients) has no PostgreSQL step yet", strict=True)
 def test_postgresql_has_every_step_sqlite_has() -> None:
     assert SCHEMA_VERSION == SQLITE_SCHEMA_VERSION
 

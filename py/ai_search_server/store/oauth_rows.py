@@ -1,9 +1,10 @@
-"""OAuth clients, authorization codes and tokens as SQLite rows (schema migration 8).
+"""OAuth clients, authorization codes and tokens as rows (schema migration 8), in either store.
 
 Codes, access tokens, refresh tokens and client secrets are kept as their SHA-256 digests only
 (``passwords.hash_token``, as the tokens table): a copy of the database lets nobody call as anyone.
-Every function takes the connection of a transaction the store opened; the store's methods are the
-interface (``base.Store``), these are its SQL.
+Every function takes the connection of a transaction the store opened and the store's statements
+(``OAuthSql``: SQLite's here, ``pg_rows.OAUTH_SQL`` for PostgreSQL), so the rules below are one
+code for both; the store's methods are the interface (``base.Store``).
 
 Two replays are recognised and end the grant they belong to, because each means a value leaked:
 
@@ -14,15 +15,19 @@ Two replays are recognised and end the grant they belong to, because each means 
 
 from __future__ import annotations
 
-import sqlite3
+from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple, Protocol
 
 from . import passwords
 from .records import OAuthClient, OAuthCode, OAuthGrant
 from .rules import from_ms, new_id, to_ms
 
 __all__ = [
+    "GRANT_COLUMNS",
+    "GRANT_FROM",
+    "SQLITE_SQL",
+    "OAuthSql",
     "TokenPair",
     "delete_grant",
     "delete_grant_of_token",
@@ -44,12 +49,102 @@ Row = tuple[Any, ...]
 # busy MCP client must not turn every call into a write.
 LAST_USED_RESOLUTION_MS = 60_000
 
-_GRANT_COLUMNS = (
+GRANT_COLUMNS = (
     "t.grant_id, t.id, t.user_id, t.client_id, c.name, t.scope, t.resource, t.created_at,"
     " t.access_expires_at, t.refresh_expires_at, t.last_used_at"
 )
-_GRANT_FROM = (
+GRANT_FROM = (
     " FROM oauth_tokens t JOIN oauth_clients c ON c.id = t.client_id JOIN users u ON u.id = t.user_id"
+)
+
+
+class _Cursor(Protocol):
+    @property
+    def rowcount(self) -> int: ...
+    def fetchone(self) -> Any: ...
+    def fetchall(self) -> Any: ...
+
+
+class Conn(Protocol):
+    """What both stores' connections offer: sqlite3's and psycopg's ``execute``."""
+
+    def execute(self, sql: Any, params: Sequence[Any], /) -> _Cursor: ...
+
+
+class OAuthSql(NamedTuple):
+    """One store's statements for the functions below, each named after what it does."""
+
+    delete_stale_clients: str
+    count_clients: str
+    insert_client: str
+    read_client: str
+    delete_expired_codes: str
+    insert_code: str
+    read_code: str  # PostgreSQL's locks the row: two redemptions in two processes take turns
+    mark_code_used: str
+    delete_tokens_of_grant: str
+    delete_dead_tokens: str
+    grant_exists: str
+    delete_oldest_grants: str
+    insert_tokens: str
+    resolve_access: str
+    touch: str
+    grant_by_refresh: str
+    mark_rotated: str
+    delete_grant_of_user: str
+    grant_of_token: str
+    list_grants: str
+
+
+SQLITE_SQL = OAuthSql(
+    delete_stale_clients=(
+        "DELETE FROM oauth_clients WHERE created_at < ?"
+        " AND NOT EXISTS (SELECT 1 FROM oauth_tokens t WHERE t.client_id = oauth_clients.id)"
+        " AND NOT EXISTS (SELECT 1 FROM oauth_codes k WHERE k.client_id = oauth_clients.id)"
+    ),
+    count_clients="SELECT count(*) FROM oauth_clients",
+    insert_client="INSERT INTO oauth_clients (id, secret_hash, name, metadata, created_at) VALUES (?, ?, ?, ?, ?)",
+    read_client="SELECT id, name, metadata, secret_hash, created_at FROM oauth_clients WHERE id = ?",
+    delete_expired_codes="DELETE FROM oauth_codes WHERE expires_at < ?",
+    insert_code=(
+        "INSERT INTO oauth_codes (hash, grant_id, client_id, user_id, redirect_uri, scope, resource,"
+        " code_challenge, code_challenge_method, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    ),
+    read_code=(
+        "SELECT grant_id, client_id, user_id, redirect_uri, scope, resource, code_challenge,"
+        " code_challenge_method, expires_at, used_at FROM oauth_codes WHERE hash = ?"
+    ),
+    mark_code_used="UPDATE oauth_codes SET used_at = ? WHERE hash = ?",
+    delete_tokens_of_grant="DELETE FROM oauth_tokens WHERE grant_id = ?",
+    delete_dead_tokens=(
+        "DELETE FROM oauth_tokens WHERE user_id = ? AND access_expires_at <= ?"
+        " AND coalesce(refresh_expires_at, 0) <= ?"
+    ),
+    grant_exists="SELECT 1 FROM oauth_tokens WHERE grant_id = ? LIMIT 1",
+    delete_oldest_grants=(
+        "DELETE FROM oauth_tokens WHERE grant_id IN (SELECT grant_id FROM oauth_tokens"
+        " WHERE user_id = ? AND rotated_at IS NULL ORDER BY created_at DESC, id DESC LIMIT -1 OFFSET ?)"
+    ),
+    insert_tokens=(
+        "INSERT INTO oauth_tokens (id, grant_id, user_id, client_id, scope, resource, access_hash,"
+        " refresh_hash, created_at, access_expires_at, refresh_expires_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    ),
+    resolve_access=(
+        f"SELECT {GRANT_COLUMNS}{GRANT_FROM} WHERE t.access_hash = ? AND t.rotated_at IS NULL"
+        " AND t.access_expires_at > ? AND u.active = 1"
+    ),
+    touch="UPDATE oauth_tokens SET last_used_at = ? WHERE id = ?",
+    grant_by_refresh=f"SELECT {GRANT_COLUMNS}, t.rotated_at{GRANT_FROM} WHERE t.refresh_hash = ? AND u.active = 1",
+    mark_rotated="UPDATE oauth_tokens SET rotated_at = ? WHERE id = ? AND rotated_at IS NULL",
+    delete_grant_of_user="DELETE FROM oauth_tokens WHERE grant_id = ? AND user_id = ?",
+    grant_of_token=(
+        "SELECT grant_id FROM oauth_tokens WHERE (access_hash = ? OR refresh_hash = ?) AND client_id = ?"
+    ),
+    list_grants=(
+        f"SELECT {GRANT_COLUMNS}{GRANT_FROM} WHERE t.user_id = ? AND t.rotated_at IS NULL"
+        " AND (t.access_expires_at > ? OR coalesce(t.refresh_expires_at, 0) > ?) ORDER BY t.created_at, t.id"
+    ),
 )
 
 
@@ -87,7 +182,8 @@ def _grant(row: Row) -> OAuthGrant:
 
 
 def insert_client(
-    conn: sqlite3.Connection,
+    conn: Conn,
+    sql: OAuthSql,
     client: OAuthClient,
     secret: str | None,
     *,
@@ -99,17 +195,12 @@ def insert_client(
     Before counting, clients registered before ``stale_before`` that never got a code or a token are
     removed: registration is open to anyone, and a client nobody signed in to is only a row.
     """
-    conn.execute(
-        "DELETE FROM oauth_clients WHERE created_at < ?"
-        " AND NOT EXISTS (SELECT 1 FROM oauth_tokens t WHERE t.client_id = oauth_clients.id)"
-        " AND NOT EXISTS (SELECT 1 FROM oauth_codes k WHERE k.client_id = oauth_clients.id)",
-        (to_ms(stale_before),),
-    )
-    (count,) = conn.execute("SELECT count(*) FROM oauth_clients").fetchone()
+    conn.execute(sql.delete_stale_clients, (to_ms(stale_before),))
+    (count,) = conn.execute(sql.count_clients, ()).fetchone()
     if count >= max_clients:
         return False
     conn.execute(
-        "INSERT INTO oauth_clients (id, secret_hash, name, metadata, created_at) VALUES (?, ?, ?, ?, ?)",
+        sql.insert_client,
         (
             client.id,
             None if secret is None else passwords.hash_token(secret),
@@ -121,11 +212,9 @@ def insert_client(
     return True
 
 
-def read_client(conn: sqlite3.Connection, client_id: str) -> tuple[OAuthClient, str | None] | None:
+def read_client(conn: Conn, sql: OAuthSql, client_id: str) -> tuple[OAuthClient, str | None] | None:
     """The client and its secret's digest (None: a public client)."""
-    row = conn.execute(
-        "SELECT id, name, metadata, secret_hash, created_at FROM oauth_clients WHERE id = ?", (client_id,)
-    ).fetchone()
+    row = conn.execute(sql.read_client, (client_id,)).fetchone()
     if row is None:
         return None
     return OAuthClient(row[0], row[1], row[2], row[3] is not None, from_ms(row[4])), row[3]
@@ -134,12 +223,11 @@ def read_client(conn: sqlite3.Connection, client_id: str) -> tuple[OAuthClient, 
 # -- authorization codes -------------------------------------------------------------------------
 
 
-def insert_code(conn: sqlite3.Connection, plain: str, code: OAuthCode, now_ms: int) -> None:
+def insert_code(conn: Conn, sql: OAuthSql, plain: str, code: OAuthCode, now_ms: int) -> None:
     """Store a code (hashed); codes expired before ``now_ms`` go at the same time."""
-    conn.execute("DELETE FROM oauth_codes WHERE expires_at < ?", (now_ms,))
+    conn.execute(sql.delete_expired_codes, (now_ms,))
     conn.execute(
-        "INSERT INTO oauth_codes (hash, grant_id, client_id, user_id, redirect_uri, scope, resource,"
-        " code_challenge, code_challenge_method, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        sql.insert_code,
         (
             passwords.hash_token(plain),
             code.grant_id,
@@ -155,25 +243,23 @@ def insert_code(conn: sqlite3.Connection, plain: str, code: OAuthCode, now_ms: i
     )
 
 
-def take_code(conn: sqlite3.Connection, plain: str, client_id: str, now_ms: int) -> OAuthCode | None:
+def take_code(conn: Conn, sql: OAuthSql, plain: str, client_id: str, now_ms: int) -> OAuthCode | None:
     """The code, marked used, when it is ``client_id``'s, unused and unexpired; else None.
 
     A code used before ends the grant its first use opened (module docstring). Taking it is atomic
-    (one transaction), so two redemptions racing each other cannot both succeed.
+    (one transaction, the row locked where the database allows writers beside each other), so two
+    redemptions racing each other cannot both succeed.
     """
-    row = conn.execute(
-        "SELECT grant_id, client_id, user_id, redirect_uri, scope, resource, code_challenge,"
-        " code_challenge_method, expires_at, used_at FROM oauth_codes WHERE hash = ?",
-        (passwords.hash_token(plain),),
-    ).fetchone()
+    digest = passwords.hash_token(plain)
+    row = conn.execute(sql.read_code, (digest,)).fetchone()
     if row is None or row[1] != client_id:
         return None
     if row[9] is not None:
-        conn.execute("DELETE FROM oauth_tokens WHERE grant_id = ?", (row[0],))
+        conn.execute(sql.delete_tokens_of_grant, (row[0],))
         return None
     if row[8] <= now_ms:
         return None
-    conn.execute("UPDATE oauth_codes SET used_at = ? WHERE hash = ?", (now_ms, passwords.hash_token(plain)))
+    conn.execute(sql.mark_code_used, (now_ms, digest))
     return OAuthCode(
         grant_id=row[0],
         client_id=row[1],
@@ -191,7 +277,8 @@ def take_code(conn: sqlite3.Connection, plain: str, client_id: str, now_ms: int)
 
 
 def insert_tokens(
-    conn: sqlite3.Connection,
+    conn: Conn,
+    sql: OAuthSql,
     *,
     grant_id: str,
     user_id: str,
@@ -207,25 +294,12 @@ def insert_tokens(
     The user's rows past every expiry go first; then, for a new grant, the user's oldest grants
     beyond ``max_grants_per_user - 1``, so one person's list stays readable.
     """
-    conn.execute(
-        "DELETE FROM oauth_tokens WHERE user_id = ? AND access_expires_at <= ?"
-        " AND coalesce(refresh_expires_at, 0) <= ?",
-        (user_id, now_ms, now_ms),
-    )
-    is_new = (
-        conn.execute("SELECT 1 FROM oauth_tokens WHERE grant_id = ? LIMIT 1", (grant_id,)).fetchone() is None
-    )
-    if is_new:
-        conn.execute(
-            "DELETE FROM oauth_tokens WHERE grant_id IN (SELECT grant_id FROM oauth_tokens"
-            " WHERE user_id = ? AND rotated_at IS NULL ORDER BY created_at DESC, id DESC LIMIT -1 OFFSET ?)",
-            (user_id, max(0, max_grants_per_user - 1)),
-        )
+    conn.execute(sql.delete_dead_tokens, (user_id, now_ms, now_ms))
+    if conn.execute(sql.grant_exists, (grant_id,)).fetchone() is None:
+        conn.execute(sql.delete_oldest_grants, (user_id, max(0, max_grants_per_user - 1)))
     token_id = new_id()
     conn.execute(
-        "INSERT INTO oauth_tokens (id, grant_id, user_id, client_id, scope, resource, access_hash,"
-        " refresh_hash, created_at, access_expires_at, refresh_expires_at)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        sql.insert_tokens,
         (
             token_id,
             grant_id,
@@ -243,70 +317,54 @@ def insert_tokens(
     return token_id
 
 
-def resolve_access(conn: sqlite3.Connection, plain: str, now_ms: int) -> tuple[OAuthGrant, bool] | None:
+def resolve_access(conn: Conn, sql: OAuthSql, plain: str, now_ms: int) -> tuple[OAuthGrant, bool] | None:
     """The live grant of an access token (not expired, not rotated, its user active), and whether its
     last use is due to be written (``touch``): a read, so that a call costs no write lock."""
-    row = conn.execute(
-        f"SELECT {_GRANT_COLUMNS}{_GRANT_FROM} WHERE t.access_hash = ? AND t.rotated_at IS NULL"
-        " AND t.access_expires_at > ? AND u.active = 1",
-        (passwords.hash_token(plain), now_ms),
-    ).fetchone()
+    row = conn.execute(sql.resolve_access, (passwords.hash_token(plain), now_ms)).fetchone()
     if row is None:
         return None
     due = row[10] is None or now_ms - row[10] >= LAST_USED_RESOLUTION_MS
     return _grant((*row[:10], now_ms) if due else row), due
 
 
-def touch(conn: sqlite3.Connection, token_id: str, now_ms: int) -> None:
-    conn.execute("UPDATE oauth_tokens SET last_used_at = ? WHERE id = ?", (now_ms, token_id))
+def touch(conn: Conn, sql: OAuthSql, token_id: str, now_ms: int) -> None:
+    conn.execute(sql.touch, (now_ms, token_id))
 
 
-def grant_by_refresh(conn: sqlite3.Connection, plain: str, now_ms: int) -> OAuthGrant | None:
+def grant_by_refresh(conn: Conn, sql: OAuthSql, plain: str, now_ms: int) -> OAuthGrant | None:
     """The grant of a live refresh token; a rotated one shown again ends its grant (module docstring)."""
-    row = conn.execute(
-        f"SELECT {_GRANT_COLUMNS}, t.rotated_at{_GRANT_FROM} WHERE t.refresh_hash = ? AND u.active = 1",
-        (passwords.hash_token(plain),),
-    ).fetchone()
+    row = conn.execute(sql.grant_by_refresh, (passwords.hash_token(plain),)).fetchone()
     if row is None:
         return None
     if row[11] is not None:
-        conn.execute("DELETE FROM oauth_tokens WHERE grant_id = ?", (row[0],))
+        conn.execute(sql.delete_tokens_of_grant, (row[0],))
         return None
     if row[9] is None or row[9] <= now_ms:
         return None
     return _grant(row[:11])
 
 
-def mark_rotated(conn: sqlite3.Connection, token_id: str, now_ms: int) -> bool:
+def mark_rotated(conn: Conn, sql: OAuthSql, token_id: str, now_ms: int) -> bool:
     """Mark a replaced pair; False when it was replaced already (a racing refresh: a replay)."""
-    sql = "UPDATE oauth_tokens SET rotated_at = ? WHERE id = ? AND rotated_at IS NULL"
-    return bool(conn.execute(sql, (now_ms, token_id)).rowcount)
+    return bool(conn.execute(sql.mark_rotated, (now_ms, token_id)).rowcount)
 
 
-def delete_grant(conn: sqlite3.Connection, grant_id: str, user_id: str | None = None) -> bool:
+def delete_grant(conn: Conn, sql: OAuthSql, grant_id: str, user_id: str | None = None) -> bool:
     """End a grant: every token of it (of ``user_id`` only, when given)."""
     if user_id is None:
-        return bool(conn.execute("DELETE FROM oauth_tokens WHERE grant_id = ?", (grant_id,)).rowcount)
-    sql = "DELETE FROM oauth_tokens WHERE grant_id = ? AND user_id = ?"
-    return bool(conn.execute(sql, (grant_id, user_id)).rowcount)
+        return bool(conn.execute(sql.delete_tokens_of_grant, (grant_id,)).rowcount)
+    return bool(conn.execute(sql.delete_grant_of_user, (grant_id, user_id)).rowcount)
 
 
-def delete_grant_of_token(conn: sqlite3.Connection, plain: str, client_id: str) -> bool:
+def delete_grant_of_token(conn: Conn, sql: OAuthSql, plain: str, client_id: str) -> bool:
     """End the grant an access or refresh token of ``client_id`` belongs to (RFC 7009: revoking either
     ends both); False when no token of that client has this value."""
     digest = passwords.hash_token(plain)
-    row = conn.execute(
-        "SELECT grant_id FROM oauth_tokens WHERE (access_hash = ? OR refresh_hash = ?) AND client_id = ?",
-        (digest, digest, client_id),
-    ).fetchone()
-    return row is not None and delete_grant(conn, row[0])
+    row = conn.execute(sql.grant_of_token, (digest, digest, client_id)).fetchone()
+    return row is not None and delete_grant(conn, sql, row[0])
 
 
-def list_grants(conn: sqlite3.Connection, user_id: str, now_ms: int) -> list[OAuthGrant]:
+def list_grants(conn: Conn, sql: OAuthSql, user_id: str, now_ms: int) -> list[OAuthGrant]:
     """The user's live grants, oldest first: one row each (the current pair)."""
-    rows = conn.execute(
-        f"SELECT {_GRANT_COLUMNS}{_GRANT_FROM} WHERE t.user_id = ? AND t.rotated_at IS NULL"
-        " AND (t.access_expires_at > ? OR coalesce(t.refresh_expires_at, 0) > ?) ORDER BY t.created_at, t.id",
-        (user_id, now_ms, now_ms),
-    ).fetchall()
+    rows = conn.execute(sql.list_grants, (user_id, now_ms, now_ms)).fetchall()
     return [_grant(row) for row in rows]

@@ -2,7 +2,7 @@
 what they own, room-name clashes, stored answers and feedback, and the mirrors' tables.
 
 Each is the PostgreSQL form of a statement of ``message_rows.py``, ``schema.py``, ``answer_rows.py``
-or ``sources.py``; the records made from the rows, the checks and the JSON are those modules' own
+``sources.py`` or ``oauth_rows.py`` (``OAUTH_SQL``, which that module's functions run); the records made from the rows, the checks and the JSON are those modules' own
 (dialect-free) functions, so both stores hand out the same records. Lists travel as one ``text[]``
 parameter (``= ANY(%s::text[])``); names compare by ``ascii_fold`` (pg_schema.py). Every function
 runs on the caller's connection, inside its transaction when it writes.
@@ -28,6 +28,7 @@ from .message_rows import (
     assemble_messages,
     mentioned_usernames,
 )
+from .oauth_rows import GRANT_COLUMNS, GRANT_FROM, OAuthSql
 from .records import AnswerFeedback, AnswerRating, Attachment, Message, StoredAnswer
 from .rules import (
     check_display_name,
@@ -42,6 +43,7 @@ from .rules import (
 from .sources import check_external_kind, sync_state_from_text, sync_state_text
 
 __all__ = [
+    "OAUTH_SQL",
     "external_ids",
     "feedback_since",
     "insert_answer",
@@ -283,3 +285,59 @@ def write_sync_state(conn: Conn, origin: str, state: Mapping[str, Any], now_ms: 
         " ON CONFLICT (origin) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at",
         (origin, sync_state_text(origin, state), now_ms),
     )
+
+
+# -- OAuth grants (oauth_rows.py's rules; booleans are PostgreSQL's own) -----------------------------
+
+OAUTH_SQL = OAuthSql(
+    delete_stale_clients=(
+        "DELETE FROM oauth_clients WHERE created_at < %s"
+        " AND NOT EXISTS (SELECT 1 FROM oauth_tokens t WHERE t.client_id = oauth_clients.id)"
+        " AND NOT EXISTS (SELECT 1 FROM oauth_codes k WHERE k.client_id = oauth_clients.id)"
+    ),
+    count_clients="SELECT count(*) FROM oauth_clients",
+    insert_client=(
+        "INSERT INTO oauth_clients (id, secret_hash, name, metadata, created_at) VALUES (%s, %s, %s, %s, %s)"
+    ),
+    read_client="SELECT id, name, metadata, secret_hash, created_at FROM oauth_clients WHERE id = %s",
+    delete_expired_codes="DELETE FROM oauth_codes WHERE expires_at < %s",
+    insert_code=(
+        "INSERT INTO oauth_codes (hash, grant_id, client_id, user_id, redirect_uri, scope, resource,"
+        f" code_challenge, code_challenge_method, expires_at) VALUES ({_placeholders(10)})"
+    ),
+    # Locked: another process redeeming the same code waits, then sees it used.
+    read_code=(
+        "SELECT grant_id, client_id, user_id, redirect_uri, scope, resource, code_challenge,"
+        " code_challenge_method, expires_at, used_at FROM oauth_codes WHERE hash = %s FOR UPDATE"
+    ),
+    mark_code_used="UPDATE oauth_codes SET used_at = %s WHERE hash = %s",
+    delete_tokens_of_grant="DELETE FROM oauth_tokens WHERE grant_id = %s",
+    delete_dead_tokens=(
+        "DELETE FROM oauth_tokens WHERE user_id = %s AND access_expires_at <= %s"
+        " AND coalesce(refresh_expires_at, 0) <= %s"
+    ),
+    grant_exists="SELECT 1 FROM oauth_tokens WHERE grant_id = %s LIMIT 1",
+    delete_oldest_grants=(
+        "DELETE FROM oauth_tokens WHERE grant_id IN (SELECT grant_id FROM oauth_tokens"
+        " WHERE user_id = %s AND rotated_at IS NULL ORDER BY created_at DESC, id DESC OFFSET %s)"
+    ),
+    insert_tokens=(
+        "INSERT INTO oauth_tokens (id, grant_id, user_id, client_id, scope, resource, access_hash,"
+        f" refresh_hash, created_at, access_expires_at, refresh_expires_at) VALUES ({_placeholders(11)})"
+    ),
+    resolve_access=(
+        f"SELECT {GRANT_COLUMNS}{GRANT_FROM} WHERE t.access_hash = %s AND t.rotated_at IS NULL"
+        " AND t.access_expires_at > %s AND u.active"
+    ),
+    touch="UPDATE oauth_tokens SET last_used_at = %s WHERE id = %s",
+    grant_by_refresh=f"SELECT {GRANT_COLUMNS}, t.rotated_at{GRANT_FROM} WHERE t.refresh_hash = %s AND u.active",
+    mark_rotated="UPDATE oauth_tokens SET rotated_at = %s WHERE id = %s AND rotated_at IS NULL",
+    delete_grant_of_user="DELETE FROM oauth_tokens WHERE grant_id = %s AND user_id = %s",
+    grant_of_token=(
+        "SELECT grant_id FROM oauth_tokens WHERE (access_hash = %s OR refresh_hash = %s) AND client_id = %s"
+    ),
+    list_grants=(
+        f"SELECT {GRANT_COLUMNS}{GRANT_FROM} WHERE t.user_id = %s AND t.rotated_at IS NULL"
+        " AND (t.access_expires_at > %s OR coalesce(t.refresh_expires_at, 0) > %s) ORDER BY t.created_at, t.id"
+    ),
+)

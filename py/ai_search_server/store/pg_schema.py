@@ -301,6 +301,51 @@ _V7_SOURCES = (
 )
 
 
+# OAuth clients, authorization codes and tokens, kept hashed (schema.py's step 8, with its reasons).
+_V8_OAUTH = (
+    """CREATE TABLE oauth_clients (
+        id text COLLATE "C" PRIMARY KEY,
+        secret_hash text COLLATE "C",
+        name text NOT NULL,
+        metadata text NOT NULL,
+        created_at bigint NOT NULL
+    )""",
+    "CREATE INDEX oauth_clients_created ON oauth_clients (created_at)",
+    """CREATE TABLE oauth_codes (
+        hash text COLLATE "C" PRIMARY KEY,
+        grant_id text COLLATE "C" NOT NULL,
+        client_id text COLLATE "C" NOT NULL REFERENCES oauth_clients (id) ON DELETE CASCADE,
+        user_id text COLLATE "C" NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+        redirect_uri text NOT NULL,
+        scope text NOT NULL,
+        resource text NOT NULL,
+        code_challenge text NOT NULL,
+        code_challenge_method text NOT NULL CHECK (code_challenge_method = 'S256'),
+        expires_at bigint NOT NULL,
+        used_at bigint
+    )""",
+    "CREATE INDEX oauth_codes_expiry ON oauth_codes (expires_at)",
+    """CREATE TABLE oauth_tokens (
+        id text COLLATE "C" PRIMARY KEY,
+        grant_id text COLLATE "C" NOT NULL,
+        user_id text COLLATE "C" NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+        client_id text COLLATE "C" NOT NULL REFERENCES oauth_clients (id) ON DELETE CASCADE,
+        scope text NOT NULL,
+        resource text NOT NULL,
+        access_hash text COLLATE "C" NOT NULL UNIQUE,
+        refresh_hash text COLLATE "C" UNIQUE,
+        created_at bigint NOT NULL,
+        access_expires_at bigint NOT NULL,
+        refresh_expires_at bigint,
+        last_used_at bigint,
+        rotated_at bigint
+    )""",
+    "CREATE INDEX oauth_tokens_user ON oauth_tokens (user_id, rotated_at)",
+    "CREATE INDEX oauth_tokens_grant ON oauth_tokens (grant_id)",
+    "CREATE INDEX oauth_tokens_client ON oauth_tokens (client_id)",
+)
+
+
 # Append only, numbered as schema.py's MIGRATIONS: a released step never changes.
 MIGRATIONS: tuple[PgMigration, ...] = (
     PgMigration(1, "users, role_permissions, rooms, subscriptions, messages, tokens", _run(_V1_TABLES)),
@@ -312,6 +357,7 @@ MIGRATIONS: tuple[PgMigration, ...] = (
     PgMigration(5, f"confusable keys of room names ({names.KEY_VERSION})", _create_room_name_keys),
     PgMigration(6, "stored answers (for sharing) and their feedback", _run(answers_sql())),
     PgMigration(7, "message origins and source links, external ids, sync state", _run(_V7_SOURCES)),
+    PgMigration(8, "OAuth clients, authorization codes and tokens (hashed)", _run(_V8_OAUTH)),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
 

@@ -494,20 +494,20 @@ class SQLiteStore:
     ) -> bool:
         with self._transaction("register an OAuth client") as write:
             return oauth_rows.insert_client(
-                write.conn, client, secret, max_clients=max_clients, stale_before=stale_before
+                write.conn, oauth_rows.SQLITE_SQL, client, secret, max_clients=max_clients, stale_before=stale_before
             )
 
     def oauth_client(self, client_id: str) -> tuple[OAuthClient, str | None] | None:
         with self._errors("read the workspace"):
-            return oauth_rows.read_client(self._connection(), client_id)
+            return oauth_rows.read_client(self._connection(), oauth_rows.SQLITE_SQL, client_id)
 
     def save_oauth_code(self, plain: str, code: OAuthCode) -> None:
         with self._transaction("save an authorization code") as write:
-            oauth_rows.insert_code(write.conn, plain, code, now_ms())
+            oauth_rows.insert_code(write.conn, oauth_rows.SQLITE_SQL, plain, code, now_ms())
 
     def take_oauth_code(self, plain: str, client_id: str) -> OAuthCode | None:
         with self._transaction("redeem an authorization code") as write:
-            return oauth_rows.take_code(write.conn, plain, client_id, now_ms())
+            return oauth_rows.take_code(write.conn, oauth_rows.SQLITE_SQL, plain, client_id, now_ms())
 
     def save_oauth_tokens(
         self,
@@ -527,6 +527,7 @@ class SQLiteStore:
         with self._transaction("save OAuth tokens") as write:
             return oauth_rows.insert_tokens(
                 write.conn,
+                oauth_rows.SQLITE_SQL,
                 grant_id=grant_id,
                 user_id=user_id,
                 client_id=client_id,
@@ -542,38 +543,38 @@ class SQLiteStore:
             return None
         now = now_ms()
         with self._errors("read the workspace"):
-            found = oauth_rows.resolve_access(self._connection(), plain, now)
+            found = oauth_rows.resolve_access(self._connection(), oauth_rows.SQLITE_SQL, plain, now)
         if found is None:
             return None
         grant, due = found
         if due:
             with self._transaction("record an OAuth token's use") as write:
-                oauth_rows.touch(write.conn, grant.token_id, now)
+                oauth_rows.touch(write.conn, oauth_rows.SQLITE_SQL, grant.token_id, now)
         return grant
 
     def oauth_grant_by_refresh(self, plain: str) -> OAuthGrant | None:
         if not plain or len(plain) > MAX_TOKEN_LENGTH:
             return None
         with self._transaction("check a refresh token") as write:
-            return oauth_rows.grant_by_refresh(write.conn, plain, now_ms())
+            return oauth_rows.grant_by_refresh(write.conn, oauth_rows.SQLITE_SQL, plain, now_ms())
 
     def rotate_oauth_tokens(self, token_id: str) -> bool:
         with self._transaction("rotate OAuth tokens") as write:
-            return oauth_rows.mark_rotated(write.conn, token_id, now_ms())
+            return oauth_rows.mark_rotated(write.conn, oauth_rows.SQLITE_SQL, token_id, now_ms())
 
     def revoke_oauth_grant(self, grant_id: str, user_id: str | None = None) -> bool:
         with self._transaction("revoke an OAuth grant") as write:
-            return oauth_rows.delete_grant(write.conn, grant_id, user_id)
+            return oauth_rows.delete_grant(write.conn, oauth_rows.SQLITE_SQL, grant_id, user_id)
 
     def revoke_oauth_token(self, plain: str, client_id: str) -> bool:
         if not plain or len(plain) > MAX_TOKEN_LENGTH:
             return False
         with self._transaction("revoke an OAuth token") as write:
-            return oauth_rows.delete_grant_of_token(write.conn, plain, client_id)
+            return oauth_rows.delete_grant_of_token(write.conn, oauth_rows.SQLITE_SQL, plain, client_id)
 
     def list_oauth_grants(self, user_id: str) -> list[OAuthGrant]:
         with self._errors("read the workspace"):
-            return oauth_rows.list_grants(self._connection(), user_id, now_ms())
+            return oauth_rows.list_grants(self._connection(), oauth_rows.SQLITE_SQL, user_id, now_ms())
 
     # -- rooms and subscriptions -----------------------------------------------------------------
 
