@@ -47,7 +47,7 @@ from ai_search_server.retrieval.search_query import search_request
 from ai_search_server.retrieval.search_service import SearchOptions, SearchRequest, SearchService, SearchType
 from ai_search_server.store import ImportRow, open_store
 from ai_search_server.store.records import Attachment, Reaction
-from bench_search import QUERIES, finished_build, room_layout, say, text_pool
+from bench_search import QUERIES, BatchedImport, finished_build, room_layout, say, text_pool
 
 ROOT = Path(__file__).resolve().parent
 OUT = ROOT / "out"
@@ -111,7 +111,7 @@ def import_messages(directory: Path, size: int) -> None:
     step_ms = max(1, 365 * 86_400_000 // size)
     store = open_store(directory)
     try:
-        batch: list[ImportRow] = []
+        rows = BatchedImport(store, size, report_every=0, batch=IMPORT_BATCH)
         for n in range(size):
             room, kind = rooms[n % len(rooms)]
             message_id = f"bench-{n}"
@@ -128,7 +128,7 @@ def import_messages(directory: Path, size: int) -> None:
             reactions = (
                 (Reaction(":+1:", (rng.choice(authors[room]),)),) if rng.random() < REACTION_SHARE else ()
             )
-            batch.append(
+            rows.add(
                 ImportRow(
                     room,
                     kind,
@@ -143,11 +143,7 @@ def import_messages(directory: Path, size: int) -> None:
                     pinned=rng.random() < PIN_SHARE,
                 )
             )
-            if len(batch) >= IMPORT_BATCH:
-                store.import_messages(batch)
-                batch = []
-        if batch:
-            store.import_messages(batch)
+        rows.finish()
     finally:
         store.close()
 

@@ -63,7 +63,7 @@ from ai_search_server.retrieval.minilm import MINILM_DIMENSIONS, MINILM_MODEL_ID
 from ai_search_server.retrieval.terms import fts_match_expression, query_terms
 from ai_search_server.retrieval.vectors import VectorMatrix, VectorScope
 from ai_search_server.settings import load_settings
-from ai_search_server.store import ImportRow, open_store
+from ai_search_server.store import ImportRow, Store, open_store
 from ai_search_server.store.records import RoomType
 
 ROOT = Path(__file__).resolve().parent
@@ -172,6 +172,33 @@ def room_layout(
     return rooms, authors, {room: tuple(sorted(names)) for room, names in members.items()}
 
 
+class BatchedImport:
+    """A generated data set's rows into the store IMPORT_BATCH at a time (one transaction each),
+    saying how far it got every `report_every` batches: a million rows in one call would hold them
+    all in memory, one call a row would pay a transaction each."""
+
+    def __init__(self, store: Store, size: int, *, report_every: int, batch: int = IMPORT_BATCH) -> None:
+        self._store, self._size, self._every, self._batch = store, size, report_every, batch
+        self._rows: list[ImportRow] = []
+        self._done = 0
+
+    def add(self, row: ImportRow) -> None:
+        self._rows.append(row)
+        if len(self._rows) >= self._batch:
+            self._flush()
+            if self._every and self._done % (self._batch * self._every) == 0:
+                say(f"  imported {self._done:,} of {self._size:,} messages")
+
+    def finish(self) -> None:
+        if self._rows:
+            self._flush()
+
+    def _flush(self) -> None:
+        self._store.import_messages(self._rows)
+        self._done += len(self._rows)
+        self._rows = []
+
+
 def import_messages(directory: Path, size: int) -> None:
     rng = random.Random(SEED + size)
     pool = text_pool()
@@ -181,10 +208,10 @@ def import_messages(directory: Path, size: int) -> None:
     step_ms = max(1, 365 * 86_400_000 // size)
     store = open_store(directory)
     try:
-        batch: list[ImportRow] = []
+        rows = BatchedImport(store, size, report_every=20)
         for n in range(size):
             room, kind = rooms[n % ROOMS]
-            batch.append(
+            rows.add(
                 ImportRow(
                     room,
                     kind,
@@ -195,13 +222,7 @@ def import_messages(directory: Path, size: int) -> None:
                     members=room_members[room],
                 )
             )
-            if len(batch) >= IMPORT_BATCH:
-                store.import_messages(batch)
-                batch = []
-                if (n + 1) % (IMPORT_BATCH * 20) == 0:
-                    say(f"  imported {n + 1:,} of {size:,} messages")
-        if batch:
-            store.import_messages(batch)
+        rows.finish()
     finally:
         store.close()
 

@@ -64,7 +64,15 @@ from ai_search_server.retrieval.index import INDEX_FILENAME, EmbeddedIndex
 from ai_search_server.retrieval.stopwords import is_stopword
 from ai_search_server.retrieval.terms import query_terms
 from ai_search_server.store import ImportRow, open_store
-from bench_search import _ProbeEmbedder, bare_fts, finished_build, free_port, memory_probe, rss_mib
+from bench_search import (
+    BatchedImport,
+    _ProbeEmbedder,
+    bare_fts,
+    finished_build,
+    free_port,
+    memory_probe,
+    rss_mib,
+)
 
 ROOT = Path(__file__).resolve().parent
 OUT = ROOT / "out"
@@ -93,7 +101,6 @@ MAX_ROOMS_PER_USER = 60
 ROOMS_PER_USER_SKEW = 3
 SEARCHER = "searcher"
 SEARCHER_ROOM_SHARE = 1 / 3
-IMPORT_BATCH = 5000
 VECTOR_DIMENSIONS = 384
 VECTOR_BATCH = 5000
 RESULTS = 10
@@ -236,7 +243,7 @@ def import_messages(directory: Path, size: int) -> dict[str, Any]:
     store = open_store(directory)
     cursor = 0
     try:
-        batch: list[ImportRow] = []
+        rows = BatchedImport(store, size, report_every=40)
         for n in range(size):
             room = rooms[int(room_of[n])]
             ts_ms = n * step_ms
@@ -264,7 +271,7 @@ def import_messages(directory: Path, size: int) -> dict[str, Any]:
                 or (previous is not None and ts_ms - previous <= CONTEXT_WINDOW.total_seconds() * 1000)
             )
             last_ts[room] = ts_ms
-            batch.append(
+            rows.add(
                 ImportRow(
                     room,
                     kinds[room],  # type: ignore[arg-type]
@@ -276,13 +283,7 @@ def import_messages(directory: Path, size: int) -> dict[str, Any]:
                     tmid=tmid,
                 )
             )
-            if len(batch) >= IMPORT_BATCH:
-                store.import_messages(batch)
-                batch = []
-                if (n + 1) % (IMPORT_BATCH * 40) == 0:
-                    say(f"  imported {n + 1:,} of {size:,} messages")
-        if batch:
-            store.import_messages(batch)
+        rows.finish()
     finally:
         store.close()
     readable = sorted(room for room, names in members.items() if SEARCHER in names)
