@@ -219,7 +219,7 @@ $("login-form").addEventListener("submit", async (event) => {
     password.value = "";
     if (python()) return;
     const session = { userId: data.userId, authToken: data.authToken, username: data.me?.username || user, name: data.me?.name || "" };
-    sessionStorage.setItem(SESSION_KEY, JSON.stringify(session));
+    try { sessionStorage.setItem(SESSION_KEY, JSON.stringify(session)); } catch { /* storage off: this page only */ }
     $("whoami").textContent = `${session.name || session.username} (@${session.username})`;
     html.dataset.auth = "in";
     say("Signed in.");

@@ -11,6 +11,7 @@ Modules, one noun each (only ``dom`` creates DOM nodes, and only as text):
 - ``dom``: safe, text-only element builders, highlights as ``<mark>``, event listeners.
 - ``api``: the REST client (awaited ``fetch``, streamed answers).
 - ``auth``: the session in ``sessionStorage``, sign-in and sign-out.
+- ``storage``: ``sessionStorage``/``localStorage`` reads and writes that survive storage switched off.
 - ``chips``, ``combobox``, ``results``, ``answer``, ``context``: the views (``message_view`` draws a
   message for the results and the context view; ``answer_actions``: an answer's thumbs and link).
 - ``url_state``: the query line in ``?q=``, the message open (``&msg=``), a shared answer

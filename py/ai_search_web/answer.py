@@ -34,6 +34,7 @@ from pyodide.ffi import JsProxy
 
 from ai_search import MAX_SEARCH_ANSWER_MESSAGES, MAX_SEARCH_QUERY_LENGTH, append_turn, may_list_models
 
+from . import storage
 from .answer_actions import AnswerActions
 from .answer_text import (
     UNSUPPORTED_LABEL,
@@ -431,8 +432,8 @@ class AnswerPanel:
             self._picker,
             *(element("option", str(m.get("label") or m["key"]), value=m["key"]) for m in options),
         )
-        stored = present(js.sessionStorage.getItem(MODEL_STORAGE_KEY))
-        if isinstance(stored, str) and stored:
+        stored = storage.read(storage.SESSION, MODEL_STORAGE_KEY)
+        if stored:
             self._select_model(stored)
         self._picker.disabled = not model_param
         self._picker.title = (
@@ -447,17 +448,15 @@ class AnswerPanel:
         return value if isinstance(value, str) else ""
 
     def _select_model(self, model: str, *, only_if_unset: bool = False) -> None:
-        if only_if_unset:
-            kept = present(js.sessionStorage.getItem(MODEL_STORAGE_KEY))
-            if kept:
-                return
+        if only_if_unset and storage.read(storage.SESSION, MODEL_STORAGE_KEY):
+            return
         for option in self._picker.options:
             if option.value == model:
                 self._picker.value = model
                 return
 
     def _pick(self, _event: JsProxy) -> None:
-        js.sessionStorage.setItem(MODEL_STORAGE_KEY, self.chosen_model())
+        storage.write(storage.SESSION, MODEL_STORAGE_KEY, self.chosen_model())
 
 
 def _is_score(value: Any) -> bool:

@@ -18,10 +18,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import js
-from pyodide.ffi import JsException
 
+from . import storage
 from .api import ApiClient, ApiError
-from .dom import present
 from .message_parts import object_field
 from .messages import BAD_RESPONSE_ERROR_TYPE
 
@@ -78,24 +77,16 @@ class Session:
 
     @classmethod
     def restore(cls) -> Session:
-        try:
-            stored = present(js.sessionStorage.getItem(SESSION_STORAGE_KEY))
-        except JsException:  # storage disabled: the session lasts as long as the page
-            stored = None
-        return cls(SignedIn.from_json(stored) if isinstance(stored, str) else None)
+        # Storage off: nothing kept, and the session lasts as long as the page.
+        stored = storage.read(storage.SESSION, SESSION_STORAGE_KEY)
+        return cls(SignedIn.from_json(stored) if stored is not None else None)
 
     def credentials(self) -> tuple[str, str] | None:
         return None if self.current is None else (self.current.user_id, self.current.auth_token)
 
     def _set(self, current: SignedIn | None) -> None:
         self.current = current
-        try:
-            if current is None:
-                js.sessionStorage.removeItem(SESSION_STORAGE_KEY)
-            else:
-                js.sessionStorage.setItem(SESSION_STORAGE_KEY, current.to_json())
-        except JsException:
-            pass
+        storage.write(storage.SESSION, SESSION_STORAGE_KEY, None if current is None else current.to_json())
         js.document.documentElement.dataset.auth = "in" if current else "out"
         self.on_change()
 

@@ -34,7 +34,7 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 import js
-from pyodide.ffi import JsException, JsProxy
+from pyodide.ffi import JsProxy
 
 from ai_search import (
     DATE_PICKER_GROUP,
@@ -58,6 +58,7 @@ from ai_search import (
     remove_search_filter,
 )
 
+from . import storage
 from .api import ApiClient, ApiError
 from .caret import index_to_utf16, utf16_to_index
 from .chips import ChipsView
@@ -237,23 +238,14 @@ class SearchBox:
     # -- recent searches ---------------------------------------------------------------------------
 
     def recent(self) -> tuple[str, ...]:
-        try:
-            return recent_searches(present(js.localStorage.getItem(RECENT_SEARCHES_KEY)))
-        except JsException:  # storage disabled: nothing was kept
-            return ()
+        return recent_searches(storage.read(storage.LOCAL, RECENT_SEARCHES_KEY))
 
     def remember(self, line: str) -> None:
         """Keep `line` as this browser's newest recent search."""
         self._store_recent(with_recent_search(self.recent(), line))
 
     def _store_recent(self, kept: tuple[str, ...]) -> None:
-        try:
-            if kept:
-                js.localStorage.setItem(RECENT_SEARCHES_KEY, encode_recent_searches(kept))
-            else:
-                js.localStorage.removeItem(RECENT_SEARCHES_KEY)
-        except JsException:
-            pass
+        storage.write(storage.LOCAL, RECENT_SEARCHES_KEY, encode_recent_searches(kept) if kept else None)
 
     def _offer_recent(self) -> None:
         if self._on_recent is None or self.text.strip() or self.filters != SearchFilters():

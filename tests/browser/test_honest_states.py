@@ -346,3 +346,36 @@ def test_no_status_speaks_of_the_machinery(page: Any, server: Server) -> None:
     assert "Loading Python" not in html and "Pyodide" not in page.inner_text("body")
     page.wait_for_selector("html[data-py=ready]", timeout=PYTHON_READY_MS)
     assert page.inner_text("#status") == "Sign in to search."
+
+
+# -- storage switched off -------------------------------------------------------------------------------
+
+# Every storage call throws, as in a sandboxed frame or with site data blocked.
+BLOCKED_STORAGE = """
+for (const name of ["sessionStorage", "localStorage"]) {
+  Object.defineProperty(window, name, {
+    configurable: true,
+    get() { throw new DOMException("The operation is insecure.", "SecurityError"); },
+  });
+}
+"""
+
+
+def test_with_storage_off_sign_in_search_and_recent_searches_still_work(own: OwnServer) -> None:
+    """Nothing the page keeps in storage is essential: with both stores throwing, sign-in lasts as
+    long as the page, searches run, recent searches are simply not kept, and nothing breaks."""
+    page, record = own.tabs.new()
+    page.add_init_script(BLOCKED_STORAGE)
+    page.goto(own.server.url)
+    page.wait_for_selector("html[data-py=ready]", timeout=PYTHON_READY_MS)
+    page.fill("#login-user", "bob")
+    page.fill("#login-password", "demo-bob")
+    page.click("#login-form button")
+    page.wait_for_selector("html[data-auth=in]")
+    assert "bob" in page.inner_text("#whoami")
+    _search(page, "deploy")
+    assert page.locator("#result-list .result-room").count() > 0
+    page.fill("#search-box", "")
+    page.click("#search-box")
+    assert page.locator("#suggestions [role=option]").all_inner_texts() == []  # nothing was kept
+    assert record.errors == []
