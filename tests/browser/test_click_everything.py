@@ -138,16 +138,21 @@ class Surface:
     setups: int = 0
     done: set[tuple[str, str, str]] = field(default_factory=set)  # (state, element, action)
     endings: list[str] = field(default_factory=list)  # what ended a state (for a failure's message)
+    _offset: tuple[float, float] | None = None
 
     @property
     def doc(self) -> Any:
         return self.frame if self.frame is not None else self.page
 
     def offset(self) -> tuple[float, float]:
+        """Where the widget's frame sits in its host page (it fills the window, so it never moves
+        while a state is shown; asked once per setup, not once per click)."""
         if self.frame is None:
             return 0.0, 0.0
-        box = self.frame.frame_element().bounding_box()
-        return box["x"], box["y"]
+        if self._offset is None:
+            box = self.frame.frame_element().bounding_box()
+            self._offset = (box["x"], box["y"])
+        return self._offset
 
     def act(self, path: str, action: str) -> bool:
         """One real mouse click, or one key on the focused element; False when it is not there."""
@@ -329,9 +334,11 @@ def sweep(surface: Surface, state: State) -> None:
             if not surface.act(item[1], item[2]):
                 continue
             assert surface.actions < MAX_ACTIONS, f"{state.name}: no end to new elements"
-            if state.name != "context" and surface.doc.evaluate(STATE)["context"]:
+            shown = surface.doc.evaluate(STATE)
+            if state.name != "context" and shown["context"]:
                 _close_context(surface)
-            if not state.promises(surface.doc.evaluate(STATE)):
+                shown = surface.doc.evaluate(STATE)
+            if not state.promises(shown):
                 surface.endings.append(" ".join(item))
                 ended = True
                 break
@@ -463,6 +470,7 @@ def test_every_element_of_the_widget_survives_every_click_and_key(
         frame = next(f for f in page.frames if "/embed?" in f.url)
         frame.wait_for_selector("html[data-py=ready]", timeout=PYTHON_READY_MS)
         surface.frame = frame
+        surface._offset = None
 
     surface.open = open_widget
     for state in STATES:
