@@ -90,6 +90,10 @@ RESULTS = 10
 # Texts of the data set put through the real model to measure semantic indexing (texts).
 EMBED_SAMPLE = 2000
 SERVER_START_SECONDS = 900.0
+# One semantic floor for every process measured (percent): a proxy with a remote pipeline knows no
+# calibrated floor for its model (docs/deploy.md), so without it the proxies would show the random
+# vectors' matches that one process hides, and rebuild more results per search than it.
+SEMANTIC_FLOOR_PERCENT = 45
 PIPELINE_KEY, PIPELINE_SECRET = "bench-pipeline-key-0123", "bench-pipeline-secret-0123"
 
 
@@ -258,7 +262,7 @@ def serve_proxy(data: str, port: int, database_url: str, pipeline_url: str) -> N
     from ai_search_server.settings import load_settings
 
     overrides: dict[str, Any] = {"site_url": f"http://127.0.0.1:{port}", "embedder": "local",
-                                 "database_url": database_url}
+                                 "database_url": database_url, "search_semantic_floor_percent": SEMANTIC_FLOOR_PERCENT}
     if pipeline_url:
         overrides.update(
             pipeline_base_url=pipeline_url, pipeline_id="embedded", pipeline_api_key=PIPELINE_KEY,
@@ -526,7 +530,7 @@ METHOD = (
     "bench_search_distinct.py's generator with 500 rooms and 2,000 people, imported into PostgreSQL (Debian's "
     "server, default durability, unix socket) and into SQLite; random unit vectors stored in both indexes. "
     f"ai.search hybrid over HTTP, {RESULTS} results, {CONCURRENCY} concurrent clients spread over the proxies "
-    "(client i on proxy i mod N), rate limits off; the pipeline process is `ai-search pipeline serve`; every "
+    "(client i on proxy i mod N), rate limits off, one semantic floor (0.45) for every process; the pipeline process is `ai-search pipeline serve`; every "
     "process on this one 2-core machine, the load generator included."
 )
 

@@ -54,7 +54,7 @@ from .retrieval.embedded import EmbeddedPipeline
 from .retrieval.index import INDEX_FILENAME, EmbeddedIndex
 from .retrieval.pipeline_client import PipelineError
 from .retrieval.pipeline_http import MAX_PIPELINE_BODY_BYTES, PIPELINE_HTTP_PREFIX, pipeline_routes, same_key
-from .retrieval.wiring import EMBEDDED_PIPELINE_ID, build_embedder
+from .retrieval.wiring import EMBEDDED_PIPELINE_ID, build_embedder, search_options
 from .security_headers import SecurityHeadersMiddleware
 from .services import outbound_policy
 from .settings import Settings, SettingsError
@@ -153,10 +153,14 @@ class PipelineProcess:
                 index.close()
                 return
             self._index = index
+            model_id = None if index.embedder is None else index.embedder.model_id
             self._pipeline = EmbeddedPipeline(
                 index,
                 query_template=self._settings.search_query_template,
                 min_similarity_percent=self._settings.search_min_similarity_percent,
+                # The keyword floor every proxy applies (it depends on no setting and no model): terms
+                # that alone cannot clear it go unsearched, as in a single process.
+                keyword_min_coverage=search_options(self._settings, model_id).floor.keyword_coverage,
             )
         self._state.ready_seconds = time.monotonic() - self._state.started
         self._state.status = "ready"
