@@ -305,3 +305,31 @@ def test_the_pipeline_refuses_to_start_on_an_unreachable_database(tmp_path: Path
     done = run_cli("pipeline", "serve", "--data", str(tmp_path / "d"), "--port", str(free_port()), env=env)
     assert done.returncode == 2, done.stderr
     assert "absent" in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.anyio
+async def test_until_the_index_is_open_searches_and_health_answer_503(tmp_path: Path) -> None:
+    """No lifespan has run here, so the index is still 'starting': the contract answers 503 with a
+    sentence (the proxies degrade), the health answer says so, and nothing is a 500."""
+    from ai_search_server.pipeline_process import create_pipeline_app
+    from ai_search_server.settings import load_settings
+
+    settings = load_settings(
+        environ={},
+        overrides={"embedded_pipeline_api_key": KEY, "embedded_pipeline_api_key_secret": SECRET, "embedder": "none"},
+    )
+    store = open_store(tmp_path / "data")
+    try:
+        app = create_pipeline_app(settings, store, tmp_path / "data", site_url="http://127.0.0.1:8001")
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8001") as client:
+            keys = {"X-API-KEY": KEY, "X-API-KEY-SECRET": SECRET}
+            body = {"query": "deploy", "type": "search", "filters": {"room_id": {"$in": ["r"]}}, "params": {"k": 5}}
+            searched = await client.post("/pipeline/v1/pipelines/embedded/search", json=body, headers=keys)
+            assert searched.status_code == 503
+            assert searched.json() == {"error": "the pipeline search is not available"}
+            health = await client.get("/pipeline/v1/health", headers=keys)
+            assert health.status_code == 503 and health.json() == {"status": "starting"}
+        assert not (tmp_path / "data" / "index.db").exists()
+    finally:
+        store.close()
