@@ -123,12 +123,16 @@ def measure(
     searcher_rooms: list[str],
     embedder: Any,
     say: Callable[[str], None],
+    database_url: str = "",
 ) -> dict[str, Any]:
-    """Open timings (rebuild, snapshot), then recall and CPU per scope: quantised and exact."""
+    """Open timings (rebuild, snapshot), then recall and CPU per scope: quantised and exact.
+
+    ``database_url``: the workspace on PostgreSQL (bench_scaleout.py) instead of `directory`'s SQLite.
+    """
     index_path = directory / INDEX_FILENAME
     snapshot_path(index_path).unlink(missing_ok=True)
     figures: dict[str, Any] = {}
-    store = open_store(directory)
+    store = open_store(directory, database_url=database_url)
     try:
         started = time.perf_counter()
         EmbeddedIndex.open(index_path, store, embedder).close()

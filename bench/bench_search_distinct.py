@@ -64,6 +64,7 @@ from ai_search_server.retrieval.index import INDEX_FILENAME, EmbeddedIndex
 from ai_search_server.retrieval.stopwords import is_stopword
 from ai_search_server.retrieval.terms import query_terms
 from ai_search_server.store import ImportRow, open_store
+from ai_search_server.store.base import Store
 from bench_search import (
     BatchedImport,
     _ProbeEmbedder,
@@ -216,12 +217,18 @@ def memberships(rng: random.Random, rooms: list[str], users: list[str]) -> dict[
     return {room: tuple(sorted(names)) for room, names in members.items()}
 
 
-def import_messages(directory: Path, size: int) -> dict[str, Any]:
-    """Generate and import `size` messages; returns what the queries and the vectors need."""
+def import_messages(
+    directory: Path, size: int, *, into: Store | None = None, layout: Shape | None = None
+) -> dict[str, Any]:
+    """Generate and import `size` messages; returns what the queries and the vectors need.
+
+    ``into``: the store to import into (bench_scaleout.py's PostgreSQL; left open) instead of
+    `directory`'s SQLite; ``layout``: rooms and people instead of `shape(size)`'s.
+    """
     rng = random.Random(SEED + size)
     nprng = np.random.default_rng(SEED + size)
     words = vocabulary(rng)
-    room_count, user_count = shape(size).rooms, shape(size).users
+    room_count, user_count = (layout or shape(size)).rooms, (layout or shape(size)).users
     rooms = [f"room-{n:03d}" for n in range(room_count)]
     users = [f"user{n:03d}" for n in range(user_count)]
     members = memberships(rng, rooms, users)
@@ -240,7 +247,7 @@ def import_messages(directory: Path, size: int) -> dict[str, Any]:
     with_context: list[bool] = []  # per message, in order: has earlier conversation (a context vector)
     samples: list[tuple[str, list[str]]] = []  # (room, words) of some messages, for queries
     texts: set[str] = set()
-    store = open_store(directory)
+    store = into if into is not None else open_store(directory)
     cursor = 0
     try:
         rows = BatchedImport(store, size, report_every=40)
@@ -285,7 +292,8 @@ def import_messages(directory: Path, size: int) -> dict[str, Any]:
             )
         rows.finish()
     finally:
-        store.close()
+        if into is None:
+            store.close()
     readable = sorted(room for room, names in members.items() if SEARCHER in names)
     common = [w for w in words[: COMMON_RANKS * 3] if not is_stopword(w)][:COMMON_RANKS]
     counts = np.bincount(room_of, minlength=room_count)

@@ -38,7 +38,7 @@ PAGE_RUNTIME = frozenset({"js", "pyodide", "pyscript"})
 SERVER_LAYERS: tuple[tuple[str, ...], ...] = (
     ("__main__",),
     ("cli", "settings_docs"),
-    ("app", "serving", "mirror_job"),
+    ("app", "serving", "mirror_job", "pipeline_process"),
     ("routes", "mcp", "openapi"),
     ("oauth",),
     ("rest", "api_limits"),

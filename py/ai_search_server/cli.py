@@ -6,6 +6,7 @@ Every subcommand takes ``--data DIR`` (default ``./data`` under the working dire
 instead; the data dir then holds the search index and the config only.
 
     ai-search serve [--host 127.0.0.1] [--port 8000] [--data DIR] [--demo]
+    ai-search pipeline serve [--host 127.0.0.1] [--port 8001] [--data DIR]   (the index, for many proxies)
     ai-search users create USERNAME --password P [--name N] [--role admin|user]
     ai-search users password USERNAME --password P
     ai-search tokens create USERNAME [--name LABEL]
@@ -33,6 +34,8 @@ __all__ = ["main"]
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
+# Where `ai-search pipeline serve` listens unless told: beside a proxy's default port.
+DEFAULT_PIPELINE_PORT = 8001
 DEFAULT_DATA_DIR = "data"
 
 
@@ -102,6 +105,41 @@ def cmd_serve(args: argparse.Namespace) -> int:
     limiter = RateLimiter(settings.rate_limit_storage)
     app = create_app(settings, store, limiter=limiter)
     print(f"ai-search: serving {settings.site_url}/", file=sys.stderr)
+    options = server_options(max_connections=settings.max_connections)
+    uvicorn.run(app, host=args.host, port=args.port, log_level=settings.log_level, **options)
+    store.close()
+    return 0
+
+
+def cmd_pipeline_serve(args: argparse.Namespace) -> int:
+    """The embedded pipeline as its own process: the index, shared by every proxy pointed at it."""
+    import uvicorn
+
+    from .pipeline_process import check_pipeline_keys, create_pipeline_app
+    from .ratelimit import RateLimiter
+    from .serving import server_options
+
+    data_dir = _data_dir(args)
+    settings = _settings(data_dir, _database_override(args))
+    check_pipeline_keys(settings)  # before the store: the first thing an operator must fix
+    logging.basicConfig(level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
+    print(f"ai-search: pipeline data dir {data_dir} (the index: {data_dir / 'index.db'})", file=sys.stderr)
+    store = _open_store(args)
+    host = "127.0.0.1" if args.host in ("0.0.0.0", "::") else args.host
+    site_url = f"http://{host}:{args.port}"
+    app = create_pipeline_app(
+        settings,
+        store,
+        data_dir,
+        site_url=site_url,
+        limiter=RateLimiter(settings.rate_limit_storage),
+        progress=sys.stderr.isatty(),
+    )
+    print(
+        f"ai-search: serving the pipeline at {site_url}/pipeline/v1 (proxies: pipeline_base_url = that,"
+        " pipeline_id = embedded)",
+        file=sys.stderr,
+    )
     options = server_options(max_connections=settings.max_connections)
     uvicorn.run(app, host=args.host, port=args.port, log_level=settings.log_level, **options)
     store.close()
@@ -325,6 +363,18 @@ def build_parser() -> argparse.ArgumentParser:
         "--demo", action="store_true", help="load the demo workspace into an empty data dir and turn on MCP"
     )
     serve.set_defaults(func=cmd_serve)
+
+    pipeline = sub.add_parser(
+        "pipeline", help="the search index as a process of its own, shared by proxies"
+    ).add_subparsers(dest="action", required=True)
+    pserve = pipeline.add_parser(
+        "serve",
+        parents=[data],
+        help="keep the index (keyword and vectors) following the store and serve only the pipeline contract",
+    )
+    pserve.add_argument("--host", default=DEFAULT_HOST)
+    pserve.add_argument("--port", type=int, default=DEFAULT_PIPELINE_PORT)
+    pserve.set_defaults(func=cmd_pipeline_serve)
 
     users = sub.add_parser("users", help="manage users").add_subparsers(dest="action", required=True)
     create = users.add_parser("create", parents=[data], help="create a user")

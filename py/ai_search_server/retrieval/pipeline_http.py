@@ -7,7 +7,8 @@ pipeline, and the remote client is tested against this real server on loopback.
 Answers: 200 ``{"results": [...]}``; 400 ``{"error": ...}`` for a body that breaks the contract
 (``embedded.parse_pipeline_request`` says which part); 401 for missing or wrong keys (compared in
 constant time); 404 for another pipeline id; 413 for a body over ``MAX_PIPELINE_BODY_BYTES``; 503 when
-the semantic branch cannot run (no embedder, or it failed). Keys are required: an empty key or secret
+the semantic branch cannot run (no embedder, or it failed), or the pipeline source cannot give a
+pipeline yet (a pipeline process whose index is still opening). Keys are required: an empty key or secret
 refuses to build the routes, so the index is never open to anyone who finds the port.
 
     routes = pipeline_routes(lambda: pipeline, pipeline_id="embedded", api_key=k, api_key_secret=s)
@@ -30,7 +31,7 @@ from starlette.routing import BaseRoute, Route
 from .embedded import EmbeddedPipeline, PipelineRequestError
 from .pipeline_client import PipelineError
 
-__all__ = ["MAX_PIPELINE_BODY_BYTES", "PIPELINE_HTTP_PREFIX", "pipeline_app", "pipeline_routes"]
+__all__ = ["MAX_PIPELINE_BODY_BYTES", "PIPELINE_HTTP_PREFIX", "pipeline_app", "pipeline_routes", "same_key"]
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +47,8 @@ def _error(status: int, message: str) -> Response:
     return JSONResponse({"error": message}, status_code=status)
 
 
-def _same(given: str | None, expected: str) -> bool:
+def same_key(given: str | None, expected: str) -> bool:
+    """Whether a header's key is the expected one, compared in constant time."""
     return given is not None and hmac.compare_digest(given.encode(), expected.encode())
 
 
@@ -85,8 +87,8 @@ def pipeline_routes(
 
     async def search(request: Request) -> Response:
         if not (
-            _same(request.headers.get("x-api-key"), api_key)
-            and _same(request.headers.get("x-api-key-secret"), api_key_secret)
+            same_key(request.headers.get("x-api-key"), api_key)
+            and same_key(request.headers.get("x-api-key-secret"), api_key_secret)
         ):
             return _error(401, "missing or wrong X-API-KEY / X-API-KEY-SECRET")
         if request.path_params["pipeline_id"] != pipeline_id:
@@ -98,8 +100,8 @@ def pipeline_routes(
             body = json.loads(raw)
         except (ValueError, UnicodeDecodeError):
             return _error(400, "the request body is not valid JSON")
-        served = await pipeline()
         try:
+            served = await pipeline()
             answer = await anyio.to_thread.run_sync(served.handle_in_turn, body)
         except PipelineRequestError as exc:
             return _error(400, str(exc))
