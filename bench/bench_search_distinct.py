@@ -43,6 +43,7 @@ import asyncio
 import json
 import os
 import random
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -56,11 +57,14 @@ from typing import Any
 import httpx
 import numpy as np
 
+import _keyword_recall
+import _phase_profile
 import _vector_recall
 from _figures import Baseline, Figure, Report, Target, percentile
 from ai_search_server.demo import generate_demo_messages
 from ai_search_server.retrieval.context import CONTEXT_RULE, CONTEXT_WINDOW
 from ai_search_server.retrieval.index import INDEX_FILENAME, EmbeddedIndex
+from ai_search_server.retrieval.index_db import INDEX_SCHEMA_VERSION
 from ai_search_server.retrieval.stopwords import is_stopword
 from ai_search_server.retrieval.terms import query_terms
 from ai_search_server.store import ImportRow, open_store
@@ -392,6 +396,55 @@ def build(size: int) -> dict[str, Any]:
     return figures
 
 
+def index_layout(directory: Path) -> int:
+    """The layout (``PRAGMA user_version``) of the data set's index file."""
+    conn = sqlite3.connect(directory / INDEX_FILENAME)
+    try:
+        return int(conn.execute("PRAGMA user_version").fetchone()[0])
+    finally:
+        conn.close()
+
+
+def code_layout(python_path: Path | None) -> int:
+    """The index layout a tree's code writes: this one's, or (`python_path`) another's, asked in a child."""
+    if python_path is None:
+        return INDEX_SCHEMA_VERSION
+    env = {**os.environ, "PYTHONPATH": str(python_path)}
+    found = subprocess.run(
+        [sys.executable, "-c", "from ai_search_server.retrieval.index_db import INDEX_SCHEMA_VERSION as v; print(v)"],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return int(found.stdout)
+
+
+def working_dir(directory: Path, layout: int) -> Path:
+    """The data set as code writing index `layout` may open it.
+
+    A newer code migrates an older index file in place, and an older code drops a newer file and
+    rebuilds it from the store (embedding a million texts with the real model: hours). So each
+    layout gets its own copy of the built set, made once (``<dir>-layout<N>/``) and migrated by the
+    first process of that code that opens it; an older layout than the build's cannot be measured.
+    """
+    built = index_layout(directory)
+    if layout == built:
+        return directory
+    if layout < built:
+        raise SystemExit(
+            f"{directory.name} holds index layout {built}; code of layout {layout} would drop it and "
+            "re-embed every message: build the data set with that code first"
+        )
+    work = directory.with_name(f"{directory.name}-layout{layout}")
+    if not (work / "build.json").exists():
+        say(f"  copying {directory.name} for index layout {layout} (migrated when first opened)")
+        shutil.rmtree(work, ignore_errors=True)
+        shutil.copytree(directory, work, ignore=shutil.ignore_patterns("build.json"))
+        shutil.copy2(directory / "build.json", work / "build.json")  # last: the copy is whole
+    return work
+
+
 def stored_vector_model(directory: Path) -> str:
     """The embedder model the data set's vectors name (without the context rule), read from the index."""
     conn = sqlite3.connect(directory / INDEX_FILENAME)
@@ -512,15 +565,31 @@ def measure_code(directory: Path, queries: list[str], python_path: Path | None) 
     return figures
 
 
+def profile_phases(size: int, queries_count: int) -> None:
+    """Where a request's CPU goes, per phase, keyword and hybrid, in this process (what `--profile` prints)."""
+    built = build(size)
+    directory = working_dir(data_dir(size), code_layout(None))
+    queries = make_queries(built, queries_count, SEED + size)
+    headers = credentials(directory)
+    warm = queries[:WARMUP_QUERIES]
+    for search_type in ("keyword", "hybrid"):
+        figures = _phase_profile.profile_requests(
+            directory, headers, warm + queries, search_type, results=RESULTS, warmup=len(warm)
+        )
+        _phase_profile.print_profile(
+            figures, f"{label(size)} {search_type}, load {os.getloadavg()[0]:.1f}"
+        )
+
+
 def profile(size: int, queries_count: int) -> None:
-    """cProfile of the keyword branch in this process, one query at a time (what `--profile` prints)."""
+    """cProfile of the keyword branch in this process, one query at a time (what `--profile-keyword` prints)."""
     import cProfile
     import pstats
 
     from ai_search_server.retrieval.index_db import KeywordScope
 
-    directory = data_dir(size)
     built = build(size)
+    directory = working_dir(data_dir(size), code_layout(None))
     queries = make_queries(built, queries_count, SEED + size)
     store = open_store(directory)
     index = EmbeddedIndex.open(directory / INDEX_FILENAME, store, None)
@@ -568,8 +637,8 @@ def searcher_rooms(directory: Path) -> list[str]:
 
 def run_recall(size: int, report: Report) -> None:
     """Recall@10 against exact search per scope, and the vector index's open times (in-process)."""
-    directory = data_dir(size)
     build(size)
+    directory = working_dir(data_dir(size), code_layout(None))
     name = label(size)
     model = stored_vector_model(directory)
     say(f"== {name}: recall of the semantic branch against exact search")
@@ -609,11 +678,41 @@ def run_recall(size: int, report: Report) -> None:
     )
 
 
+def run_keyword_recall(size: int, queries_count: int, report: Report) -> None:
+    """Recall@10 of the keyword branch against its exhaustive ranking, on the bench's queries (in-process)."""
+    built = build(size)
+    directory = working_dir(data_dir(size), code_layout(None))
+    name = label(size)
+    say(f"== {name}: recall of the keyword branch against its exhaustive ranking")
+    figures = _keyword_recall.measure(directory, SEARCHER, make_queries(built, queries_count, SEED + size), say)
+    report.add(
+        Figure(
+            f"distinct {name}: keyword recall@10 against the exhaustive ranking",
+            "",
+            [figures["recall"]],
+            better="higher",
+            note=f"{figures['queries']} bench queries, {len(figures['missed'])} below 1; every match in scope"
+            " ranked by coverage then BM25, both cut by the keyword floor",
+        )
+    )
+    report.add(
+        Figure(
+            f"distinct {name}: keyword branch CPU per search, in-process",
+            "ms",
+            [figures["bounded_cpu_ms"]],
+            baseline=Baseline("every match in scope ranked", [figures["exhaustive_cpu_ms"]]),
+            note=f"mean; p99 {figures['bounded_cpu_p99_ms']:.1f} ms (every match ranked: "
+            f"{figures['exhaustive_cpu_p99_ms']:.1f} ms)",
+        )
+    )
+
+
 def run_size(size: int, queries_count: int, baseline_ref: str | None, report: Report) -> None:
     directory = data_dir(size)
     built = build(size)
     name = label(size)
     run_recall(size, report)
+    run_keyword_recall(size, queries_count, report)
     queries = make_queries(built, queries_count, SEED + size)
     say(
         f"== {name}: {built['distinct_share']:.1%} distinct texts, {built['rooms']} rooms "
@@ -622,14 +721,16 @@ def run_size(size: int, queries_count: int, baseline_ref: str | None, report: Re
     )
     fts = bare_fts(directory, queries)
     say(f"  bare FTS5: p50 {percentile(fts, 0.5) * 1000:.1f} ms  p99 {percentile(fts, 0.99) * 1000:.1f} ms")
-    memory, probe = memory_probe(directory, stored_vector_model(directory))
+    ours_dir = working_dir(directory, code_layout(None))
+    memory, probe = memory_probe(ours_dir, stored_vector_model(directory))
     say("  this code:")
-    ours = measure_code(directory, queries, None)
+    ours = measure_code(ours_dir, queries, None)
     theirs = None
     if baseline_ref:
         say(f"  {baseline_ref}'s code:")
         with tempfile.TemporaryDirectory() as tmp:
-            theirs = measure_code(directory, queries, code_of(baseline_ref, Path(tmp)))
+            code = code_of(baseline_ref, Path(tmp))
+            theirs = measure_code(working_dir(directory, code_layout(code)), queries, code)
     for key, what in (
         ("keyword-1", "keyword"),
         ("hybrid-1", "hybrid"),
@@ -736,13 +837,21 @@ def main() -> None:
         "--recall-only", action="store_true", help="only the semantic branch's recall against exact search"
     )
     parser.add_argument(
-        "--profile", action="store_true", help="cProfile the keyword branch in-process, measure nothing else"
+        "--keyword-recall-only",
+        action="store_true",
+        help="only the keyword branch's recall against its exhaustive ranking",
+    )
+    parser.add_argument(
+        "--profile", action="store_true", help="CPU per phase of a request in-process, measure nothing else"
+    )
+    parser.add_argument(
+        "--profile-keyword", action="store_true", help="cProfile the keyword branch in-process, measure nothing else"
     )
     parser.add_argument("--json", type=Path, help="write the figures here (bench/_figures.py's Report)")
     args = parser.parse_args()
-    if args.profile:
+    if args.profile or args.profile_keyword:
         for size in args.sizes:
-            profile(size, args.queries)
+            (profile_phases if args.profile else profile)(size, args.queries)
         return
     report = Report("search-distinct", "Search at scale with distinct texts", method=METHOD)
     report.parameters = {
@@ -757,6 +866,8 @@ def main() -> None:
             build(size)
         elif args.recall_only:
             run_recall(size, report)
+        elif args.keyword_recall_only:
+            run_keyword_recall(size, args.queries, report)
         else:
             run_size(size, args.queries, args.baseline_ref, report)
     if not args.build_only:

@@ -338,6 +338,19 @@ def _downgrade_to_schema_4(path: Path) -> None:
     conn.executescript(
         """
         DROP TRIGGER docs_ad;
+        DROP TRIGGER doc_terms_ai;
+        DROP TRIGGER doc_terms_ad;
+        DROP TRIGGER doc_terms_au;
+        DROP TABLE docs_vocab;
+        DROP TABLE docs_fts;
+        -- Schema 4 and 5 kept the terms under the document's rowid, and had no room codes.
+        UPDATE doc_terms SET rowid = rowid >> 24;
+        DROP TABLE doc_rooms;
+        CREATE VIRTUAL TABLE docs_fts USING fts5(
+            words, parts, content='doc_terms', content_rowid='rowid',
+            tokenize='unicode61 remove_diacritics 2', prefix='2 3'
+        );
+        INSERT INTO docs_fts (docs_fts) VALUES ('rebuild');
         DROP TRIGGER docs_root_ai;
         DROP TRIGGER docs_root_au;
         DROP TABLE doc_marks;

@@ -624,6 +624,7 @@ class EmbeddedIndex:
         *,
         min_coverage: float = 0.0,
         conditions: DocConditions | None = None,
+        exhaustive: bool = False,
     ) -> list[KeywordHit]:
         """Messages matching any term, those matching more of the query's weight first.
 
@@ -647,6 +648,10 @@ class EmbeddedIndex:
 
         `conditions` (the search line's ``has:``, ``is:``, excluded words...) sit inside each FTS5
         query, so the pool holds only messages that meet them.
+
+        `exhaustive` ranks every match of the searched terms in scope by coverage, then BM25, with
+        no pool and no bound: the reference the keyword recall bench compares with (slow on long
+        lists; never on a request's path).
         """
         if not terms or not scope.rooms or k <= 0:
             return []
@@ -657,7 +662,10 @@ class EmbeddedIndex:
         searched = rare if rare and total >= COMMON_TERM_MIN_DOCUMENTS else list(terms)
         searched = _essential_terms(searched, weights, min_coverage)
         pool = max(k, KEYWORD_POOL_SIZE)
-        if sum(counts[t] for t in searched) <= KEYWORD_EXACT_MAX_MATCHES:
+        if exhaustive:
+            everything = max(1, sum(counts[t] for t in searched))
+            hits = self.db.keyword_search(fts_match_expression(searched), scope, everything, conditions=conditions)
+        elif sum(counts[t] for t in searched) <= KEYWORD_EXACT_MAX_MATCHES:
             hits = self.db.keyword_search(fts_match_expression(searched), scope, pool, conditions=conditions)
         else:
             hits = self._bounded_search(searched, counts, scope, pool, conditions)

@@ -16,10 +16,19 @@ Schema::
                                           ``tmid`` (kept by triggers, as replies come and go)
     doc_vectors(rowid = docs.rowid, vector, context)   context: the message with its conversation
                                                         (retrieval/context.py), NULL without one
-    doc_terms(rowid = docs.rowid, words, parts)   the text cut by ``tokens.text_tokens``
+    doc_rooms(rid PRIMARY KEY, code)   a small number per room, given the first time a room is seen
+    doc_terms(rowid = docs.rowid << ROOM_CODE_BITS | doc_rooms.code, words, parts)
+              the text cut by ``tokens.text_tokens``, under a **term key** that carries the room
     docs_fts  FTS5 external-content table over doc_terms (words, parts)
               tokenize 'unicode61 remove_diacritics 2', prefix indexes for 2- and 3-character prefixes
     meta(key, value)
+
+**The room is in the FTS5 rowid.** A keyword search checks every match against the caller's rooms;
+read from ``docs`` that check was a B-tree lookup per match (about 1.2 us, most of a common word's
+cost at a million messages), read from the match's own rowid it is an integer operation on what
+FTS5 hands over anyway (``term_key``, ``room_of_key``). The document's rowid sits in the high bits,
+so the keys keep the documents' order (newest last) and "the newest matches" is still a walk down
+the rowids.
 
 FTS5 indexes the message's tokens as ``tokens`` cuts them, not the raw text: Chinese and Japanese
 runs become character pairs and identifiers give their parts (``InvalidProviderToken``), which
@@ -67,9 +76,11 @@ __all__ = [
     "INDEX_BUSY_TIMEOUT_MS",
     "INDEX_SCHEMA_VERSION",
     "RESCAN_META_KEY",
+    "ROOM_CODE_BITS",
     "ROOT_MARK",
     "DocConditions",
     "DocRow",
+    "IndexCapacityError",
     "IndexDatabase",
     "IndexedDoc",
     "KeywordHit",
@@ -77,6 +88,7 @@ __all__ = [
     "StoredVector",
     "content_key",
     "message_digest",
+    "term_key",
 ]
 
 # How long an index write waits for another process holding the file (milliseconds).
@@ -86,7 +98,12 @@ INDEX_BUSY_TIMEOUT_MS = 5000
 # 3: FTS5 indexes `doc_terms` (CJK character pairs, identifier parts), not `docs.text`.
 # 4: each vector row also holds the message's conversation-context vector.
 # 5: `docs.tmid` and `doc_marks` (has:/is: over the whole index); migrated in place from 4.
-INDEX_SCHEMA_VERSION = 5
+# 6: `doc_rooms`, and `doc_terms` (so FTS5) keyed by the term key; migrated in place from 4 and 5.
+INDEX_SCHEMA_VERSION = 6
+#: Low bits of a term key that hold the document's room code (bits): 16,777,215 rooms per index;
+#: the document's rowid takes the 39 bits above them (549 billion documents).
+ROOM_CODE_BITS = 24
+_ROOM_MASK = (1 << ROOM_CODE_BITS) - 1
 #: Set (in the file's meta) while every document must be compared with the store again: after a
 #: migration, until the index holds each message's marks. Cleared once a full comparison finished.
 RESCAN_META_KEY = "rescan"
@@ -130,6 +147,8 @@ _SCHEMA = (
     ) WITHOUT ROWID""",
     "CREATE TABLE IF NOT EXISTS doc_vectors (rowid INTEGER PRIMARY KEY, vector BLOB NOT NULL, context BLOB)",
     "CREATE INDEX IF NOT EXISTS docs_unembedded ON docs(rowid) WHERE vector_model IS NULL",
+    "CREATE TABLE IF NOT EXISTS doc_rooms (rid TEXT PRIMARY KEY, code INTEGER NOT NULL UNIQUE)",
+    # rowid: the term key (`term_key`), not docs.rowid.
     "CREATE TABLE IF NOT EXISTS doc_terms (rowid INTEGER PRIMARY KEY, words TEXT NOT NULL, parts TEXT NOT NULL)",
     """CREATE VIRTUAL TABLE IF NOT EXISTS docs_fts USING fts5(
         words, parts, content='doc_terms', content_rowid='rowid',
@@ -148,7 +167,8 @@ _SCHEMA = (
         INSERT INTO docs_fts(rowid, words, parts) VALUES (new.rowid, new.words, new.parts);
     END""",
     f"""CREATE TRIGGER IF NOT EXISTS docs_ad AFTER DELETE ON docs BEGIN
-        DELETE FROM doc_terms WHERE rowid = old.rowid;
+        DELETE FROM doc_terms WHERE rowid BETWEEN old.rowid << {ROOM_CODE_BITS}
+            AND (old.rowid << {ROOM_CODE_BITS}) | {_ROOM_MASK};
         DELETE FROM doc_vectors WHERE rowid = old.rowid;
         DELETE FROM doc_marks WHERE mark IN ({_EVERY_MARK_LIST}) AND rowid = old.rowid;
         {_UNROOT_OLD_PARENT}
@@ -171,6 +191,33 @@ _MIGRATE_FROM_4 = (
     "ALTER TABLE docs ADD COLUMN tmid TEXT",
     "DROP TRIGGER IF EXISTS docs_ad",
 )
+# Schema 5 -> 6: the terms move under their term keys, and FTS5 is rebuilt over them (its
+# `rebuild` reads the content table: about 2 s per 100k messages, nothing is tokenised again).
+# The triggers are made again by the schema above.
+_MIGRATE_FROM_5 = (
+    "DROP TABLE IF EXISTS doc_rooms",
+    "CREATE TABLE doc_rooms (rid TEXT PRIMARY KEY, code INTEGER NOT NULL UNIQUE)",
+    "INSERT INTO doc_rooms (rid, code) SELECT rid, row_number() OVER (ORDER BY rid) FROM (SELECT DISTINCT rid FROM docs)",
+    "DROP TABLE IF EXISTS doc_terms_keyed",
+    "CREATE TABLE doc_terms_keyed (rowid INTEGER PRIMARY KEY, words TEXT NOT NULL, parts TEXT NOT NULL)",
+    f"""INSERT INTO doc_terms_keyed (rowid, words, parts)
+        SELECT (t.rowid << {ROOM_CODE_BITS}) | r.code, t.words, t.parts
+        FROM doc_terms t JOIN docs d ON d.rowid = t.rowid JOIN doc_rooms r ON r.rid = d.rid""",
+    "DROP TRIGGER IF EXISTS docs_ad",
+    "DROP TRIGGER IF EXISTS doc_terms_ai",
+    "DROP TRIGGER IF EXISTS doc_terms_ad",
+    "DROP TRIGGER IF EXISTS doc_terms_au",
+    "DROP TABLE IF EXISTS docs_vocab",
+    "DROP TABLE IF EXISTS docs_fts",
+    "DROP TABLE doc_terms",
+    "ALTER TABLE doc_terms_keyed RENAME TO doc_terms",
+)
+# A room's code: the next number the first time the room is seen.
+_ROOM_CODE = """
+INSERT INTO doc_rooms (rid, code) VALUES (?, (SELECT coalesce(max(code), 0) + 1 FROM doc_rooms))
+ON CONFLICT (rid) DO UPDATE SET code = code
+RETURNING code
+"""
 # An upsert that fires the UPDATE trigger (INSERT OR REPLACE would delete without firing it).
 _UPSERT_TERMS = """
 INSERT INTO doc_terms (rowid, words, parts) VALUES (?, ?, ?)
@@ -202,6 +249,10 @@ RETURNING CAST(value AS INTEGER)
 """
 
 
+class IndexCapacityError(sqlite3.DatabaseError):
+    """The index file cannot take another room (a term key's room code would overflow)."""
+
+
 def message_digest(message: Message) -> bytes:
     """A hash of everything the index keeps of a message (room, author, time, text, thread, marks)."""
     parts = (
@@ -213,6 +264,11 @@ def message_digest(message: Message) -> bytes:
         ",".join(message_marks(message)),
     )
     return hashlib.blake2b("\x00".join(parts).encode(), digest_size=_DIGEST_BYTES).digest()
+
+
+def term_key(rowid: int, room_code: int) -> int:
+    """The rowid FTS5 indexes a document's terms under: its rowid, then its room's code in the low bits."""
+    return (rowid << ROOM_CODE_BITS) | room_code
 
 
 def content_key(text: str) -> bytes:
@@ -267,20 +323,25 @@ class DocConditions:
     required: tuple[str, ...] = ()
     excluded: str = ""
 
-    def where(self) -> tuple[list[str], list[object]]:
-        """SQL conditions on the documents (alias `d`) and their parameters, FTS5 left aside."""
+    def where(self, rowid: str = "d.rowid") -> tuple[list[str], list[object]]:
+        """SQL conditions on the documents and their parameters, FTS5 left aside: `rowid` is the SQL
+        of the document's rowid, the author condition needs ``docs`` as `d` (`needs_docs`)."""
         where: list[str] = []
         params: list[object] = []
         for mark in self.marks:
-            where.append("d.rowid IN (SELECT rowid FROM doc_marks WHERE mark = ?)")
+            where.append(f"{rowid} IN (SELECT rowid FROM doc_marks WHERE mark = ?)")
             params.append(mark)
         for mark in self.not_marks:
-            where.append("d.rowid NOT IN (SELECT rowid FROM doc_marks WHERE mark = ?)")
+            where.append(f"{rowid} NOT IN (SELECT rowid FROM doc_marks WHERE mark = ?)")
             params.append(mark)
         if self.not_usernames:
             where.append("d.username NOT IN (SELECT value FROM json_each(?))")
             params.append(_json_list(u.lower() for u in self.not_usernames))
         return where, params
+
+    @property
+    def needs_docs(self) -> bool:
+        return bool(self.not_usernames)
 
     def match(self, expression: str) -> str:
         """A keyword query's FTS5 expression narrowed by the required and excluded expressions."""
@@ -330,20 +391,29 @@ class IndexDatabase:
         self._closed = False
         conn = self._connection()
         version = conn.execute("PRAGMA user_version").fetchone()[0]
+        rebuild_fts = version in (4, 5)
         if version == 4:
             with self.transaction() as write:
                 for statement in _MIGRATE_FROM_4:
                     write.execute(statement)
                 write.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, '1')", (RESCAN_META_KEY,))
+        if version in (4, 5):
+            # Uncounted: the vector snapshot (rows, rooms, vectors by docs.rowid) stays what it was.
+            with self.transaction(counted=False) as write:
+                for statement in _MIGRATE_FROM_5:
+                    write.execute(statement)
         elif version not in (0, INDEX_SCHEMA_VERSION):
             # An index is a cache of the store: an unknown layout is rebuilt, never migrated.
             conn.executescript(
                 "DROP TABLE IF EXISTS docs_vocab; DROP TABLE IF EXISTS docs_fts; DROP TABLE IF EXISTS docs;"
                 " DROP TABLE IF EXISTS doc_vectors; DROP TABLE IF EXISTS doc_terms; DROP TABLE IF EXISTS meta;"
+                " DROP TABLE IF EXISTS doc_rooms;"
             )
         with self.transaction(counted=False) as write:
             for statement in _SCHEMA:
                 write.execute(statement)
+            if rebuild_fts:
+                write.execute("INSERT INTO docs_fts (docs_fts) VALUES ('rebuild')")
             write.execute(f"PRAGMA user_version = {INDEX_SCHEMA_VERSION}")
             # Names this file among every index file ever made here (one deleted and rebuilt, an
             # older layout dropped): its write count starts again from nothing.
@@ -445,6 +515,12 @@ class IndexDatabase:
             ).fetchone()
             if row is not None:
                 rowid = int(row[0])
+                key = term_key(rowid, self._room_code(conn, message.room_id))
+                # A document moved to another room leaves its terms' old key.
+                conn.execute(
+                    "DELETE FROM doc_terms WHERE rowid BETWEEN ? AND ? AND rowid != ?",
+                    (term_key(rowid, 0), term_key(rowid, _ROOM_MASK), key),
+                )
                 conn.execute(f"DELETE FROM doc_marks WHERE mark IN ({_MARK_LIST}) AND rowid = ?", (rowid,))
                 conn.executemany(
                     "INSERT INTO doc_marks (mark, rowid) VALUES (?, ?)",
@@ -452,11 +528,22 @@ class IndexDatabase:
                 )
                 tokens = text_tokens(message.searchable_text)
                 conn.execute(
-                    _UPSERT_TERMS,
-                    (int(row[0]), token_column_text(tokens.words), token_column_text(tokens.parts)),
+                    _UPSERT_TERMS, (key, token_column_text(tokens.words), token_column_text(tokens.parts))
                 )
                 changed.append(IndexedDoc(rowid=int(row[0]), needs_vector=bool(row[1])))
         return changed
+
+    @staticmethod
+    def _room_code(conn: sqlite3.Connection, rid: str) -> int:
+        """The room's code in this file, given now if it has none (inside the caller's transaction).
+
+        Raises:
+            IndexCapacityError: the file holds as many rooms as a term key can name.
+        """
+        code = int(conn.execute(_ROOM_CODE, (rid,)).fetchone()[0])
+        if code > _ROOM_MASK:
+            raise IndexCapacityError(f"the search index holds {_ROOM_MASK:,} rooms, the most it can")
+        return code
 
     def delete(self, conn: sqlite3.Connection, msg_ids: Iterable[str]) -> list[int]:
         """Delete documents inside the caller's transaction; returns the rowids that were there."""
@@ -614,7 +701,7 @@ class IndexDatabase:
         grows with the documents that hold the attribute, not with the index.
         """
         marks = "SELECT rowid AS id FROM doc_marks WHERE mark = ?"
-        matches = "SELECT rowid AS id FROM docs_fts WHERE docs_fts MATCH ?"
+        matches = f"SELECT rowid >> {ROOM_CODE_BITS} AS id FROM docs_fts WHERE docs_fts MATCH ?"
         positive: list[tuple[str, list[object]]] = [(marks, [mark]) for mark in conditions.marks]
         positive += [(matches, [expression]) for expression in conditions.required]
         negative: list[tuple[str, list[object]]] = [(marks, [mark]) for mark in conditions.not_marks]
@@ -653,12 +740,21 @@ class IndexDatabase:
         """
         if conditions is not None:
             match = conditions.match(match)
-        where = ["docs_fts MATCH ?", "d.rid IN (SELECT value FROM json_each(?))"]
+        # The rooms are read from the match's own rowid (the term key), never from a join: only
+        # an author or time condition reads the document's row, and only for matches in the rooms.
+        rowid = f"(docs_fts.rowid >> {ROOM_CODE_BITS})"
+        where = [
+            "docs_fts MATCH ?",
+            f"(docs_fts.rowid & {_ROOM_MASK}) IN"
+            " (SELECT code FROM doc_rooms WHERE rid IN (SELECT value FROM json_each(?)))",
+        ]
         params: list[object] = [match, _json_list(scope.rooms)]
+        needs_docs = False
         if conditions is not None:
-            extra, extra_params = conditions.where()
+            extra, extra_params = conditions.where(rowid)
             where += extra
             params += extra_params
+            needs_docs = conditions.needs_docs
         if scope.users is not None:
             where.append("d.username IN (SELECT value FROM json_each(?))")
             params.append(_json_list(u.lower() for u in scope.users))
@@ -668,20 +764,22 @@ class IndexDatabase:
         if scope.ts_max_ms is not None:
             where.append("d.ts_ms <= ?")
             params.append(scope.ts_max_ms)
+        needs_docs = needs_docs or scope.users is not None or scope.ts_min_ms is not None or scope.ts_max_ms is not None
+        joined = f" JOIN docs d ON d.rowid = {rowid}" if needs_docs else ""
         ranked = (
-            f"SELECT d.rowid AS rowid, bm25(docs_fts, {_BM25_WEIGHTS[0]}, {_BM25_WEIGHTS[1]}) AS rank"
-            f" FROM docs_fts JOIN docs d ON d.rowid = docs_fts.rowid WHERE {' AND '.join(where)}"
+            f"SELECT docs_fts.rowid AS key, bm25(docs_fts, {_BM25_WEIGHTS[0]}, {_BM25_WEIGHTS[1]}) AS rank"
+            f" FROM docs_fts{joined} WHERE {' AND '.join(where)}"
         )
         if newest is None:
             hits = f"{ranked} ORDER BY rank LIMIT ?"
             params.append(k)
         else:
-            hits = f"SELECT rowid, rank FROM ({ranked} ORDER BY docs_fts.rowid DESC LIMIT ?) ORDER BY rank LIMIT ?"
+            hits = f"SELECT key, rank FROM ({ranked} ORDER BY docs_fts.rowid DESC LIMIT ?) ORDER BY rank LIMIT ?"
             params.extend((newest, k))
         # The text and tokens are read for the hits only, not for every match ranked.
         sql = (
             "SELECT d.rowid, d.msg_id, d.rid, d.username, d.ts_ms, h.rank, d.text, t.words, t.parts"
-            f" FROM ({hits}) h JOIN docs d ON d.rowid = h.rowid JOIN doc_terms t ON t.rowid = h.rowid"
+            f" FROM ({hits}) h JOIN docs d ON d.rowid = h.key >> {ROOM_CODE_BITS} JOIN doc_terms t ON t.rowid = h.key"
             " ORDER BY h.rank"
         )
         return [
