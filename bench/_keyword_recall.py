@@ -75,7 +75,11 @@ def measure(directory: Path, searcher: str, queries: list[str], say: Callable[[s
             f"{figures['exhaustive_cpu_ms']:.1f} / {figures['exhaustive_cpu_p99_ms']:.1f} ms"
         )
         for query, recall in missed[:10]:
-            say(f"    {recall:.2f}  {query!r}")
+            say(f"    recall {recall:.2f}  {query!r}")
+        slowest = sorted(zip(bounded_cpu, exhaustive_cpu, queries, strict=True), reverse=True)[:5]
+        for bounded, every, query in slowest:
+            say(f"    slowest: {bounded * 1000:.1f} ms bounded ({every * 1000:.1f} ms every match)  {query!r}")
+        figures["slowest"] = [(query, bounded * 1000) for bounded, _every, query in slowest]
         return figures
     finally:
         index.close()

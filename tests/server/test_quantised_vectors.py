@@ -118,6 +118,45 @@ def test_a_shared_vector_is_read_back_exactly_once_quantised() -> None:
     assert (ROWS + 2) in {r for r, _ in quantised.search(vectors[0], VectorScope(frozenset({"big"})), k=3)}
 
 
+@pytest.mark.parametrize(
+    "scope",
+    [
+        pytest.param(VectorScope(frozenset(ROOMS)), id="every-room"),
+        pytest.param(VectorScope(frozenset({"mid"})), id="one-room"),
+        pytest.param(VectorScope(frozenset({"big", "small"}), users=frozenset({"u2"})), id="rooms-and-author"),
+        pytest.param(VectorScope(frozenset({"small"}), ts_min_ms=ROWS // 2), id="a-room-and-a-window"),
+    ],
+)
+def test_grouping_the_vectors_by_room_changes_no_result(scope: VectorScope) -> None:
+    disk = Disk()
+    quantised, _exact, vectors, _rooms = filled(disk)
+    # Shared and freed vectors too: a key held in two rooms, a row gone, a row moved.
+    quantised.upsert(ROWS + 1, vectors[3], room="small", user="u2", ts_ms=ROWS, key=b"shared-key-00001")
+    quantised.upsert(ROWS + 2, None, room="big", user="u2", ts_ms=ROWS, key=b"shared-key-00001")
+    disk.vectors[ROWS + 1] = disk.vectors[ROWS + 2] = vectors[3]
+    quantised.remove(11)
+    quantised.upsert(12, vectors[12], room="small", user="u2", ts_ms=ROWS)
+    queries = unit_rows(np.random.default_rng(6), 12)
+    before = [quantised.search(query, scope, k=10) for query in queries]
+    assert quantised.scattered_share > 0
+    quantised.group_by_room()
+    assert quantised.scattered_share == 0
+    assert [quantised.search(query, scope, k=10) for query in queries] == before
+    held = quantised.vector_for(b"shared-key-00001")
+    assert held is not None and held.tolist() == pytest.approx(vectors[3].tolist())
+    # Edits after grouping land where they should, and a snapshot keeps the order.
+    fresh = unit_rows(np.random.default_rng(8), 1)[0]
+    disk.vectors[ROWS + 3] = fresh
+    quantised.upsert(ROWS + 3, fresh, room="mid", user="u1", ts_ms=0)
+    assert quantised.remove(ROWS + 1)
+    assert quantised.search(fresh, VectorScope(frozenset({"mid"})), k=1)[0] == (ROWS + 3, pytest.approx(1.0))
+    assert (ROWS + 2) in {r for r, _ in quantised.search(vectors[3], VectorScope(frozenset({"big"})), k=3)}
+    copy = VectorMatrix.from_state(quantised.state(), exact=disk.read)
+    assert copy.scattered_share == quantised.scattered_share
+    for query in queries:
+        assert copy.search(query, scope, k=10) == quantised.search(query, scope, k=10)
+
+
 def test_candidates_re_read_per_search_are_bounded() -> None:
     disk = Disk()
     quantised, _exact, _vectors, _rooms = filled(disk)

@@ -86,6 +86,11 @@ class ContentKeys:
         self._keys, self._values = keys[order], merged[order]
         self._recent = {}
 
+    def renumber(self, new_numbers: np.ndarray) -> None:
+        """Every value ``v`` becomes ``new_numbers[v]`` (the vectors were renumbered)."""
+        self._merge()
+        self._values = np.asarray(new_numbers, dtype=np.int32)[self._values]
+
     def state(self) -> dict[str, np.ndarray]:
         self._merge()
         return {"keys": self._keys, "key_vectors": self._values}

@@ -61,7 +61,7 @@ from .terms import (
     term_weights,
 )
 from .vector_snapshot import Column, read_snapshot, snapshot_path, write_snapshot
-from .vectors import ExactVectors, VectorMatrix, VectorScope
+from .vectors import REGROUP_SHARE, ExactVectors, VectorMatrix, VectorScope
 
 __all__ = [
     "COMMON_TERM_MIN_DOCUMENTS",
@@ -398,6 +398,7 @@ class EmbeddedIndex:
             self._matrix, self._context = saved
             self._snapshot_writes = writes
             self._vectors_loaded = True
+            self._group_vectors(0.0)
             return
         if dimensions:
             self._matrix = self._new_matrix(dimensions, "vector")
@@ -418,7 +419,15 @@ class EmbeddedIndex:
                     )
                 bar.advance(len(batch))
         self._vectors_loaded = True
+        self._group_vectors(0.0)
         self._save_snapshot()
+
+    def _group_vectors(self, share: float) -> None:
+        """Group each matrix's vectors by room once more than `share` of them came since the last time."""
+        for matrix in (self._matrix, self._context):
+            if matrix is not None and matrix.scattered_share > share:
+                matrix.group_by_room()
+                self._snapshot_writes = ""  # the snapshot on disk, if any, holds the old order
 
     def _exact_reader(self, column: Column) -> ExactVectors:
         """What a matrix re-scores with: the stored vectors of `column`, read from the index file."""
@@ -575,6 +584,7 @@ class EmbeddedIndex:
                     keys[rowid],
                     contexts.get(rowid),
                 )
+        self._group_vectors(REGROUP_SHARE)
         self.last_embed_error = None
 
     def _embed_contexts(

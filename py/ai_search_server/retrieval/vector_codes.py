@@ -131,6 +131,17 @@ class VectorCodes:
         view = faiss.rev_swig_ptr(self._codes.codes.data(), int(self._codes.ntotal) * size)
         view[number * size : (number + 1) * size] = code.reshape(-1)
 
+    def permute(self, order: npt.NDArray[np.int64]) -> None:
+        """Renumber the vectors: vector ``i`` becomes what vector ``order[i]`` was (`order` is a
+        permutation of ``range(len(self))``)."""
+        if self._codes is not None:
+            size = int(self._codes.code_size)
+            view = faiss.rev_swig_ptr(self._codes.codes.data(), self._used * size).reshape(self._used, size)
+            view[:] = view[order]
+        else:
+            assert self._floats is not None
+            self._floats[: self._used] = self._floats[: self._used][order]
+
     def _quantise_now(self) -> None:
         assert self._floats is not None
         floats = self._floats[: self._used]

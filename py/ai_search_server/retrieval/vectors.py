@@ -40,6 +40,7 @@ __all__ = [
     "INITIAL_CAPACITY_ROWS",
     "RESCORE_FACTOR",
     "RESCORE_MIN_CANDIDATES",
+    "REGROUP_SHARE",
     "ExactVectors",
     "VectorMatrix",
     "VectorScope",
@@ -56,6 +57,11 @@ GROWTH_FACTOR = 1.25
 # 0.95 (docs/retrieval.md); each costs one indexed read of the index file (~10 us).
 RESCORE_FACTOR = 4
 RESCORE_MIN_CANDIDATES = 100
+# Share of the vectors added since the vectors were last grouped by room (`group_by_room`) past
+# which the index groups them again (share): a scope's codes in a few runs are scanned at about
+# half the CPU of the same number scattered (faiss reads its bitmap in runs), and new vectors,
+# appended at the end, scatter the rooms until then.
+REGROUP_SHARE = 0.1
 _FREE = -1  # room code of an empty row slot, and slot of a rowid not held
 
 Vector = npt.NDArray[np.float32]
@@ -144,6 +150,7 @@ class VectorMatrix:
         self._count = 0
         self._room_codes: dict[str, int] = {}
         self._user_codes: dict[str, int] = {}
+        self._grouped = 0  # vectors there were when they were last grouped by room
 
     def __len__(self) -> int:
         return self._count
@@ -326,6 +333,46 @@ class VectorMatrix:
             self._free.append(slot)
             return True
 
+    @property
+    def scattered_share(self) -> float:
+        """Share of the vectors added since they were last grouped by room (0: all grouped)."""
+        count = len(self._codes)
+        return 0.0 if count == 0 else max(0, count - self._grouped) / count
+
+    def group_by_room(self) -> None:
+        """Renumber the vectors so that each room's lie together, in their old order.
+
+        A search scans the codes its scope selects through a bitmap; faiss walks every code and
+        computes the selected ones, and a selection in a few long runs costs about half the CPU of
+        the same number of codes scattered (measured: 1M codes, 15 % selected, 14 ms against 30).
+        A vector shared by rows of several rooms goes with the room of the row that stands for it;
+        free vectors go last. Float32 matrices (few vectors, scanned whole) are left as they are.
+        """
+        with self._lock:
+            count = len(self._codes)
+            if not self._codes.quantised or count == 0:
+                self._grouped = count
+                return
+            stand_in = np.clip(self._rowid_of_vector[:count], 0, len(self._slot_of) - 1)
+            slots = self._slot_of[stand_in]
+            rooms = np.where(slots >= 0, self._rooms[np.maximum(slots, 0)], _FREE).astype(np.int64)
+            last = len(self._room_codes)
+            rooms[rooms < 0] = last
+            if self._free_vectors:
+                rooms[np.asarray(self._free_vectors, dtype=np.int64)] = last
+            order = np.argsort(rooms, kind="stable")
+            new_number = np.empty(count, dtype=np.int64)
+            new_number[order] = np.arange(count, dtype=np.int64)
+            self._codes.permute(order)
+            for name in ("_refs", "_key_of_vector", "_keyed", "_rowid_of_vector"):
+                array = getattr(self, name)
+                array[:count] = array[:count][order]
+            used = slice(0, self._used)
+            self._vector_of_row[used] = new_number[self._vector_of_row[used]].astype(np.int32)
+            self._free_vectors = [int(new_number[n]) for n in self._free_vectors]
+            self._keys.renumber(new_number)
+            self._grouped = count
+
     def _mask(self, scope: VectorScope) -> npt.NDArray[np.bool_] | None:
         """Rows inside the scope among the used slots, or None when no row can be."""
         room_codes = [self._room_codes[r] for r in scope.rooms if r in self._room_codes]
@@ -437,6 +484,7 @@ class VectorMatrix:
                 "rowids": self._rowids[:rows].copy(),
                 "vector_of_row": self._vector_of_row[:rows].copy(),
                 "free": np.asarray(self._free, dtype=np.int64),
+                "grouped": np.asarray(min(self._grouped, vectors)),
                 "room_names": np.asarray(list(self._room_codes), dtype=np.str_),
                 "user_names": np.asarray(list(self._user_codes), dtype=np.str_),
             }
@@ -485,6 +533,7 @@ class VectorMatrix:
         )
         matrix._slot_of[rowids] = held.astype(np.int32)
         matrix._count = len(held)
+        matrix._grouped = int(state["grouped"]) if "grouped" in state else 0
         matrix._room_codes = {str(name): i for i, name in enumerate(state["room_names"])}
         matrix._user_codes = {str(name): i for i, name in enumerate(state["user_names"])}
         return matrix
