@@ -38,9 +38,9 @@ from .vector_codes import VectorCodes
 __all__ = [
     "GROWTH_FACTOR",
     "INITIAL_CAPACITY_ROWS",
+    "REGROUP_SHARE",
     "RESCORE_FACTOR",
     "RESCORE_MIN_CANDIDATES",
-    "REGROUP_SHARE",
     "ExactVectors",
     "VectorMatrix",
     "VectorScope",
