@@ -28,11 +28,19 @@ with its build times in ``build.json``; then:
 - **recall** of the semantic branch against exact search (``_vector_recall.py``, in this process):
   recall@10 and CPU per search for scopes of very different sizes, against numpy's exact scan of
   every stored vector, and the vector index's open times (rebuilt from index.db, from its snapshot);
+- **keyword recall** (``_keyword_recall.py``, in this process): the keyword branch's top 10 on the
+  bench's queries against every match in scope ranked (coverage, then BM25), and the CPU of both;
 - with ``--baseline-ref REF`` the same server measurements with REF's ``py/`` (``git archive``),
-  on the same data, side by side.
+  on the same data, side by side. Each index layout gets its own copy of a data set
+  (``<dir>-layout<N>/``, made once): a newer code migrates the file in place, and an older one
+  would drop a newer file and re-embed every message.
+
+``--profile`` prints where a request's CPU goes, step by step, for keyword and hybrid search
+(``_phase_profile.py``, in this process); ``--profile-keyword`` the keyword branch's cProfile.
 
     .venv/bin/python bench/bench_search_distinct.py [--sizes 100000 1000000] [--queries 200]
                                                     [--baseline-ref main] [--build-only] [--recall-only]
+                                                    [--keyword-recall-only] [--profile] [--profile-keyword]
                                                     [--json PATH]
 """
 

@@ -39,6 +39,9 @@ TIMEOUT_STATUS = 124
 # Characters of a failed bench's last log line quoted in the report.
 LOG_LINE_CHARS = 200
 MET, MISSED, UNCHECKED = "✅ met", "❌ missed", "❔ not checked"
+# How a carried-over target's result and a carried-over bench's status are marked.
+_CARRIED_SUFFIX = " (carried over)"
+_CARRIED_STATUS = "carried over from the previous report ("
 # How to convert a text target's unit into the figure's unit: (target unit, figure unit) -> factor.
 UNIT_FACTORS = {
     ("s", "ms"): 1000.0,
@@ -359,8 +362,10 @@ def targets_section(inputs: Inputs) -> list[str]:
             counts[MET if judged.met else MISSED if judged.met is False else UNCHECKED] += 1
     for bench in inputs.benches:
         for row in bench.carried.target_rows if bench.carried else []:
-            rows.append([*row[:4], f"{row[4]} (carried over)"])
-            counts[MET if row[4] == MET else MISSED if row[4] == MISSED else UNCHECKED] += 1
+            # Carried over twice or more, a row is still said to be carried over once.
+            result = row[4].removesuffix(_CARRIED_SUFFIX)
+            rows.append([*row[:4], f"{result}{_CARRIED_SUFFIX}"])
+            counts[MET if result == MET else MISSED if result == MISSED else UNCHECKED] += 1
     # A bench without figures may have had targets: say they were not checked rather than leave them out.
     absent = [bench.name for bench in inputs.benches if bench.report is None and bench.carried is None]
     if absent:
@@ -387,7 +392,10 @@ def overview_section(inputs: Inputs) -> list[str]:
         record = bench.record or {}
         old = bench.carried.overview if bench.carried else None
         if old is not None and len(old) == 5:
-            rows.append([old[0], f"carried over from the previous report ({old[1]})", *old[2:]])
+            status = old[1]
+            if status.startswith(_CARRIED_STATUS) and status.endswith(")"):
+                status = status.removeprefix(_CARRIED_STATUS).removesuffix(")")
+            rows.append([old[0], f"{_CARRIED_STATUS}{status})", *old[2:]])
             continue
         rows.append(
             [

@@ -287,3 +287,8 @@ def test_benches_not_run_keep_what_the_previous_report_said(tmp_path: Path) -> N
     # Carried twice, it is still there, once.
     again = report.render(report.load(second, ["mcp", "search"], text), generated_at="later")
     assert again.count("## The mcp bench") == 1 and again.count("*Carried over") == 1
+    # ... and its target row, result count and overview row are said to be carried over once.
+    assert "| ≥ 800 req/s | The mcp bench: rps | 900 req/s |  | ✅ met (carried over) |" in again
+    assert "(carried over) (carried over)" not in again
+    assert "| `bench_mcp.py` | carried over from the previous report (ok) | 2026-11-30 09:00 |" in again
+    assert "2 met, 0 missed, 0 not checked." in again

@@ -26,7 +26,7 @@ Schema::
 **The room is in the FTS5 rowid.** A keyword search checks every match against the caller's rooms;
 read from ``docs`` that check was a B-tree lookup per match (about 1.2 us, most of a common word's
 cost at a million messages), read from the match's own rowid it is an integer operation on what
-FTS5 hands over anyway (``term_key``, ``room_of_key``). The document's rowid sits in the high bits,
+FTS5 hands over anyway (``term_key``). The document's rowid sits in the high bits,
 so the keys keep the documents' order (newest last) and "the newest matches" is still a walk down
 the rowids.
 
