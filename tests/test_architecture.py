@@ -38,6 +38,7 @@ PAGE_RUNTIME = frozenset({"js", "pyodide", "pyscript"})
 SERVER_LAYERS: tuple[tuple[str, ...], ...] = (
     ("__main__",),
     ("cli", "settings_docs"),
+    ("workers",),
     ("app", "serving", "mirror_job", "pipeline_process"),
     ("routes", "mcp", "openapi"),
     ("oauth",),

@@ -124,8 +124,13 @@ def create_app(
     limiter: RateLimiter | None = None,
     extra_routes: Sequence[ApiRoute] = (),
     root: Path = PROJECT_ROOT,
+    close_store: bool = False,
 ) -> Starlette:
-    """Build the app around an open store; ``limiter`` None: no rate limits."""
+    """Build the app around an open store; ``limiter`` None: no rate limits.
+
+    ``close_store``: the app's shutdown closes the store too (a worker process of ``serve --workers``,
+    which opened it for this app alone); otherwise whoever opened it closes it.
+    """
     warn_about_ignored_origins(settings)
     outbound = outbound_policy(settings)  # the settings checked its allow-list when they were built
     check_upstream_urls(settings, outbound)
@@ -162,10 +167,11 @@ def create_app(
     routes: list[BaseRoute] = [
         Route(r.path, make_endpoint(r, services), methods=[r.method], name=r.name) for r in api_routes
     ]
+    oauth = OAuthEndpoints(services, MCP_PATH)
     routes += [
         Route(MCP_PATH, McpEndpoint(services, api_routes, origin_policy(settings)), name="mcp"),
         # OAuth for MCP clients: metadata, sign-in and consent, tokens (404 while MCP or OAuth is off).
-        *OAuthEndpoints(services, MCP_PATH).routes(),
+        *oauth.routes(),
         Route("/api/{rest:path}", unknown_api, methods=["GET", "POST", "PUT", "DELETE"]),
         Route("/openapi.json", openapi, methods=["GET"]),
         Route("/", page, methods=["GET"]),
@@ -187,8 +193,11 @@ def create_app(
         yield
         await search.aclose()
         await services.outbound.aclose()
+        await oauth.aclose()
         if services.limiter is not None:
             await services.limiter.aclose()
+        if close_store:
+            store.close()
 
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.services = services

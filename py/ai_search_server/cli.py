@@ -5,7 +5,7 @@ Every subcommand takes ``--data DIR`` (default ``./data`` under the working dire
 ``--database postgresql://...`` (or the ``database_url`` setting) keeps the workspace on PostgreSQL
 instead; the data dir then holds the search index and the config only.
 
-    ai-search serve [--host 127.0.0.1] [--port 8000] [--data DIR] [--demo]
+    ai-search serve [--host 127.0.0.1] [--port 8000] [--data DIR] [--demo] [--workers N]
     ai-search pipeline serve [--host 127.0.0.1] [--port 8001] [--data DIR]   (the index, for many proxies)
     ai-search users create USERNAME --password P [--name N] [--role admin|user]
     ai-search users password USERNAME --password P
@@ -85,6 +85,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from .app import create_app
     from .ratelimit import RateLimiter
     from .serving import server_options
+    from .workers import ServePlan, check_workers, serve_workers
 
     data_dir = _data_dir(args)
     overrides: dict[str, Any] = _database_override(args)
@@ -97,11 +98,22 @@ def cmd_serve(args: argparse.Namespace) -> int:
             config_file=(data_dir / "config.toml") if (data_dir / "config.toml").is_file() else None,
             overrides={**overrides, "site_url": f"http://{host}:{args.port}"},
         )
+    try:
+        check_workers(args.workers, settings)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
     logging.basicConfig(level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     print(f"ai-search: data dir {data_dir}", file=sys.stderr)
+    # Opened here also with workers: the database is reached and migrated (and the demo loaded) once,
+    # and a problem is one sentence at the terminal rather than one per worker.
     store = _open_store(args)
     if args.demo:
         _load_demo(store)
+    if args.workers > 1:
+        store.close()
+        print(f"ai-search: serving {settings.site_url}/ with {args.workers} workers", file=sys.stderr)
+        serve_workers(ServePlan(data_dir, settings), host=args.host, port=args.port, workers=args.workers)
+        return 0
     limiter = RateLimiter(settings.rate_limit_storage)
     app = create_app(settings, store, limiter=limiter)
     print(f"ai-search: serving {settings.site_url}/", file=sys.stderr)
@@ -361,6 +373,13 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=DEFAULT_PORT)
     serve.add_argument(
         "--demo", action="store_true", help="load the demo workspace into an empty data dir and turn on MCP"
+    )
+    serve.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="serve with N processes on the one port (default 1; N > 1 needs rate_limit_storage in Redis)",
     )
     serve.set_defaults(func=cmd_serve)
 

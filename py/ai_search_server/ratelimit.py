@@ -73,6 +73,7 @@ __all__ = [
     "caller_key",
     "client_address",
     "rate_limit_headers",
+    "redis_url",
     "too_many_requests",
 ]
 
@@ -107,6 +108,17 @@ _STORAGE_SCHEMES = {
     "redis+unix": ("async+redis+unix", "unix"),
 }
 _STORAGE_FAILURES = (RedisError, StorageError, OSError)
+
+
+def redis_url(storage_uri: str) -> str | None:
+    """redis-py's URL of a Redis ``rate_limit_storage`` URI; None for ``memory://`` (or a scheme this
+    module does not know, which :class:`RateLimiter` refuses). The consent tickets of OAuth live in
+    the same Redis (``oauth/tickets.py``)."""
+    scheme, sep, rest = storage_uri.partition("://")
+    schemes = _STORAGE_SCHEMES.get(scheme.lower()) if sep else None
+    if schemes is None or schemes[1] is None:
+        return None
+    return f"{schemes[1]}://{rest}"
 
 
 @dataclass(frozen=True)

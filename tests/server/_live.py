@@ -1,21 +1,47 @@
-"""Real servers for tests: ``ai-search serve`` and ``redis-server`` as subprocesses on loopback."""
+"""Real servers for tests: ``ai-search serve`` and ``redis-server`` as subprocesses on loopback.
+
+    with running_server(data_dir, env=env) as base:              # one server; its base URL
+        httpx.get(base + "/api/v1/me", headers=...)
+    with running_servers([dir_a, dir_b, dir_c], env=env) as proxies:   # several, started at once
+        proxies[2].kill()                                       # SIGKILL, as a crash would
+    with running_server(data_dir, env=env, workers=2) as base:   # ai-search serve --workers 2
+
+:class:`ServerProcess` is one ``ai-search serve`` (its port, its log, how to stop or kill it); the
+context managers start, wait for and stop them. Benches and other tests that need several proxies
+build on these.
+"""
 
 from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import httpx
 
+__all__ = [
+    "START_TIMEOUT_SECONDS",
+    "STOP_TIMEOUT_SECONDS",
+    "ServerProcess",
+    "free_port",
+    "running_redis",
+    "running_server",
+    "running_servers",
+]
+
 # How long a server may take to answer its first request (seconds).
 START_TIMEOUT_SECONDS = 60.0
+# How long a server may take to stop after SIGTERM before it is killed (seconds).
+STOP_TIMEOUT_SECONDS = 10.0
+# The environment every test server starts with: no embedding model (keyword search only), quiet logs.
+BASE_ENV = {"AI_SEARCH_EMBEDDER": "none", "AI_SEARCH_LOG_LEVEL": "warning"}
 
 
 def free_port() -> int:
@@ -25,46 +51,104 @@ def free_port() -> int:
         return port
 
 
-def _wait_until_up(url: str, proc: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + START_TIMEOUT_SECONDS
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"server exited with {proc.returncode}:\n{log.read_text(errors='replace')}")
-        try:
-            httpx.get(url, timeout=1.0)
-            return
-        except httpx.TransportError:
-            time.sleep(0.1)
-    proc.kill()
-    raise RuntimeError(
-        f"server did not start within {START_TIMEOUT_SECONDS} s:\n{log.read_text(errors='replace')}"
-    )
+class ServerProcess:
+    """One ``ai-search serve`` subprocess on a free loopback port, its output in ``log``."""
+
+    def __init__(
+        self,
+        data_dir: Path,
+        *,
+        env: Mapping[str, str] | None = None,
+        demo: bool = False,
+        workers: int = 1,
+        args: Sequence[str] = (),
+    ) -> None:
+        self.data_dir = data_dir
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = data_dir.parent / f"serve-{self.port}.log"
+        command = [sys.executable, "-m", "ai_search_server", "serve", "--data", str(data_dir)]
+        command += ["--port", str(self.port), *(["--demo"] if demo else [])]
+        command += [*(["--workers", str(workers)] if workers != 1 else []), *args]
+        data_dir.parent.mkdir(parents=True, exist_ok=True)
+        with self.log.open("wb") as out:
+            self.proc = subprocess.Popen(
+                command, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, **BASE_ENV, **(env or {})}
+            )
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")
+
+    def wait_until_up(self, timeout: float = START_TIMEOUT_SECONDS) -> None:
+        """Until the server answers a request; raises with its output if it exits or takes too long."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"server exited with {self.proc.returncode}:\n{self.output()}")
+            try:
+                httpx.get(self.url + "/openapi.json", timeout=1.0)
+                return
+            except httpx.TransportError:
+                time.sleep(0.1)
+        self.kill()
+        raise RuntimeError(f"server did not start within {timeout} s:\n{self.output()}")
+
+    @property
+    def running(self) -> bool:
+        return self.proc.poll() is None
+
+    def kill(self) -> None:
+        """SIGKILL: the process ends at once, as in a crash or an out-of-memory kill."""
+        if self.running:
+            self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait()
+
+    def stop(self) -> None:
+        """SIGTERM, as a service manager stops it; SIGKILL after :data:`STOP_TIMEOUT_SECONDS`."""
+        if self.running:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=STOP_TIMEOUT_SECONDS)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+
+@contextmanager
+def running_servers(
+    data_dirs: Sequence[Path],
+    *,
+    env: Mapping[str, str] | None = None,
+    workers: int = 1,
+    args: Sequence[str] = (),
+) -> Iterator[list[ServerProcess]]:
+    """One ``ai-search serve`` per data dir (a dir may repeat), all started before any is waited for;
+    yields them once every one answers, and stops them afterwards."""
+    with ExitStack() as stack:
+        servers: list[ServerProcess] = []
+        for data_dir in data_dirs:
+            server = ServerProcess(data_dir, env=env, workers=workers, args=args)
+            stack.callback(server.stop)
+            servers.append(server)
+        for server in servers:
+            server.wait_until_up()
+        yield servers
 
 
 @contextmanager
 def running_server(
-    data_dir: Path, *, env: Mapping[str, str] | None = None, demo: bool = False
+    data_dir: Path,
+    *,
+    env: Mapping[str, str] | None = None,
+    demo: bool = False,
+    workers: int = 1,
 ) -> Iterator[str]:
     """``ai-search serve`` on a free loopback port; yields its base URL and stops it afterwards."""
-    port = free_port()
-    log = data_dir.parent / f"serve-{port}.log"
-    args = [sys.executable, "-m", "ai_search_server", "serve", "--data", str(data_dir), "--port", str(port)]
-    if demo:
-        args.append("--demo")
-    full_env = {**os.environ, "AI_SEARCH_EMBEDDER": "none", "AI_SEARCH_LOG_LEVEL": "warning", **(env or {})}
-    with log.open("wb") as out:
-        proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, env=full_env)
-    base = f"http://127.0.0.1:{port}"
+    server = ServerProcess(data_dir, env=env, demo=demo, workers=workers)
     try:
-        _wait_until_up(base + "/openapi.json", proc, log)
-        yield base
+        server.wait_until_up()
+        yield server.url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        server.stop()
 
 
 @contextmanager

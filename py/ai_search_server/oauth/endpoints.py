@@ -16,9 +16,9 @@ path                                                        method  what
 The person signs in on our page with their workspace account, by the same check as
 ``POST /api/v1/login`` (``Services.sign_in``: a local password, or a Rocket.Chat one when Rocket.Chat
 sign-in is on) and from the same per-address budget; no session cookie is set. Signing in shows the
-consent page, whose form carries a *consent ticket*: an HMAC, under a key made when the server
-starts, of the person, the exact authorization request and an expiry (``CONSENT_LIFETIME_SECONDS``),
-used once. Both forms are refused unless the browser says it posts from this site
+consent page, whose form carries a *consent ticket* for the person and the exact authorization
+request, valid ``CONSENT_LIFETIME_SECONDS`` and used once (``tickets.py``: kept in the Redis of
+``rate_limit_storage`` when there is one, so any server process may answer the consent). Both forms are refused unless the browser says it posts from this site
 (``Sec-Fetch-Site: same-origin``, and ``Origin`` when sent), which with the ticket stops cross-site
 requests from signing someone in or consenting for them.
 
@@ -29,14 +29,9 @@ URI as the protocol says.
 
 from __future__ import annotations
 
-import base64
 import hashlib
-import hmac
 import json
 import logging
-import secrets
-import time
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from urllib.parse import parse_qsl, urlsplit
 
@@ -52,7 +47,6 @@ from ..services import Services
 from ..store.base import StorageFailure
 from ..store.records import User
 from .limits import (
-    CONSENT_LIFETIME_SECONDS,
     MAX_AUTHORIZATION_QUERY_CHARS,
     MAX_REGISTRATION_BODY_BYTES,
     MAX_TOKEN_BODY_BYTES,
@@ -72,6 +66,7 @@ from .server import (
     AuthorizationServer,
     authorization_server_metadata,
 )
+from .tickets import ConsentTickets, TicketsUnavailable, consent_tickets
 
 __all__ = ["AUTHORIZATION_SERVER_METADATA_PATH", "OAuthEndpoints"]
 
@@ -84,9 +79,6 @@ _NEEDS_HTTPS = (
     "OAuth needs this site to be served over https (the setting site_url), or on a loopback address."
 )
 _NOT_FROM_THIS_SITE = "This form was not sent from this site's own page."
-# Tickets remembered as used (entries): a ticket lives CONSENT_LIFETIME_SECONDS, and a person answers
-# one consent page per connection, so this is far above what ten minutes can fill.
-_MAX_USED_TICKETS = 10_000
 # Public documents and token endpoints answer any origin: they take no cookie or other ambient
 # credential, so a page elsewhere (a browser-based MCP client) gains nothing it could not send itself.
 _CORS = {
@@ -127,39 +119,6 @@ def _csp_source(redirect_uri: str) -> str:
     return f"{parts.scheme}:"
 
 
-class _Tickets:
-    """Consent tickets (module docstring): HMAC-signed, short-lived, used once."""
-
-    def __init__(self) -> None:
-        self._key = secrets.token_bytes(32)
-        self._used: OrderedDict[str, float] = OrderedDict()
-
-    def _mac(self, user_id: str, request_digest: str, expires: int, nonce: str) -> str:
-        message = f"{user_id}\x1f{request_digest}\x1f{expires}\x1f{nonce}".encode()
-        return base64.urlsafe_b64encode(hmac.digest(self._key, message, "sha256")).decode().rstrip("=")
-
-    def issue(self, user_id: str, request_digest: str) -> str:
-        expires = int(time.time()) + CONSENT_LIFETIME_SECONDS
-        nonce = secrets.token_urlsafe(12)  # two sign-ins in one second still get two tickets
-        return f"{user_id}.{expires}.{nonce}.{self._mac(user_id, request_digest, expires, nonce)}"
-
-    def redeem(self, ticket: str, request_digest: str) -> str | None:
-        """The user id of a valid, unused ticket for this request; marks it used."""
-        parts = ticket.split(".")
-        if len(parts) != 4 or not parts[1].isdigit():
-            return None
-        user_id, expires_text, nonce, mac = parts
-        expires, now = int(expires_text), time.time()
-        if expires <= now or not hmac.compare_digest(mac, self._mac(user_id, request_digest, expires, nonce)):
-            return None
-        while self._used and (next(iter(self._used.values())) <= now or len(self._used) >= _MAX_USED_TICKETS):
-            self._used.popitem(last=False)
-        if mac in self._used:
-            return None
-        self._used[mac] = expires
-        return user_id
-
-
 class OAuthEndpoints:
     """The routes above for one app; ``resource_path`` is the MCP endpoint's path."""
 
@@ -167,7 +126,11 @@ class OAuthEndpoints:
         self.services = services
         self.resource_path = resource_path
         self.server = AuthorizationServer(services.store, services.settings, resource_path)
-        self.tickets = _Tickets()
+        self.tickets: ConsentTickets = consent_tickets(services.settings.rate_limit_storage)
+
+    async def aclose(self) -> None:
+        """Close the ticket store's connections (the app's lifespan does, at shutdown)."""
+        await self.tickets.aclose()
 
     @property
     def enabled(self) -> bool:
@@ -214,6 +177,11 @@ class OAuthEndpoints:
                     if request.url.path == AUTHORIZE_PATH:
                         return self._error_page(400, _NEEDS_HTTPS)
                     return _oauth_error(400, "insecure_transport", _NEEDS_HTTPS)
+                except TicketsUnavailable as exc:
+                    _log.warning("%s (on %s)", exc, request.url.path)
+                    return _oauth_error(
+                        503, "temporarily_unavailable", errors.ServiceUnavailable.default_message
+                    )
                 except StorageFailure:
                     _log.exception("storage failure on %s", request.url.path)
                     return _oauth_error(
@@ -273,7 +241,7 @@ class OAuthEndpoints:
         digest = hashlib.sha256(f"{client.id}\x1f{query_string}".encode()).hexdigest()
         if step == "sign-in":
             return await self._sign_in(request, view, fields, digest)
-        user = self._ticket_user(fields.get("ticket", ""), digest)
+        user = await self._ticket_user(fields.get("ticket", ""), digest)
         if user is None:
             return self._page(sign_in_page(view, error=_SIGN_IN_AGAIN), 400)
         allowed = fields.get("decision") == "allow"
@@ -297,14 +265,14 @@ class OAuthEndpoints:
         if user is None:
             # 200: the page again, with the reason; a 401 would ask for HTTP authentication it has none of.
             return self._page(sign_in_page(view, username=username, error=_SIGN_IN_FAILED))
-        ticket = self.tickets.issue(user.id, digest)
+        ticket = await self.tickets.issue(user.id, digest)
         page = consent_page(view, person=user.name or user.username, username=user.username, ticket=ticket)
         # The consent form's answer is a redirect to the client: form-action must allow it there.
         csp = build_csp(extra={"form-action": [_csp_source(view.redirect_uri)]})
         return self._page(page, headers={"Content-Security-Policy": csp})
 
-    def _ticket_user(self, ticket: str, digest: str) -> User | None:
-        user_id = self.tickets.redeem(ticket, digest)
+    async def _ticket_user(self, ticket: str, digest: str) -> User | None:
+        user_id = await self.tickets.redeem(ticket, digest) if ticket else None
         user = self.services.store.get_user(user_id) if user_id else None
         return user if user is not None and user.active else None
 

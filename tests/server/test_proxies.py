@@ -1,0 +1,332 @@
+"""Several stateless proxies on one PostgreSQL and one Redis: real ``ai-search serve`` processes.
+
+Three proxies, each with its own data dir (its own search index), on one database of the test
+cluster (``tests/_postgres.py``) and one ``redis-server`` (Debian's, ``scripts/setup --test``):
+
+- a message posted through any proxy is found by search through every other, within seconds;
+- a rate limit spent through one proxy refuses through the others;
+- an OAuth sign-in answered by one proxy is consented to through another (no sticky sessions);
+- under a stream of concurrent writes spread over the three, one proxy is killed (SIGKILL): every
+  write acknowledged with a 2xx is in the database, and the two others keep serving.
+
+And ``ai-search serve --workers 2`` end to end: a post through its port, found by search after.
+
+Cost: each test starts its own processes (a server starts in 1 to 3 s on an idle 2-core machine);
+the module runs in about 30 to 60 s.
+"""
+
+from __future__ import annotations
+
+import shutil
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import anyio
+import httpx
+import pytest
+import redis
+
+from ai_search_server.store import open_store
+from tests._postgres import PostgresCluster
+
+from ._live import ServerProcess, running_redis, running_server, running_servers
+from ._oauth_flow import OAuthClient
+from .conftest import Workspace, build_workspace
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(shutil.which("redis-server") is None, reason="redis-server not installed"),
+]
+
+PROXIES = 3
+# Seconds a message posted through one proxy may take to be found through another: each proxy's index
+# reads the change log every second (FOLLOW_INTERVAL_SECONDS), plus a busy machine.
+CROSS_PROXY_SEARCH_WAIT_S = 20.0
+# The write stream of the kill test: writers at once, writes each (each writer is its own user, so
+# the stream stays inside chat.postMessage's 60 a minute per user), and after how many acknowledged
+# writes one proxy is killed.
+WRITERS = 6
+WRITES_PER_WRITER = 30
+KILL_AFTER_ACKNOWLEDGED = 60
+# Seconds one write may take before it counts as not acknowledged.
+WRITE_TIMEOUT_S = 15.0
+
+
+@dataclass
+class Deployment:
+    """The shared parts: the workspace's database (seeded) and the Redis the proxies share."""
+
+    database_url: str
+    redis_url: str
+    workspace: Workspace
+    root: Path
+
+    @property
+    def env(self) -> dict[str, str]:
+        return {"AI_SEARCH_DATABASE_URL": self.database_url, "AI_SEARCH_RATE_LIMIT_STORAGE": self.redis_url}
+
+    def data_dirs(self, name: str, count: int = PROXIES) -> list[Path]:
+        return [self.root / name / f"proxy-{n}" / "data" for n in range(count)]
+
+
+@pytest.fixture(scope="module")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with running_redis(tmp_path_factory.mktemp("redis")) as url:
+        yield url
+
+
+@pytest.fixture
+def deployment(
+    pg_cluster: PostgresCluster, redis_url: str, tmp_path: Path
+) -> Iterator[Deployment]:
+    """A fresh database with the test workspace, and the module's Redis emptied for this test."""
+    redis.Redis.from_url(redis_url).flushdb()
+    with pg_cluster.fresh_database() as url:
+        store = open_store(tmp_path / "seed", database_url=url)
+        try:
+            workspace = build_workspace(store)
+        finally:
+            store.close()
+        yield Deployment(url, redis_url, workspace, tmp_path)
+
+
+def found_by(base: str, headers: dict[str, str], query: str, message_id: str) -> bool:
+    answer = httpx.get(
+        f"{base}/api/v1/ai.search", params={"query": query, "searchType": "keyword"}, headers=headers
+    )
+    assert answer.status_code == 200, answer.text
+    return message_id in [hit["_id"] for hit in answer.json()["intelligent"]]
+
+
+def wait_until_found(base: str, headers: dict[str, str], query: str, message_id: str) -> None:
+    deadline = time.monotonic() + CROSS_PROXY_SEARCH_WAIT_S
+    while not found_by(base, headers, query, message_id):
+        assert time.monotonic() < deadline, f"{message_id} not found through {base} in {CROSS_PROXY_SEARCH_WAIT_S} s"
+        time.sleep(0.2)
+
+
+def test_a_message_posted_through_any_proxy_is_found_through_every_other(deployment: Deployment) -> None:
+    ws = deployment.workspace
+    words = ["zanzibar", "quokka", "xylophone"]
+    with running_servers(deployment.data_dirs("search"), env=deployment.env) as proxies:
+        posted: list[tuple[int, str, str]] = []
+        for n, (proxy, word) in enumerate(zip(proxies, words, strict=True)):
+            answer = httpx.post(
+                f"{proxy.url}/api/v1/chat.postMessage",
+                json={"roomId": ws.rooms["ops"].id, "text": f"the {word} failover drill starts at noon"},
+                headers=ws["alice"].headers,
+            )
+            assert answer.status_code == 200, answer.text
+            posted.append((n, word, answer.json()["message"]["_id"]))
+        for n, word, message_id in posted:
+            for other in (p for m, p in enumerate(proxies) if m != n):
+                wait_until_found(other.url, ws["carol"].headers, f"{word} failover", message_id)
+                # Scoping holds on every proxy: bob is not in #ops.
+                assert not found_by(other.url, ws["bob"].headers, f"{word} failover", message_id)
+
+
+def test_a_rate_limit_spent_through_one_proxy_refuses_through_the_others(deployment: Deployment) -> None:
+    """The login route allows 10 attempts a minute per client address, whichever proxy answers."""
+    with running_servers(deployment.data_dirs("limits"), env=deployment.env) as proxies:
+        first, *others = proxies
+        spent = [
+            httpx.post(f"{first.url}/api/v1/login", json={"user": "x", "password": "y"}).status_code
+            for _ in range(10)
+        ]
+        refused = [httpx.post(f"{p.url}/api/v1/login", json={"user": "x", "password": "y"}) for p in others]
+    assert spent == [401] * 10
+    assert [r.status_code for r in refused] == [429] * len(others)
+    assert all(int(r.headers["retry-after"]) >= 1 for r in refused)
+
+
+class RoundRobin(httpx.AsyncBaseTransport):
+    """A load balancer in the client: each request goes to the next proxy, its Host header kept (the
+    site's), as a reverse proxy in front of several servers passes it on. ``sent`` records which
+    proxy answered each path."""
+
+    def __init__(self, ports: list[int]) -> None:
+        self.ports = ports
+        self.sent: list[tuple[str, str, int]] = []
+        self._next = 0
+        self._inner = httpx.AsyncHTTPTransport()
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        port = self.ports[self._next % len(self.ports)]
+        self._next += 1
+        self.sent.append((request.method, request.url.path, port))
+        body = await request.aread()
+        forwarded = httpx.Request(
+            request.method, request.url.copy_with(port=port), headers=request.headers, content=body
+        )
+        return await self._inner.handle_async_request(forwarded)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+def test_an_oauth_sign_in_on_one_proxy_is_consented_to_on_another(deployment: Deployment) -> None:
+    """Registration, sign-in, consent, code exchange and the MCP call each reach the next proxy; the
+    consent ticket the sign-in issued is redeemed by another process (tickets live in Redis)."""
+    ws = deployment.workspace
+    dirs = deployment.data_dirs("oauth")
+    site_port = 1  # never listened on: every request is sent to a proxy with the site's Host header
+    env = {
+        **deployment.env,
+        "AI_SEARCH_SITE_URL": f"http://127.0.0.1:{site_port}",
+        "AI_SEARCH_MCP_ENABLED": "true",
+        "AI_SEARCH_MCP_OAUTH_ENABLED": "true",
+    }
+    with running_servers(dirs, env=env) as proxies:
+        transport = RoundRobin([p.port for p in proxies])
+
+        async def flow() -> httpx.Response:
+            async with httpx.AsyncClient(transport=transport) as http:
+                client = OAuthClient(http, f"http://127.0.0.1:{site_port}")
+                assert (await client.register()).status_code == 201
+                tokens = await client.tokens("alice", ws["alice"].password)
+                return await http.post(
+                    f"{client.origin}/api/v1/mcp",
+                    json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                    headers={
+                        "Authorization": f"Bearer {tokens['access_token']}",
+                        "Accept": "application/json",
+                        "MCP-Protocol-Version": "2025-06-18",
+                    },
+                )
+
+        listed = anyio.run(flow)
+    assert listed.status_code == 200, listed.text
+    assert listed.json()["result"]["tools"], listed.text
+    posts = [(path, port) for method, path, port in transport.sent if method == "POST" and path == "/authorize"]
+    (sign_in, sign_in_port), (consent, consent_port) = posts
+    assert sign_in == consent == "/authorize" and sign_in_port != consent_port
+
+
+@dataclass
+class WriteLog:
+    """What the writers saw: each acknowledged write's id and text, and each proxy's outcomes."""
+
+    acknowledged: dict[str, str] = field(default_factory=dict)
+    refused: list[tuple[int, str]] = field(default_factory=list)  # (proxy index, what happened)
+    after_kill: dict[int, list[int]] = field(default_factory=dict)  # proxy index -> statuses
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    killed: threading.Event = field(default_factory=threading.Event)
+
+
+def _writer(
+    proxies: list[ServerProcess], room_id: str, headers: dict[str, str], name: str, log: WriteLog
+) -> None:
+    with httpx.Client(timeout=WRITE_TIMEOUT_S) as http:
+        for n in range(WRITES_PER_WRITER):
+            index = n % len(proxies)
+            text = f"stream {name} write {n}"
+            killed = log.killed.is_set()
+            try:
+                answer = http.post(
+                    f"{proxies[index].url}/api/v1/chat.postMessage",
+                    json={"roomId": room_id, "text": text},
+                    headers=headers,
+                )
+            except httpx.TransportError as exc:
+                with log.lock:
+                    log.refused.append((index, type(exc).__name__))
+                continue
+            with log.lock:
+                if killed:
+                    log.after_kill.setdefault(index, []).append(answer.status_code)
+                if 200 <= answer.status_code < 300:
+                    log.acknowledged[answer.json()["message"]["_id"]] = text
+                else:
+                    log.refused.append((index, str(answer.status_code)))
+
+
+def test_killing_one_proxy_under_writes_loses_no_acknowledged_write(
+    deployment: Deployment, tmp_path: Path
+) -> None:
+    ws = deployment.workspace
+    store = open_store(tmp_path / "writers", database_url=deployment.database_url)
+    try:
+        writers: list[tuple[str, dict[str, str]]] = []
+        for n in range(WRITERS):
+            user = store.create_user(f"writer{n}", password=f"pw-writer-{n}-123", roles=("user",))
+            store.subscribe(user.id, ws.rooms["general"].id)
+            _token, pat = store.create_token(user.id, "pat", label="stream")
+            writers.append((f"writer{n}", {"X-User-Id": user.id, "X-Auth-Token": pat}))
+    finally:
+        store.close()
+    log = WriteLog()
+    with running_servers(deployment.data_dirs("kill"), env=deployment.env) as proxies:
+        victim = proxies[-1]
+        threads = [
+            threading.Thread(target=_writer, args=(proxies, ws.rooms["general"].id, headers, name, log))
+            for name, headers in writers
+        ]
+        for thread in threads:
+            thread.start()
+        deadline = time.monotonic() + 60
+        while len(log.acknowledged) < KILL_AFTER_ACKNOWLEDGED:
+            assert time.monotonic() < deadline, f"only {len(log.acknowledged)} writes acknowledged in 60 s"
+            time.sleep(0.01)
+        victim.kill()
+        log.killed.set()
+        for thread in threads:
+            thread.join()
+        survivors = proxies[:-1]
+        # The survivors keep serving: every write sent to them after the kill was acknowledged ...
+        assert log.after_kill, "no write was sent after the kill"
+        for index, statuses in log.after_kill.items():
+            assert index != len(proxies) - 1 and statuses and all(s == 200 for s in statuses), log.after_kill
+        # ... and they read and search what went through the dead one.
+        last_id = next(reversed(log.acknowledged))
+        for survivor in survivors:
+            read = httpx.get(
+                f"{survivor.url}/api/v1/chat.getMessage", params={"msgId": last_id}, headers=ws["carol"].headers
+            )
+            assert read.status_code == 200, read.text
+    # Only the dead proxy's writes failed (some did: it died mid-stream), and none that were
+    # acknowledged is missing.
+    assert {index for index, _ in log.refused} == {len(proxies) - 1}, log.refused
+    assert len(log.acknowledged) + len(log.refused) == WRITERS * WRITES_PER_WRITER
+    store = open_store(tmp_path / "check", database_url=deployment.database_url)
+    try:
+        missing = [i for i, text in log.acknowledged.items() if (m := store.get_message(i)) is None or m.text != text]
+    finally:
+        store.close()
+    assert missing == [], f"{len(missing)} acknowledged writes are not in the database"
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_serve_with_two_workers_serves_and_finds_a_post(
+    deployment: Deployment, tmp_path: Path, kind: str
+) -> None:
+    """``--workers 2`` on one port: a post through it is read and found by search through it after.
+    On SQLite both workers share the data dir's workspace.db and index.db."""
+    if kind == "postgres":
+        ws = deployment.workspace
+        env = deployment.env
+        (data,) = deployment.data_dirs("workers", 1)
+    else:
+        data = tmp_path / "sqlite" / "data"
+        store = open_store(data)
+        try:
+            ws = build_workspace(store)
+        finally:
+            store.close()
+        env = {"AI_SEARCH_RATE_LIMIT_STORAGE": deployment.redis_url}
+    with running_server(data, env=env, workers=2) as base:
+        posted = httpx.post(
+            f"{base}/api/v1/chat.postMessage",
+            json={"roomId": ws.rooms["ops"].id, "text": "the marzipan failover drill starts at noon"},
+            headers=ws["alice"].headers,
+        )
+        assert posted.status_code == 200, posted.text
+        message_id = posted.json()["message"]["_id"]
+        # Each request a fresh connection: the kernel hands them to either worker.
+        wait_until_found(base, ws["carol"].headers, "marzipan failover", message_id)
+        for _ in range(6):
+            assert found_by(base, ws["carol"].headers, "marzipan failover", message_id)
+    if kind == "sqlite":
+        assert (data / "workspace.db").exists() and (data / "index.db").exists()
