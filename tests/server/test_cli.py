@@ -10,6 +10,7 @@ import pytest
 
 from ai_search_server.cli import main
 from ai_search_server.store import Store, open_store
+from ai_search_server.workers import MAX_WORKERS
 
 
 def open_workspace(data: Path) -> Store:
@@ -152,4 +153,33 @@ def test_serve_stops_before_serving_on_a_setting_that_cannot_work(
     status, _, err = run(capsys, "serve", "--data", str(tmp_path / "data"), "--port", "0")
     assert status == 2
     assert fragment in err
+    assert "serving" not in err
+
+
+@pytest.mark.parametrize(
+    ("workers", "env", "fragment"),
+    [
+        pytest.param("0", {}, f"from 1 to {MAX_WORKERS}, not 0", id="zero"),
+        pytest.param("-3", {}, f"from 1 to {MAX_WORKERS}, not -3", id="negative"),
+        pytest.param(str(MAX_WORKERS + 1), {}, f"not {MAX_WORKERS + 1}", id="over-the-maximum"),
+        pytest.param("2", {}, "set rate_limit_storage to a Redis", id="memory-limits-default"),
+        pytest.param(
+            "4", {"AI_SEARCH_RATE_LIMIT_STORAGE": "memory://"}, "admit 4 times every limit", id="memory-limits-set"
+        ),
+    ],
+)
+def test_serve_refuses_workers_it_cannot_run_as_one_service(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    workers: str,
+    env: dict[str, str],
+    fragment: str,
+) -> None:
+    """A worker count out of range, or several workers counting their rate limits each on its own."""
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    status, _, err = run(capsys, "serve", "--data", str(tmp_path / "data"), "--port", "0", "--workers", workers)
+    assert status == 2
+    assert fragment in err and "Traceback" not in err
     assert "serving" not in err
