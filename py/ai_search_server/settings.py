@@ -122,8 +122,8 @@ class Settings:
     )
     rate_limit_storage: str = _s(
         DEFAULT_RATE_LIMIT_STORAGE,
-        "Where rate-limit counters live: memory:// (one process) or "
-        "redis://host:port/db (shared by several processes).",
+        "Where rate-limit counters and OAuth consent tickets live: memory:// (one process) or "
+        "redis://host:port/db (shared by several processes; serve --workers N > 1 requires it).",
     )
     database_url: str = _s(
         "",
