@@ -93,6 +93,19 @@ class ServerProcess:
         self.kill()
         raise RuntimeError(f"server did not start within {timeout} s:\n{self.output()}")
 
+    def worker_pids(self) -> set[int]:
+        """The worker processes of ``--workers N`` (the supervisor's spawned children), from /proc."""
+        pids: set[int] = set()
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rpartition(")")[2].split()
+                cmdline = (stat.parent / "cmdline").read_bytes()
+            except OSError:
+                continue  # ended while we looked
+            if int(fields[1]) == self.proc.pid and b"spawn_main" in cmdline:
+                pids.add(int(stat.parent.name))
+        return pids
+
     @property
     def running(self) -> bool:
         return self.proc.poll() is None

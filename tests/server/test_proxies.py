@@ -17,7 +17,9 @@ the module runs in about 30 to 60 s.
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import threading
 import time
 from collections.abc import Iterator
@@ -32,7 +34,7 @@ import redis
 from ai_search_server.store import open_store
 from tests._postgres import PostgresCluster
 
-from ._live import ServerProcess, running_redis, running_server, running_servers
+from ._live import ServerProcess, running_redis, running_servers
 from ._oauth_flow import OAuthClient
 from .conftest import Workspace, build_workspace
 
@@ -51,6 +53,9 @@ CROSS_PROXY_SEARCH_WAIT_S = 20.0
 WRITERS = 6
 WRITES_PER_WRITER = 30
 KILL_AFTER_ACKNOWLEDGED = 60
+# Seconds uvicorn's supervisor may take to notice a dead worker (it looks every 0.5 s) and to start
+# its replacement (a fresh interpreter that imports the app and opens the store).
+WORKER_RESTART_WAIT_S = 60.0
 # Seconds one write may take before it counts as not acknowledged.
 WRITE_TIMEOUT_S = 15.0
 
@@ -286,6 +291,8 @@ def test_killing_one_proxy_under_writes_loses_no_acknowledged_write(
                 f"{survivor.url}/api/v1/chat.getMessage", params={"msgId": last_id}, headers=ws["carol"].headers
             )
             assert read.status_code == 200, read.text
+    for survivor in survivors:
+        assert "Traceback" not in survivor.output(), survivor.output()
     # Only the dead proxy's writes failed (some did: it died mid-stream), and none that were
     # acknowledged is missing.
     assert {index for index, _ in log.refused} == {len(proxies) - 1}, log.refused
@@ -316,7 +323,8 @@ def test_serve_with_two_workers_serves_and_finds_a_post(
         finally:
             store.close()
         env = {"AI_SEARCH_RATE_LIMIT_STORAGE": deployment.redis_url}
-    with running_server(data, env=env, workers=2) as base:
+    with running_servers([data], env=env, workers=2) as (server,):
+        base = server.url
         posted = httpx.post(
             f"{base}/api/v1/chat.postMessage",
             json={"roomId": ws.rooms["ops"].id, "text": "the marzipan failover drill starts at noon"},
@@ -328,5 +336,17 @@ def test_serve_with_two_workers_serves_and_finds_a_post(
         wait_until_found(base, ws["carol"].headers, "marzipan failover", message_id)
         for _ in range(6):
             assert found_by(base, ws["carol"].headers, "marzipan failover", message_id)
+        # A worker that dies is replaced, and the port answers all along.
+        workers = server.worker_pids()
+        assert len(workers) == 2, workers
+        os.kill(min(workers), signal.SIGKILL)
+        deadline = time.monotonic() + WORKER_RESTART_WAIT_S
+        while len(server.worker_pids() - workers) < 1:
+            assert time.monotonic() < deadline, f"no worker replaced {min(workers)} in {WORKER_RESTART_WAIT_S} s"
+            assert found_by(base, ws["carol"].headers, "marzipan failover", message_id)
+            time.sleep(0.2)
+        assert len(server.worker_pids()) == 2
+        assert found_by(base, ws["carol"].headers, "marzipan failover", message_id)
+    assert "Traceback" not in server.output(), server.output()
     if kind == "sqlite":
         assert (data / "workspace.db").exists() and (data / "index.db").exists()
