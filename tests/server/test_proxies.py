@@ -4,7 +4,9 @@ Three proxies, each with its own data dir (its own search index), on one databas
 cluster (``tests/_postgres.py``) and one ``redis-server`` (Debian's, ``scripts/setup --test``):
 
 - a message posted through any proxy is found by search through every other, within seconds;
-- a rate limit spent through one proxy refuses through the others;
+- a login session made through one proxy works and ends through the others;
+- a rate limit, and the lockout of an address that guessed tokens, spent through some proxies
+  refuses through the others;
 - an OAuth sign-in answered by one proxy is consented to through another (no sticky sessions);
 - under a stream of concurrent writes spread over the three, one proxy is killed (SIGKILL): every
   write acknowledged with a 2xx is in the database, and the two others keep serving.
@@ -117,6 +119,13 @@ def test_a_message_posted_through_any_proxy_is_found_through_every_other(deploym
     ws = deployment.workspace
     words = ["zanzibar", "quokka", "xylophone"]
     with running_servers(deployment.data_dirs("search"), env=deployment.env) as proxies:
+        # A login session made through one proxy works through the next and ends through the third.
+        login = httpx.post(f"{proxies[0].url}/api/v1/login", json={"user": "bob", "password": ws["bob"].password})
+        assert login.status_code == 200, login.text
+        session = {"X-User-Id": login.json()["data"]["userId"], "X-Auth-Token": login.json()["data"]["authToken"]}
+        assert httpx.get(f"{proxies[1].url}/api/v1/me", headers=session).json()["username"] == "bob"
+        assert httpx.post(f"{proxies[2].url}/api/v1/logout", headers=session).status_code == 200
+        assert httpx.get(f"{proxies[0].url}/api/v1/me", headers=session).status_code == 401
         posted: list[tuple[int, str, str]] = []
         for n, (proxy, word) in enumerate(zip(proxies, words, strict=True)):
             answer = httpx.post(
@@ -134,17 +143,29 @@ def test_a_message_posted_through_any_proxy_is_found_through_every_other(deploym
 
 
 def test_a_rate_limit_spent_through_one_proxy_refuses_through_the_others(deployment: Deployment) -> None:
-    """The login route allows 10 attempts a minute per client address, whichever proxy answers."""
+    """The login route allows 10 attempts a minute per client address, and an address may fail to
+    authenticate 10 times a minute (AUTH_FAILURE_RATE_LIMIT), whichever proxies answer."""
+    ws = deployment.workspace
     with running_servers(deployment.data_dirs("limits"), env=deployment.env) as proxies:
-        first, *others = proxies
+        first, second, third = proxies
         spent = [
             httpx.post(f"{first.url}/api/v1/login", json={"user": "x", "password": "y"}).status_code
             for _ in range(10)
         ]
-        refused = [httpx.post(f"{p.url}/api/v1/login", json={"user": "x", "password": "y"}) for p in others]
-    assert spent == [401] * 10
-    assert [r.status_code for r in refused] == [429] * len(others)
-    assert all(int(r.headers["retry-after"]) >= 1 for r in refused)
+        refused = [httpx.post(f"{p.url}/api/v1/login", json={"user": "x", "password": "y"}) for p in (second, third)]
+        assert spent == [401] * 10
+        assert [r.status_code for r in refused] == [429, 429]
+        assert all(int(r.headers["retry-after"]) >= 1 for r in refused)
+        # Guessing tokens: the guesses spread over two proxies, the lockout holds on the third, even
+        # for a valid token from that address (a right guess looks like a wrong one).
+        alice = ws["alice"].user.id
+        guesses = [
+            httpx.get(f"{p.url}/api/v1/me", headers={"X-User-Id": alice, "X-Auth-Token": f"guess-{n}"}).status_code
+            for n, p in enumerate([first, second] * 5)
+        ]
+        assert guesses == [401] * 10
+        locked = httpx.get(f"{third.url}/api/v1/me", headers=ws["alice"].pat_headers)
+        assert locked.status_code == 429 and int(locked.headers["retry-after"]) >= 1
 
 
 class RoundRobin(httpx.AsyncBaseTransport):
