@@ -13,12 +13,14 @@ cluster (``tests/_postgres.py``) and one ``redis-server`` (Debian's, ``scripts/s
 
 And ``ai-search serve --workers 2`` end to end: a post through its port, found by search after.
 
-Cost: each test starts its own processes (a server starts in 1 to 3 s on an idle 2-core machine);
-the module runs in about 30 to 60 s.
+Cost: five proxy processes and two `--workers 2` servers in all (the three proxies that none of the
+tests kills are shared by those tests); about 60 s on a 2-core machine at load 5 to 10, most of it
+processes starting and a worker being replaced.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import signal
@@ -60,6 +62,11 @@ KILL_AFTER_ACKNOWLEDGED = 60
 WORKER_RESTART_WAIT_S = 60.0
 # Seconds one write may take before it counts as not acknowledged.
 WRITE_TIMEOUT_S = 15.0
+# Seconds any other request may take: behaviour is asserted, not speed, and a 2-core machine shared
+# with other work (a worker starting beside the one answering) can be slow for a while.
+REQUEST_TIMEOUT_S = 30.0
+get = functools.partial(httpx.get, timeout=REQUEST_TIMEOUT_S)
+post = functools.partial(httpx.post, timeout=REQUEST_TIMEOUT_S)
 
 
 @dataclass
@@ -85,23 +92,49 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield url
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def deployment(
-    pg_cluster: PostgresCluster, redis_url: str, tmp_path: Path
+    pg_cluster: PostgresCluster, redis_url: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Deployment]:
-    """A fresh database with the test workspace, and the module's Redis emptied for this test."""
-    redis.Redis.from_url(redis_url).flushdb()
+    """One database with the test workspace for the module, and its Redis."""
+    root = tmp_path_factory.mktemp("proxies")
     with pg_cluster.fresh_database() as url:
-        store = open_store(tmp_path / "seed", database_url=url)
+        store = open_store(root / "seed", database_url=url)
         try:
             workspace = build_workspace(store)
         finally:
             store.close()
-        yield Deployment(url, redis_url, workspace, tmp_path)
+        yield Deployment(url, redis_url, workspace, root)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_budgets(redis_url: str) -> None:
+    """Each test starts with every rate limit unspent (one test spends the login budget on purpose)."""
+    redis.Redis.from_url(redis_url).flushdb()
+
+
+# The public address every proxy of the trio is configured with, as behind one load balancer; no
+# server listens on it: requests go to a proxy's own port with this Host header (RoundRobin below).
+SITE_PORT = 1
+
+
+@pytest.fixture(scope="module")
+def trio(deployment: Deployment) -> Iterator[list[ServerProcess]]:
+    """Three proxies for the tests that kill none of them (MCP and OAuth on, one site_url)."""
+    env = {
+        **deployment.env,
+        "AI_SEARCH_SITE_URL": f"http://127.0.0.1:{SITE_PORT}",
+        "AI_SEARCH_MCP_ENABLED": "true",
+        "AI_SEARCH_MCP_OAUTH_ENABLED": "true",
+    }
+    with running_servers(deployment.data_dirs("trio"), env=env) as proxies:
+        yield proxies
+    for proxy in proxies:
+        assert "Traceback" not in proxy.output(), proxy.output()
 
 
 def found_by(base: str, headers: dict[str, str], query: str, message_id: str) -> bool:
-    answer = httpx.get(
+    answer = get(
         f"{base}/api/v1/ai.search", params={"query": query, "searchType": "keyword"}, headers=headers
     )
     assert answer.status_code == 200, answer.text
@@ -115,57 +148,59 @@ def wait_until_found(base: str, headers: dict[str, str], query: str, message_id:
         time.sleep(0.2)
 
 
-def test_a_message_posted_through_any_proxy_is_found_through_every_other(deployment: Deployment) -> None:
-    ws = deployment.workspace
+def test_a_message_posted_through_any_proxy_is_found_through_every_other(
+    deployment: Deployment, trio: list[ServerProcess]
+) -> None:
+    ws, proxies = deployment.workspace, trio
     words = ["zanzibar", "quokka", "xylophone"]
-    with running_servers(deployment.data_dirs("search"), env=deployment.env) as proxies:
-        # A login session made through one proxy works through the next and ends through the third.
-        login = httpx.post(f"{proxies[0].url}/api/v1/login", json={"user": "bob", "password": ws["bob"].password})
-        assert login.status_code == 200, login.text
-        session = {"X-User-Id": login.json()["data"]["userId"], "X-Auth-Token": login.json()["data"]["authToken"]}
-        assert httpx.get(f"{proxies[1].url}/api/v1/me", headers=session).json()["username"] == "bob"
-        assert httpx.post(f"{proxies[2].url}/api/v1/logout", headers=session).status_code == 200
-        assert httpx.get(f"{proxies[0].url}/api/v1/me", headers=session).status_code == 401
-        posted: list[tuple[int, str, str]] = []
-        for n, (proxy, word) in enumerate(zip(proxies, words, strict=True)):
-            answer = httpx.post(
-                f"{proxy.url}/api/v1/chat.postMessage",
-                json={"roomId": ws.rooms["ops"].id, "text": f"the {word} failover drill starts at noon"},
-                headers=ws["alice"].headers,
-            )
-            assert answer.status_code == 200, answer.text
-            posted.append((n, word, answer.json()["message"]["_id"]))
-        for n, word, message_id in posted:
-            for other in (p for m, p in enumerate(proxies) if m != n):
-                wait_until_found(other.url, ws["carol"].headers, f"{word} failover", message_id)
-                # Scoping holds on every proxy: bob is not in #ops.
-                assert not found_by(other.url, ws["bob"].headers, f"{word} failover", message_id)
+    # A login session made through one proxy works through the next and ends through the third.
+    login = post(f"{proxies[0].url}/api/v1/login", json={"user": "bob", "password": ws["bob"].password})
+    assert login.status_code == 200, login.text
+    session = {"X-User-Id": login.json()["data"]["userId"], "X-Auth-Token": login.json()["data"]["authToken"]}
+    assert get(f"{proxies[1].url}/api/v1/me", headers=session).json()["username"] == "bob"
+    assert post(f"{proxies[2].url}/api/v1/logout", headers=session).status_code == 200
+    assert get(f"{proxies[0].url}/api/v1/me", headers=session).status_code == 401
+    posted: list[tuple[int, str, str]] = []
+    for n, (proxy, word) in enumerate(zip(proxies, words, strict=True)):
+        answer = post(
+            f"{proxy.url}/api/v1/chat.postMessage",
+            json={"roomId": ws.rooms["ops"].id, "text": f"the {word} failover drill starts at noon"},
+            headers=ws["alice"].headers,
+        )
+        assert answer.status_code == 200, answer.text
+        posted.append((n, word, answer.json()["message"]["_id"]))
+    for n, word, message_id in posted:
+        for other in (p for m, p in enumerate(proxies) if m != n):
+            wait_until_found(other.url, ws["carol"].headers, f"{word} failover", message_id)
+            # Scoping holds on every proxy: bob is not in #ops.
+            assert not found_by(other.url, ws["bob"].headers, f"{word} failover", message_id)
 
 
-def test_a_rate_limit_spent_through_one_proxy_refuses_through_the_others(deployment: Deployment) -> None:
+def test_a_rate_limit_spent_through_one_proxy_refuses_through_the_others(
+    deployment: Deployment, trio: list[ServerProcess]
+) -> None:
     """The login route allows 10 attempts a minute per client address, and an address may fail to
     authenticate 10 times a minute (AUTH_FAILURE_RATE_LIMIT), whichever proxies answer."""
     ws = deployment.workspace
-    with running_servers(deployment.data_dirs("limits"), env=deployment.env) as proxies:
-        first, second, third = proxies
-        spent = [
-            httpx.post(f"{first.url}/api/v1/login", json={"user": "x", "password": "y"}).status_code
-            for _ in range(10)
-        ]
-        refused = [httpx.post(f"{p.url}/api/v1/login", json={"user": "x", "password": "y"}) for p in (second, third)]
-        assert spent == [401] * 10
-        assert [r.status_code for r in refused] == [429, 429]
-        assert all(int(r.headers["retry-after"]) >= 1 for r in refused)
-        # Guessing tokens: the guesses spread over two proxies, the lockout holds on the third, even
-        # for a valid token from that address (a right guess looks like a wrong one).
-        alice = ws["alice"].user.id
-        guesses = [
-            httpx.get(f"{p.url}/api/v1/me", headers={"X-User-Id": alice, "X-Auth-Token": f"guess-{n}"}).status_code
-            for n, p in enumerate([first, second] * 5)
-        ]
-        assert guesses == [401] * 10
-        locked = httpx.get(f"{third.url}/api/v1/me", headers=ws["alice"].pat_headers)
-        assert locked.status_code == 429 and int(locked.headers["retry-after"]) >= 1
+    first, second, third = trio
+    spent = [
+        post(f"{first.url}/api/v1/login", json={"user": "x", "password": "y"}).status_code
+        for _ in range(10)
+    ]
+    refused = [post(f"{p.url}/api/v1/login", json={"user": "x", "password": "y"}) for p in (second, third)]
+    assert spent == [401] * 10
+    assert [r.status_code for r in refused] == [429, 429]
+    assert all(int(r.headers["retry-after"]) >= 1 for r in refused)
+    # Guessing tokens: the guesses spread over two proxies, the lockout holds on the third, even
+    # for a valid token from that address (a right guess looks like a wrong one).
+    alice = ws["alice"].user.id
+    guesses = [
+        get(f"{p.url}/api/v1/me", headers={"X-User-Id": alice, "X-Auth-Token": f"guess-{n}"}).status_code
+        for n, p in enumerate([first, second] * 5)
+    ]
+    assert guesses == [401] * 10
+    locked = get(f"{third.url}/api/v1/me", headers=ws["alice"].pat_headers)
+    assert locked.status_code == 429 and int(locked.headers["retry-after"]) >= 1
 
 
 class RoundRobin(httpx.AsyncBaseTransport):
@@ -193,37 +228,30 @@ class RoundRobin(httpx.AsyncBaseTransport):
         await self._inner.aclose()
 
 
-def test_an_oauth_sign_in_on_one_proxy_is_consented_to_on_another(deployment: Deployment) -> None:
+def test_an_oauth_sign_in_on_one_proxy_is_consented_to_on_another(
+    deployment: Deployment, trio: list[ServerProcess]
+) -> None:
     """Registration, sign-in, consent, code exchange and the MCP call each reach the next proxy; the
     consent ticket the sign-in issued is redeemed by another process (tickets live in Redis)."""
     ws = deployment.workspace
-    dirs = deployment.data_dirs("oauth")
-    site_port = 1  # never listened on: every request is sent to a proxy with the site's Host header
-    env = {
-        **deployment.env,
-        "AI_SEARCH_SITE_URL": f"http://127.0.0.1:{site_port}",
-        "AI_SEARCH_MCP_ENABLED": "true",
-        "AI_SEARCH_MCP_OAUTH_ENABLED": "true",
-    }
-    with running_servers(dirs, env=env) as proxies:
-        transport = RoundRobin([p.port for p in proxies])
+    transport = RoundRobin([p.port for p in trio])
 
-        async def flow() -> httpx.Response:
-            async with httpx.AsyncClient(transport=transport) as http:
-                client = OAuthClient(http, f"http://127.0.0.1:{site_port}")
-                assert (await client.register()).status_code == 201
-                tokens = await client.tokens("alice", ws["alice"].password)
-                return await http.post(
-                    f"{client.origin}/api/v1/mcp",
-                    json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
-                    headers={
-                        "Authorization": f"Bearer {tokens['access_token']}",
-                        "Accept": "application/json",
-                        "MCP-Protocol-Version": "2025-06-18",
-                    },
-                )
+    async def flow() -> httpx.Response:
+        async with httpx.AsyncClient(transport=transport) as http:
+            client = OAuthClient(http, f"http://127.0.0.1:{SITE_PORT}")
+            assert (await client.register()).status_code == 201
+            tokens = await client.tokens("alice", ws["alice"].password)
+            return await http.post(
+                f"{client.origin}/api/v1/mcp",
+                json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                headers={
+                    "Authorization": f"Bearer {tokens['access_token']}",
+                    "Accept": "application/json",
+                    "MCP-Protocol-Version": "2025-06-18",
+                },
+            )
 
-        listed = anyio.run(flow)
+    listed = anyio.run(flow)
     assert listed.status_code == 200, listed.text
     assert listed.json()["result"]["tools"], listed.text
     posts = [(path, port) for method, path, port in transport.sent if method == "POST" and path == "/authorize"]
@@ -308,7 +336,7 @@ def test_killing_one_proxy_under_writes_loses_no_acknowledged_write(
         # ... and they read and search what went through the dead one.
         last_id = next(reversed(log.acknowledged))
         for survivor in survivors:
-            read = httpx.get(
+            read = get(
                 f"{survivor.url}/api/v1/chat.getMessage", params={"msgId": last_id}, headers=ws["carol"].headers
             )
             assert read.status_code == 200, read.text
@@ -346,7 +374,7 @@ def test_serve_with_two_workers_serves_and_finds_a_post(
         env = {"AI_SEARCH_RATE_LIMIT_STORAGE": deployment.redis_url}
     with running_servers([data], env=env, workers=2) as (server,):
         base = server.url
-        posted = httpx.post(
+        posted = post(
             f"{base}/api/v1/chat.postMessage",
             json={"roomId": ws.rooms["ops"].id, "text": "the marzipan failover drill starts at noon"},
             headers=ws["alice"].headers,
