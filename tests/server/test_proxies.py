@@ -13,7 +13,7 @@ cluster (``tests/_postgres.py``) and one ``redis-server`` (Debian's, ``scripts/s
 
 And ``ai-search serve --workers 2`` end to end: a post through its port, found by search after.
 
-Cost: five proxy processes and two `--workers 2` servers in all (the three proxies that none of the
+Cost: six proxy processes and two `--workers 2` servers in all (the three proxies that none of the
 tests kills are shared by those tests); about 60 s on a 2-core machine at load 5 to 10, most of it
 processes starting and a worker being replaced.
 """
