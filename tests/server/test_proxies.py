@@ -57,6 +57,8 @@ CROSS_PROXY_SEARCH_WAIT_S = 20.0
 WRITERS = 6
 WRITES_PER_WRITER = 30
 KILL_AFTER_ACKNOWLEDGED = 60
+# Seconds the stream may take to reach that many acknowledged writes.
+STREAM_WAIT_S = 60.0
 # Seconds uvicorn's supervisor may take to notice a dead worker (it looks every 0.5 s) and to start
 # its replacement (a fresh interpreter that imports the app and opens the store).
 WORKER_RESTART_WAIT_S = 60.0
@@ -320,9 +322,9 @@ def test_killing_one_proxy_under_writes_loses_no_acknowledged_write(
         ]
         for thread in threads:
             thread.start()
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + STREAM_WAIT_S
         while len(log.acknowledged) < KILL_AFTER_ACKNOWLEDGED:
-            assert time.monotonic() < deadline, f"only {len(log.acknowledged)} writes acknowledged in 60 s"
+            assert time.monotonic() < deadline, f"{len(log.acknowledged)} writes acknowledged in {STREAM_WAIT_S} s"
             time.sleep(0.01)
         victim.kill()
         log.killed.set()
