@@ -25,6 +25,7 @@ from ai_search_server.store.passwords import hash_token
 from ai_search_server.store.postgres import PostgresStore
 from ai_search_server.store.sqlite import SQLiteStore
 
+from ._live import free_port
 from ._oauth_flow import REDIRECT_URI, OAuthClient, pkce, query_of, ticket_of
 from .conftest import Workspace
 
@@ -404,6 +405,24 @@ async def test_a_consent_ticket_works_once_for_its_own_request(
     assert (await oauth.consent(query, ticket + "x")).status_code == 400
     assert (await oauth.consent(query, ticket)).status_code == 302
     assert (await oauth.consent(query, ticket)).status_code == 400
+
+
+async def test_a_ticket_store_that_does_not_answer_shows_a_page_to_try_again(
+    store: Store, workspace: Workspace
+) -> None:
+    """Tickets in a Redis that is down: the sign-in answers a page saying to try again, never a consent."""
+    app = create_app(_settings(rate_limit_storage=f"redis://127.0.0.1:{free_port()}/0"), store)
+    transport = httpx.ASGITransport(app=app, client=("203.0.113.7", 50000))
+    async with httpx.AsyncClient(transport=transport, base_url=ORIGIN) as http:
+        oauth = OAuthClient(http, ORIGIN)
+        assert (await oauth.register()).status_code == 201
+        _verifier, challenge = pkce()
+        query = oauth.authorization_query(challenge)
+        page = await oauth.sign_in(query, "alice", workspace.people["alice"].password)
+        consent = await oauth.consent(query, "a-ticket-nobody-issued")
+    assert page.status_code == 503 and "Try again shortly" in page.text
+    assert page.headers["retry-after"] == "5" and 'name="ticket"' not in page.text
+    assert consent.status_code == 503
 
 
 async def test_denying_goes_back_to_the_client_with_access_denied(

@@ -79,6 +79,10 @@ _NEEDS_HTTPS = (
     "OAuth needs this site to be served over https (the setting site_url), or on a loopback address."
 )
 _NOT_FROM_THIS_SITE = "This form was not sent from this site's own page."
+# Seconds a person is asked to wait when the ticket store (Redis) does not answer: as often as the
+# rate limiter tries Redis again (ratelimit.REDIS_RETRY_INTERVAL_SECONDS).
+_TICKETS_RETRY_AFTER_SECONDS = 5
+_TICKETS_DOWN = "Signing in cannot go on right now (the server's shared store did not answer). Try again shortly."
 # Public documents and token endpoints answer any origin: they take no cookie or other ambient
 # credential, so a page elsewhere (a browser-based MCP client) gains nothing it could not send itself.
 _CORS = {
@@ -177,11 +181,11 @@ class OAuthEndpoints:
                     if request.url.path == AUTHORIZE_PATH:
                         return self._error_page(400, _NEEDS_HTTPS)
                     return _oauth_error(400, "insecure_transport", _NEEDS_HTTPS)
-                except TicketsUnavailable as exc:
+                except TicketsUnavailable as exc:  # only the sign-in and consent forms use tickets
                     _log.warning("%s (on %s)", exc, request.url.path)
-                    return _oauth_error(
-                        503, "temporarily_unavailable", errors.ServiceUnavailable.default_message
-                    )
+                    page = error_page("Try again shortly", _TICKETS_DOWN)
+                    retry = {"Retry-After": str(_TICKETS_RETRY_AFTER_SECONDS)}
+                    return HTMLResponse(page, 503, headers={**_PAGE_HEADERS, **retry})
                 except StorageFailure:
                     _log.exception("storage failure on %s", request.url.path)
                     return _oauth_error(

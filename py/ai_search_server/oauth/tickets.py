@@ -11,7 +11,10 @@ them, and redeeming one removes it, so it is used once whichever process answers
 - :class:`RedisTickets` keeps them in the Redis of ``rate_limit_storage`` (``SET ... NX EX`` to
   issue; ``GET``, then ``DEL``, whose count of 1 goes to one redeemer only). Several server processes (``serve --workers N``, or
   proxies behind a load balancer) therefore need that setting, as their rate limits do; the sign-in
-  on one process and the consent on another then work without sticky sessions.
+  on one process and the consent on another then work without sticky sessions. When Redis does
+  not answer, :class:`TicketsUnavailable` stops the sign-in or consent (the page asks the person to
+  try again, 503): there is no local fallback, since a ticket only this process knows is exactly
+  what another process could not redeem.
 - :class:`MemoryTickets` keeps them in this process (``memory://``): right for one process only,
   which is what ``memory://`` means for the rate limits as well.
 
