@@ -7,6 +7,7 @@ cluster (``tests/_postgres.py``) and one ``redis-server`` (Debian's, ``scripts/s
 - a login session made through one proxy works and ends through the others;
 - a rate limit, and the lockout of an address that guessed tokens, spent through some proxies
   refuses through the others;
+- an answer made through one proxy is shared, read and rated through the others;
 - an OAuth sign-in answered by one proxy is consented to through another (no sticky sessions);
 - under a stream of concurrent writes spread over the three, one proxy is killed (SIGKILL): every
   write acknowledged with a 2xx is in the database, and the two others keep serving.
@@ -203,6 +204,31 @@ def test_a_rate_limit_spent_through_one_proxy_refuses_through_the_others(
     assert guesses == [401] * 10
     locked = get(f"{third.url}/api/v1/me", headers=ws["alice"].pat_headers)
     assert locked.status_code == 429 and int(locked.headers["retry-after"]) >= 1
+
+
+def test_an_answer_made_on_one_proxy_is_shared_read_and_rated_through_the_others(
+    deployment: Deployment, trio: list[ServerProcess]
+) -> None:
+    """Kept answers and their ratings are the store's: made through one proxy (extractive, no LLM
+    configured), shared through the second, read and rated by another person through the third, and
+    the rating seen through the first."""
+    ws = deployment.workspace
+    first, second, third = trio
+    question = {
+        "query": "how did the deploy go?",
+        "messages": [{"_id": ws.messages["general-2"].id}, {"_id": ws.messages["ops-3"].id}],
+    }
+    made = post(f"{first.url}/api/v1/ai.search.answer", json=question, headers=ws["alice"].headers)
+    assert made.status_code == 200, made.text
+    answer_id = made.json()["answerId"]
+    shared = post(f"{second.url}/api/v1/ai.search.answer.share", json={"answerId": answer_id}, headers=ws["alice"].headers)
+    assert shared.status_code == 200, shared.text
+    read = get(f"{third.url}/api/v1/ai.search.answer.get", params={"answerId": answer_id}, headers=ws["carol"].headers)
+    assert read.status_code == 200 and read.json()["answer"] == made.json()["answer"], read.text
+    rating = {"answerId": answer_id, "rating": "up", "reason": "found it"}
+    assert post(f"{third.url}/api/v1/ai.search.answer.feedback", json=rating, headers=ws["carol"].headers).status_code == 200
+    seen = get(f"{first.url}/api/v1/ai.search.answer.get", params={"answerId": answer_id}, headers=ws["carol"].headers)
+    assert seen.json()["feedback"] == {"rating": "up", "reason": "found it"}
 
 
 class RoundRobin(httpx.AsyncBaseTransport):

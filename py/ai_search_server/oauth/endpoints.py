@@ -18,9 +18,10 @@ The person signs in on our page with their workspace account, by the same check 
 sign-in is on) and from the same per-address budget; no session cookie is set. Signing in shows the
 consent page, whose form carries a *consent ticket* for the person and the exact authorization
 request, valid ``CONSENT_LIFETIME_SECONDS`` and used once (``tickets.py``: kept in the Redis of
-``rate_limit_storage`` when there is one, so any server process may answer the consent). Both forms are refused unless the browser says it posts from this site
-(``Sec-Fetch-Site: same-origin``, and ``Origin`` when sent), which with the ticket stops cross-site
-requests from signing someone in or consenting for them.
+``rate_limit_storage`` when there is one, so any server process may answer the consent). Both forms
+are refused unless the browser says it posts from this site (``Sec-Fetch-Site: same-origin``, and
+``Origin`` when sent), which with the ticket stops cross-site requests from signing someone in or
+consenting for them.
 
 An authorization request that names no registered client or an unregistered redirect URI gets an
 error page, never a redirect (RFC 6749 §4.1.2.1); any other error goes back to the client's redirect
