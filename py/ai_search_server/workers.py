@@ -37,18 +37,28 @@ from .serving import server_options
 from .settings import Settings
 from .store import StorageFailure, open_store
 
-__all__ = ["MAX_WORKERS", "ServePlan", "WorkerConfig", "check_workers", "serve_workers"]
+__all__ = ["MAX_WORKERS", "WORKER_HEALTHCHECK_SECONDS", "ServePlan", "WorkerConfig", "check_workers", "serve_workers"]
 
 # Worker processes one ``serve`` may start (processes). Each holds its own copy of the search index's
 # vectors and of the embedding model in memory and its own database pool (database_pool_size
 # connections), so memory and the database's max_connections run out long before 32 cores do; past
 # one machine, run more machines behind a load balancer (docs/deploy.md).
 MAX_WORKERS = 32
+# Seconds a worker may take to answer the supervisor's health check before it is killed as hung and
+# replaced (uvicorn's default is 5). A worker answers from a thread of its own, but only once it has
+# imported the app (a second or two on an idle machine, several on a busy one), and a busy worker's
+# thread waits its turn for the interpreter: 5 s would kill workers that are merely slow to start, and
+# each replacement would start as slowly.
+WORKER_HEALTHCHECK_SECONDS = 30
 
 
 @dataclass(frozen=True)
 class ServePlan:
-    """What every worker builds its app from; pickled to each spawned worker, so plain values only."""
+    """What every worker builds its app from; pickled to each spawned worker, so plain values only.
+
+    The settings (secrets among them) reach the workers through the pipe multiprocessing spawns them
+    with, never on a command line or in the environment.
+    """
 
     data_dir: Path
     settings: Settings
@@ -113,7 +123,14 @@ class WorkerConfig(uvicorn.Config):
 
 def serve_workers(plan: ServePlan, *, host: str, port: int, workers: int) -> None:
     """Serve ``plan`` on ``host:port`` with ``workers`` processes until SIGINT or SIGTERM."""
-    config = WorkerConfig(plan, host=host, port=port, workers=workers, log_level=plan.settings.log_level)
+    config = WorkerConfig(
+        plan,
+        host=host,
+        port=port,
+        workers=workers,
+        log_level=plan.settings.log_level,
+        timeout_worker_healthcheck=WORKER_HEALTHCHECK_SECONDS,
+    )
     sock = config.bind_socket()
     try:
         Multiprocess(config, sockets=[sock]).run()
