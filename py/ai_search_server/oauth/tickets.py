@@ -9,9 +9,10 @@ digest it stands for are kept, under the value's SHA-256 digest, where every ser
 them, and redeeming one removes it, so it is used once whichever process answers the consent form.
 
 - :class:`RedisTickets` keeps them in the Redis of ``rate_limit_storage`` (``SET ... NX EX`` to
-  issue; ``GET``, then ``DEL``, whose count of 1 goes to one redeemer only). Several server processes (``serve --workers N``, or
-  proxies behind a load balancer) therefore need that setting, as their rate limits do; the sign-in
-  on one process and the consent on another then work without sticky sessions. When Redis does
+  issue; ``GET``, then ``DEL``, whose count of 1 goes to one redeemer only). Several server
+  processes (``serve --workers N``, or proxies behind a load balancer) therefore need that setting,
+  as their rate limits do; the sign-in on one process and the consent on another then work without
+  sticky sessions. When Redis does
   not answer, :class:`TicketsUnavailable` stops the sign-in or consent (the page asks the person to
   try again, 503): there is no local fallback, since a ticket only this process knows is exactly
   what another process could not redeem.
@@ -19,8 +20,8 @@ them, and redeeming one removes it, so it is used once whichever process answers
   which is what ``memory://`` means for the rate limits as well.
 
 Earlier tickets were HMACs under a key made when the process started, with a per-process list of
-used ones: a consent answered by another process than the sign-in was refused, and could be replayed
-there once. Both are gone with the shared store.
+used ones: a consent answered by another process than the sign-in's was refused (another key), and
+a restart forgot every ticket. Neither holds with the tickets in Redis.
 """
 
 from __future__ import annotations
