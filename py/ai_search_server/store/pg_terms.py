@@ -1,0 +1,45 @@
+"""The PostgreSQL full-text table the keyword branch searches when ``keyword_index = "postgres"``.
+
+``message_terms`` holds one row per message: the tokens the keyword branch matches (cut in Python
+by ``retrieval.tokens``, the same words, CJK pairs and identifier parts as the FTS5 index, handed
+to PostgreSQL as a ready ``tsvector``, so no text search configuration and no stopword list of
+PostgreSQL's takes part), the message's room, folded author, time and marks (``has:``/``is:``),
+and a digest of all that. A GIN index serves ``@@``; the scope is checked in the same statement.
+
+The rows are written by the retrieval side (``retrieval/pg_keyword.py``), which follows the
+store's change log; the store only drops a message's row in the same transaction as the message
+(a trigger), so a deleted message is never found again, whoever deleted it. ``message_terms_state``
+records which change of the log the table is level with, shared by every process.
+
+Thread roots are not stored: ``has:thread`` asks ``messages.tmid`` (indexed) at search time.
+"""
+
+from __future__ import annotations
+
+__all__ = ["MESSAGE_TERMS_SQL"]
+
+MESSAGE_TERMS_SQL: tuple[str, ...] = (
+    """CREATE TABLE message_terms (
+        message_id text COLLATE "C" PRIMARY KEY,
+        room_id text COLLATE "C" NOT NULL,
+        username text COLLATE "C" NOT NULL,
+        ts bigint NOT NULL,
+        marks text[] NOT NULL DEFAULT '{}',
+        tokens integer NOT NULL,
+        terms tsvector NOT NULL,
+        digest bytea NOT NULL
+    )""",
+    "CREATE INDEX message_terms_search ON message_terms USING gin (terms)",
+    "CREATE INDEX message_terms_room_ts ON message_terms (room_id, ts)",
+    """CREATE TABLE message_terms_state (
+        key text COLLATE "C" PRIMARY KEY,
+        value text NOT NULL
+    )""",
+    """CREATE FUNCTION forget_message_terms() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        DELETE FROM message_terms WHERE message_id = OLD.id;
+        RETURN NULL;
+    END $$""",
+    """CREATE TRIGGER messages_forget_terms AFTER DELETE ON messages
+        FOR EACH ROW EXECUTE FUNCTION forget_message_terms()""",
+)
