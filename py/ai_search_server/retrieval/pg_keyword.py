@@ -48,19 +48,10 @@ from psycopg_pool import ConnectionPool
 
 from ..store.base import StorageFailure, Store
 from ..store.records import Message, MessageEvent
+from . import index as fts_index  # the FTS5 branch's bounds, read at each search: one set for both
 from .conditions import MessageConditions
 from .embedded import HAS_MARKS, IS_MARKS
-from .index import (
-    COMMON_TERM_MIN_DOCUMENTS,
-    COMMON_TERM_SHARE,
-    DOCUMENT_COUNT_SECONDS,
-    FOLLOW_BATCH_MESSAGES,
-    FOLLOW_INTERVAL_SECONDS,
-    KEYWORD_EXACT_MAX_MATCHES,
-    KEYWORD_NEWEST_MATCHES,
-    KEYWORD_POOL_SIZE,
-    _essential_terms,
-)
+from .index import DOCUMENT_COUNT_SECONDS, FOLLOW_BATCH_MESSAGES, FOLLOW_INTERVAL_SECONDS, _essential_terms
 from .index_db import ROOT_MARK, KeywordHit, KeywordScope, message_digest
 from .message_checks import message_marks
 from .pipeline_client import PipelineError
@@ -219,7 +210,9 @@ class PgKeywordIndex:
     Thread-safe. Raises ``StorageFailure`` from ``open`` when PostgreSQL cannot be reached.
     """
 
-    def __init__(self, pool: ConnectionPool[psycopg.Connection[Any]], store: Store, *, progress: bool) -> None:
+    def __init__(
+        self, pool: ConnectionPool[psycopg.Connection[Any]], store: Store, *, progress: bool
+    ) -> None:
         self._pool = pool
         self.store = store
         self._progress = progress
@@ -259,7 +252,9 @@ class PgKeywordIndex:
             index.close()
             raise StorageFailure(f"bringing the PostgreSQL keyword index level failed: {exc}") from None
         if follow:
-            index._follower = threading.Thread(target=index._follow_loop, name="pg-keyword-follower", daemon=True)
+            index._follower = threading.Thread(
+                target=index._follow_loop, name="pg-keyword-follower", daemon=True
+            )
             index._follower.start()
         return index
 
@@ -340,7 +335,9 @@ class PgKeywordIndex:
             self._seen_change = latest
             return False
         changes = (
-            self.store.message_changes_since(applied, limit=FOLLOW_BATCH_MESSAGES) if 0 <= applied < latest else None
+            self.store.message_changes_since(applied, limit=FOLLOW_BATCH_MESSAGES)
+            if 0 <= applied < latest
+            else None
         )
         if changes is None or not changes.complete:
             log.warning("keyword index: the store's change log does not reach back; comparing every message")
@@ -468,20 +465,21 @@ class PgKeywordIndex:
         total, mean_tokens = self._documents(conn)
         counts = self._term_counts(conn, terms)
         weights = term_weights(counts, total)
-        rare = [t for t in terms if 0 < counts[t] <= COMMON_TERM_SHARE * total]
-        searched = rare if rare and total >= COMMON_TERM_MIN_DOCUMENTS else list(terms)
+        rare = [t for t in terms if 0 < counts[t] <= fts_index.COMMON_TERM_SHARE * total]
+        searched = rare if rare and total >= fts_index.COMMON_TERM_MIN_DOCUMENTS else list(terms)
         searched = _essential_terms(searched, weights, min_coverage)
-        pool = max(k, KEYWORD_POOL_SIZE)
+        pool = max(k, fts_index.KEYWORD_POOL_SIZE)
         filters = _filters(scope, conditions)
         ranking = _Ranking(searched, terms, weights, mean_tokens)
-        if sum(counts[t] for t in searched) <= KEYWORD_EXACT_MAX_MATCHES:
+        exact_max, newest = fts_index.KEYWORD_EXACT_MAX_MATCHES, fts_index.KEYWORD_NEWEST_MATCHES
+        if sum(counts[t] for t in searched) <= exact_max:
             found = self._ranked(conn, _any_query(searched), filters, ranking, pool, newest=None)
         else:
-            found = self._ranked(conn, _any_query(searched), filters, ranking, pool, newest=KEYWORD_NEWEST_MATCHES)
+            found = self._ranked(conn, _any_query(searched), filters, ranking, pool, newest=newest)
             if len(searched) > 1:
-                exact = min(counts[t] for t in searched) <= KEYWORD_EXACT_MAX_MATCHES
+                exact = min(counts[t] for t in searched) <= exact_max
                 every = self._ranked(
-                    conn, _every_query(searched), filters, ranking, pool, newest=None if exact else KEYWORD_NEWEST_MATCHES
+                    conn, _every_query(searched), filters, ranking, pool, newest=None if exact else newest
                 )
                 for msg_id, hit in every.items():
                     found.setdefault(msg_id, hit)
@@ -503,7 +501,7 @@ class PgKeywordIndex:
         where = " AND ".join(("t.terms @@ %(match)s::tsquery", *filters.where))
         matches = f"SELECT t.message_id, t.room_id, t.username, t.ts, t.tokens, t.terms FROM message_terms t WHERE {where}"
         if newest is not None:
-            matches += " ORDER BY t.ts DESC LIMIT %(newest)s"
+            matches += " ORDER BY t.ts DESC, t.seq DESC LIMIT %(newest)s"
             params["newest"] = newest
         sql = (
             f"SELECT h.message_id, h.room_id, h.username, h.ts, h.score, ARRAY[{ranking.held_sql}] FROM ("

@@ -4,7 +4,7 @@
 by ``retrieval.tokens``, the same words, CJK pairs and identifier parts as the FTS5 index, handed
 to PostgreSQL as a ready ``tsvector``, so no text search configuration and no stopword list of
 PostgreSQL's takes part), the message's room, folded author, time and marks (``has:``/``is:``),
-and a digest of all that. A GIN index serves ``@@``; the scope is checked in the same statement.
+a digest of all that, and ``seq``, the order rows were first written (ties of ``ts``). A GIN index serves ``@@``; the scope is checked in the same statement.
 
 The rows are written by the retrieval side (``retrieval/pg_keyword.py``), which follows the
 store's change log; the store only drops a message's row in the same transaction as the message
@@ -21,6 +21,7 @@ __all__ = ["MESSAGE_TERMS_SQL"]
 MESSAGE_TERMS_SQL: tuple[str, ...] = (
     """CREATE TABLE message_terms (
         message_id text COLLATE "C" PRIMARY KEY,
+        seq bigint GENERATED ALWAYS AS IDENTITY,
         room_id text COLLATE "C" NOT NULL,
         username text COLLATE "C" NOT NULL,
         ts bigint NOT NULL,
