@@ -37,6 +37,7 @@ answers with the other branch.
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
 from collections.abc import Iterable, Sequence
@@ -87,6 +88,8 @@ PG_KEYWORD_WAIT_SECONDS = 10.0
 # BM25's constants, FTS5's: term-frequency saturation and length normalisation.
 BM25_K1 = 1.2
 BM25_B = 0.75
+# FTS5's floor on a term's IDF.
+_MIN_IDF = 1e-6
 # ts_rank gives one occurrence of weight w the score w / (pi^2 / 6); times this is the weight again.
 _TS_RANK_ONE = 1.6449340668482264
 # ts_rank's weights for D, C, B, A: parts (B) count half a word (A), as FTS5's column weights.
@@ -463,14 +466,14 @@ class PgKeywordIndex:
         conditions: MessageConditions | None,
     ) -> list[KeywordHit]:
         total, mean_tokens = self._documents(conn)
-        counts = self._term_counts(conn, terms)
+        counts, matches = self._term_counts(conn, terms)
         weights = term_weights(counts, total)
         rare = [t for t in terms if 0 < counts[t] <= fts_index.COMMON_TERM_SHARE * total]
         searched = rare if rare and total >= fts_index.COMMON_TERM_MIN_DOCUMENTS else list(terms)
         searched = _essential_terms(searched, weights, min_coverage)
         pool = max(k, fts_index.KEYWORD_POOL_SIZE)
         filters = _filters(scope, conditions)
-        ranking = _Ranking(searched, terms, weights, mean_tokens)
+        ranking = _Ranking(searched, terms, weights, _fts5_idf(matches, total), mean_tokens)
         exact_max, newest = fts_index.KEYWORD_EXACT_MAX_MATCHES, fts_index.KEYWORD_NEWEST_MATCHES
         if sum(counts[t] for t in searched) <= exact_max:
             found = self._ranked(conn, _any_query(searched), filters, ranking, pool, newest=None)
@@ -533,14 +536,16 @@ class PgKeywordIndex:
             cached = self._statistics = (int(row[0]), float(row[1]), now)
         return cached[0], cached[1]
 
-    def _term_counts(self, conn: psycopg.Connection[Any], terms: Sequence[Term]) -> dict[Term, int]:
-        """Messages holding each term, counted through the GIN index (a phrase: its rarest word, as
-        the FTS5 branch counts it; a prefix: the messages holding any word it starts)."""
+    def _term_counts(
+        self, conn: psycopg.Connection[Any], terms: Sequence[Term]
+    ) -> tuple[dict[Term, int], dict[Term, int]]:
+        """Per term, counted through the GIN index: (the count its weight is made from, as the FTS5
+        branch counts it: a phrase by its rarest word; the messages it matches, BM25's as FTS5's).
+        A prefix's count is the messages holding a word it starts (FTS5's weight sums each word's)."""
         asked: dict[str, None] = {}
         for term in terms:
-            if is_prefix_term(term) or len(term) == 1:
-                asked.setdefault(term_query(term), None)
-            else:
+            asked.setdefault(term_query(term), None)
+            if len(term) > 1:
                 for word in term:
                     asked.setdefault(term_query((word,)), None)
         queries = list(asked)
@@ -550,20 +555,33 @@ class PgKeywordIndex:
         row = conn.execute(f"SELECT {counts_sql}", queries).fetchone()
         assert row is not None
         count_of = dict(zip(queries, (int(c) for c in row), strict=True))
-        per_term: dict[Term, int] = {}
-        for term in terms:
-            if is_prefix_term(term) or len(term) == 1:
-                per_term[term] = count_of[term_query(term)]
-            else:
-                per_term[term] = min(count_of[term_query((word,))] for word in term)
-        return per_term
+        matches = {term: count_of[term_query(term)] for term in terms}
+        weighed = {
+            term: matches[term] if len(term) == 1 else min(count_of[term_query((word,))] for word in term)
+            for term in terms
+        }
+        return weighed, matches
+
+
+def _fts5_idf(matches: dict[Term, int], total: int) -> dict[Term, float]:
+    """BM25's IDF as FTS5 computes it, ln((N - n + 0.5) / (n + 0.5)), floored at 1e-6 as FTS5 floors
+    it (a term in over half the messages still counts a little)."""
+    return {
+        term: max(math.log((total - n + 0.5) / (n + 0.5)) if total > 0 else 0.0, _MIN_IDF)
+        for term, n in matches.items()
+    }
 
 
 class _Ranking:
     """The SQL of one query's BM25 over the searched terms, and of the flags of every query term."""
 
     def __init__(
-        self, searched: Sequence[Term], every: Sequence[Term], weights: dict[Term, float], mean_tokens: float
+        self,
+        searched: Sequence[Term],
+        every: Sequence[Term],
+        weights: dict[Term, float],
+        idf: dict[Term, float],
+        mean_tokens: float,
     ) -> None:
         self.every = tuple(every)
         self.weights = weights
@@ -572,8 +590,7 @@ class _Ranking:
         scores = []
         for i, term in enumerate(searched):
             self.params[f"q{i}"] = term_query(term)
-            # FTS5's IDF, floored as FTS5 floors it: a word in most messages still counts a little.
-            self.params[f"idf{i}"] = max(weights[term], 1e-6)
+            self.params[f"idf{i}"] = idf[term]
             if len(term) > 1 and not is_prefix_term(term):  # ts_rank scores a phrase on another scale
                 frequencies.append(f"(t.terms @@ %(q{i})s::tsquery)::int::float8 AS f{i}")
             else:
