@@ -886,7 +886,7 @@ def run_postgres(size: int, queries_count: int, server_url: str, report: Report)
     sqlite_store = open_store(fts_dir)
     pg_store = open_store(directory / "pg", database_url=url)
     fts = EmbeddedIndex.open(fts_dir / INDEX_FILENAME, sqlite_store, None)
-    pg = PgKeywordIndex.open(url, pg_store, follow=False)
+    pg = PgKeywordIndex.open(url, pg_store)
     try:
         scopes = []
         for store in (sqlite_store, pg_store):

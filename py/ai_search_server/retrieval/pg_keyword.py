@@ -13,12 +13,14 @@ in each process's ``index.db``. Same inputs and outputs as ``EmbeddedIndex.keywo
   'conn' <-> 'reset'`` for a phrase), OR-ed; excluded words become ``& !(...)``, required phrases
   ``& (...)``; ``has:``/``is:`` read the row's marks (``has:thread``: ``messages.tmid`` names it);
   rooms, authors and time sit in the same ``WHERE``, so nothing out of scope is ever ranked;
-- **rank**: BM25 computed in the statement (``BM25_K1``, ``BM25_B``, FTS5's constants and column
-  weights): the IDF of each term from its document count (counted through the GIN index before
-  the query), the term frequency from ``ts_rank`` of that term alone (a single occurrence scores
-  exactly its weight over pi^2/6, so multiplying back gives 1 for a word, 0.5 for a part, and
-  repeats saturate), the length from the tokens stored. ``ts_rank_cd`` was not used: it knows no
-  term's rarity, and the pool of 200 it would pick for an OR query is led by the common words;
+- **rank**: BM25 computed in the statement, FTS5's: its constants (``BM25_K1``, ``BM25_B``), its
+  IDF (``ln((N - n + 0.5) / (n + 0.5))`` from each term's matches, counted through the GIN index
+  before the query), its column weights (a part counts half a word), the tokens stored as the
+  length. The term frequency is read back from ``ts_rank`` of the term alone, once with only the
+  words weighted and once with only the parts (the ``term_frequency`` SQL function inverts
+  ts_rank's sum of 1/j^2: exact for one lexeme, the count of lexemes for a prefix matching
+  several). ``ts_rank``/``ts_rank_cd`` alone were not used: they know no term's rarity, so the
+  pool of 200 they would pick for an OR query is led by the common words;
 - then, as in the FTS5 branch, the pool is ordered by **coverage** (the share of the query's squared
   IDF weight a message holds), with the same bounds (common terms, MaxScore's essential terms, and
   past ``KEYWORD_EXACT_MAX_MATCHES`` the newest matches beside an AND of every term).
@@ -90,10 +92,11 @@ BM25_K1 = 1.2
 BM25_B = 0.75
 # FTS5's floor on a term's IDF.
 _MIN_IDF = 1e-6
-# ts_rank gives one occurrence of weight w the score w / (pi^2 / 6); times this is the weight again.
-_TS_RANK_ONE = 1.6449340668482264
-# ts_rank's weights for D, C, B, A: parts (B) count half a word (A), as FTS5's column weights.
-_RANK_WEIGHTS = "'{0, 0, 0.5, 1}'::float4[]"
+# ts_rank's weights (D, C, B, A) that rank the words alone (A) and the parts alone (B).
+_WORDS_ONLY = "'{0, 0, 0, 1}'::float4[]"
+_PARTS_ONLY = "'{0, 0, 1, 0}'::float4[]"
+# A part counts half a word, as FTS5's column weights say (index_db._BM25_WEIGHTS).
+_PART_WEIGHT = 0.5
 # Transaction-level advisory lock taken by whoever applies the change log to the table.
 KEYWORD_TERMS_LOCK = 0x61692D736561_03
 _LAYOUT_KEY = "layout"
@@ -297,6 +300,8 @@ class PgKeywordIndex:
                     pass
                 return
             self._save_state(conn, latest)
+        with self._pool.connection() as conn:  # fresh statistics for the planner after a bulk write
+            conn.execute("ANALYZE message_terms")
 
     def _save_state(self, conn: psycopg.Connection[Any], change: int) -> None:
         conn.execute(
@@ -370,6 +375,9 @@ class PgKeywordIndex:
         while not self._stop.wait(FOLLOW_INTERVAL_SECONDS) and not self.store.closed:
             try:
                 self.follow_once()
+                if self._statistics_stale():
+                    with self._pool.connection() as conn:
+                        self._count_documents(conn)
                 failing = False
             except (psycopg.Error, StorageFailure) as exc:  # said once per outage, retried
                 if not failing and not self._closed:
@@ -527,14 +535,26 @@ class PgKeywordIndex:
         return found
 
     def _documents(self, conn: psycopg.Connection[Any]) -> tuple[int, float]:
-        """Messages in the table and their mean tokens, re-counted at most every `DOCUMENT_COUNT_SECONDS`."""
-        now = time.monotonic()
+        """Messages in the table and their mean tokens, at most `DOCUMENT_COUNT_SECONDS` old.
+
+        The count reads the whole table (40 ms at 100k messages on a busy machine), so with a
+        follower thread it is refreshed there, off the searches; a search counts only when there is
+        no count yet, or no follower to refresh it.
+        """
         cached = self._statistics
-        if cached is None or now - cached[2] > DOCUMENT_COUNT_SECONDS:
-            row = conn.execute("SELECT count(*), coalesce(avg(tokens), 0) FROM message_terms").fetchone()
-            assert row is not None
-            cached = self._statistics = (int(row[0]), float(row[1]), now)
+        if cached is None or (self._follower is None and self._statistics_stale()):
+            cached = self._count_documents(conn)
         return cached[0], cached[1]
+
+    def _statistics_stale(self) -> bool:
+        cached = self._statistics
+        return cached is None or time.monotonic() - cached[2] > DOCUMENT_COUNT_SECONDS
+
+    def _count_documents(self, conn: psycopg.Connection[Any]) -> tuple[int, float, float]:
+        row = conn.execute("SELECT count(*), coalesce(avg(tokens), 0) FROM message_terms").fetchone()
+        assert row is not None
+        self._statistics = (int(row[0]), float(row[1]), time.monotonic())
+        return self._statistics
 
     def _term_counts(
         self, conn: psycopg.Connection[Any], terms: Sequence[Term]
@@ -593,13 +613,14 @@ class _Ranking:
             self.params[f"idf{i}"] = idf[term]
             if len(term) > 1 and not is_prefix_term(term):  # ts_rank scores a phrase on another scale
                 frequencies.append(f"(t.terms @@ %(q{i})s::tsquery)::int::float8 AS f{i}")
-            else:
+            else:  # FTS5's frequency: occurrences among the words, plus half those among the parts
                 frequencies.append(
-                    f"ts_rank({_RANK_WEIGHTS}, t.terms, %(q{i})s::tsquery, 0)::float8 * {_TS_RANK_ONE} AS f{i}"
+                    f"term_frequency(ts_rank({_WORDS_ONLY}, t.terms, %(q{i})s::tsquery, 0))"
+                    f" + {_PART_WEIGHT} * term_frequency(ts_rank({_PARTS_ONLY}, t.terms, %(q{i})s::tsquery, 0)) AS f{i}"
                 )
             scores.append(
                 f"%(idf{i})s * r.f{i} * {BM25_K1 + 1} / (r.f{i} + {BM25_K1} * "
-                f"({1 - BM25_B} + {BM25_B} * m.tokens / %(mean_tokens)s))"
+                f"({1 - BM25_B} + {BM25_B} * m.tokens::float8 / %(mean_tokens)s))"
             )
         # `t` inside the lateral is the match row.
         self.rank_sql = "SELECT " + ", ".join(frequencies).replace("t.terms", "m.terms")

@@ -18,6 +18,9 @@ from __future__ import annotations
 
 __all__ = ["MESSAGE_TERMS_SQL"]
 
+# pi^2 / 6: ts_rank scores n occurrences of one lexeme (weight 1) sum(1/j^2, j = 1..n) / (pi^2 / 6).
+_PI2_6 = 1.6449340668482264
+
 MESSAGE_TERMS_SQL: tuple[str, ...] = (
     """CREATE TABLE message_terms (
         message_id text COLLATE "C" PRIMARY KEY,
@@ -30,8 +33,21 @@ MESSAGE_TERMS_SQL: tuple[str, ...] = (
         terms tsvector NOT NULL,
         digest bytea NOT NULL
     )""",
-    "CREATE INDEX message_terms_search ON message_terms USING gin (terms)",
+    # No pending list (fastupdate): each search would read it through, and a chat's writes are
+    # few enough to go straight into the index.
+    "CREATE INDEX message_terms_search ON message_terms USING gin (terms) WITH (fastupdate = off)",
     "CREATE INDEX message_terms_room_ts ON message_terms (room_id, ts)",
+    # How often a term occurs in a message, from ts_rank of the message's vector against the term
+    # alone (with one weight set to 1): one lexeme's n occurrences rank sum(1/j^2, j <= n), which
+    # is below pi^2/6 and gives n back (the tail of the sum is 1/(n + 1/2) to within 1%); a prefix
+    # matching several lexemes ranks 1 or more for each, so past pi^2/6 the rank is the count.
+    f"""CREATE FUNCTION term_frequency(ranked real) RETURNS double precision
+        LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+        RETURN CASE
+            WHEN ranked <= 0 THEN 0
+            WHEN ranked * {_PI2_6} < 1.6449 THEN round(1 / ({_PI2_6} - ranked * {_PI2_6}) - 0.5)
+            ELSE round(ranked * {_PI2_6})
+        END""",
     """CREATE TABLE message_terms_state (
         key text COLLATE "C" PRIMARY KEY,
         value text NOT NULL
