@@ -28,8 +28,7 @@ in each process's ``index.db``. Same inputs and outputs as ``EmbeddedIndex.keywo
 **Kept current** like ``index.db``: this process's writes through the store's listener (findable as
 soon as ``post_message`` returns, by every process), any process's through the store's change log,
 read every ``FOLLOW_INTERVAL_SECONDS``. The log position the table is level with lives in the
-database (``message_terms_state``), and a transaction-level advisory lock lets one process apply a
-batch at a time, so N proxies do the work once. A deleted message's row goes in the delete's own
+database (``message_terms_state``), and an advisory lock lets one process apply changes at a time, so N proxies do the work once. A deleted message's row goes in the delete's own
 transaction (a trigger). A table of another layout (``TERMS_LAYOUT``) is rebuilt from the store.
 
 Raises ``PipelineError`` (branch ``keyword``) when PostgreSQL fails during a search: the service then
@@ -42,7 +41,8 @@ import logging
 import math
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from typing import Any
 
@@ -276,9 +276,28 @@ class PgKeywordIndex:
 
     # -- keeping current --------------------------------------------------------------------------
 
+    @contextmanager
+    def _turn(self, *, wait: bool) -> Iterator[psycopg.Connection[Any] | None]:
+        """A connection holding the lock on applying changes to the table (None: another process
+        holds it and ``wait`` is off). A session lock, so a long comparison commits batch by batch
+        and never holds a row that a listener elsewhere waits to write."""
+        with self._pool.connection() as conn:
+            if wait:
+                conn.execute("SELECT pg_advisory_lock(%s)", (KEYWORD_TERMS_LOCK,))
+            else:
+                row = conn.execute("SELECT pg_try_advisory_lock(%s)", (KEYWORD_TERMS_LOCK,)).fetchone()
+                if row is None or not row[0]:
+                    yield None
+                    return
+            try:
+                yield conn
+            finally:
+                with suppress(psycopg.Error):  # a lost connection took its lock with it
+                    conn.execute("SELECT pg_advisory_unlock(%s)", (KEYWORD_TERMS_LOCK,))
+
     def _level_at_start(self) -> None:
-        with self._pool.connection() as conn, conn.transaction():
-            conn.execute("SELECT pg_advisory_xact_lock(%s)", (KEYWORD_TERMS_LOCK,))
+        with self._turn(wait=True) as conn:
+            assert conn is not None
             state = dict(conn.execute("SELECT key, value FROM message_terms_state").fetchall())
             latest = self.store.latest_message_change()
             saved = state.get(_CHANGE_KEY)
@@ -286,22 +305,19 @@ class PgKeywordIndex:
                 if state:
                     log.info("keyword index: the PostgreSQL terms are of another layout; rebuilding them")
                 conn.execute("TRUNCATE message_terms")
-                self._compare_all(conn)
             elif (
-                saved is None
-                or not saved.isdigit()
-                or int(saved) > latest
-                or not self.store.message_changes_since(int(saved), limit=1).complete
+                saved is not None
+                and saved.isdigit()
+                and int(saved) <= latest
+                and self.store.message_changes_since(int(saved), limit=1).complete
             ):
-                self._compare_all(conn)
-            else:
                 self._seen_change = int(saved)
                 while self._apply_log(conn, latest):
                     pass
                 return
+            self._compare_all(conn)
             self._save_state(conn, latest)
-        with self._pool.connection() as conn:  # fresh statistics for the planner after a bulk write
-            conn.execute("ANALYZE message_terms")
+            conn.execute("ANALYZE message_terms")  # the planner's statistics, after a bulk write
 
     def _save_state(self, conn: psycopg.Connection[Any], change: int) -> None:
         conn.execute(
@@ -323,7 +339,8 @@ class PgKeywordIndex:
             for batch in self.store.iter_messages(batch_size=CATCH_UP_BATCH_MESSAGES):
                 seen.update(m.id for m in batch)
                 stale = [m for m in batch if known.get(m.id) != message_digest(m)]
-                changed += self._write(conn, stale)
+                with conn.transaction():
+                    changed += self._write(conn, stale)
                 bar.advance(len(batch))
         gone = sorted(set(known) - seen)
         if gone:
@@ -333,8 +350,8 @@ class PgKeywordIndex:
         return changed + len(gone)
 
     def _apply_log(self, conn: psycopg.Connection[Any], latest: int) -> bool:
-        """One batch of the change log after the table's position, inside the caller's locked
-        transaction; True when there may be more."""
+        """One batch of the change log after the table's position, in one transaction with the new
+        position (the caller holds the turn); True when there may be more."""
         (saved,) = conn.execute(
             "SELECT value FROM message_terms_state WHERE key = %s", (_CHANGE_KEY,)
         ).fetchone() or (None,)
@@ -352,8 +369,9 @@ class PgKeywordIndex:
             self._compare_all(conn)
             self._save_state(conn, latest)
             return False
-        self._apply(conn, changes.message_ids)
-        self._save_state(conn, changes.last)
+        with conn.transaction():
+            self._apply(conn, changes.message_ids)
+            self._save_state(conn, changes.last)
         return changes.last < latest
 
     def follow_once(self) -> bool:
@@ -362,9 +380,8 @@ class PgKeywordIndex:
         latest = self.store.latest_message_change()
         if latest == self._seen_change:
             return False
-        with self._pool.connection() as conn, conn.transaction():
-            locked = conn.execute("SELECT pg_try_advisory_xact_lock(%s)", (KEYWORD_TERMS_LOCK,)).fetchone()
-            if locked is None or not locked[0]:
+        with self._turn(wait=False) as conn:
+            if conn is None:
                 return False  # another process is applying it; the table is shared
             while self._apply_log(conn, latest) and not self._stop.is_set():
                 pass
