@@ -858,6 +858,28 @@ def postgres_copy(size: int, server_url: str) -> tuple[str, dict[str, Any]]:
     return url, figures
 
 
+def _database_cpu_seconds(url: str) -> float:
+    """CPU seconds used so far by the server processes serving ``url``'s database (this machine's
+    PostgreSQL only; 0 when /proc cannot show them)."""
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        pids = [
+            int(r[0])
+            for r in conn.execute("SELECT pid FROM pg_stat_activity WHERE datname = current_database()")
+        ]
+        mine = conn.execute("SELECT pg_backend_pid()").fetchone()
+    total = 0.0
+    for pid in pids:
+        if mine is not None and pid == mine[0]:
+            continue
+        try:
+            total += cpu_seconds(pid)
+        except OSError:
+            continue
+    return total
+
+
 def _time_queries(search: Any, queries: list[str], threads: int) -> tuple[list[float], float]:
     """Wall seconds of each query and this process's CPU seconds per query, `threads` at once."""
     from concurrent.futures import ThreadPoolExecutor
@@ -909,13 +931,24 @@ def run_postgres(size: int, queries_count: int, server_url: str, report: Report)
             f"\n== keyword branch at {size:,} messages, {len(queries)} queries ({built['searcher_messages']:,} "
             f"messages in the searcher's rooms); load {os.getloadavg()[0]:.1f}"
         )
-        print(f"{'':30}{'p50 ms':>9}{'p99 ms':>9}{'CPU ms':>9}")
+        print(f"{'':30}{'p50 ms':>9}{'p99 ms':>9}{'CPU ms':>9}{'+ PG CPU ms':>12}")
         for threads in (1, CONCURRENCY):
             for branch, search in branches.items():
+                server_cpu = _database_cpu_seconds(url) if branch == "PostgreSQL" else 0.0
                 timings, cpu = _time_queries(search, queries, threads)
+                if branch == "PostgreSQL":
+                    server_cpu = (_database_cpu_seconds(url) - server_cpu) / (len(queries) + WARMUP_QUERIES)
+                    report.add(
+                        Figure(
+                            f"distinct {name}: keyword branch on PostgreSQL, server CPU per query",
+                            "ms",
+                            [server_cpu * 1000],
+                        )
+                    )
                 what = f"{branch}, {'one at a time' if threads == 1 else f'{threads} threads'}"
                 print(
-                    f"{what:30}{percentile(timings, 0.5) * 1000:9.1f}{percentile(timings, 0.99) * 1000:9.1f}{cpu * 1000:9.1f}"
+                    f"{what:30}{percentile(timings, 0.5) * 1000:9.1f}{percentile(timings, 0.99) * 1000:9.1f}"
+                    f"{cpu * 1000:9.1f}{server_cpu * 1000:12.1f}"
                 )
                 for share, tag in ((0.5, "p50"), (0.99, "p99")):
                     report.add(
