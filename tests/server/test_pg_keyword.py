@@ -398,3 +398,45 @@ def test_no_result_from_a_room_the_caller_may_not_read(pg_cluster: PostgresClust
             assert results == {m.id for m, hit in stored if hit and m.room_id in in_scope}
         finally:
             store.close()
+
+
+@pytest.mark.anyio
+async def test_the_pipeline_process_searches_postgresql_when_told(
+    pg_store: Store, pg_url: str, tmp_path: Path
+) -> None:
+    """``ai-search pipeline serve`` with ``keyword_index = "postgres"``: its keyword branch is PostgreSQL's."""
+    import anyio.lowlevel
+
+    from ai_search_server.outbound import GuardedClient, OutboundPolicy
+    from ai_search_server.pipeline_process import PipelineProcess
+    from ai_search_server.settings import load_settings
+
+    alice = pg_store.create_user("alice")
+    room = pg_store.create_room("c", "general", members=[alice.id])
+    posted = pg_store.post_message(room.id, alice.id, "the zeppelin launch is on friday")
+    settings = load_settings(
+        environ={},
+        overrides={"embedder": "none", "keyword_index": "postgres", "database_url": pg_url},
+    )
+    (tmp_path / "pipeline").mkdir()
+    async with GuardedClient(OutboundPolicy()) as outbound:
+        process = PipelineProcess(
+            settings, pg_store, tmp_path / "pipeline", outbound=outbound, progress=False
+        )
+        process.start(anyio.lowlevel.current_token())
+        try:
+            with anyio.fail_after(FOLLOW_WAIT_SECONDS):
+                while process.status not in ("ready", "failed"):
+                    await anyio.sleep(0.05)
+            assert process.status == "ready"
+            pipeline = await process.pipeline()
+            assert isinstance(pipeline.keyword, PgKeywordIndex)
+            body = {
+                "query": "zeppelin",
+                "type": "search",
+                "filters": {"room_id": {"$in": [room.id]}},
+                "params": {"k": 5},
+            }
+            assert [r["id"] for r in pipeline.handle(body)["results"]] == [posted.id]
+        finally:
+            process.close()
