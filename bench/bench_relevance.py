@@ -11,6 +11,12 @@ printed beside today's.
     .venv/bin/python bench/bench_relevance.py [--sets demo halden] [--embedder local|onnx-int8|onnx|numpy|none]
         [--per-query] [--semantic-weight 50] [--min-similarity P] [--semantic-floor S]
         [--query-floor S] [--cjk-floor S] [--keyword-coverage X] [--json PATH] [--write-baseline]
+        [--database URL] [--keyword-index index|postgres]
+
+``--database URL`` keeps each set's workspace on that PostgreSQL server instead (a database per set,
+``bench/_pg_workspace.py``; the index beside it in ``bench/out/<set>-pg/``), and ``--keyword-index
+postgres`` runs the keyword branch there (``retrieval/pg_keyword.py``) instead of FTS5, the
+semantic branch unchanged: the same judged queries, one keyword index against the other.
 
 The relevance floor defaults to the one calibrated for the embedder (``retrieval/floor.py``);
 ``--semantic-floor 0 --query-floor 0 --cjk-floor 0 --keyword-coverage 0`` turns it off.
@@ -43,11 +49,13 @@ from typing import Any
 
 from _figures import Figure, Report, Target
 from _judged_sets import JUDGED_SETS, JudgedSet
+from _pg_workspace import bench_database
 from ai_search import parse_search_filter_text
 from ai_search_server.retrieval.embedded import EmbeddedPipeline
 from ai_search_server.retrieval.floor import RelevanceFloor, floor_for
 from ai_search_server.retrieval.index import INDEX_FILENAME, EmbeddedIndex
 from ai_search_server.retrieval.local_embedder import LOCAL_RUNTIMES
+from ai_search_server.retrieval.pg_keyword import PgKeywordIndex
 from ai_search_server.retrieval.search_service import SearchOptions, SearchRequest, SearchService
 from ai_search_server.store import open_store
 from ai_search_server.store.base import Store
@@ -128,11 +136,17 @@ def request_for(line: str, search_type: str) -> SearchRequest:
     )
 
 
-def prepare(judged: JudgedSet, embedder_name: str) -> tuple[Store, EmbeddedIndex]:
+def prepare(judged: JudgedSet, embedder_name: str, database: str = "") -> tuple[Store, EmbeddedIndex]:
+    """The set's store (SQLite in its data dir, or a database of its own on ``database``'s server)
+    and its embedded index, every message embedded."""
+    database_url = bench_database(database, f"relevance_{judged.name}") if database else ""
+    if database_url:
+        judged = replace(judged, data_dir=judged.data_dir.with_name(judged.data_dir.name + "-pg"))
     judged.data_dir.mkdir(parents=True, exist_ok=True)
-    store = open_store(judged.data_dir)
+    store = open_store(judged.data_dir, database_url=database_url)
     if store.count_messages() == 0:
-        print(f"loading the {judged.name} workspace into {judged.data_dir}", file=sys.stderr)
+        where = "PostgreSQL" if database_url else judged.data_dir
+        print(f"loading the {judged.name} workspace into {where}", file=sys.stderr)
         judged.load(store)
     embedder = None
     if embedder_name != "none":
@@ -152,11 +166,16 @@ def prepare(judged: JudgedSet, embedder_name: str) -> tuple[Store, EmbeddedIndex
 
 
 async def evaluate(
-    judged: JudgedSet, store: Store, index: EmbeddedIndex, options: SearchOptions, per_query: bool
+    judged: JudgedSet,
+    store: Store,
+    index: EmbeddedIndex,
+    options: SearchOptions,
+    per_query: bool,
+    keyword: PgKeywordIndex | None = None,
 ) -> dict[str, dict[str, dict[str, float | int]]]:
-    """search type -> kind -> summary, for one set."""
+    """search type -> kind -> summary, for one set (`keyword`: the keyword branch on PostgreSQL)."""
     # As the app wires it: the pipeline knows the keyword floor the service applies.
-    pipeline = EmbeddedPipeline(index, keyword_min_coverage=options.floor.keyword_coverage)
+    pipeline = EmbeddedPipeline(index, keyword_min_coverage=options.floor.keyword_coverage, keyword=keyword)
     service = SearchService(store, pipeline, options)
     scores: dict[str, dict[str, KindScores]] = defaultdict(lambda: defaultdict(KindScores))
     for query in judged.queries():
@@ -300,10 +319,19 @@ def main() -> None:
         "--keyword-coverage", type=float, help="share of the query's term weight a keyword hit needs (0..1)"
     )
     parser.add_argument("--json", type=Path, help="also write the figures here (bench/_figures.py Report)")
+    parser.add_argument("--database", default="", help="a PostgreSQL server URL: each set's workspace there")
+    parser.add_argument(
+        "--keyword-index",
+        choices=("index", "postgres"),
+        default="index",
+        help="the keyword branch on FTS5 (index.db) or on PostgreSQL (needs --database)",
+    )
     parser.add_argument(
         "--write-baseline", action="store_true", help=f"store this run's figures as {BASELINE.name}"
     )
     args = parser.parse_args()
+    if args.keyword_index == "postgres" and not args.database:
+        parser.error("--keyword-index postgres needs --database URL")
     options = replace(
         defaults,
         semantic_weight=args.semantic_weight,
@@ -315,13 +343,19 @@ def main() -> None:
     messages: dict[str, int] = {}
     for name in args.sets:
         judged = JUDGED_SETS[name]
-        store, index = prepare(judged, args.embedder)
+        store, index = prepare(judged, args.embedder, args.database)
+        keyword = None
+        if args.keyword_index == "postgres":
+            url = bench_database(args.database, f"relevance_{name}")
+            keyword = PgKeywordIndex.open(url, store, progress=True)
         model_id = None if index.embedder is None else index.embedder.model_id
         options = replace(options, floor=chosen_floor(args, model_id))
         try:
-            summary[name] = asyncio.run(evaluate(judged, store, index, options, args.per_query))
+            summary[name] = asyncio.run(evaluate(judged, store, index, options, args.per_query, keyword))
             messages[name] = store.count_messages()
         finally:
+            if keyword is not None:
+                keyword.close()
             index.close()
             store.close()
         print_table(f"{name} workspace ({messages[name]:,} messages)", summary[name], baseline.get(name))
@@ -330,7 +364,8 @@ def main() -> None:
         f"\nsemantic weight {options.semantic_weight}, minimum similarity {options.min_similarity_percent}%, "
         f"recency weight {options.recency_weight}, floor: semantic {floor.semantic}, query "
         f"{floor.semantic_query}, CJK {floor.semantic_cjk}, "
-        f"keyword coverage {floor.keyword_coverage}; embedder {args.embedder} ({model_id})"
+        f"keyword coverage {floor.keyword_coverage}; embedder {args.embedder} ({model_id}); keyword index "
+        f"{args.keyword_index}, store {'PostgreSQL' if args.database else 'SQLite'}"
     )
     if args.write_baseline:
         rounded = json.loads(json.dumps({**baseline, **summary}), parse_float=lambda x: round(float(x), 4))

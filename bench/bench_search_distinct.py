@@ -35,13 +35,20 @@ with its build times in ``build.json``; then:
   (``<dir>-layout<N>/``, made once): a newer code migrates the file in place, and an older one
   would drop a newer file and re-embed every message.
 
+With ``--postgres URL`` (a PostgreSQL server the bench may create databases on) only **the keyword
+branch, FTS5 against PostgreSQL's full-text search** runs (``keyword_index = "postgres"``): the same
+messages imported into a database of their own (``ai_search_bench_distinct_<N>``, made once and
+reused), ``message_terms`` built from it (timed), then each query's keyword branch in this process
+on both, one at a time and ``CONCURRENCY`` threads at once: wall p50 / p99, this process's and
+PostgreSQL's CPU per query, and how many of FTS5's top 30 PostgreSQL returns.
+
 ``--profile`` prints where a request's CPU goes, step by step, for keyword and hybrid search
 (``_phase_profile.py``, in this process); ``--profile-keyword`` the keyword branch's cProfile.
 
     .venv/bin/python bench/bench_search_distinct.py [--sizes 100000 1000000] [--queries 200]
                                                     [--baseline-ref main] [--build-only] [--recall-only]
                                                     [--keyword-recall-only] [--profile] [--profile-keyword]
-                                                    [--json PATH]
+                                                    [--json PATH] [--postgres URL]
 """
 
 from __future__ import annotations
@@ -69,10 +76,12 @@ import _keyword_recall
 import _phase_profile
 import _vector_recall
 from _figures import Baseline, Figure, Report, Target, percentile
+from _pg_workspace import bench_database
 from ai_search_server.demo import generate_demo_messages
 from ai_search_server.retrieval.context import CONTEXT_RULE, CONTEXT_WINDOW
 from ai_search_server.retrieval.index import INDEX_FILENAME, EmbeddedIndex
-from ai_search_server.retrieval.index_db import INDEX_SCHEMA_VERSION
+from ai_search_server.retrieval.index_db import INDEX_SCHEMA_VERSION, KeywordScope
+from ai_search_server.retrieval.pg_keyword import PgKeywordIndex
 from ai_search_server.retrieval.stopwords import is_stopword
 from ai_search_server.retrieval.terms import query_terms
 from ai_search_server.store import ImportRow, open_store
@@ -814,6 +823,178 @@ def run_size(size: int, queries_count: int, baseline_ref: str | None, report: Re
     )
 
 
+def postgres_copy(size: int, server_url: str) -> tuple[str, dict[str, Any]]:
+    """The size's messages in a PostgreSQL database of their own and its ``message_terms``, built
+    once (figures in ``build-postgres.json`` beside the SQLite set)."""
+    url = bench_database(server_url, f"distinct_{size}")
+    directory = data_dir(size)
+    figures_path = directory / "build-postgres.json"
+    if figures_path.exists():
+        return url, dict(json.loads(figures_path.read_text()))
+    store = open_store(directory / "pg", database_url=url)
+    try:
+        if store.count_messages() != 0:
+            raise SystemExit(f"{url} holds a half-built copy; drop the database and run again")
+    finally:
+        store.close()
+    say(f"importing {size:,} messages into PostgreSQL")
+    started = time.perf_counter()
+    store = open_store(directory / "pg", database_url=url)
+    try:
+        import_messages(directory / "pg", size, into=store)
+        import_seconds = time.perf_counter() - started
+        started = time.perf_counter()
+        PgKeywordIndex.open(url, store, progress=True, follow=False).close()
+        keyword_seconds = time.perf_counter() - started
+    finally:
+        store.close()
+    figures = {
+        "import_seconds": import_seconds,
+        "keyword_seconds": keyword_seconds,
+        "keyword_messages_per_second": size / keyword_seconds,
+        "load_average": os.getloadavg()[0],
+    }
+    figures_path.write_text(json.dumps(figures))
+    return url, figures
+
+
+def _database_cpu_seconds(url: str) -> float:
+    """CPU seconds used so far by the server processes serving ``url``'s database (this machine's
+    PostgreSQL only; 0 when /proc cannot show them)."""
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        pids = [
+            int(r[0])
+            for r in conn.execute("SELECT pid FROM pg_stat_activity WHERE datname = current_database()")
+        ]
+        mine = conn.execute("SELECT pg_backend_pid()").fetchone()
+    total = 0.0
+    for pid in pids:
+        if mine is not None and pid == mine[0]:
+            continue
+        try:
+            total += cpu_seconds(pid)
+        except OSError:
+            continue
+    return total
+
+
+def _time_queries(search: Any, queries: list[str], threads: int) -> tuple[list[float], float]:
+    """Wall seconds of each query and this process's CPU seconds per query, `threads` at once."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(query: str) -> float:
+        started = time.perf_counter()
+        search(query)
+        return time.perf_counter() - started
+
+    for query in queries[:WARMUP_QUERIES]:
+        search(query)
+    cpu = time.process_time()
+    with ThreadPoolExecutor(threads) as pool:
+        timings = list(pool.map(one, queries))
+    return timings, (time.process_time() - cpu) / len(queries)
+
+
+def run_postgres(size: int, queries_count: int, server_url: str, report: Report) -> None:
+    """The keyword branch on FTS5 and on PostgreSQL, the same queries over the same messages."""
+    directory = data_dir(size)
+    built = build(size)
+    url, pg_built = postgres_copy(size, server_url)
+    queries = make_queries(built, queries_count, SEED + size)
+    name = label(size)
+    fts_dir = working_dir(directory, code_layout(None))  # this code's index layout
+    sqlite_store = open_store(fts_dir)
+    pg_store = open_store(directory / "pg", database_url=url)
+    fts = EmbeddedIndex.open(fts_dir / INDEX_FILENAME, sqlite_store, None)
+    pg = PgKeywordIndex.open(url, pg_store)
+    try:
+        scopes = []
+        for store in (sqlite_store, pg_store):
+            user = store.get_user_by_username(SEARCHER)
+            assert user is not None
+            scopes.append(KeywordScope(sorted(store.readable_room_ids(user.id))))
+        k = RESULTS * 3  # the candidates ai.search asks a branch for
+        branches = {
+            "FTS5": lambda q: fts.keyword_search(query_terms(q), scopes[0], k),
+            "PostgreSQL": lambda q: pg.keyword_search(query_terms(q), scopes[1], k),
+        }
+        overlap = []
+        for query in queries:
+            expected = {h.msg_id for h in branches["FTS5"](query)}
+            if expected:
+                overlap.append(
+                    len(expected & {h.msg_id for h in branches["PostgreSQL"](query)}) / len(expected)
+                )
+        print(
+            f"\n== keyword branch at {size:,} messages, {len(queries)} queries ({built['searcher_messages']:,} "
+            f"messages in the searcher's rooms); load {os.getloadavg()[0]:.1f}"
+        )
+        print(f"{'':30}{'p50 ms':>9}{'p99 ms':>9}{'CPU ms':>9}{'+ PG CPU ms':>12}")
+        for threads in (1, CONCURRENCY):
+            for branch, search in branches.items():
+                server_cpu = _database_cpu_seconds(url) if branch == "PostgreSQL" else 0.0
+                timings, cpu = _time_queries(search, queries, threads)
+                if branch == "PostgreSQL":
+                    server_cpu = (_database_cpu_seconds(url) - server_cpu) / (len(queries) + WARMUP_QUERIES)
+                    report.add(
+                        Figure(
+                            f"distinct {name}: keyword branch on PostgreSQL, server CPU per query",
+                            "ms",
+                            [server_cpu * 1000],
+                        )
+                    )
+                what = f"{branch}, {'one at a time' if threads == 1 else f'{threads} threads'}"
+                print(
+                    f"{what:30}{percentile(timings, 0.5) * 1000:9.1f}{percentile(timings, 0.99) * 1000:9.1f}"
+                    f"{cpu * 1000:9.1f}{server_cpu * 1000:12.1f}"
+                )
+                for share, tag in ((0.5, "p50"), (0.99, "p99")):
+                    report.add(
+                        Figure(
+                            f"distinct {name}: keyword branch {what} {tag}",
+                            "ms",
+                            [percentile(timings, share) * 1000],
+                        )
+                    )
+                report.add(
+                    Figure(
+                        f"distinct {name}: keyword branch {what}, CPU of this process per query",
+                        "ms",
+                        [cpu * 1000],
+                    )
+                )
+        share = sum(overlap) / len(overlap) if overlap else 0.0
+        print(
+            f"PostgreSQL returns {share:.1%} of FTS5's top {k} (mean over {len(overlap)} queries with hits)"
+        )
+        print(
+            f"PostgreSQL copy: import {pg_built['import_seconds']:.0f} s, message_terms {pg_built['keyword_seconds']:.0f} s "
+            f"= {pg_built['keyword_messages_per_second']:,.0f} msg/s (FTS5: {built['keyword_seconds']:.0f} s = "
+            f"{built['keyword_messages_per_second']:,.0f} msg/s)"
+        )
+        report.add(
+            Figure(
+                f"distinct {name}: PostgreSQL's share of FTS5's top {k}", "share", [share], better="higher"
+            )
+        )
+        report.add(
+            Figure(
+                f"distinct {name}: message_terms build",
+                "s",
+                [pg_built["keyword_seconds"]],
+                baseline=Baseline("FTS5 index", [built["keyword_seconds"]]),
+                note=f"load average {pg_built['load_average']:.1f} (FTS5's: {built['load_average']:.1f})",
+            )
+        )
+    finally:
+        pg.close()
+        fts.close()
+        pg_store.close()
+        sqlite_store.close()
+
+
 def _row(figures: dict[str, Any], key: str) -> str:
     timings = figures[key]
     return (
@@ -856,6 +1037,9 @@ def main() -> None:
         "--profile-keyword", action="store_true", help="cProfile the keyword branch in-process, measure nothing else"
     )
     parser.add_argument("--json", type=Path, help="write the figures here (bench/_figures.py's Report)")
+    parser.add_argument(
+        "--postgres", metavar="URL", help="only the keyword branch, FTS5 against PostgreSQL's (a server URL)"
+    )
     args = parser.parse_args()
     if args.profile or args.profile_keyword:
         for size in args.sizes:
@@ -876,6 +1060,8 @@ def main() -> None:
             run_recall(size, report)
         elif args.keyword_recall_only:
             run_keyword_recall(size, args.queries, report)
+        elif args.postgres:
+            run_postgres(size, args.queries, args.postgres, report)
         else:
             run_size(size, args.queries, args.baseline_ref, report)
     if not args.build_only:

@@ -52,6 +52,7 @@ from .outbound import BlockingClient, GuardedClient
 from .ratelimit import FailedAuthMiddleware, RateLimiter
 from .retrieval.embedded import EmbeddedPipeline
 from .retrieval.index import INDEX_FILENAME, EmbeddedIndex
+from .retrieval.pg_keyword import PgKeywordIndex
 from .retrieval.pipeline_client import PipelineError
 from .retrieval.pipeline_http import MAX_PIPELINE_BODY_BYTES, PIPELINE_HTTP_PREFIX, pipeline_routes, same_key
 from .retrieval.wiring import EMBEDDED_PIPELINE_ID, build_embedder, search_options
@@ -122,6 +123,7 @@ class PipelineProcess:
         self._progress_bars = progress
         self._state = _Progress()
         self._index: EmbeddedIndex | None = None
+        self._keyword: PgKeywordIndex | None = None  # keyword_index = "postgres"
         self._pipeline: EmbeddedPipeline | None = None
         self._lock = threading.Lock()
         self._done = threading.Event()
@@ -142,6 +144,10 @@ class PipelineProcess:
         try:
             embedder = build_embedder(self._settings, client)
             index = EmbeddedIndex.open(self._index_path, self._store, embedder, progress=self._progress_bars)
+            if self._settings.keyword_index == "postgres":
+                self._keyword = PgKeywordIndex.open(
+                    self._settings.database_url, self._store, progress=self._progress_bars
+                )
         except Exception as exc:  # the store went away mid-build, a full disk: said, never a traceback
             self._state.reason = f"{type(exc).__name__}: {exc}"
             self._state.status = "failed"
@@ -151,6 +157,8 @@ class PipelineProcess:
         with self._lock:
             if self._closed:
                 index.close()
+                if self._keyword is not None:
+                    self._keyword.close()
                 return
             self._index = index
             model_id = None if index.embedder is None else index.embedder.model_id
@@ -161,6 +169,7 @@ class PipelineProcess:
                 # The keyword floor every proxy applies (it depends on no setting and no model): terms
                 # that alone cannot clear it go unsearched, as in a single process.
                 keyword_min_coverage=search_options(self._settings, model_id).floor.keyword_coverage,
+                keyword=self._keyword,
             )
         self._state.ready_seconds = time.monotonic() - self._state.started
         self._state.status = "ready"
@@ -224,6 +233,9 @@ class PipelineProcess:
         with self._lock:
             self._closed = True
             index, self._index, self._pipeline = self._index, None, None
+            keyword, self._keyword = self._keyword, None
+        if keyword is not None:
+            keyword.close()
         if index is not None:
             index.close()
             close = getattr(index.embedder, "close", None)

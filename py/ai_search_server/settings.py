@@ -218,6 +218,13 @@ class Settings:
     embedded_pipeline_api_key_secret: str = _s(
         "", "X-API-KEY-SECRET that the served embedded pipeline requires (secret)."
     )
+    keyword_index: str = _s(
+        "index",
+        "Where the embedded pipeline's keyword branch searches: index (FTS5 in each process's index.db) "
+        "or postgres (full-text search in the workspace's PostgreSQL, shared by every process; needs "
+        "database_url).",
+        choices=("index", "postgres"),
+    )
     embedder: str = _s(
         "local",
         "Embeddings for the semantic branch: local (packaged all-MiniLM-L6-v2, "
@@ -501,6 +508,11 @@ def check_settings(settings: Settings) -> None:
         raise SettingsError(
             "setting 'database_url': expected a PostgreSQL URL (postgresql://user@host/db), got another "
             "scheme; leave it empty for the embedded SQLite store"
+        )
+    if settings.keyword_index == "postgres" and not settings.database_url:
+        raise SettingsError(
+            "setting 'keyword_index': postgres searches the workspace's PostgreSQL, and database_url is "
+            "empty; set database_url (--database) or keyword_index = index"
         )
     for name in UPSTREAM_URL_SETTINGS:
         url = getattr(settings, name)

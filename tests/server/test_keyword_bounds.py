@@ -1,4 +1,8 @@
-"""The keyword branch is bounded by what it returns: terms below the floor, long lists, the scope."""
+"""The keyword branch is bounded by what it returns: terms below the floor, long lists, the scope.
+
+Each test of a branch runs on the FTS5 index and, under ``--store=postgres``, on PostgreSQL's
+full-text search (``keyword_index = "postgres"``), which keeps the same bounds.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +19,7 @@ from ai_search_server.retrieval.embedded import EmbeddedPipeline
 from ai_search_server.retrieval.floor import KEYWORD_MIN_COVERAGE
 from ai_search_server.retrieval.index import EmbeddedIndex, _essential_terms
 from ai_search_server.retrieval.index_db import KeywordScope
+from ai_search_server.retrieval.pg_keyword import PgKeywordIndex
 from ai_search_server.retrieval.terms import Term, query_terms, term_coverage
 from ai_search_server.retrieval.wiring import SearchHandle
 from ai_search_server.settings import Settings
@@ -23,21 +28,33 @@ from ._search_support import EMBED_WAIT_SECONDS, open_test_index
 from .conftest import Workspace
 
 
-@pytest.fixture
-def index(workspace: Workspace, data_dir: Path) -> Iterator[EmbeddedIndex]:
+@pytest.fixture(params=["fts5", "postgres"])
+def index(
+    request: pytest.FixtureRequest, workspace: Workspace, data_dir: Path, store_kind: str, database_url: str
+) -> Iterator[EmbeddedIndex | PgKeywordIndex]:
+    """The keyword branch: FTS5 in index.db, or PostgreSQL's (only under ``--store=postgres``)."""
+    if request.param == "postgres":
+        if store_kind != "postgres":
+            pytest.skip("the PostgreSQL keyword branch needs --store=postgres")
+        with_pg = PgKeywordIndex.open(database_url, workspace.store)
+        yield with_pg
+        with_pg.close()
+        return
     opened = open_test_index(workspace.store, data_dir)
     assert opened.wait_until_embedded(EMBED_WAIT_SECONDS)
     yield opened
     opened.close()
 
 
-def search(index: EmbeddedIndex, query: str, rooms: list[str], min_coverage: float = 0.0) -> list[str]:
+def search(
+    index: EmbeddedIndex | PgKeywordIndex, query: str, rooms: list[str], min_coverage: float = 0.0
+) -> list[str]:
     hits = index.keyword_search(query_terms(query), KeywordScope(rooms), 50, min_coverage=min_coverage)
     return [hit.msg_id for hit in hits]
 
 
 def test_terms_that_alone_cannot_clear_the_floor_are_not_searched(
-    workspace: Workspace, index: EmbeddedIndex
+    workspace: Workspace, index: EmbeddedIndex | PgKeywordIndex
 ) -> None:
     general = workspace.rooms["general"].id
     alice = workspace["alice"].user.id
@@ -72,7 +89,7 @@ def test_every_message_that_can_clear_the_floor_holds_a_searched_term(
 
 
 def test_long_lists_rank_the_newest_matches_and_every_message_holding_all_terms(
-    workspace: Workspace, index: EmbeddedIndex, monkeypatch: pytest.MonkeyPatch
+    workspace: Workspace, index: EmbeddedIndex | PgKeywordIndex, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(index_module, "KEYWORD_EXACT_MAX_MATCHES", 5)
     monkeypatch.setattr(index_module, "KEYWORD_NEWEST_MATCHES", 3)
@@ -90,7 +107,7 @@ def test_long_lists_rank_the_newest_matches_and_every_message_holding_all_terms(
 
 
 def test_prefixes_and_phrases_still_match_on_long_lists(
-    workspace: Workspace, index: EmbeddedIndex, monkeypatch: pytest.MonkeyPatch
+    workspace: Workspace, index: EmbeddedIndex | PgKeywordIndex, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(index_module, "KEYWORD_EXACT_MAX_MATCHES", 1)
     general = workspace.rooms["general"].id

@@ -5,7 +5,8 @@ and a few long ones by alice, each with one attribute: a link, a file, an image,
 thread's first message, a reply, a direct message. By BM25 (and by similarity) every long one ranks
 below every short one, past the 100 candidates a branch proposes, so a filter checked on the
 candidates alone would find none of them. Each line runs through REST ``q=`` and the MCP search tool
-(the same answers), on the embedded pipeline in process and, over HTTP, on a pipeline that applies our
+(the same answers), on the embedded pipeline in process (its keyword branch on FTS5, and under
+``--store=postgres`` on PostgreSQL's full-text search too, ``keyword_index = "postgres"``) and, over HTTP, on a pipeline that applies our
 extension and on a contract-only stand-in that does not (the candidate check, said in
 ``meta.scope``). Edits (a reaction, a pin, an edit, a reply, a deletion) show in the next search, and
 an index file of the previous schema is migrated in place, its vectors kept.
@@ -34,6 +35,7 @@ from ai_search_server.retrieval.embedded import EmbeddedPipeline
 from ai_search_server.retrieval.floor import NO_FLOOR
 from ai_search_server.retrieval.index import INDEX_FILENAME, EmbeddedIndex
 from ai_search_server.retrieval.index_db import ROOT_MARK, DocConditions, IndexDatabase
+from ai_search_server.retrieval.pg_keyword import PgKeywordIndex
 from ai_search_server.retrieval.pipeline_client import RemotePipeline
 from ai_search_server.retrieval.pipeline_http import pipeline_app
 from ai_search_server.retrieval.search_service import SearchOptions, SearchRequest, SearchService
@@ -140,9 +142,23 @@ def _service(pipeline: Any, store: Any) -> SearchService:
     return SearchService(store, pipeline, SearchOptions(floor=NO_FLOOR), clock=lambda: NOW)
 
 
-@pytest.fixture(params=["in-process", "served", "contract-only"])
-def pipeline_kind(request: pytest.FixtureRequest) -> str:
+@pytest.fixture(params=["in-process", "served", "contract-only", "postgres"])
+def pipeline_kind(request: pytest.FixtureRequest, store_kind: str) -> str:
+    """Where the pipeline runs; ``postgres``: in process, its keyword branch in PostgreSQL (only
+    under ``--store=postgres``, whose database it searches)."""
+    if request.param == "postgres" and store_kind != "postgres":
+        pytest.skip("the PostgreSQL keyword branch needs --store=postgres")
     return str(request.param)
+
+
+@pytest.fixture
+def pg_keyword(pipeline_kind: str, database_url: str, conditions_workspace: Workspace) -> Iterator[PgKeywordIndex | None]:
+    if pipeline_kind != "postgres":
+        yield None
+        return
+    opened = PgKeywordIndex.open(database_url, conditions_workspace.store)
+    yield opened
+    opened.close()
 
 
 @pytest.fixture
@@ -153,10 +169,11 @@ def conditions_app(
     index: EmbeddedIndex,
     outbound: GuardedClient,
     pipeline_kind: str,
+    pg_keyword: PgKeywordIndex | None,
 ) -> Iterator[tuple[Starlette, ContractOnly | None]]:
     store = conditions_workspace.store
-    embedded = EmbeddedPipeline(index)
-    if pipeline_kind == "in-process":
+    embedded = EmbeddedPipeline(index, keyword=pg_keyword)
+    if pipeline_kind in ("in-process", "postgres"):
         app.state.services.search = SearchHandle.ready(settings, store, _service(embedded, store))
         yield app, None
         return
@@ -299,7 +316,7 @@ async def test_diagnosis_counts_past_the_candidates_and_caps_at_fifty_plus(
     assert counts == [("has", 1, False), ("is", 1, False), ("all", 50, True)]
 
 
-@pytest.mark.parametrize("pipeline_kind", ["in-process", "served"], indirect=True)
+@pytest.mark.parametrize("pipeline_kind", ["in-process", "served", "postgres"], indirect=True)
 async def test_edits_show_in_the_next_search(
     conditions_app: tuple[Starlette, ContractOnly | None],
     client: httpx.AsyncClient,

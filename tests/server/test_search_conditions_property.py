@@ -5,7 +5,8 @@ collide), with links, files, images, reactions, pins, threads and several author
 any mix of ``has:``, ``-has:``, ``is:``, ``-is:``, ``-from:``, excluded words and phrases and
 required phrases. The keyword branch (with every match returned) and the semantic branch's mask
 must each hold exactly the messages that the store-side check (``message_checks``) passes, among
-those holding a query term (keyword) or among all in scope (semantic).
+those holding a query term (keyword) or among all in scope (semantic). Under ``--store=postgres``
+the keyword branch on PostgreSQL (``keyword_index = "postgres"``) is held to the same.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from ai_search_server.retrieval.embedded import doc_conditions
 from ai_search_server.retrieval.index import INDEX_FILENAME, EmbeddedIndex
 from ai_search_server.retrieval.index_db import KeywordScope
 from ai_search_server.retrieval.message_checks import MessageChecks, MessageContext
+from ai_search_server.retrieval.pg_keyword import PgKeywordIndex
 from ai_search_server.retrieval.terms import TermMatcher, query_terms, value_term
 from ai_search_server.retrieval.vectors import VectorScope
 from ai_search_server.store import open_store
@@ -151,3 +153,24 @@ def test_the_index_finds_what_checking_every_message_finds(
     hits = index.semantic_search(vector, scope, ALL_K, -2.0)  # every row in the mask, whatever its score
     found_semantic = {row.msg_id for row in index.rows([rowid for rowid, _ in hits]).values()}
     assert found_semantic == _expected(store, conditions, needs_terms=False)
+
+
+@pytest.fixture(scope="module")
+def pg_keyword(
+    indexed: tuple[Store, EmbeddedIndex, list[str]], module_database_url: str
+) -> Iterator[PgKeywordIndex]:
+    if not module_database_url:
+        pytest.skip("the PostgreSQL keyword branch needs --store=postgres")
+    opened = PgKeywordIndex.open(module_database_url, indexed[0])
+    yield opened
+    opened.close()
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(conditions=conditions_strategy)
+def test_the_postgres_keyword_branch_finds_what_checking_every_message_finds(
+    indexed: tuple[Store, EmbeddedIndex, list[str]], pg_keyword: PgKeywordIndex, conditions: MessageConditions
+) -> None:
+    store, _index, rooms = indexed
+    hits = pg_keyword.keyword_search(query_terms(QUERY), KeywordScope(rooms), ALL_K, conditions=conditions)
+    assert {hit.msg_id for hit in hits} == _expected(store, conditions, needs_terms=True)

@@ -17,6 +17,7 @@ from ai_search_server.retrieval.embedded import (
     parse_pipeline_request,
 )
 from ai_search_server.retrieval.index import EmbeddedIndex
+from ai_search_server.retrieval.pg_keyword import PgKeywordIndex
 from ai_search_server.retrieval.pipeline_client import PipelineError
 from ai_search_server.retrieval.pipeline_http import MAX_PIPELINE_BODY_BYTES, pipeline_app, pipeline_routes
 
@@ -141,12 +142,29 @@ def index(workspace: Workspace, data_dir: Path) -> Iterator[EmbeddedIndex]:
     opened.close()
 
 
+@pytest.fixture(params=["fts5", "postgres"])
+def keyword(
+    request: pytest.FixtureRequest, workspace: Workspace, store_kind: str, database_url: str
+) -> Iterator[PgKeywordIndex | None]:
+    """The keyword branch: the index's FTS5 (None), or PostgreSQL's under ``--store=postgres``."""
+    if request.param == "fts5":
+        yield None
+        return
+    if store_kind != "postgres":
+        pytest.skip("the PostgreSQL keyword branch needs --store=postgres")
+    opened = PgKeywordIndex.open(database_url, workspace.store)
+    yield opened
+    opened.close()
+
+
 def scoped(workspace: Workspace, *rooms: str, **changes: Any) -> dict[str, Any]:
     return body(filters={"room_id": {"$in": [workspace.rooms[r].id for r in rooms]}}, **changes)
 
 
-def test_keyword_answers_only_from_the_filtered_rooms(workspace: Workspace, index: EmbeddedIndex) -> None:
-    pipeline = EmbeddedPipeline(index)
+def test_keyword_answers_only_from_the_filtered_rooms(
+    workspace: Workspace, index: EmbeddedIndex, keyword: PgKeywordIndex | None
+) -> None:
+    pipeline = EmbeddedPipeline(index, keyword=keyword)
     answer = pipeline.handle(scoped(workspace, "general"))
     deploy_in_general = workspace.messages["general-2"]
     assert [item["id"] for item in answer["results"]] == [deploy_in_general.id]
@@ -174,10 +192,14 @@ def test_keyword_answers_only_from_the_filtered_rooms(workspace: Workspace, inde
     ],
 )
 def test_keyword_filters(
-    workspace: Workspace, index: EmbeddedIndex, filters: dict, expected: list[str]
+    workspace: Workspace,
+    index: EmbeddedIndex,
+    keyword: PgKeywordIndex | None,
+    filters: dict,
+    expected: list[str],
 ) -> None:
     rooms = {"room_id": {"$in": [workspace.rooms["general"].id, workspace.rooms["ops"].id]}}
-    answer = EmbeddedPipeline(index).handle(body(filters={**rooms, **filters}))
+    answer = EmbeddedPipeline(index, keyword=keyword).handle(body(filters={**rooms, **filters}))
     assert sorted(i["id"] for i in answer["results"]) == sorted(workspace.messages[k].id for k in expected)
 
 

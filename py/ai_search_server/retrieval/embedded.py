@@ -29,7 +29,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 
@@ -51,9 +51,9 @@ from .conditions import (
 )
 from .embedder import EmbedderError
 from .index import EmbeddedIndex
-from .index_db import ROOT_MARK, DocConditions, KeywordScope
+from .index_db import ROOT_MARK, DocConditions, KeywordHit, KeywordScope
 from .pipeline_client import PipelineError
-from .terms import fts_match_expression, query_terms, value_term
+from .terms import Term, fts_match_expression, query_terms, value_term
 from .vectors import VectorScope
 
 __all__ = [
@@ -62,6 +62,7 @@ __all__ = [
     "MAX_PIPELINE_K",
     "MAX_PIPELINE_QUERY_CHARS",
     "EmbeddedPipeline",
+    "KeywordBranch",
     "PipelineQuery",
     "PipelineRequestError",
     "doc_conditions",
@@ -103,6 +104,7 @@ class PipelineQuery:
     k: int
     threshold: float | None  # largest cosine distance kept (semantic only)
     conditions: DocConditions | None = None  # our extension, when the body carried it
+    message_conditions: MessageConditions | None = None  # the same, as sent (for a `KeywordBranch`)
 
 
 def doc_conditions(conditions: MessageConditions) -> DocConditions:
@@ -205,12 +207,32 @@ def parse_pipeline_request(body: object) -> PipelineQuery:
         conditions = parse_conditions(body.get(CONDITIONS_FIELD))
     except ConditionsError as exc:
         raise PipelineRequestError(str(exc)) from None
-    found = doc_conditions(conditions) if conditions is not None and conditions.active else None
-    return PipelineQuery(query, mode, rooms, users, low, high, k, threshold, found)
+    active = conditions if conditions is not None and conditions.active else None
+    found = doc_conditions(active) if active is not None else None
+    return PipelineQuery(query, mode, rooms, users, low, high, k, threshold, found, active)
+
+
+class KeywordBranch(Protocol):
+    """A keyword index other than the embedded one's FTS5 (``pg_keyword.PgKeywordIndex``): the same
+    search, given the extension's conditions as sent."""
+
+    def keyword_search(
+        self,
+        terms: Sequence[Term],
+        scope: KeywordScope,
+        k: int,
+        *,
+        min_coverage: float = 0.0,
+        conditions: MessageConditions | None = None,
+    ) -> list[KeywordHit]: ...
 
 
 class EmbeddedPipeline:
-    """The `Pipeline` over an `EmbeddedIndex`; `handle` is the contract, blocking."""
+    """The `Pipeline` over an `EmbeddedIndex`; `handle` is the contract, blocking.
+
+    `keyword`, when given, answers the keyword branch instead of the index's FTS5 (the setting
+    ``keyword_index = "postgres"``); the semantic branch stays on the index.
+    """
 
     kind = "embedded"
 
@@ -221,8 +243,10 @@ class EmbeddedPipeline:
         query_template: str = "",
         min_similarity_percent: int = 0,
         keyword_min_coverage: float = 0.0,
+        keyword: KeywordBranch | None = None,
     ) -> None:
         self.index = index
+        self.keyword = keyword
         # The keyword floor the search service applies to this pipeline's hits, when the caller knows
         # it: the index leaves out of its FTS5 query the terms that alone could never clear it. 0 (a
         # caller whose floor is unknown, such as a client of the pipeline served over HTTP) searches
@@ -261,13 +285,22 @@ class EmbeddedPipeline:
 
     def _keyword(self, query: PipelineQuery) -> list[dict[str, Any]]:
         scope = KeywordScope(query.rooms, query.users, query.ts_min_ms, query.ts_max_ms)
-        hits = self.index.keyword_search(
-            query_terms(query.query),
-            scope,
-            query.k,
-            min_coverage=self.keyword_min_coverage,
-            conditions=query.conditions,
-        )
+        if self.keyword is not None:
+            hits = self.keyword.keyword_search(
+                query_terms(query.query),
+                scope,
+                query.k,
+                min_coverage=self.keyword_min_coverage,
+                conditions=query.message_conditions,
+            )
+        else:
+            hits = self.index.keyword_search(
+                query_terms(query.query),
+                scope,
+                query.k,
+                min_coverage=self.keyword_min_coverage,
+                conditions=query.conditions,
+            )
         return [
             {
                 "id": h.msg_id,
@@ -334,7 +367,10 @@ class EmbeddedPipeline:
         return await anyio.to_thread.run_sync(self.handle_in_turn, body)
 
     def handle_in_turn(self, body: object) -> dict[str, Any]:
-        """`handle`, waiting for any other call of this pipeline to finish first."""
+        """`handle`, waiting for any other call of this pipeline to finish first (but for a keyword
+        search answered by PostgreSQL: that work is the database's, not this process's CPU)."""
+        if self.keyword is not None and isinstance(body, Mapping) and body.get("type") == "search":
+            return self.handle(body)
         with self._cpu:
             return self.handle(body)
 

@@ -14,6 +14,10 @@ Which pipeline:
   from the index's thread; ``none``). An
   embedder that cannot start leaves the search keyword-only, logged and said in every answer's meta.
 
+``keyword_index = "postgres"`` (with ``database_url``) moves the embedded pipeline's keyword branch
+into PostgreSQL (``pg_keyword.PgKeywordIndex``, shared by every process); the semantic branch stays
+on ``index.db``.
+
 The embedded pipeline is also served over HTTP when ``embedded_pipeline_http`` is on and both
 ``embedded_pipeline_api_key`` and ``embedded_pipeline_api_key_secret`` are set.
 """
@@ -40,6 +44,7 @@ from .embedded import EmbeddedPipeline
 from .embedder import Embedder, EmbedderError, OpenAIEmbedder
 from .floor import floor_for
 from .index import INDEX_FILENAME, EmbeddedIndex
+from .pg_keyword import PgKeywordIndex
 from .pipeline_client import Pipeline, RemotePipeline
 from .search_service import SearchOptions, SearchService
 
@@ -141,6 +146,7 @@ class SearchHandle:
         self._data_dir = data_dir
         self._service = service
         self.index = index
+        self.keyword: PgKeywordIndex | None = None  # keyword_index = "postgres"
         self._progress = sys.stderr.isatty() if progress is None else progress
         self._build_lock = threading.RLock()  # _build opens the index under the same lock
         self._closed = False
@@ -187,7 +193,17 @@ class SearchHandle:
             min_similarity_percent=settings.search_min_similarity_percent,
             # The floor the service will apply (`_build`): terms that alone cannot clear it go unsearched.
             keyword_min_coverage=search_options(settings, model_id).floor.keyword_coverage,
+            keyword=self.keyword_index(),
         )
+
+    def keyword_index(self) -> PgKeywordIndex | None:
+        """The PostgreSQL keyword index when ``keyword_index = "postgres"``, opened on first use."""
+        with self._build_lock:
+            if self.keyword is None and self._settings.keyword_index == "postgres":
+                self.keyword = PgKeywordIndex.open(
+                    self._settings.database_url, self._store, progress=self._progress
+                )
+            return self.keyword
 
     def embedded_index(self) -> EmbeddedIndex:
         """The embedded index, opened on first use (also when only the HTTP pipeline needs it)."""
@@ -229,7 +245,8 @@ class SearchHandle:
             if isinstance(service.pipeline, EmbeddedPipeline):
                 return service.pipeline
             index = await anyio.to_thread.run_sync(self.embedded_index)
-            return EmbeddedPipeline(index, query_template=self._settings.search_query_template)
+            keyword = await anyio.to_thread.run_sync(self.keyword_index)
+            return EmbeddedPipeline(index, query_template=self._settings.search_query_template, keyword=keyword)
 
         return pipeline_routes(
             pipeline,
@@ -256,6 +273,9 @@ class SearchHandle:
         index, self.index = self.index, None
         if index is not None:
             await anyio.to_thread.run_sync(index.close)
+        keyword, self.keyword = self.keyword, None
+        if keyword is not None:
+            await anyio.to_thread.run_sync(keyword.close)
         embedder = getattr(index, "embedder", None)
         close = getattr(embedder, "close", None)
         if callable(close):
@@ -297,6 +317,8 @@ def index_now(
         if client is None and policy is not None and settings.embedder == "openai":
             client = stack.enter_context(blocking_client(policy))
         embedder = build_embedder(settings, client)
+        if settings.keyword_index == "postgres":  # level with the store now, not at the server's start
+            PgKeywordIndex.open(settings.database_url, store, progress=progress, follow=False).close()
         index = EmbeddedIndex.open(data_dir / INDEX_FILENAME, store, embedder, progress=progress)
         try:
             index.wait_until_embedded(INDEX_NOW_MAX_SECONDS)

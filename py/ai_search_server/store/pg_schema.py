@@ -30,6 +30,7 @@ import psycopg
 
 from . import names
 from .base import StorageFailure
+from .pg_terms import MESSAGE_TERMS_SQL
 from .rules import (
     ANSWER_RETENTION_DAYS,
     ANSWERS_PRUNE_EVERY,
@@ -358,6 +359,9 @@ MIGRATIONS: tuple[PgMigration, ...] = (
     PgMigration(6, "stored answers (for sharing) and their feedback", _run(answers_sql())),
     PgMigration(7, "message origins and source links, external ids, sync state", _run(_V7_SOURCES)),
     PgMigration(8, "OAuth clients, authorization codes and tokens (hashed)", _run(_V8_OAUTH)),
+    PgMigration(
+        9, "message terms for PostgreSQL full-text search (message_terms, GIN)", _run(MESSAGE_TERMS_SQL)
+    ),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
 

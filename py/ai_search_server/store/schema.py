@@ -441,6 +441,11 @@ def _add_oauth(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
+def _postgres_only(conn: sqlite3.Connection) -> None:
+    """A step of ``pg_schema.py`` with nothing to do here: the number is kept so that both stores
+    speak of one schema version."""
+
+
 # Append only: a released step never changes, because files in the field have already run it.
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "users, role_permissions, rooms, subscriptions, messages, tokens", _create_tables),
@@ -451,6 +456,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(6, "stored answers (for sharing) and their feedback", _add_answers),
     Migration(7, "message origins and source links, external ids, sync state", _add_sources),
     Migration(8, "OAuth clients, authorization codes and tokens (hashed)", _add_oauth),
+    # PostgreSQL's keyword table (pg_terms.py); SQLite's keyword index is the pipeline's index.db.
+    Migration(9, "message terms for PostgreSQL full-text search (PostgreSQL only)", _postgres_only),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
 
