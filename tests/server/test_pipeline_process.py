@@ -22,6 +22,7 @@ from typing import Any
 import httpx
 import pytest
 
+from ai_search_server.retrieval.floor import CALIBRATED_FLOORS, MODEL_FIELD
 from ai_search_server.store import open_store
 from tests._postgres import PostgresCluster
 
@@ -39,6 +40,7 @@ POSTED = "the primary database crashed at noon so we promoted the replica"
 # Shares no word with POSTED: only the semantic branch can find it.
 PARAPHRASE = "why did our db go down"
 SECRET_WORDS = "acquisition closes"  # the only message of #secret (bob and carol)
+GIBBERISH = "xyzzyplugh qwertzuiop"  # near nothing: the floor must leave it no result
 MODEL_LIBRARY = "onnxruntime"  # what a process that loaded the local model has mapped
 
 
@@ -257,6 +259,41 @@ def test_the_pipeline_holds_the_server_to_server_rules(deployment: Deployment) -
     assert bare == {"status": "ready"}  # counts only for the key holders
     keyed = httpx.get(f"{base}/pipeline/v1/health", headers={"X-API-KEY": KEY, "X-API-KEY-SECRET": SECRET}).json()
     assert keyed["status"] == "ready" and keyed["messages"] >= 7 and keyed["semantic"] is True
+
+
+@contextmanager
+def one_process(data: Path, database: str) -> Iterator[Process]:
+    """``ai-search serve`` with its own index and the local model: the topology a proxy must match."""
+    with started(
+        ["serve", "--data", str(data), "--port", str(free_port())],
+        env={"AI_SEARCH_DATABASE_URL": database, "AI_SEARCH_EMBEDDER": "local"},
+        log=data.parent / "one-process.log",
+        probe="/openapi.json",
+        ready=lambda r: r.status_code == 200,
+    ) as process:
+        yield process
+
+
+def test_a_proxy_floors_semantic_matches_as_one_process_does(deployment: Deployment) -> None:
+    """The pipeline names its model in each semantic answer, and the proxy applies its calibrated
+    floor: gibberish answers nothing through both, a paraphrase still finds its message."""
+    alice = deployment.ws["alice"].headers
+    ops = deployment.ws.rooms["ops"].id
+    answer = pipeline_call(
+        deployment,
+        {"query": GIBBERISH, "type": "similarity", "filters": {"room_id": {"$in": [ops]}}, "params": {"k": 5}},
+    )
+    assert answer.status_code == 200, answer.text
+    assert answer.json()[MODEL_FIELD] in CALIBRATED_FLOORS
+    assert answer.json()["results"], "the nearest neighbours come back: the floor is the proxy's to apply"
+    proxied = search(deployment.proxies[0].base, alice, GIBBERISH)
+    root = deployment.proxy_data[0].parent
+    with one_process(root / "one", deployment.database) as single:
+        alone = search(single.base, alice, GIBBERISH)
+        assert texts(alone) == [] and texts(proxied) == []
+        for mode in ("semantic", "hybrid"):
+            assert POSTED in texts(search(deployment.proxies[1].base, alice, PARAPHRASE, searchType=mode))
+            assert POSTED in texts(search(single.base, alice, PARAPHRASE, searchType=mode))
 
 
 def test_proxies_degrade_while_the_pipeline_is_down_and_recover_when_it_is_back(deployment: Deployment) -> None:

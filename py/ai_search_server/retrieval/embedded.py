@@ -16,7 +16,9 @@ rows farther than `threshold` left out). In-process, ``search`` builds the body 
 
 Our extension (``conditions``): a body may carry ``ai_search_conditions`` (``has:``, ``is:``, excluded
 authors, words and phrases, required phrases); both branches apply them inside the index query, over
-every document in scope, and the answer says ``"ai_search_conditions": "applied"``.
+every document in scope, and the answer says ``"ai_search_conditions": "applied"``. A semantic
+answer also names the model that embedded the query (``"ai_search_model": model_id``), so that a
+proxy applies the relevance floor calibrated for it, as one process does.
 
 Failing closed: a request without a `room_id` filter, or with a filter key or operator this pipeline
 does not know, is refused (``PipelineRequestError``) rather than answered with every room.
@@ -50,6 +52,7 @@ from .conditions import (
     with_conditions,
 )
 from .embedder import EmbedderError
+from .floor import MODEL_FIELD
 from .index import EmbeddedIndex
 from .index_db import ROOT_MARK, DocConditions, KeywordHit, KeywordScope
 from .pipeline_client import PipelineError
@@ -281,6 +284,9 @@ class EmbeddedPipeline:
         answer: dict[str, Any] = {"results": results}
         if query.conditions is not None:
             answer[CONDITIONS_FIELD] = CONDITIONS_APPLIED
+        if query.mode != "keyword" and self.index.embedder is not None:
+            # The caller (a proxy) picks the semantic floor calibrated for this model (floor.py).
+            answer[MODEL_FIELD] = self.index.embedder.model_id
         return answer
 
     def _keyword(self, query: PipelineQuery) -> list[dict[str, Any]]:

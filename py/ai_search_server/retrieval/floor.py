@@ -38,6 +38,7 @@ __all__ = [
     "CALIBRATED_FLOORS",
     "CJK_QUERY_SHARE",
     "KEYWORD_MIN_COVERAGE",
+    "MODEL_FIELD",
     "NO_FLOOR",
     "RelevanceFloor",
     "floor_for",
@@ -46,6 +47,9 @@ __all__ = [
 
 # Share of the query's term weight (0..1) a keyword hit must hold to be a result (calibrated).
 KEYWORD_MIN_COVERAGE = 0.4
+# Our extension to the pipeline contract: a semantic answer names the model that embedded the query
+# (its `model_id`), so that a proxy applies the floor calibrated for it (docs/retrieval.md).
+MODEL_FIELD = "ai_search_model"
 # Share of a query's word characters written in CJK above which the CJK floor applies (0..1).
 CJK_QUERY_SHARE = 0.5
 
@@ -81,8 +85,8 @@ CALIBRATED_FLOORS: dict[str, RelevanceFloor] = {
 def floor_for(model_id: str | None, semantic_percent: int | None = None) -> RelevanceFloor:
     """The floor for an embedder; `semantic_percent` (the setting, 0..100) replaces its semantic part.
 
-    An embedder without a calibrated floor (or no embedder: a remote pipeline) gets the keyword
-    floor only.
+    An embedder without a calibrated floor (or no embedder: a remote pipeline that does not name its
+    model in `MODEL_FIELD`) gets the keyword floor only.
     """
     calibrated = CALIBRATED_FLOORS.get(model_id or "", RelevanceFloor())
     if semantic_percent is None:

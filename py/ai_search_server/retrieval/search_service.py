@@ -63,7 +63,7 @@ from ai_search import (
 from ..store.base import Store
 from ..store.records import Message, Room, User
 from .conditions import PIPELINE_IS_VALUES, MessageConditions, conditions_applied
-from .floor import RelevanceFloor
+from .floor import MODEL_FIELD, RelevanceFloor
 from .message_checks import MessageChecks, MessageContext
 from .pipeline_client import Pipeline, PipelineError
 from .terms import Term, highlight_ranges, query_terms, quoted_phrases, value_term
@@ -111,6 +111,9 @@ class SearchOptions:
     answer_enabled: bool = True
     # What a candidate must hold to be a result (floor.py); the wiring picks the embedder's.
     floor: RelevanceFloor = field(default_factory=RelevanceFloor)
+    # The floor for the model a pipeline names in its semantic answer (`MODEL_FIELD`), replacing
+    # `floor` for that search: a proxy then floors as one process does. None: `floor` always.
+    model_floor: Callable[[str], RelevanceFloor] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -439,6 +442,7 @@ class SearchService:
         classifications = list(dict.fromkeys(["user", *user.roles]))
         found: dict[CandidateSource, list[IntelligentSearchCandidate]] = {}
         coverage: dict[str, float] = {}
+        models: list[str] = []
 
         async def run(mode: CandidateSource) -> None:
             try:
@@ -461,6 +465,8 @@ class SearchService:
                 branches.unconditioned.append(mode)
             if mode == "keyword":
                 coverage.update(_keyword_coverage(raw))
+            elif isinstance(raw, dict) and isinstance(raw.get(MODEL_FIELD), str):
+                models.append(raw[MODEL_FIELD])
             normalised = normalize_intelligent_search_candidates(raw, scope_rooms, limit, mode)
             if normalised.out_of_range_count:
                 log.warning(
@@ -477,7 +483,7 @@ class SearchService:
                 group.start_soon(run, "keyword")
             if weight > 0:
                 group.start_soon(run, "semantic")
-        ranked = self._rank(found, weight, limit, coverage, request.text)
+        ranked = self._rank(found, weight, limit, coverage, request.text, models[0] if models else None)
         hits = self._resolve(user, request, ranked, replace(plan, rooms=scope_rooms))
         if branches.unconditioned:
             checked = replace(plan.scope, candidates_checked=limit, checked_operators=conditions.operators())
@@ -507,8 +513,10 @@ class SearchService:
         limit: int,
         coverage: dict[str, float],
         query: str,
+        model: str | None,
     ) -> Sequence[IntelligentSearchCandidate]:
-        floor = self.options.floor
+        named = self.options.model_floor
+        floor = self.options.floor if model is None or named is None else named(model)
         keyword = found.get("keyword")
         if keyword is not None:
             # A hit holding little of the query's weight (one common word of a long question, or a

@@ -25,6 +25,7 @@ The embedded pipeline is also served over HTTP when ``embedded_pipeline_http`` i
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import sys
 import threading
@@ -67,8 +68,10 @@ EMBEDDED_PIPELINE_ID = "embedded"
 
 
 def search_options(settings: Settings, model_id: str | None = None) -> SearchOptions:
-    """The search settings; `model_id` (the embedded index's embedder) picks the calibrated floor."""
+    """The search settings; `model_id` (the embedded index's embedder) picks the calibrated floor,
+    and so does the model a remote pipeline names in its answer (`floor.MODEL_FIELD`)."""
     floor_percent = settings.search_semantic_floor_percent
+    percent = None if floor_percent < 0 else floor_percent
     return SearchOptions(
         enabled=settings.search_enabled,
         semantic_weight=settings.search_semantic_weight,
@@ -76,7 +79,9 @@ def search_options(settings: Settings, model_id: str | None = None) -> SearchOpt
         recency_half_life_days=settings.search_recency_half_life_days,
         min_similarity_percent=settings.search_min_similarity_percent,
         answer_enabled=settings.answer_enabled,
-        floor=floor_for(model_id, None if floor_percent < 0 else floor_percent),
+        floor=floor_for(model_id, percent),
+        # A pipeline process names its model in each semantic answer: its calibrated floor applies.
+        model_floor=functools.partial(floor_for, semantic_percent=percent),
     )
 
 
