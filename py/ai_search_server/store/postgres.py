@@ -41,10 +41,11 @@ from psycopg_pool import ConnectionPool
 
 from ai_search import MAX_ROOM_SEARCH_PATTERN_LENGTH
 
-from . import oauth_rows, passwords, pg_rows, pg_schema, rules
+from . import passwords, pg_rows, pg_schema, rules
 from .base import AlreadyTaken, InvalidValue, MessageListener, RecordNotFound, StorageFailure
 from .import_batch import run_import
 from .listeners import ListenerQueue
+from .oauth_grants import OAuthGrants
 from .pg_import import PgImportTables
 from .pg_rows import OAUTH_SQL
 from .records import (
@@ -56,9 +57,6 @@ from .records import (
     Message,
     MessageChanges,
     MessageEvent,
-    OAuthClient,
-    OAuthCode,
-    OAuthGrant,
     Room,
     RoomType,
     SessionLifetime,
@@ -148,7 +146,7 @@ class _Write:
         self.events: list[MessageEvent] = []
 
 
-class PostgresStore:
+class PostgresStore(OAuthGrants):
     """The ``Store`` on a PostgreSQL database; see the module docstring for connections and errors.
 
     ``data_dir`` is this machine's folder for the server's other files (the embedded search index);
@@ -488,94 +486,14 @@ class PostgresStore:
             sql = "DELETE FROM tokens WHERE user_id = %s AND kind = %s AND label = %s"
             return bool(write.conn.execute(sql, (user_id, kind, label)).rowcount)
 
-    # -- OAuth (oauth_rows.py's rules, pg_rows.OAUTH_SQL's statements) ---------------------------
+    # -- OAuth (oauth_grants.OAuthGrants, with pg_rows.OAUTH_SQL's statements) --------------------
 
-    def register_oauth_client(
-        self, client: OAuthClient, secret: str | None, *, max_clients: int, stale_before: datetime
-    ) -> bool:
-        with self._transaction("register an OAuth client") as write:
-            return oauth_rows.insert_client(
-                write.conn, OAUTH_SQL, client, secret, max_clients=max_clients, stale_before=stale_before
-            )
+    _oauth_sql = OAUTH_SQL
 
-    def oauth_client(self, client_id: str) -> tuple[OAuthClient, str | None] | None:
+    @contextmanager
+    def _oauth_reading(self) -> Iterator[Conn]:
         with self._errors("read the workspace"), self._connection() as conn:
-            return oauth_rows.read_client(conn, OAUTH_SQL, client_id)
-
-    def save_oauth_code(self, plain: str, code: OAuthCode) -> None:
-        with self._transaction("save an authorization code") as write:
-            oauth_rows.insert_code(write.conn, OAUTH_SQL, plain, code, now_ms())
-
-    def take_oauth_code(self, plain: str, client_id: str) -> OAuthCode | None:
-        with self._transaction("redeem an authorization code") as write:
-            return oauth_rows.take_code(write.conn, OAUTH_SQL, plain, client_id, now_ms())
-
-    def save_oauth_tokens(
-        self,
-        *,
-        grant_id: str,
-        user_id: str,
-        client_id: str,
-        scope: str,
-        resource: str,
-        access: tuple[str, datetime],
-        refresh: tuple[str, datetime] | None,
-        max_grants_per_user: int,
-    ) -> str:
-        pair = oauth_rows.TokenPair(
-            access[0], to_ms(access[1]), *((refresh[0], to_ms(refresh[1])) if refresh else (None, None))
-        )
-        with self._transaction("save OAuth tokens") as write:
-            return oauth_rows.insert_tokens(
-                write.conn,
-                OAUTH_SQL,
-                grant_id=grant_id,
-                user_id=user_id,
-                client_id=client_id,
-                scope=scope,
-                resource=resource,
-                pair=pair,
-                now_ms=now_ms(),
-                max_grants_per_user=max_grants_per_user,
-            )
-
-    def resolve_oauth_access(self, plain: str) -> OAuthGrant | None:
-        if not plain or len(plain) > MAX_TOKEN_LENGTH:
-            return None
-        now = now_ms()
-        with self._errors("read the workspace"), self._connection() as conn:
-            found = oauth_rows.resolve_access(conn, OAUTH_SQL, plain, now)
-        if found is None:
-            return None
-        grant, due = found
-        if due:
-            with self._transaction("record an OAuth token's use") as write:
-                oauth_rows.touch(write.conn, OAUTH_SQL, grant.token_id, now)
-        return grant
-
-    def oauth_grant_by_refresh(self, plain: str) -> OAuthGrant | None:
-        if not plain or len(plain) > MAX_TOKEN_LENGTH:
-            return None
-        with self._transaction("check a refresh token") as write:
-            return oauth_rows.grant_by_refresh(write.conn, OAUTH_SQL, plain, now_ms())
-
-    def rotate_oauth_tokens(self, token_id: str) -> bool:
-        with self._transaction("rotate OAuth tokens") as write:
-            return oauth_rows.mark_rotated(write.conn, OAUTH_SQL, token_id, now_ms())
-
-    def revoke_oauth_grant(self, grant_id: str, user_id: str | None = None) -> bool:
-        with self._transaction("revoke an OAuth grant") as write:
-            return oauth_rows.delete_grant(write.conn, OAUTH_SQL, grant_id, user_id)
-
-    def revoke_oauth_token(self, plain: str, client_id: str) -> bool:
-        if not plain or len(plain) > MAX_TOKEN_LENGTH:
-            return False
-        with self._transaction("revoke an OAuth token") as write:
-            return oauth_rows.delete_grant_of_token(write.conn, OAUTH_SQL, plain, client_id)
-
-    def list_oauth_grants(self, user_id: str) -> list[OAuthGrant]:
-        with self._errors("read the workspace"), self._connection() as conn:
-            return oauth_rows.list_grants(conn, OAUTH_SQL, user_id, now_ms())
+            yield conn
 
     # -- rooms and subscriptions -----------------------------------------------------------------
 

@@ -41,6 +41,7 @@ from . import answer_rows, message_rows, oauth_rows, passwords, rules, schema, s
 from .base import AlreadyTaken, InvalidValue, MessageListener, RecordNotFound, StorageFailure
 from .import_batch import run_import
 from .listeners import ListenerQueue
+from .oauth_grants import OAuthGrants
 from .records import (
     AnswerFeedback,
     Attachment,
@@ -50,9 +51,6 @@ from .records import (
     Message,
     MessageChanges,
     MessageEvent,
-    OAuthClient,
-    OAuthCode,
-    OAuthGrant,
     Room,
     RoomType,
     SessionLifetime,
@@ -141,7 +139,7 @@ class _Write:
         self.events: list[MessageEvent] = []
 
 
-class SQLiteStore:
+class SQLiteStore(OAuthGrants):
     """The ``Store`` on one SQLite file. See the module docstring for threads, listeners and errors.
 
     Raises:
@@ -487,94 +485,14 @@ class SQLiteStore:
             sql = "DELETE FROM tokens WHERE user_id = ? AND kind = ? AND label = ?"
             return bool(write.conn.execute(sql, (user_id, kind, label)).rowcount)
 
-    # -- OAuth -----------------------------------------------------------------------------------
+    # -- OAuth (oauth_grants.OAuthGrants, with oauth_rows.SQLITE_SQL's statements) ---------------
 
-    def register_oauth_client(
-        self, client: OAuthClient, secret: str | None, *, max_clients: int, stale_before: datetime
-    ) -> bool:
-        with self._transaction("register an OAuth client") as write:
-            return oauth_rows.insert_client(
-                write.conn, oauth_rows.SQLITE_SQL, client, secret, max_clients=max_clients, stale_before=stale_before
-            )
+    _oauth_sql = oauth_rows.SQLITE_SQL
 
-    def oauth_client(self, client_id: str) -> tuple[OAuthClient, str | None] | None:
+    @contextmanager
+    def _oauth_reading(self) -> Iterator[sqlite3.Connection]:
         with self._errors("read the workspace"):
-            return oauth_rows.read_client(self._connection(), oauth_rows.SQLITE_SQL, client_id)
-
-    def save_oauth_code(self, plain: str, code: OAuthCode) -> None:
-        with self._transaction("save an authorization code") as write:
-            oauth_rows.insert_code(write.conn, oauth_rows.SQLITE_SQL, plain, code, now_ms())
-
-    def take_oauth_code(self, plain: str, client_id: str) -> OAuthCode | None:
-        with self._transaction("redeem an authorization code") as write:
-            return oauth_rows.take_code(write.conn, oauth_rows.SQLITE_SQL, plain, client_id, now_ms())
-
-    def save_oauth_tokens(
-        self,
-        *,
-        grant_id: str,
-        user_id: str,
-        client_id: str,
-        scope: str,
-        resource: str,
-        access: tuple[str, datetime],
-        refresh: tuple[str, datetime] | None,
-        max_grants_per_user: int,
-    ) -> str:
-        pair = oauth_rows.TokenPair(
-            access[0], to_ms(access[1]), *((refresh[0], to_ms(refresh[1])) if refresh else (None, None))
-        )
-        with self._transaction("save OAuth tokens") as write:
-            return oauth_rows.insert_tokens(
-                write.conn,
-                oauth_rows.SQLITE_SQL,
-                grant_id=grant_id,
-                user_id=user_id,
-                client_id=client_id,
-                scope=scope,
-                resource=resource,
-                pair=pair,
-                now_ms=now_ms(),
-                max_grants_per_user=max_grants_per_user,
-            )
-
-    def resolve_oauth_access(self, plain: str) -> OAuthGrant | None:
-        if not plain or len(plain) > MAX_TOKEN_LENGTH:
-            return None
-        now = now_ms()
-        with self._errors("read the workspace"):
-            found = oauth_rows.resolve_access(self._connection(), oauth_rows.SQLITE_SQL, plain, now)
-        if found is None:
-            return None
-        grant, due = found
-        if due:
-            with self._transaction("record an OAuth token's use") as write:
-                oauth_rows.touch(write.conn, oauth_rows.SQLITE_SQL, grant.token_id, now)
-        return grant
-
-    def oauth_grant_by_refresh(self, plain: str) -> OAuthGrant | None:
-        if not plain or len(plain) > MAX_TOKEN_LENGTH:
-            return None
-        with self._transaction("check a refresh token") as write:
-            return oauth_rows.grant_by_refresh(write.conn, oauth_rows.SQLITE_SQL, plain, now_ms())
-
-    def rotate_oauth_tokens(self, token_id: str) -> bool:
-        with self._transaction("rotate OAuth tokens") as write:
-            return oauth_rows.mark_rotated(write.conn, oauth_rows.SQLITE_SQL, token_id, now_ms())
-
-    def revoke_oauth_grant(self, grant_id: str, user_id: str | None = None) -> bool:
-        with self._transaction("revoke an OAuth grant") as write:
-            return oauth_rows.delete_grant(write.conn, oauth_rows.SQLITE_SQL, grant_id, user_id)
-
-    def revoke_oauth_token(self, plain: str, client_id: str) -> bool:
-        if not plain or len(plain) > MAX_TOKEN_LENGTH:
-            return False
-        with self._transaction("revoke an OAuth token") as write:
-            return oauth_rows.delete_grant_of_token(write.conn, oauth_rows.SQLITE_SQL, plain, client_id)
-
-    def list_oauth_grants(self, user_id: str) -> list[OAuthGrant]:
-        with self._errors("read the workspace"):
-            return oauth_rows.list_grants(self._connection(), oauth_rows.SQLITE_SQL, user_id, now_ms())
+            yield self._connection()
 
     # -- rooms and subscriptions -----------------------------------------------------------------
 
