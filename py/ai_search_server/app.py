@@ -43,7 +43,15 @@ from .routes import all_routes
 from .security_headers import SecurityHeadersMiddleware
 from .services import Services, outbound_policy
 from .settings import IGNORED_WILDCARD_SETTINGS, UPSTREAM_URL_SETTINGS, Settings, SettingsError
-from .static import PAGE_CONFIG, PROJECT_ROOT, PageFiles, made_response, python_files, versioned_config
+from .static import (
+    PAGE_CONFIG,
+    PROJECT_ROOT,
+    PageFiles,
+    keys_listing,
+    made_response,
+    python_files,
+    versioned_config,
+)
 from .store.base import Store
 
 __all__ = [
@@ -155,6 +163,11 @@ def create_app(
         listing = json.dumps({"files": python_files(root)}, separators=(",", ":"))
         return made_response(request.headers, listing, "application/json")
 
+    async def keys_python(request: Request) -> Response:
+        # The keystroke stage's files (static/keys-boot.mjs), at their digests as above.
+        listing = json.dumps(keys_listing(root), separators=(",", ":"))
+        return made_response(request.headers, listing, "application/json")
+
     async def page_config(request: Request) -> Response:
         text = versioned_config((root / PAGE_CONFIG).read_text(encoding="utf-8"), root)
         return made_response(request.headers, text, "text/plain; charset=utf-8")
@@ -177,6 +190,7 @@ def create_app(
         Route("/", page, methods=["GET"]),
         Route(EMBED_PAGE_PATH, embed_page, methods=["GET"]),
         Route("/py/files.json", page_python, methods=["GET"]),
+        Route("/py/keys.json", keys_python, methods=["GET"]),
         Route(f"/{PAGE_CONFIG}", page_config, methods=["GET"]),
         Mount("/static", PageFiles(directory=root / "static", immutable_prefixes=("/static/vendor/",))),
         # Only the browser's packages: the server's own code is not the page's business.

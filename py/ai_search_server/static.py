@@ -38,12 +38,16 @@ from .encoding import (
 
 __all__ = [
     "IMMUTABLE_CACHE",
+    "KEYS_ENTRY",
+    "KEYS_GLUE_MODULES",
     "PAGE_CONFIG",
     "PAGE_PACKAGES",
     "PROJECT_ROOT",
     "REVALIDATE_CACHE",
     "PageFiles",
     "content_digest",
+    "keys_files",
+    "keys_listing",
     "made_response",
     "page_files",
     "python_files",
@@ -122,6 +126,40 @@ def python_files(root: Path) -> dict[str, str]:
         target.removeprefix("./"): _versioned(source, root).removeprefix(".")
         for source, target in page_files(root).items()
     }
+
+
+# The keystroke stage (static/keys-boot.mjs: MicroPython, until Pyodide is ready) runs the core's
+# keystroke modules (ai_search.KEYSTROKE_MODULES) and these glue modules of ai_search_web, each
+# portable to MicroPython; KEYS_ENTRY's start() is what the boot module calls.
+KEYS_GLUE_MODULES = (
+    "__init__", "ffi", "messages", "highlights", "boundary", "dom", "caret", "chips", "combobox",
+    "lookups", "keys",
+)  # fmt: skip
+KEYS_ENTRY = "ai_search_web.keys"
+
+
+def _core_keystroke_modules() -> tuple[str, ...]:
+    """The core's keystroke modules by name (``_grammar``), its package ``__init__`` first."""
+    from ai_search import KEYSTROKE_MODULES
+
+    names = [name.removeprefix("ai_search.").removesuffix(".py") for name in KEYSTROKE_MODULES]
+    return tuple(dict.fromkeys(["__init__", *names]))
+
+
+def keys_files(root: Path) -> dict[str, str]:
+    """The keystroke stage's files: each one's path in MicroPython's file system -> its URL at its
+    current digest (the same URLs as :func:`python_files`, so the HTTP cache serves both runtimes)."""
+    modules = [("ai_search", name) for name in _core_keystroke_modules()]
+    modules += [("ai_search_web", name) for name in KEYS_GLUE_MODULES]
+    return {
+        f"{package}/{name}.py": _versioned(f"./py/{package}/{name}.py", root).removeprefix(".")
+        for package, name in modules
+    }
+
+
+def keys_listing(root: Path) -> dict[str, object]:
+    """GET /py/keys.json: the stage's files and the module whose ``start()`` runs it."""
+    return {"files": keys_files(root), "entry": KEYS_ENTRY}
 
 
 def versioned_config(text: str, root: Path) -> str:
