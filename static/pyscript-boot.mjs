@@ -39,10 +39,14 @@ async function prefetchPageFiles() {
   await Promise.all(Object.values(files).map((url) => fetch(url).then((r) => r.arrayBuffer())));
 }
 
-const python = startPyodide();
+// After the keystroke stage (keys-boot.mjs): on a slow link its few hundred KB would otherwise
+// share the line with Pyodide's 6 MB; docs/page.md, "Start-up", has the measurements.
+const STAGE_FIRST = true;
+const stageReady = STAGE_FIRST && window.aiSearchKeys ? window.aiSearchKeys.ready : Promise.resolve();
+const python = stageReady.then(() => startPyodide());
 window.aiSearchPython = python;
 python.catch(failed);
-prefetchPageFiles().catch(() => {});
+stageReady.then(() => prefetchPageFiles()).catch(() => {});
 
 try {
   const { hooks } = await import(PYSCRIPT);

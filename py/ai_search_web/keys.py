@@ -28,6 +28,7 @@ Portable: MicroPython 1.28 (its only runtime) and CPython for type checks.
 import json
 
 import js
+
 from ai_search import (
     SearchFilters,
     apply_search_filter_token,
@@ -90,11 +91,12 @@ class KeysStage:
         )
         self.combo = Combobox(self.box, get("suggestions"), on_accept=self.accept, by=BY)
         self._lookups = {"room": LookupCache(ROOM_LOOKUP), "user": LookupCache(USER_LOOKUP)}
-        self._observer: "JsProxy | None" = None
+        self._observer: JsProxy | None = None
         listen(self.box, "input", self._on_input)
         listen(self.box, "keydown", self._on_keydown)
         listen(self.box, "compositionend", lambda _event: self.refresh())
         listen(self.box, "blur", lambda _event: self.combo.close())
+        listen(get("search-form"), "submit", lambda _event: self.combo.close())  # the fallback searches
         listen(js.document, LOOKED_UP_EVENT, lambda _event: self._looked_up())
 
     # -- the box ---------------------------------------------------------------------------------
@@ -158,7 +160,7 @@ class KeysStage:
         if active is None or (kind in _LOOKED_UP and not signed_in):
             self.combo.close()
             return
-        suggestions: "tuple[FilterSuggestion, ...]" = ()
+        suggestions: tuple[FilterSuggestion, ...] = ()
         if kind == "room":
             suggestions = build_filter_suggestions(active, self._lookup(kind, active.lookup_text) or ())
         elif kind == "user":
@@ -243,13 +245,18 @@ def _fallback_list(name: str) -> "list[Any] | None":
     return [item for item in loaded if isinstance(item, dict)] if isinstance(loaded, list) else None
 
 
+# The running stage (its listeners' proxies keep it alive too).
+STAGE: "KeysStage | None" = None
+
+
 def start() -> "KeysStage | None":
     """Start the stage (static/keys-boot.mjs calls this once its files are written); None when the
     page's Python is already ready."""
+    global STAGE
     root = js.document.documentElement
     if root.getAttribute("data-py") == "ready":
         return None
-    stage = KeysStage()
+    stage = STAGE = KeysStage()
     stage.watch_for_python()
     root.setAttribute("data-keys", "ready")
     js.performance.mark(READY_MARK)

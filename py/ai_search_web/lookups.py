@@ -16,6 +16,7 @@ answers its suggestions from the fallback's lists with it).
 """
 
 from ai_search import AI_SEARCH_ROOM_LOOKUP_LIMIT
+from ai_search._portable import fold, strip
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -56,14 +57,14 @@ class LookupKind:
     def normalise(self, text: str) -> str:
         if text.startswith(self.sigil):
             text = text[len(self.sigil) :]
-        return text.strip().lower()
+        return fold(strip(text))
 
     def matches(self, item: "Item", needle: str) -> bool:
-        return any(needle in _text(item, name).lower() for name in self.fields)
+        return any(needle in fold(_text(item, name)) for name in self.fields)
 
     def rank(self, item: "Item", needle: str) -> "tuple[bool, str, str]":
         name = _text(item, self.sort_field)
-        return (not name.lower().startswith(needle), name, _text(item, "_id"))
+        return (not fold(name).startswith(needle), name, _text(item, "_id"))
 
 
 ROOM_LOOKUP = LookupKind(AI_SEARCH_ROOM_LOOKUP_LIMIT, ("name", "fname"), "name", "#")

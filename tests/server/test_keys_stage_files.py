@@ -1,0 +1,73 @@
+"""GET /py/keys.json: the keystroke stage's files (static/keys-boot.mjs runs them on MicroPython), one
+list built from the core's KEYSTROKE_MODULES and the stage's glue modules, each URL at its digest
+and the same URL the page's own list names, so one HTTP cache entry serves both runtimes."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import httpx
+import pytest
+
+from ai_search import KEYSTROKE_MODULES
+from ai_search_server.static import (
+    IMMUTABLE_CACHE,
+    KEYS_ENTRY,
+    KEYS_GLUE_MODULES,
+    REVALIDATE_CACHE,
+    content_digest,
+    keys_files,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.anyio
+
+
+def _expected() -> dict[str, str]:
+    names = [("ai_search", "__init__"), *(("ai_search", name) for name in KEYSTROKE_MODULES)]
+    names += [("ai_search_web", name) for name in KEYS_GLUE_MODULES]
+    return {
+        f"{package}/{name}.py": f"/py/{package}/{name}.py?v={content_digest(ROOT / 'py' / package / f'{name}.py')}"
+        for package, name in names
+    }
+
+
+async def test_the_stage_list_is_the_cores_keystroke_modules_and_the_glue(client: httpx.AsyncClient) -> None:
+    response = await client.get("/py/keys.json")
+    assert response.status_code == 200
+    assert response.headers["cache-control"] == REVALIDATE_CACHE
+    listing = response.json()
+    assert listing == {"files": _expected(), "entry": KEYS_ENTRY}
+    assert next(iter(listing["files"])) == "ai_search/__init__.py"  # the package before its modules
+
+
+async def test_the_stage_files_are_the_pages_urls_and_immutable(client: httpx.AsyncClient) -> None:
+    stage = (await client.get("/py/keys.json")).json()["files"]
+    page = (await client.get("/py/files.json")).json()["files"]
+    assert stage.items() <= page.items()
+    for path, url in stage.items():
+        r = await client.get(url)
+        assert r.status_code == 200, url
+        assert r.headers["cache-control"] == IMMUTABLE_CACHE, url
+        assert r.content == (ROOT / "py" / path).read_bytes()
+
+
+def test_the_glue_imports_only_the_stage_and_the_core() -> None:
+    """Every ai_search_web module a glue module imports is in the stage's list (MicroPython would
+    fail on a missing one only in the browser), and the entry module is one of them."""
+    glue = set(KEYS_GLUE_MODULES)
+    assert KEYS_ENTRY.removeprefix("ai_search_web.") in glue
+    for name in glue:
+        tree = ast.parse((ROOT / "py" / "ai_search_web" / f"{name}.py").read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
+                assert node.module.split(".")[0] in glue, f"{name}.py imports .{node.module}"
+
+
+def test_a_module_the_core_lists_but_lacks_is_left_unversioned(tmp_path: Path) -> None:
+    """The list follows the files on disk: a listed file that is missing keeps its plain URL (the
+    stage then fails to start and the page goes on without it)."""
+    (tmp_path / "py" / "ai_search").mkdir(parents=True)
+    files = keys_files(tmp_path)
+    assert files["ai_search/_grammar.py"] == "/py/ai_search/_grammar.py"
