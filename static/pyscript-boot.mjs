@@ -40,9 +40,13 @@ async function prefetchPageFiles() {
 }
 
 // After the keystroke stage (keys-boot.mjs): on a slow link its few hundred KB would otherwise
-// share the line with Pyodide's 6 MB; docs/page.md, "Start-up", has the measurements.
+// share the line with Pyodide's 6 MB; docs/page.md, "Start-up", has the measurements. A stage
+// that takes longer than STAGE_WAIT_MS (a stalled request) no longer holds Pyodide back.
 const STAGE_FIRST = true;
-const stageReady = STAGE_FIRST && window.aiSearchKeys ? window.aiSearchKeys.ready : Promise.resolve();
+const STAGE_WAIT_MS = 3000;
+const stageReady = STAGE_FIRST && window.aiSearchKeys
+  ? Promise.race([window.aiSearchKeys.ready, new Promise((resolve) => setTimeout(resolve, STAGE_WAIT_MS))])
+  : Promise.resolve();
 const python = stageReady.then(() => startPyodide());
 window.aiSearchPython = python;
 python.catch(failed);
