@@ -65,15 +65,14 @@ KEYSTROKE_MODULES: tuple[str, ...] = (
     "_suggestions",
 )
 
-__all__: list[str] = [
-    "KEYSTROKE_MODULES",
-    *_constants.__all__,
-    *_search_dates.__all__,
-    *_operators.__all__,
-    *_grammar.__all__,
-    *_suggestions.__all__,
-    *_room_lookup.__all__,
-]
+# One statement per module, not `[*a, *b]`: MicroPython has no `*` in a list display, and mypy reads these.
+__all__: list[str] = ["KEYSTROKE_MODULES"]
+__all__ += _constants.__all__
+__all__ += _search_dates.__all__
+__all__ += _operators.__all__
+__all__ += _grammar.__all__
+__all__ += _suggestions.__all__
+__all__ += _room_lookup.__all__
 
 if sys.implementation.name != "micropython":
     # The rest of the core: the server and Pyodide only (answers, citations, fusion, the pipeline...).
@@ -110,20 +109,18 @@ if sys.implementation.name != "micropython":
     from ._sharing import *  # noqa: F403
     from ._source_links import *  # noqa: F403
 
-    __all__ += [
-        *_search_receipt.__all__,
-        *_pipeline.__all__,
-        *_fusion.__all__,
-        *_answers.__all__,
-        *_prompt.__all__,
-        *_citations.__all__,
-        *_model_list.__all__,
-        *_sentences.__all__,
-        *_answer_kinds.__all__,
-        *_extractive.__all__,
-        *_grounding.__all__,
-        *_follow_ups.__all__,
-        *_sharing.__all__,
-        *_event_stream.__all__,
-        *_source_links.__all__,
-    ]
+    __all__ += _search_receipt.__all__
+    __all__ += _pipeline.__all__
+    __all__ += _fusion.__all__
+    __all__ += _answers.__all__
+    __all__ += _prompt.__all__
+    __all__ += _citations.__all__
+    __all__ += _model_list.__all__
+    __all__ += _sentences.__all__
+    __all__ += _answer_kinds.__all__
+    __all__ += _extractive.__all__
+    __all__ += _grounding.__all__
+    __all__ += _follow_ups.__all__
+    __all__ += _sharing.__all__
+    __all__ += _event_stream.__all__
+    __all__ += _source_links.__all__

@@ -261,6 +261,17 @@ def _is_alnum(char: str) -> bool:
     return len(char) == 1 and _in_runs("ALNUM", ord(char))
 
 
+def _strip_ends(text: str, start: bool, end: bool) -> str:
+    # By index: MicroPython's `str.strip(chars)` raises UnicodeError when `chars` is not ASCII.
+    spaces = _table("SPACES")
+    first, last = 0, len(text)
+    while start and first < last and text[first] in spaces:
+        first += 1
+    while end and last > first and text[last - 1] in spaces:
+        last -= 1
+    return text[first:last]
+
+
 def _split(text: str) -> "list[str]":
     spaces = _table("SPACES")
     words, start = [], -1
@@ -348,15 +359,15 @@ else:
 
     def strip(text: str) -> str:
         """`text` without whitespace at either end, as CPython's `str.strip()` gives it."""
-        return text.strip(_table("SPACES"))
+        return _strip_ends(text, True, True)
 
     def lstrip(text: str) -> str:
         """`text` without whitespace at its start, as CPython's `str.lstrip()`."""
-        return text.lstrip(_table("SPACES"))
+        return _strip_ends(text, True, False)
 
     def rstrip(text: str) -> str:
         """`text` without whitespace at its end, as CPython's `str.rstrip()`."""
-        return text.rstrip(_table("SPACES"))
+        return _strip_ends(text, False, True)
 
     def split(text: str) -> "list[str]":
         """The runs of `text` between whitespace, as CPython's `str.split()`."""

@@ -122,7 +122,7 @@ ENGLISH_MESSAGES: "Mapping[str, str]" = {
 if TYPE_CHECKING:
 
     class Translate(Protocol):
-        def __call__(self, key: str, /, **params: str) -> str: ...
+        def __call__(self, __key: str, **params: str) -> str: ...
 
 else:
 
