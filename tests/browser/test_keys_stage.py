@@ -15,11 +15,16 @@ pytestmark = pytest.mark.browser
 
 STAGE_LIST = "#suggestions[data-by=keys]:not([hidden])"
 PYTHON_LIST = "#suggestions[data-by=python]:not([hidden])"
-# The suggestion list and the chips as markup, without who drew them (data-by).
+# The suggestion list and the chips as markup, without who drew them (data-by), each element's
+# attributes sorted (MicroPython's keyword arguments come in no fixed order; the DOM is the same).
 MARKUP = """(selector) => {
-  const node = document.querySelector(selector).cloneNode(true);
-  node.removeAttribute("data-by");
-  return node.outerHTML;
+  const canonical = (node) => {
+    if (node.nodeType !== Node.ELEMENT_NODE) return node.textContent;
+    const attributes = [...node.attributes].filter((a) => a.name !== "data-by")
+      .map((a) => `${a.name}="${a.value}"`).sort().join(" ");
+    return `<${node.localName} ${attributes}>${[...node.childNodes].map(canonical).join("")}</${node.localName}>`;
+  };
+  return canonical(document.querySelector(selector));
 }"""
 
 
