@@ -6,8 +6,10 @@
 // Everything comes from our server, under the page's CSP: MicroPython's JS evaluates no string
 // (no eval, no Function), and compiling its wasm is what 'wasm-unsafe-eval' allows. GET
 // /py/keys.json lists the stage's Python files (the core's KEYSTROKE_MODULES and the glue), each
-// URL at its content digest and cached as immutable, like /py/files.json; they are written into
-// MicroPython's file system under /lib and the listing's entry module's start() runs.
+// URL at its content digest and cached as immutable, like /py/files.json; the page itself names
+// GET /py/keys-bundle.json?v=<digest>, the same files in one immutable body, which is what the
+// stage fetches (one request, and none on a warm visit). They are written into MicroPython's file
+// system under /lib and the entry module's start() runs.
 //
 // window.aiSearchKeys: `ready`, a promise settled once the stage is ready or has failed (true or
 // false: pyscript-boot.mjs starts Pyodide after it, so that on a slow link the stage's few hundred
@@ -15,16 +17,28 @@
 // fallback's Enter search sends them, and the page's Python starts from them). If MicroPython
 // fails, the page goes on as before: the fallback suggests until Pyodide is ready.
 const FILES_URL = "/py/keys.json";
+// The page's <link rel=preload> of the bundle (its URL carries the digest the server wrote in).
+const BUNDLE_LINK = "keys-bundle";
 const RUNTIME = "./vendor/micropython-1.28.0-6/";
 const LIBRARY = "/lib";
-// MicroPython's heap (bytes): the core's modules compiled and the grammar's tables. Measured: the
-// stage uses about ... after a few keystrokes; the heap is allocated once, inside the wasm memory.
-const HEAP_BYTES = 8 * 1024 * 1024;
+// MicroPython's heap (bytes), allocated once inside the wasm memory: the core's modules compiled
+// and the grammar's tables take a few hundred KB (gc.mem_alloc()), the rest is room for the GC.
+const HEAP_BYTES = 4 * 1024 * 1024;
 
 let settle;
 const keys = (window.aiSearchKeys = { filters: "", ready: new Promise((resolve) => { settle = resolve; }) });
 
+// The stage's sources: the bundle the page names (one immutable response), else the list and each
+// file (a page served without its bundle's digest).
 async function stageFiles() {
+  const bundle = document.getElementById(BUNDLE_LINK);
+  if (bundle && !bundle.href.includes("__")) {
+    const response = await fetch(bundle.href);
+    if (!response.ok) throw new Error(`${bundle.href} answered ${response.status}`);
+    const { files, entry } = await response.json();
+    performance.mark("ai-search:keys-files");
+    return { texts: Object.entries(files), entry };
+  }
   const response = await fetch(FILES_URL);
   if (!response.ok) throw new Error(`${FILES_URL} answered ${response.status}`);
   const { files, entry } = await response.json();
@@ -35,15 +49,13 @@ async function stageFiles() {
       return [path, await file.text()];
     }),
   );
+  performance.mark("ai-search:keys-files");
   return { texts, entry };
 }
 
-async function boot() {
-  performance.mark("ai-search:keys-start");
-  const [{ loadMicroPython }, { texts, entry }] = await Promise.all([
-    import(`${RUNTIME}micropython.mjs`),
-    stageFiles(),
-  ]);
+async function startInterpreter() {
+  const { loadMicroPython } = await import(`${RUNTIME}micropython.mjs`);
+  performance.mark("ai-search:keys-runtime");
   const mp = await loadMicroPython({
     url: new URL(`${RUNTIME}micropython.wasm`, import.meta.url).href,
     heapsize: HEAP_BYTES,
@@ -51,13 +63,22 @@ async function boot() {
     stderr: (line) => console.warn(line),
   });
   performance.mark("ai-search:keys-interpreter");
+  return mp;
+}
+
+// The interpreter starts while the sources download: neither needs the other.
+async function boot() {
+  performance.mark("ai-search:keys-start");
+  const [mp, { texts, entry }] = await Promise.all([startInterpreter(), stageFiles()]);
   for (const [path, text] of texts) {
     const slash = path.lastIndexOf("/");
     mp.FS.mkdirTree(`${LIBRARY}/${path.slice(0, slash)}`);
     mp.FS.writeFile(`${LIBRARY}/${path}`, text);
   }
   if (!/^[A-Za-z_][\w.]*$/.test(entry)) throw new Error(`not a module name: ${entry}`);
-  keys.stage = mp.runPython(`import ${entry} as _stage\n_stage.start()`);
+  mp.runPython(`import ${entry}`);
+  performance.mark("ai-search:keys-imported");
+  mp.runPython(`${entry}.start()`);
   keys.interpreter = mp;
 }
 

@@ -15,6 +15,7 @@ compressed on their first request.
 from __future__ import annotations
 
 import hashlib
+import json
 import mimetypes
 import os
 import re
@@ -46,6 +47,8 @@ __all__ = [
     "REVALIDATE_CACHE",
     "PageFiles",
     "content_digest",
+    "keys_bundle",
+    "keys_bundle_url",
     "keys_files",
     "keys_listing",
     "made_response",
@@ -162,6 +165,38 @@ def keys_listing(root: Path) -> dict[str, object]:
     return {"files": keys_files(root), "entry": KEYS_ENTRY}
 
 
+# The stage's files in one response (GET /py/keys-bundle.json?v=…, its URL written into the pages):
+# one request instead of a list and then each file, which on a 100 ms link is two round trips and
+# more (the browser opens six connections per host), and on a warm visit no request at all (it is
+# immutable at its digest). Kept per digest; a deploy makes a new one.
+KEYS_BUNDLE_PATH = "/py/keys-bundle.json"
+_bundles: dict[str, bytes] = {}
+
+
+def _keys_digest(files: dict[str, str]) -> str:
+    """The bundle's version: a digest of its files' versioned URLs (so of their contents)."""
+    listing = json.dumps(files, sort_keys=True, separators=(",", ":")).encode("utf-8")
+    return hashlib.sha256(listing).hexdigest()[:DIGEST_HEX_CHARS]
+
+
+def keys_bundle_url(root: Path) -> str:
+    """The bundle's URL at its current digest, as the pages name it (``./py/keys-bundle.json?v=…``)."""
+    return f".{KEYS_BUNDLE_PATH}?v={_keys_digest(keys_files(root))}"
+
+
+def keys_bundle(root: Path) -> tuple[str, bytes]:
+    """(digest, body) of the bundle: ``{"entry": …, "files": {path: source}}`` as JSON."""
+    files = keys_files(root)
+    digest = _keys_digest(files)
+    if digest not in _bundles:
+        if len(_bundles) > 4:
+            _bundles.clear()
+        sources = {path: (root / "py" / path).read_text(encoding="utf-8") for path in files}
+        body = {"entry": KEYS_ENTRY, "files": sources}
+        _bundles[digest] = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return digest, _bundles[digest]
+
+
 def versioned_config(text: str, root: Path) -> str:
     """pyscript.toml with each ``./py/…`` source given its digest, so PyScript's requests for them
     are answered by the HTTP cache (the same URLs as :func:`python_files`)."""
@@ -174,11 +209,14 @@ def _etag_matches(if_none_match: str, etag: str) -> bool:
     return "*" in wanted or etag in wanted
 
 
-def made_response(request_headers: Headers, text: str, media_type: str) -> Response:
+def made_response(
+    request_headers: Headers, text: str | bytes, media_type: str, *, immutable: bool = False
+) -> Response:
     """A response made per request (the pages with their placeholders filled in, pyscript.toml with
     its digests, the file list): compressed like the files, revalidated with an ETag of its content,
-    so a warm visit whose page did not change gets a 304 and no body."""
-    body = text.encode("utf-8")
+    so a warm visit whose page did not change gets a 304 and no body. ``immutable``: asked for at
+    its current digest (the keystroke stage's bundle), so kept without revalidation."""
+    body = text.encode("utf-8") if isinstance(text, str) else text
     accepted = accepted_codings(request_headers.get("accept-encoding", ""))
     coding = next((c for c, _suffix in CODINGS if c in accepted), None)
     if len(body) < MIN_COMPRESSIBLE_BYTES:
@@ -186,7 +224,7 @@ def made_response(request_headers: Headers, text: str, media_type: str) -> Respo
     digest = hashlib.sha256(body).hexdigest()[:DIGEST_HEX_CHARS]
     headers = {
         "etag": f'"{digest}-{coding or "identity"}"',
-        "cache-control": REVALIDATE_CACHE,
+        "cache-control": IMMUTABLE_CACHE if immutable else REVALIDATE_CACHE,
         "vary": "Accept-Encoding",
     }
     if _etag_matches(request_headers.get("if-none-match", ""), headers["etag"]):

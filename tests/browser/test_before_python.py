@@ -4,6 +4,7 @@ Python then takes over without losing what was typed or found."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -12,6 +13,10 @@ from ._hostile import WORD
 from .conftest import PYTHON_READY_MS, SESSION_STORAGE_KEY, Server
 
 pytestmark = pytest.mark.browser
+
+
+# The keystroke stage's sources: its bundle (what the page names) or its file list.
+STAGE_FILES = re.compile(r"/py/keys(-bundle)?\.json")
 
 
 class HeldPython:
@@ -25,7 +30,7 @@ class HeldPython:
         self.released = False
         page.route("**/pyscript.toml", self._hold)
         if not stage:
-            page.route("**/py/keys.json", self._hold)
+            page.route(STAGE_FILES, self._hold)
 
     def _hold(self, route: Any) -> None:
         if self.released:

@@ -13,8 +13,8 @@ pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = ("index.html", "embed.html")
 # What the pages preload that the server makes per request rather than serves from a file: the
-# keystroke stage's file list (ai_search_server.static.keys_listing).
-MADE_BY_THE_SERVER = ("./py/keys.json",)
+# keystroke stage's files in one body, at the digest the server writes in (static.keys_bundle).
+MADE_BY_THE_SERVER = ("./py/keys-bundle.json?v=__AI_SEARCH_KEYS_BUNDLE__",)
 
 
 @pytest.mark.parametrize("name", PAGES)

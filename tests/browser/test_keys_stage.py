@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from .conftest import PYTHON_READY_MS, PageRecord, Server
-from .test_before_python import HeldPython, _signed_in
+from .test_before_python import STAGE_FILES, HeldPython, _signed_in
 
 pytestmark = pytest.mark.browser
 
@@ -152,7 +152,7 @@ def test_the_widget_page_has_the_stage_too(page: Any, server: Server) -> None:
 
 def test_without_micropython_the_page_goes_on_as_before(page: Any, record: PageRecord, server: Server) -> None:
     record.allow_error("Failed to load resource")
-    page.route("**/py/keys.json", lambda route: route.fulfill(status=404))
+    page.route(STAGE_FILES, lambda route: route.fulfill(status=404))
     held = HeldPython(page)
     _signed_in(page, server, "bob")
     page.goto(server.url)

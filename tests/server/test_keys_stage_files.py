@@ -1,10 +1,12 @@
-"""GET /py/keys.json: the keystroke stage's files (static/keys-boot.mjs runs them on MicroPython), one
+"""GET /py/keys.json and /py/keys-bundle.json: the keystroke stage's files (static/keys-boot.mjs runs them on MicroPython), one
 list built from the core's KEYSTROKE_MODULES and the stage's glue modules, each URL at its digest
 and the same URL the page's own list names, so one HTTP cache entry serves both runtimes."""
 
 from __future__ import annotations
 
 import ast
+import json
+import re
 from pathlib import Path
 
 import httpx
@@ -17,6 +19,8 @@ from ai_search_server.static import (
     KEYS_GLUE_MODULES,
     REVALIDATE_CACHE,
     content_digest,
+    keys_bundle,
+    keys_bundle_url,
     keys_files,
 )
 
@@ -71,3 +75,37 @@ def test_a_module_the_core_lists_but_lacks_is_left_unversioned(tmp_path: Path) -
     (tmp_path / "py" / "ai_search").mkdir(parents=True)
     files = keys_files(tmp_path)
     assert files["ai_search/_grammar.py"] == "/py/ai_search/_grammar.py"
+
+
+async def test_the_pages_name_the_bundle_of_the_same_files_at_its_digest(client: httpx.AsyncClient) -> None:
+    """The stage fetches its files in one body, named by the page at its digest (one request on a
+    first visit, none on a warm one); the bundle holds exactly the listed files, as they are."""
+    listing = (await client.get("/py/keys.json")).json()
+    for page in ("/", "/embed"):
+        html = (await client.get(page)).text
+        found = re.search(r'<link rel="preload" id="keys-bundle" href="\.(/py/keys-bundle\.json\?v=[0-9a-f]{16})"', html)
+        assert found, page
+        url = found[1]
+    r = await client.get(url)
+    assert r.status_code == 200
+    assert r.headers["cache-control"] == IMMUTABLE_CACHE
+    bundle = r.json()
+    assert bundle["entry"] == listing["entry"] == KEYS_ENTRY
+    assert list(bundle["files"]) == list(listing["files"])
+    for path, source in bundle["files"].items():
+        assert source == (ROOT / "py" / path).read_text(encoding="utf-8")
+    stale = await client.get("/py/keys-bundle.json?v=0000000000000000")
+    assert stale.headers["cache-control"] == REVALIDATE_CACHE
+
+
+def test_the_bundle_digest_follows_the_files(tmp_path: Path) -> None:
+    for package, names in (("ai_search", ("__init__", *KEYSTROKE_MODULES)), ("ai_search_web", KEYS_GLUE_MODULES)):
+        (tmp_path / "py" / package).mkdir(parents=True)
+        for name in names:
+            (tmp_path / "py" / package / f"{name}.py").write_text(f"NAME = {name!r}\n", encoding="utf-8")
+    before = keys_bundle_url(tmp_path)
+    digest, body = keys_bundle(tmp_path)
+    assert before.endswith(f"?v={digest}")
+    assert json.loads(body)["files"]["ai_search_web/keys.py"] == "NAME = 'keys'\n"
+    (tmp_path / "py" / "ai_search" / "_grammar.py").write_text("NAME = 'changed'\n", encoding="utf-8")
+    assert keys_bundle_url(tmp_path) != before
