@@ -218,7 +218,7 @@ def _take_out(text: str, live: bool) -> "tuple[str, SearchFilters, bool]":
         tokens = _scan(text, live, start)
         if live and tokens and tokens[-1].end == len(text):
             tokens.pop()
-        opened = {quote: at for quote, at in opened.items() if quote < start}
+        opened = {quote: at for quote, at in opened.items() if quote < start}  # portable: a lookup table
         opened.update(
             (t.value_start, t.start) for t in tokens if t.shape == "bare" and t.raw.startswith(_QUOTE)
         )
