@@ -9,7 +9,8 @@ both interpreters:
   name its fields gets `__eq__`, `__hash__`, `__repr__`, copying and `replace(**changes)` as a dataclass would (frozen
   ones refuse assignment). On CPython they also carry dataclass metadata, so `dataclasses.replace`,
   `fields` and `asdict` keep working for callers written against the dataclasses they were;
-- `fold` (`str.lower`), `is_space`, `is_alnum`, `strip`, `lstrip`, `rstrip`, `split`, `collapse_spaces`:
+- `fold` (`str.lower`), `is_space`, `is_alnum`, `strip`, `lstrip`, `rstrip`, `split`, `collapse_spaces`,
+  `find_space`:
   the str methods as CPython has them, Unicode included. On CPython they are the str methods; on
   MicroPython they read the tables of `_unicode_tables`, generated from CPython's str methods by
   scripts/unicode_tables.py (checked against them on every code point by tests/unit/test_portable.py).
@@ -38,6 +39,7 @@ __all__ = [
     "FrozenRecord",
     "Record",
     "collapse_spaces",
+    "find_space",
     "fold",
     "is_alnum",
     "is_space",
@@ -272,6 +274,14 @@ def _strip_ends(text: str, start: bool, end: bool) -> str:
     return text[first:last]
 
 
+def _find_space(text: str, start: int) -> int:
+    spaces = _table("SPACES")
+    for index in range(start, len(text)):
+        if text[index] in spaces:
+            return index
+    return -1
+
+
 def _split(text: str) -> "list[str]":
     spaces = _table("SPACES")
     words, start = [], -1
@@ -308,6 +318,7 @@ def _collapse_spaces(text: str) -> str:
 if not MICROPYTHON:
     import re
 
+    _WHITESPACE = re.compile(r"\s")
     _WHITESPACE_RUN = re.compile(r"\s+")
 
     def fold(text: str) -> str:
@@ -321,6 +332,11 @@ if not MICROPYTHON:
     def is_alnum(char: str) -> bool:
         """Whether `char` (one code point) is a letter or a digit, as `str.isalnum` says."""
         return char.isalnum()
+
+    def find_space(text: str, start: int = 0) -> int:
+        """The index of the first whitespace (`str.isspace`) at or after `start`, or -1."""
+        found = _WHITESPACE.search(text, start)
+        return -1 if found is None else found.start()
 
     def strip(text: str) -> str:
         """`text` without whitespace (`str.isspace`) at either end, as `str.strip()` gives it."""
@@ -356,6 +372,10 @@ else:
     def is_alnum(char: str) -> bool:
         """Whether `char` (one code point) is a letter or a digit, as CPython's `str.isalnum` says."""
         return _is_alnum(char)
+
+    def find_space(text: str, start: int = 0) -> int:
+        """The index of the first whitespace (CPython's `str.isspace`) at or after `start`, or -1."""
+        return _find_space(text, start)
 
     def strip(text: str) -> str:
         """`text` without whitespace at either end, as CPython's `str.strip()` gives it."""
