@@ -95,6 +95,8 @@ def _prefixes_by_first_character() -> "dict[str, list[tuple[str, SearchFilterOpe
     # Under both cases of their first character, so that one lookup tells where a key may start.
     table: dict[str, list[tuple[str, SearchFilterOperator]]] = {}
     for prefix in SEARCH_FILTER_PREFIXES:  # longest first, so that `-in:` is tried before `-`
+        if "a" <= prefix[-1] <= "z":  # prefixes are lower case
+            raise ValueError(f"{prefix!r}: `_key_at` compares a prefix's last character (`:`) exactly")
         for first in {prefix[0], prefix[0].upper()}:  # portable: the prefixes are ASCII
             table.setdefault(first, []).append((prefix, operator_for_prefix(prefix)))
     return table
