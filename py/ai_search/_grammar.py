@@ -47,7 +47,17 @@ from ._operators import (
     get_search_filter_operator,
     operator_for_prefix,
 )
-from ._portable import FrozenRecord, collapse_spaces, fold, is_space, lstrip, record, rstrip, strip
+from ._portable import (
+    FrozenRecord,
+    collapse_spaces,
+    find_space,
+    fold,
+    is_space,
+    lstrip,
+    record,
+    rstrip,
+    strip,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -82,9 +92,13 @@ def _ascii_lower(text: str) -> str:
 
 
 def _prefixes_by_first_character() -> "dict[str, list[tuple[str, SearchFilterOperator]]]":
+    # Under both cases of their first character, so that one lookup tells where a key may start.
     table: dict[str, list[tuple[str, SearchFilterOperator]]] = {}
     for prefix in SEARCH_FILTER_PREFIXES:  # longest first, so that `-in:` is tried before `-`
-        table.setdefault(prefix[0], []).append((prefix, operator_for_prefix(prefix)))
+        if "a" <= prefix[-1] <= "z":  # prefixes are lower case
+            raise ValueError(f"{prefix!r}: `_key_at` compares a prefix's last character (`:`) exactly")
+        for first in {prefix[0], prefix[0].upper()}:  # portable: the prefixes are ASCII
+            table.setdefault(first, []).append((prefix, operator_for_prefix(prefix)))
     return table
 
 
@@ -94,12 +108,14 @@ _PREFIXES_BY_FIRST = _prefixes_by_first_character()
 def _key_at(text: str, start: int) -> "tuple[SearchFilterOperator, int] | None":
     """The row whose prefix (ASCII case-insensitive, the longest) `text` has at `start`, and where
     that prefix ends; None when there is none."""
-    candidates = _PREFIXES_BY_FIRST.get(_ascii_lower(text[start]))
+    candidates = _PREFIXES_BY_FIRST.get(text[start])
     if candidates is None:
         return None
     for prefix, op in candidates:
         end = start + len(prefix)
-        if end <= len(text) and _ascii_lower(text[start:end]) == prefix:
+        segment = text[start:end]  # shorter than the prefix at the end of the text: no match
+        # A prefix ends in `:` (or is `-`), which has no case: most words fail at that test.
+        if segment[-1:] == prefix[-1:] and (segment == prefix or _ascii_lower(segment) == prefix):
             return op, end
     return None
 
@@ -133,10 +149,8 @@ def _value_end(text: str, start: int, live: bool) -> "tuple[int, str]":
             return close + 1, "closed"
         if live and close < 0:
             return length, "unclosed"
-    end = start
-    while end < length and not is_space(text[end]):
-        end += 1
-    return end, "bare"
+    end = find_space(text, start)
+    return (length if end < 0 else end), "bare"
 
 
 def _scan(text: str, live: bool, start: int = 0) -> "list[_Token]":
@@ -156,7 +170,11 @@ def _scan(text: str, live: bool, start: int = 0) -> "list[_Token]":
                 tokens.append(_Token(op, position, value_start, end, text[value_start:end], shape))
                 position = end
                 continue
-        position += 1
+        # No key here: the next place one may start is just after the next whitespace.
+        space = find_space(text, position)
+        if space < 0:
+            break
+        position = space + 1
     return tokens
 
 
@@ -218,7 +236,7 @@ def _take_out(text: str, live: bool) -> "tuple[str, SearchFilters, bool]":
         tokens = _scan(text, live, start)
         if live and tokens and tokens[-1].end == len(text):
             tokens.pop()
-        opened = {quote: at for quote, at in opened.items() if quote < start}
+        opened = {quote: at for quote, at in opened.items() if quote < start}  # portable: a lookup table
         opened.update(
             (t.value_start, t.start) for t in tokens if t.shape == "bare" and t.raw.startswith(_QUOTE)
         )
@@ -446,8 +464,8 @@ def _clamp_caret(text: str, caret: int | None) -> int:
 def _word_end(text: str, position: int) -> int:
     """`position`, or the end of the word it is inside (a caret inside a word is not split)."""
     if position > 0 and not is_space(text[position - 1]):
-        while position < len(text) and not is_space(text[position]):
-            position += 1
+        end = find_space(text, position)
+        return len(text) if end < 0 else end
     return position
 
 

@@ -554,9 +554,9 @@ _BY_PREFIX = {prefix: op for op in SEARCH_FILTER_OPERATORS for prefix in op.pref
 SEARCH_FILTER_KEYS: tuple[str, ...] = tuple(op.key for op in SEARCH_FILTER_OPERATORS)
 _PREFIXES_IN_ORDER = [prefix for op in SEARCH_FILTER_OPERATORS for prefix in op.prefixes]
 #: Every prefix, longest first (in the table's order among equals), as the tokenizer tries them
-#: (`-in:` before `-`). The index breaks ties: MicroPython's sort is not stable.
+#: (`-in:` before `-`).
 SEARCH_FILTER_PREFIXES: tuple[str, ...] = tuple(
-    sorted(_PREFIXES_IN_ORDER, key=lambda prefix: (-len(prefix), _PREFIXES_IN_ORDER.index(prefix)))
+    sorted(_PREFIXES_IN_ORDER, key=lambda p: (-len(p), _PREFIXES_IN_ORDER.index(p)))  # portable: no ties
 )
 
 

@@ -5,24 +5,33 @@ until Pyodide (CPython, 6 MB) has loaded; both run the same modules, so the gram
 base. MicroPython lacks `dataclasses`, and its str methods know ASCII only, so this module gives
 both interpreters:
 
-- `Record` and `FrozenRecord`, with the `record` decorator: a class whose `_fields` (its `__slots__`)
-  name its fields gets `__eq__`, `__hash__`, `__repr__`, copying and `replace(**changes)` as a dataclass would (frozen
-  ones refuse assignment). On CPython they also carry dataclass metadata, so `dataclasses.replace`,
-  `fields` and `asdict` keep working for callers written against the dataclasses they were;
-- `fold` (`str.lower`), `is_space`, `is_alnum`, `strip`, `lstrip`, `rstrip`, `split`, `collapse_spaces`:
-  the str methods as CPython has them, Unicode included. On CPython they are the str methods; on
-  MicroPython they read the tables of `_unicode_tables`, generated from CPython's str methods by
-  scripts/unicode_tables.py (checked against them on every code point by tests/unit/test_portable.py).
+- `Record` and `FrozenRecord`, with the `record` decorator: a class whose `_fields` (also its
+  `__slots__`) name its fields gets `__eq__`, `__hash__`, `__repr__`, copying and `replace(**changes)`
+  as a dataclass would (frozen ones refuse assignment). On CPython they also carry dataclass
+  metadata, so `dataclasses.replace`, `fields` and `asdict` keep working for callers written against
+  the dataclasses they were;
+- `fold` (`str.lower`), `is_space`, `is_alnum`, `strip`, `lstrip`, `rstrip`, `split`, `find_space`,
+  `collapse_spaces`: the str methods (and `\\s`) as CPython has them, Unicode included. On CPython
+  they are the str methods; on MicroPython they read the tables of `_unicode_tables`, generated from
+  CPython's str methods by scripts/unicode_tables.py (tests/unit/test_portable.py checks them against
+  the str methods on every code point, the final sigma's context included).
 
-The convention of a keystroke module (`ai_search.KEYSTROKE_MODULES`; tests/unit/test_core_portability.py
-checks it on each): no `from __future__ import annotations` (MicroPython has no `__future__`), so
-annotations must be valid at run time on CPython 3.11, quoted where they name a type imported for
-type checking only; `typing` and `collections.abc` only under `if TYPE_CHECKING:` (with
-`TYPE_CHECKING = False` at the top: mypy reads any name TYPE_CHECKING as true); no `dataclasses`,
-`enum`, `unicodedata` or `re` (MicroPython's `re` lacks counted repeats, named groups, lookarounds,
-flags, `finditer` and `fullmatch`: scan by hand); no str case or class method on text that may hold
-more than ASCII (use this module's); no `dict | dict`, no `str.removeprefix`, `str.isalnum` or
-`str.format_map` (MicroPython has none of them).
+The convention of a keystroke module (`ai_search.KEYSTROKE_MODULES`): tests/unit/test_core_portability.py
+checks it on each, tests/unit/test_core_micropython.py runs them on MicroPython and compares.
+
+- No `from __future__ import annotations` (MicroPython has no `__future__`): annotations must be
+  valid at run time on CPython 3.11, quoted where they name a type imported for type checking only.
+  `typing` and `collections.abc` only under `if TYPE_CHECKING:` (with `TYPE_CHECKING = False` at the
+  top: mypy reads any name TYPE_CHECKING as true), type aliases and Protocols too.
+- No `dataclasses`, `enum`, `unicodedata` or `re` at run time (MicroPython's `re` lacks counted
+  repeats, named groups, lookarounds, flags, `finditer` and `fullmatch`): scan by hand.
+- Syntax MicroPython does not parse, even in a branch that never runs there: `/` in a signature,
+  `*` or `**` inside a list, tuple, set or dict display, `match`, `except*`.
+- No str case or class method (`lower`, `isspace`, `strip()`, `split()`...) on text that may hold
+  more than ASCII: use this module's. `strip(chars)` raises there when `chars` is not ASCII. No
+  `dict | dict`, `str.removeprefix`, `str.isalnum` or `str.format_map` (MicroPython has none).
+- MicroPython's dicts keep no insertion order and its sort is not stable: an order that shows (the
+  choices, the keys, the hints) comes from a tuple or a list, and a sort breaks its ties.
 """
 
 import sys
@@ -38,6 +47,7 @@ __all__ = [
     "FrozenRecord",
     "Record",
     "collapse_spaces",
+    "find_space",
     "fold",
     "is_alnum",
     "is_space",
@@ -272,6 +282,14 @@ def _strip_ends(text: str, start: bool, end: bool) -> str:
     return text[first:last]
 
 
+def _find_space(text: str, start: int) -> int:
+    spaces = _table("SPACES")
+    for index in range(start, len(text)):
+        if text[index] in spaces:
+            return index
+    return -1
+
+
 def _split(text: str) -> "list[str]":
     spaces = _table("SPACES")
     words, start = [], -1
@@ -308,6 +326,7 @@ def _collapse_spaces(text: str) -> str:
 if not MICROPYTHON:
     import re
 
+    _WHITESPACE = re.compile(r"\s")
     _WHITESPACE_RUN = re.compile(r"\s+")
 
     def fold(text: str) -> str:
@@ -321,6 +340,11 @@ if not MICROPYTHON:
     def is_alnum(char: str) -> bool:
         """Whether `char` (one code point) is a letter or a digit, as `str.isalnum` says."""
         return char.isalnum()
+
+    def find_space(text: str, start: int = 0) -> int:
+        """The index of the first whitespace (`str.isspace`) at or after `start`, or -1."""
+        found = _WHITESPACE.search(text, start)
+        return -1 if found is None else found.start()
 
     def strip(text: str) -> str:
         """`text` without whitespace (`str.isspace`) at either end, as `str.strip()` gives it."""
@@ -356,6 +380,10 @@ else:
     def is_alnum(char: str) -> bool:
         """Whether `char` (one code point) is a letter or a digit, as CPython's `str.isalnum` says."""
         return _is_alnum(char)
+
+    def find_space(text: str, start: int = 0) -> int:
+        """The index of the first whitespace (CPython's `str.isspace`) at or after `start`, or -1."""
+        return _find_space(text, start)
 
     def strip(text: str) -> str:
         """`text` without whitespace at either end, as CPython's `str.strip()` gives it."""

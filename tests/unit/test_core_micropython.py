@@ -4,13 +4,14 @@ The search page answers its first keystrokes on MicroPython 1.28 (vendored under
 before Pyodide has loaded, running the very modules of `ai_search.KEYSTROKE_MODULES`. Here they are
 written into MicroPython's file system in Node, with `_core_runner.py`, and a table of cases, then a
 batch of hypothesis-generated query lines, runs through both interpreters; the JSON each writes must
-be the same. Skipped only when node or the vendored MicroPython is missing (scripts/setup puts it
-there; CI has both).
+be the same. Pyodide (CPython 3.14, the interpreter that takes over) is compared too. Skipped only
+when node or the vendored runtime is missing (scripts/setup puts it there; CI has both).
 """
 
 import json
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +26,8 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "py" / "ai_search"
 RUNNER = Path(_core_runner.__file__)
 VENDOR = ROOT / "static" / "vendor" / "micropython-1.28.0-6"
-# MicroPython's heap in the stage's default size class: the core must not need more.
-HEAP_BYTES = 4 * 1024 * 1024
+# MicroPython's heap: loadMicroPython's default, which the core needs no more than (it runs in 256 KB).
+HEAP_BYTES = 1024 * 1024
 NODE_TIMEOUT_SECONDS = 60
 
 # Writes the package and the runner into MicroPython's file system, runs the cases, prints the results.
@@ -58,6 +59,25 @@ process.stdout.write(mp.FS.readFile("/results.json", { encoding: "utf8" }));
 """
 
 
+# The same for Pyodide (CPython 3.14, the page's interpreter after the keystroke stage), without its
+# memory snapshot: the whole package goes into its file system.
+_PYODIDE_SCRIPT = r"""
+import fs from "node:fs";
+import { pathToFileURL } from "node:url";
+const [vendor, packageDir, runner, cases] = process.argv.slice(2);
+const { loadPyodide } = await import(pathToFileURL(`${vendor}/pyodide.mjs`).href);
+const py = await loadPyodide({ indexURL: `${vendor}/`, stdout: () => {}, stderr: (line) => process.stderr.write(line + "\n") });
+py.FS.mkdirTree("/lib/ai_search");
+for (const name of fs.readdirSync(packageDir)) {
+  if (name.endsWith(".py")) py.FS.writeFile(`/lib/ai_search/${name}`, fs.readFileSync(`${packageDir}/${name}`));
+}
+py.FS.writeFile("/lib/core_runner.py", fs.readFileSync(runner));
+py.FS.writeFile("/cases.json", fs.readFileSync(cases));
+py.runPython("import sys\nsys.path.insert(0, '/lib')\nimport core_runner\ncore_runner.main('/cases.json', '/results.json')");
+process.stdout.write(py.FS.readFile("/results.json", { encoding: "utf8" }));
+"""
+
+
 def _needs_micropython() -> str:
     node = shutil.which("node")
     if node is None:
@@ -85,15 +105,37 @@ def run_on_micropython(cases: list[list[Any]], tmp_path: Path) -> list[Any]:
     return results
 
 
+def run_on_pyodide(cases: list[list[Any]], tmp_path: Path) -> list[Any]:
+    node = shutil.which("node")
+    vendor = next(iter(sorted((ROOT / "static" / "vendor").glob("pyodide-*/pyodide.mjs"))), None)
+    if node is None or vendor is None:
+        pytest.skip("node or the vendored Pyodide is missing (scripts/setup)")
+    script = tmp_path / "pyodide.mjs"
+    script.write_text(_PYODIDE_SCRIPT, encoding="utf-8")
+    source = tmp_path / "cases.json"
+    source.write_text(json.dumps(cases, ensure_ascii=False), encoding="utf-8")
+    done = subprocess.run(
+        [node, str(script), str(vendor.parent), str(PACKAGE), str(RUNNER), str(source)],
+        capture_output=True,
+        timeout=NODE_TIMEOUT_SECONDS,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr.decode(errors="replace")[-4000:]
+    results: list[Any] = json.loads(done.stdout.decode())
+    return results
+
+
 def run_on_cpython(cases: list[list[Any]]) -> list[Any]:
     # Through JSON as well, so that both sides are compared as the same kind of value.
     results: list[Any] = json.loads(json.dumps(_core_runner.run(cases)))
     return results
 
 
-def assert_same(cases: list[list[Any]], tmp_path: Path) -> None:
+def assert_same(
+    cases: list[list[Any]], tmp_path: Path, run: Callable[[list[list[Any]], Path], list[Any]] = run_on_micropython
+) -> None:
     expected = run_on_cpython(cases)
-    got = run_on_micropython(cases, tmp_path)
+    got = run(cases, tmp_path)
     assert len(got) == len(expected)
     different = [
         f"{case!r}: {_difference(want, have)}"
@@ -113,7 +155,7 @@ def _difference(want: Any, have: Any, path: str = "") -> str:
         for index, (a, b) in enumerate(zip(want, have, strict=True)):
             if a != b:
                 return _difference(a, b, f"{path}[{index}]")
-    return f"{path or '.'}: CPython {want!r}, MicroPython {have!r}"
+    return f"{path or '.'}: CPython {want!r}, the other {have!r}"
 
 
 LONG = "x" * 600
@@ -286,3 +328,9 @@ def test_generated_query_lines_give_the_same_results_on_micropython(tmp_path: Pa
     lines = generated_lines(BATCH_SIZE)
     assert len(set(lines)) > BATCH_SIZE // 2
     assert_same([["line", line] for line in lines], tmp_path)
+
+
+def test_pyodide_gives_the_same_results_as_this_cpython(tmp_path: Path) -> None:
+    # The page's second interpreter (CPython 3.14 in wasm) must agree with the server's and the stage's.
+    lines = generated_lines(BATCH_SIZE // 3)
+    assert_same(_table() + [["line", line] for line in lines], tmp_path, run_on_pyodide)

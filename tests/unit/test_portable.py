@@ -93,6 +93,9 @@ def test_the_fallbacks_give_the_str_methods_on_whole_texts(text: str) -> None:
         text.rstrip(),
     ]
     assert _portable.collapse_spaces(text) == re.sub(r"\s+", " ", text)
+    for start in range(len(text) + 1):
+        found = re.compile(r"\s").search(text, start)
+        assert _portable._find_space(text, start) == _portable.find_space(text, start) == (found.start() if found else -1)
 
 
 # -- records -------------------------------------------------------------------------------------------
