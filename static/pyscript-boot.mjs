@@ -53,6 +53,9 @@ python.catch(failed);
 stageReady.then(() => prefetchPageFiles()).catch(() => {});
 
 try {
+  // PyScript waits for the interpreter anyway; its own start (a module graph run on the main
+  // thread) waits for the stage too, so as not to delay the stage's first suggestion.
+  await stageReady;
   const { hooks } = await import(PYSCRIPT);
   hooks.worker.onBeforeRunAsync.clear();
   hooks.main.onReady.add(() => performance.mark("ai-search:pyscript-ready"));

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from ._hostile import HOSTILE_ROOM
 from .conftest import PYTHON_READY_MS, PageRecord, Server
 from .test_before_python import STAGE_FILES, HeldPython, _signed_in
 
@@ -162,3 +163,19 @@ def test_without_micropython_the_page_goes_on_as_before(page: Any, record: PageR
     page.wait_for_selector("#suggestions[data-by=fallback] [role=option]")
     held.release()
     page.wait_for_selector("html[data-py=ready]", timeout=PYTHON_READY_MS)
+
+
+def test_the_stage_shows_a_hostile_room_name_as_text(page: Any, server: Server, hostile: None) -> None:
+    held = _stage_page(page, server)
+    page.click("#search-box")
+    page.keyboard.type("in:quokka")
+    page.wait_for_selector(f"{STAGE_LIST} [role=option]")
+    assert HOSTILE_ROOM in page.inner_text("#suggestions")
+    assert page.evaluate("document.querySelectorAll('#suggestions img, #chips img').length") == 0
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("Enter")
+    assert page.evaluate("document.querySelectorAll('#chips img').length") == 0
+    assert page.evaluate("window.__xss ?? null") is None
+    held.release()
+    page.wait_for_selector("html[data-py=ready]", timeout=PYTHON_READY_MS)
+    assert page.evaluate("window.__xss ?? null") is None
