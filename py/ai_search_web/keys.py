@@ -260,6 +260,13 @@ def start() -> "KeysStage | None":
     stage.watch_for_python()
     root.setAttribute("data-keys", "ready")
     js.performance.mark(READY_MARK)
-    if stage._focused() and stage.text.strip():  # typed before the stage was there
-        stage.refresh()
+    if stage._focused() and stage.text.strip() and not _from_address(stage.text):
+        stage.refresh()  # typed before the stage was there
     return stage
+
+
+def _from_address(text: str) -> bool:
+    """Whether the box holds the address bar's ``?q=`` as the fallback put it there: that query is
+    the page's Python's to load (with its search), not the stage's to turn into chips."""
+    wanted = present(js.URLSearchParams.new(js.location.search).get("q"))
+    return isinstance(wanted, str) and wanted.strip() == text.strip()

@@ -179,3 +179,17 @@ def test_the_stage_shows_a_hostile_room_name_as_text(page: Any, server: Server, 
     held.release()
     page.wait_for_selector("html[data-py=ready]", timeout=PYTHON_READY_MS)
     assert page.evaluate("window.__xss ?? null") is None
+
+
+def test_a_shared_query_is_left_to_python_to_load(page: Any, server: Server) -> None:
+    """``?q=`` in the box (the fallback put it there and searches it) is not the stage's to turn into
+    chips: the page's Python loads it, filters as chips and its search."""
+    held = _stage_page(page, server, "?q=in%3Aops+failover")
+    assert page.input_value("#search-box") == "in:ops failover"
+    assert _chips(page) == []
+    held.release()
+    page.wait_for_selector("html[data-py=ready]", timeout=PYTHON_READY_MS)
+    assert _chips(page) == ["#ops"]
+    assert page.input_value("#search-box") == "failover"
+    page.wait_for_selector("#result-list > li")
+    assert set(page.locator("#result-list .result-room").all_inner_texts()) == {"#ops"}
