@@ -193,3 +193,32 @@ def test_a_shared_query_is_left_to_python_to_load(page: Any, server: Server) -> 
     assert page.input_value("#search-box") == "failover"
     page.wait_for_selector("#result-list > li")
     assert set(page.locator("#result-list .result-room").all_inner_texts()) == {"#ops"}
+
+
+def test_the_stage_takes_no_key_of_an_ime_composition(page: Any, server: Server) -> None:
+    """Enter of a composition confirms text, never a suggestion; the box is not rewritten until the
+    composition ends (the page's Combobox rules, on MicroPython)."""
+    held = _stage_page(page, server)
+    page.click("#search-box")
+    page.keyboard.type("in:gen")
+    page.wait_for_selector(f"{STAGE_LIST} [role=option]")
+    page.keyboard.press("ArrowDown")
+    for init in ({"key": "Enter", "isComposing": True}, {"key": "Enter", "keyCode": 229}):
+        page.evaluate(
+            "init => document.getElementById('search-box').dispatchEvent("
+            "new KeyboardEvent('keydown', {...init, bubbles: true, cancelable: true}))",
+            init,
+        )
+    assert _chips(page) == []
+    assert page.input_value("#search-box") == "in:gen"
+    page.evaluate(
+        "const box = document.getElementById('search-box'); box.value = 'in:ops 東京';"
+        "box.dispatchEvent(new InputEvent('input', {isComposing: true}))"
+    )
+    assert _chips(page) == []
+    page.dispatch_event("#search-box", "compositionend")
+    assert _chips(page) == ["#ops"]
+    assert page.input_value("#search-box") == "東京"
+    held.release()
+    page.wait_for_selector("html[data-py=ready]", timeout=PYTHON_READY_MS)
+    assert _chips(page) == ["#ops"]
