@@ -14,16 +14,18 @@
 // window.aiSearchKeys: `ready`, a promise settled once the stage is ready or has failed (true or
 // false: pyscript-boot.mjs starts Pyodide after it, so that on a slow link the stage's few hundred
 // KB are not shared with Pyodide's 6 MB); `filters`, the stage's chips as a query line (the
-// fallback's Enter search sends them, and the page's Python starts from them). If MicroPython
-// fails, the page goes on as before: the fallback suggests until Pyodide is ready.
+// fallback's Enter search sends them, and the page's Python starts from them); `interpreter`, the
+// MicroPython instance once started (for tests and benchmarks). If MicroPython fails, the page
+// goes on as before: the fallback suggests until Pyodide is ready.
 const FILES_URL = "/py/keys.json";
 // The page's <link rel=preload> of the bundle (its URL carries the digest the server wrote in).
 const BUNDLE_LINK = "keys-bundle";
 const RUNTIME = "./vendor/micropython-1.28.0-6/";
 const LIBRARY = "/lib";
-// MicroPython's heap (bytes), allocated once inside the wasm memory: the core's modules compiled
-// and the grammar's tables take a few hundred KB (gc.mem_alloc()), the rest is room for the GC.
-const HEAP_BYTES = 4 * 1024 * 1024;
+// MicroPython's heap (bytes), allocated once inside the wasm memory: the core and the glue compiled
+// and a few keystrokes typed hold about 150 KB (gc.mem_alloc() after a collection); the rest is
+// room for the GC between collections.
+const HEAP_BYTES = 2 * 1024 * 1024;
 
 let settle;
 const keys = (window.aiSearchKeys = { filters: "", ready: new Promise((resolve) => { settle = resolve; }) });
