@@ -133,7 +133,7 @@ def element(tag: str, *children: "Any", **attributes: "str | bool | None") -> Js
     if tag not in ALLOWED_TAGS:
         raise UnsafeMarkupError(f"element {tag!r} is not on the allow-list")
     node = js.document.createElement(tag)
-    for key, value in attributes.items():
+    for key, value in attributes.items():  # portable: attribute order means nothing in the DOM
         if value is None or value is False:
             continue
         set_attribute(node, key.rstrip("_").replace("_", "-"), value)

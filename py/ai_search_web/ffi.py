@@ -26,7 +26,7 @@ def js_object(**fields: "object") -> "JsProxy":
     import js
 
     made = js.Object.new()
-    for name, value in fields.items():
+    for name, value in fields.items():  # portable: an options object's fields have no order
         setattr(made, name, value)
     return made
 

@@ -40,7 +40,7 @@ def highlight_runs(text: str, spans: "Sequence[Any]") -> "list[tuple[str, bool]]
     """
     runs: list[tuple[str, bool]] = []
     position = 0
-    for start, end in sorted(_valid_spans(spans, len(text))):
+    for start, end in sorted(_valid_spans(spans, len(text))):  # portable: pairs of ints, a total order
         start = max(start, position)
         if start >= end:
             continue

@@ -44,6 +44,7 @@ from ai_search import (
     remove_search_filter,
     serialize_search_query,
 )
+from ai_search._portable import strip
 
 from .boundary import guarded
 from .caret import index_to_utf16, utf16_to_index
@@ -55,7 +56,7 @@ from .lookups import ROOM_LOOKUP, USER_LOOKUP, LookupCache
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import datetime
+    from datetime import date
     from typing import Any
 
     from ai_search import ActiveSearchFilter, FilterChip, FilterSuggestion
@@ -74,7 +75,7 @@ _FALLBACK_LISTS = {"room": "rooms", "user": "people"}
 LOOKED_UP_EVENT = "ai-search:looked-up"
 
 
-def _today() -> "datetime.date":
+def _today() -> "date":
     """The browser's calendar day (search_box.browser_today, which the stage does not import)."""
     import datetime
 
@@ -152,7 +153,7 @@ class KeysStage:
             text, caret = before + after, len(before)
             self.set_text(text, caret)
             self.set_filters(merge_search_filters(self.filters, completed.filters))
-        self._suggest(get_active_search_filter(text, caret) if text.strip() else None)
+        self._suggest(get_active_search_filter(text, caret) if strip(text) else None)
 
     def _suggest(self, active: "ActiveSearchFilter | None") -> None:
         kind = get_search_filter_operator(active.key).kind if active is not None else ""
@@ -208,7 +209,7 @@ class KeysStage:
 
     def _looked_up(self) -> None:
         """The fallback's rooms and people arrived: a token being typed gets its list now."""
-        if self._focused() and self.text.strip():
+        if self._focused() and strip(self.text):
             self._suggest(get_active_search_filter(self.text, self.caret(self.text)))
 
     # -- stepping aside --------------------------------------------------------------------------
@@ -260,7 +261,7 @@ def start() -> "KeysStage | None":
     stage.watch_for_python()
     root.setAttribute("data-keys", "ready")
     js.performance.mark(READY_MARK)
-    if stage._focused() and stage.text.strip() and not _from_address(stage.text):
+    if stage._focused() and strip(stage.text) and not _from_address(stage.text):
         stage.refresh()  # typed before the stage was there
     return stage
 
@@ -269,4 +270,4 @@ def _from_address(text: str) -> bool:
     """Whether the box holds the address bar's ``?q=`` as the fallback put it there: that query is
     the page's Python's to load (with its search), not the stage's to turn into chips."""
     wanted = present(js.URLSearchParams.new(js.location.search).get("q"))
-    return isinstance(wanted, str) and wanted.strip() == text.strip()
+    return isinstance(wanted, str) and strip(wanted) == strip(text)
