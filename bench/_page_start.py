@@ -2,7 +2,9 @@
 
 A start navigates (or reloads), types ``READY_TYPED`` into the box the moment it exists, and waits for
 the first suggestion list *Python* shows (``FIRST_SUGGESTION_WATCH``, which reads any version of the
-page the same way); it returns the page's own marks, that moment, and bytes on the wire.
+page the same way); it returns the page's own marks, that moment, the moment of the keystroke
+stage's first list (MicroPython, before Pyodide) with the bytes on the wire until then, and bytes
+on the wire.
 ``serve_previous`` serves another checkout of the project by its own server code, for a baseline
 measured in the same run.
 """
@@ -45,19 +47,32 @@ READY_TYPED = "in:gen"
 PREVIOUS_START_SECONDS = 120
 # Notes, in every frame, when Python first shows suggestions (options in #suggestions while
 # <html data-py=ready>); the page before Python (static/fallback.js) marks its own lists
-# data-by="fallback", which do not count.
+# data-by="fallback", which do not count. And when the keystroke stage (MicroPython, before
+# Pyodide) first shows a list (data-by="keys"), with the bytes on the wire up to that moment: the
+# transferSize of every response finished by then (Resource Timing), the document's included.
 FIRST_SUGGESTION_WATCH = """
 new MutationObserver((_changes, observer) => {
   const list = document.getElementById("suggestions");
   if (!list || window.__firstPythonSuggestion !== undefined) return;
   if (document.documentElement.dataset.py === "ready" && list.dataset.by !== "fallback"
-      && list.querySelector('[role="option"]')) {
+      && list.dataset.by !== "keys" && list.querySelector('[role="option"]')) {
     window.__firstPythonSuggestion = performance.now();
     observer.disconnect();
   }
 }).observe(document, { subtree: true, childList: true, attributes: true, attributeFilter: ["data-py", "data-by"] });
+new MutationObserver((_changes, observer) => {
+  const list = document.getElementById("suggestions");
+  if (!list || window.__firstKeysSuggestion !== undefined) return;
+  if (list.dataset.by === "keys" && list.querySelector('[role="option"]')) {
+    const now = performance.now();
+    window.__firstKeysSuggestion = now;
+    const done = [...performance.getEntriesByType("navigation"), ...performance.getEntriesByType("resource")]
+      .filter((entry) => entry.responseEnd <= now);
+    window.__bytesToKeys = done.reduce((sum, entry) => sum + (entry.transferSize || 0), 0);
+    observer.disconnect();
+  }
+}).observe(document, { subtree: true, childList: true, attributes: true, attributeFilter: ["data-by"] });
 """
-
 
 @dataclass(frozen=True)
 class Link:
@@ -105,6 +120,7 @@ def login(url: str, username: str) -> dict[str, str]:
 # The page's own marks, in the order a start passes them (an older page lacks some).
 MARKS = {
     "usable": "ai-search:usable",
+    "keys": "ai-search:keys-ready",
     "loader": "ai-search:interpreter-start",
     "wasm": "ai-search:wasm-compiled",
     "snapshot_in": "ai-search:snapshot-ready",
@@ -158,10 +174,13 @@ def start(page: Any, counter: ByteCounter, reload: bool, url: str) -> dict[str, 
     bytes_to_suggest = counter.total  # what the way to a working box cost; the rest comes after
     page.wait_for_load_state("networkidle")
     suggest = page.evaluate("window.__firstPythonSuggestion")
+    stage = page.evaluate("[window.__firstKeysSuggestion ?? null, window.__bytesToKeys ?? null]")
     page.fill("#search-box", "")
     return {
         **_marks(page),
         "suggest": suggest,
+        "keys_suggest": stage[0],  # None: no stage (an older page, or it failed)
+        "bytes_to_keys": stage[1],
         "bytes": counter.total,
         "bytes_to_suggest": bytes_to_suggest,
         "requests": counter.requests,

@@ -2,6 +2,9 @@
 // filter being typed, and Enter searches with the one-line query. Results are text only
 // (textContent). Once Python is ready (<html data-py="ready">) every handler here steps aside;
 // Python reads window.aiSearchFallback to keep what was found and the rooms and people looked up.
+// The keystroke stage (static/keys-boot.mjs, the core's grammar on MicroPython, <html
+// data-keys="ready"> a few hundred milliseconds in) takes the suggestions over from this script
+// and makes chips; a search here then sends its chips too (window.aiSearchKeys.filters).
 //
 // The suggestions are a subset of Python's (py/ai_search_web/search_box.py): the token right before
 // the caret, rooms and people from one lookup of each made at load, today/yesterday/7 days ago for
@@ -15,6 +18,11 @@ const $ = (id) => document.getElementById(id);
 const box = $("search-box");
 const list = $("suggestions");
 const python = () => html.dataset.py === "ready";
+const keys = () => html.dataset.keys === "ready"; // the keystroke stage suggests, not this script
+// The keystroke stage's chips as a query line ("" without the stage).
+const chipLine = () => (window.aiSearchKeys && window.aiSearchKeys.filters) || "";
+// Told to the stage once the rooms and people below are in.
+const LOOKED_UP = "ai-search:looked-up";
 const state = (window.aiSearchFallback = { q: "", data: null, rooms: null, people: null });
 const readSession = () => {
   try { return JSON.parse(sessionStorage.getItem(SESSION_KEY)); } catch { return null; }
@@ -129,13 +137,13 @@ function accept(index) {
 const CHIPS_LATER = "Filters become chips once the page has finished loading; Enter searches with them already.";
 const FINISHED_FILTER = /(?:^|\s)(in|from|after|before):(?:"[^"]+"|[^\s"]+)\s/i;
 box.addEventListener("input", () => {
-  if (python()) return;
+  if (python() || keys()) return;
   const token = activeToken();
   show(token && (token.key === "after" || token.key === "before" || readSession()) ? suggestions(token) : []);
   if (readSession() && FINISHED_FILTER.test(box.value) && !$("status").textContent.trim()) say(CHIPS_LATER);
 });
 box.addEventListener("keydown", (event) => {
-  if (python() || list.hidden || event.isComposing || event.keyCode === 229) return;
+  if (python() || keys() || list.hidden || event.isComposing || event.keyCode === 229) return;
   if (event.key === "ArrowDown" || event.key === "ArrowUp") {
     active = (active + (event.key === "ArrowDown" ? 1 : offered.length - 1 + (active < 0 ? 1 : 0))) % offered.length;
     [...list.children].forEach((li, i) => li.setAttribute("aria-selected", String(i === active)));
@@ -149,11 +157,11 @@ box.addEventListener("keydown", (event) => {
   }
   event.preventDefault();
 });
-box.addEventListener("blur", () => { if (!python()) show([]); });
+box.addEventListener("blur", () => { if (!python() && !keys()) show([]); });
 list.addEventListener("mousedown", (event) => event.preventDefault());
 list.addEventListener("click", (event) => {
   const option = event.target instanceof Element ? event.target.closest("[role=option]") : null;
-  if (!python() && option) accept(Number(option.id.replace("suggestion-", "")));
+  if (!python() && !keys() && option) accept(Number(option.id.replace("suggestion-", "")));
 });
 
 // The caller's rooms and people, once: what the box suggests from, and what Python starts with.
@@ -165,6 +173,7 @@ async function lookUp() {
     get("rooms.autocomplete.channelAndPrivate", { name: "" }),
     get("users.autocomplete", { term: "" }),
   ]);
+  document.dispatchEvent(new Event(LOOKED_UP));
 }
 
 // -- searching ----------------------------------------------------------------------------------
@@ -201,9 +210,10 @@ async function search(q) {
 $("search-form").addEventListener("submit", (event) => {
   if (python()) return;
   event.preventDefault();
-  show([]);
-  // A filter key with no value yet (in:, in:#, from:@) is not a word to search for.
-  const q = box.value.replace(/(^|\s)(in|from|after|before):(?:[#@]|"")?(?=\s|$)/gi, " ").replace(/\s+/g, " ").trim();
+  if (!keys()) show([]);
+  // A filter key with no value yet (in:, in:#, from:@) is not a word to search for. The stage's
+  // chips come first, as Python's query line has them.
+  const q = `${chipLine()} ${box.value}`.replace(/(^|\s)(in|from|after|before):(?:[#@]|"")?(?=\s|$)/gi, " ").replace(/\s+/g, " ").trim();
   if (!q) return;
   history.pushState(null, "", "?" + new URLSearchParams({ q }));
   search(q);

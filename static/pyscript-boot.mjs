@@ -39,12 +39,23 @@ async function prefetchPageFiles() {
   await Promise.all(Object.values(files).map((url) => fetch(url).then((r) => r.arrayBuffer())));
 }
 
-const python = startPyodide();
+// After the keystroke stage (keys-boot.mjs): on a slow link its few hundred KB would otherwise
+// share the line with Pyodide's 6 MB; docs/page.md, "Start-up", has the measurements. A stage
+// that takes longer than STAGE_WAIT_MS (a stalled request) no longer holds Pyodide back.
+const STAGE_FIRST = true;
+const STAGE_WAIT_MS = 3000;
+const stageReady = STAGE_FIRST && window.aiSearchKeys
+  ? Promise.race([window.aiSearchKeys.ready, new Promise((resolve) => setTimeout(resolve, STAGE_WAIT_MS))])
+  : Promise.resolve();
+const python = stageReady.then(() => startPyodide());
 window.aiSearchPython = python;
 python.catch(failed);
-prefetchPageFiles().catch(() => {});
+stageReady.then(() => prefetchPageFiles()).catch(() => {});
 
 try {
+  // PyScript waits for the interpreter anyway; its own start (a module graph run on the main
+  // thread) waits for the stage too, so as not to delay the stage's first suggestion.
+  await stageReady;
   const { hooks } = await import(PYSCRIPT);
   hooks.worker.onBeforeRunAsync.clear();
   hooks.main.onReady.add(() => performance.mark("ai-search:pyscript-ready"));

@@ -1,11 +1,16 @@
 """ai_search: the pure core of ai-search.
 
 Standard library only, no I/O: the same functions run in the browser (Pyodide) for live feedback
-while people type, and on the server to validate and normalise what the browser sends. One grammar
+while people type, and on the server to validate and normalise what the browser sends. The keystroke
+modules (`KEYSTROKE_MODULES`) also run on MicroPython: the page's keystroke stage answers the first
+keystrokes with them before Pyodide has loaded, so there this package imports only those (the
+convention they follow is in ``_portable``). One grammar
 everywhere: a query line means the same in the search box, a URL, the REST API and an MCP tool.
 
 Modules (private; everything public is re-exported here and listed in ``__all__``):
 
+- ``_portable``: records and Unicode-aware text helpers for CPython and MicroPython alike.
+- ``_unicode_tables``: the tables ``_portable`` falls back on under MicroPython (generated).
 - ``_constants``: limits and tuning constants, with units.
 - ``_search_dates``: date values (``2026-11-03``, ``yesterday``, ``-7d``, ``last-week``) and their days.
 - ``_operators``: the filter operators as one table (``in:``, ``-from:``, ``has:``, ``during:``, ``sort:``...).
@@ -29,73 +34,93 @@ Modules (private; everything public is re-exported here and listed in ``__all__`
 - ``_source_links``: a message's link back to its system: which links are allowed, which system it is.
 """
 
-from __future__ import annotations
+import sys
 
 from . import (
-    _answer_kinds,
-    _answers,
-    _citations,
     _constants,
-    _event_stream,
-    _extractive,
-    _follow_ups,
-    _fusion,
     _grammar,
-    _grounding,
-    _model_list,
     _operators,
-    _pipeline,
-    _prompt,
     _room_lookup,
     _search_dates,
-    _search_receipt,
-    _sentences,
-    _sharing,
-    _source_links,
     _suggestions,
 )
-from ._answer_kinds import *  # noqa: F403
-from ._answers import *  # noqa: F403
-from ._citations import *  # noqa: F403
 from ._constants import *  # noqa: F403
-from ._event_stream import *  # noqa: F403
-from ._extractive import *  # noqa: F403
-from ._follow_ups import *  # noqa: F403
-from ._fusion import *  # noqa: F403
 from ._grammar import *  # noqa: F403
-from ._grounding import *  # noqa: F403
-from ._model_list import *  # noqa: F403
 from ._operators import *  # noqa: F403
-from ._pipeline import *  # noqa: F403
-from ._prompt import *  # noqa: F403
 from ._room_lookup import *  # noqa: F403
 from ._search_dates import *  # noqa: F403
-from ._search_receipt import *  # noqa: F403
-from ._sentences import *  # noqa: F403
-from ._sharing import *  # noqa: F403
-from ._source_links import *  # noqa: F403
 from ._suggestions import *  # noqa: F403
 
-__all__: list[str] = [
-    *_constants.__all__,
-    *_search_dates.__all__,
-    *_operators.__all__,
-    *_grammar.__all__,
-    *_suggestions.__all__,
-    *_search_receipt.__all__,
-    *_room_lookup.__all__,
-    *_pipeline.__all__,
-    *_fusion.__all__,
-    *_answers.__all__,
-    *_prompt.__all__,
-    *_citations.__all__,
-    *_model_list.__all__,
-    *_sentences.__all__,
-    *_answer_kinds.__all__,
-    *_extractive.__all__,
-    *_grounding.__all__,
-    *_follow_ups.__all__,
-    *_sharing.__all__,
-    *_event_stream.__all__,
-    *_source_links.__all__,
-]
+#: The modules of this package the page's MicroPython keystroke stage loads, in import order (each
+#: `ai_search/<name>.py`, with this `__init__.py`): the one list the server builds the stage's files
+#: from. Each follows the convention of `_portable` (tests/unit/test_core_portability.py checks it).
+KEYSTROKE_MODULES: tuple[str, ...] = (
+    "_portable",
+    "_unicode_tables",
+    "_constants",
+    "_search_dates",
+    "_operators",
+    "_grammar",
+    "_room_lookup",
+    "_suggestions",
+)
+
+# One statement per module, not `[*a, *b]`: MicroPython has no `*` in a list display, and mypy reads these.
+__all__: list[str] = ["KEYSTROKE_MODULES"]
+__all__ += _constants.__all__
+__all__ += _search_dates.__all__
+__all__ += _operators.__all__
+__all__ += _grammar.__all__
+__all__ += _suggestions.__all__
+__all__ += _room_lookup.__all__
+
+if sys.implementation.name != "micropython":
+    # The rest of the core: the server and Pyodide only (answers, citations, fusion, the pipeline...).
+    from . import (
+        _answer_kinds,
+        _answers,
+        _citations,
+        _event_stream,
+        _extractive,
+        _follow_ups,
+        _fusion,
+        _grounding,
+        _model_list,
+        _pipeline,
+        _prompt,
+        _search_receipt,
+        _sentences,
+        _sharing,
+        _source_links,
+    )
+    from ._answer_kinds import *  # noqa: F403
+    from ._answers import *  # noqa: F403
+    from ._citations import *  # noqa: F403
+    from ._event_stream import *  # noqa: F403
+    from ._extractive import *  # noqa: F403
+    from ._follow_ups import *  # noqa: F403
+    from ._fusion import *  # noqa: F403
+    from ._grounding import *  # noqa: F403
+    from ._model_list import *  # noqa: F403
+    from ._pipeline import *  # noqa: F403
+    from ._prompt import *  # noqa: F403
+    from ._search_receipt import *  # noqa: F403
+    from ._sentences import *  # noqa: F403
+    from ._sharing import *  # noqa: F403
+    from ._source_links import *  # noqa: F403
+
+    __all__ += _search_receipt.__all__
+    __all__ += _pipeline.__all__
+    __all__ += _fusion.__all__
+    __all__ += _answers.__all__
+    __all__ += _prompt.__all__
+    __all__ += _citations.__all__
+    __all__ += _model_list.__all__
+    __all__ += _sentences.__all__
+    __all__ += _answer_kinds.__all__
+    __all__ += _extractive.__all__
+    __all__ += _grounding.__all__
+    __all__ += _follow_ups.__all__
+    __all__ += _sharing.__all__
+    __all__ += _event_stream.__all__
+    __all__ += _source_links.__all__

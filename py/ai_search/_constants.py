@@ -2,10 +2,9 @@
 
 Every limit carries its unit in its name or in the comment beside it. The values match the upstream
 AI-search package, so that a query, a filter list or an answer request that one side accepts is
-accepted by the other.
+accepted by the other. A keystroke module (`ai_search.KEYSTROKE_MODULES`): it also runs on the page's
+MicroPython stage, so it follows the convention of `_portable`.
 """
-
-from __future__ import annotations
 
 __all__ = [
     "AI_LICENSE_MODULE",

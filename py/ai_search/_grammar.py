@@ -32,13 +32,11 @@ Grammar (upstream's newer, stricter "Client B" behaviour, grown by the rows of `
 
 The operators themselves are rows of `_operators.SEARCH_FILTER_OPERATORS`: this module only knows
 tokens, quotes, commas and whitespace, so a new key is a new row there, never a branch here.
+
+A keystroke module (`ai_search.KEYSTROKE_MODULES`): the page's MicroPython stage runs it too, so it
+follows the convention of `_portable`. The tokenizer is a hand-written scanner, not a regex:
+MicroPython's `re` has no lookbehind, named groups or `finditer`, and no Unicode `\\s`.
 """
-
-from __future__ import annotations
-
-import re
-from dataclasses import dataclass
-from typing import Any
 
 from ._constants import MAX_SEARCH_FILTER_VALUES
 from ._operators import (
@@ -49,6 +47,21 @@ from ._operators import (
     get_search_filter_operator,
     operator_for_prefix,
 )
+from ._portable import (
+    FrozenRecord,
+    collapse_spaces,
+    find_space,
+    fold,
+    is_space,
+    lstrip,
+    record,
+    rstrip,
+    strip,
+)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "ActiveSearchFilter",
@@ -72,58 +85,103 @@ __all__ = [
 _QUOTE = '"'
 
 
-def _prefix_pattern(prefix: str) -> str:
-    # Keys are case-insensitive in ASCII only, spelled out per letter: re.IGNORECASE would also take
-    # Unicode case partners such as the dotless `ı` and `İ` as an `i` (`ın:ops` would be a filter).
-    return "".join(f"[{c.lower()}{c.upper()}]" if c.isalpha() else re.escape(c) for c in prefix)
+def _ascii_lower(text: str) -> str:
+    # Keys are case-insensitive in ASCII only: Unicode case partners such as the dotless `ı`, `İ` or
+    # the Kelvin sign are no `i` or `k` (`ın:ops` is no filter), so neither `str.lower` nor `fold`.
+    return "".join(chr(ord(char) + 32) if "A" <= char <= "Z" else char for char in text)
 
 
-# Longest first, so that `-in:` is tried before `-`.
-_KEY_PATTERN = "|".join(map(_prefix_pattern, SEARCH_FILTER_PREFIXES))
-_TOKEN_HEAD = rf"(?:^|(?<=\s))(?P<key>{_KEY_PATTERN})"
-_CLOSED = r'(?P<closed>"[^"]*")(?=\s|\Z)'
-_UNCLOSED = r'(?P<unclosed>"[^"]*)\Z'
-_BARE = r"(?P<bare>\S*)"
-# Finished text: an unclosed quote is read as a bare value (which then holds a quote: invalid).
-_TOKEN = re.compile(rf"{_TOKEN_HEAD}(?:{_CLOSED}|{_BARE})")
-# Text being typed: an opening quote with no closing one runs to the end, spaces included.
-_LIVE_TOKEN = re.compile(rf"{_TOKEN_HEAD}(?:{_CLOSED}|{_UNCLOSED}|{_BARE})")
-_HEAD = re.compile(f"(?P<key>{_KEY_PATTERN})")
-_WHITESPACE_RUN = re.compile(r"\s+")
-_WORD_REST = re.compile(r"\S*")
+def _prefixes_by_first_character() -> "dict[str, list[tuple[str, SearchFilterOperator]]]":
+    # Under both cases of their first character, so that one lookup tells where a key may start.
+    table: dict[str, list[tuple[str, SearchFilterOperator]]] = {}
+    for prefix in SEARCH_FILTER_PREFIXES:  # longest first, so that `-in:` is tried before `-`
+        if "a" <= prefix[-1] <= "z":  # prefixes are lower case
+            raise ValueError(f"{prefix!r}: `_key_at` compares a prefix's last character (`:`) exactly")
+        for first in {prefix[0], prefix[0].upper()}:  # portable: the prefixes are ASCII
+            table.setdefault(first, []).append((prefix, operator_for_prefix(prefix)))
+    return table
 
 
-@dataclass(frozen=True, slots=True)
+_PREFIXES_BY_FIRST = _prefixes_by_first_character()
+
+
+def _key_at(text: str, start: int) -> "tuple[SearchFilterOperator, int] | None":
+    """The row whose prefix (ASCII case-insensitive, the longest) `text` has at `start`, and where
+    that prefix ends; None when there is none."""
+    candidates = _PREFIXES_BY_FIRST.get(text[start])
+    if candidates is None:
+        return None
+    for prefix, op in candidates:
+        end = start + len(prefix)
+        segment = text[start:end]  # shorter than the prefix at the end of the text: no match
+        # A prefix ends in `:` (or is `-`), which has no case: most words fail at that test.
+        if segment[-1:] == prefix[-1:] and (segment == prefix or _ascii_lower(segment) == prefix):
+            return op, end
+    return None
+
+
 class _Token:
-    op: SearchFilterOperator
-    start: int
-    value_start: int
-    end: int
-    raw: str
-    shape: str  # "closed", "unclosed" or "bare"
+    """One `key:value` found by `_scan`: `text[start:end]`, its value `raw` = `text[value_start:end]`.
+
+    `shape` is how the value is written: "closed" (`"in quotes"`, followed by whitespace or the
+    end), "unclosed" (an opening quote running to the end: text being typed only) or "bare".
+    """
+
+    __slots__ = ("end", "op", "raw", "shape", "start", "value_start")
+
+    def __init__(self, op: SearchFilterOperator, start: int, value_start: int, end: int, raw: str, shape: str) -> None:
+        self.op = op
+        self.start = start
+        self.value_start = value_start
+        self.end = end
+        self.raw = raw
+        self.shape = shape
 
 
-def _scan(text: str, pattern: re.Pattern[str], start: int = 0) -> list[_Token]:
+def _value_end(text: str, start: int, live: bool) -> "tuple[int, str]":
+    """Where the value starting at `start` ends, and its shape. A quote closes at the next quote when
+    whitespace or the end follows; else, in `live` text, an opening quote with no quote after it runs
+    to the end (spaces included); else the value is bare, up to the next whitespace."""
+    length = len(text)
+    if start < length and text[start] == _QUOTE:
+        close = text.find(_QUOTE, start + 1)
+        if close >= 0 and (close + 1 == length or is_space(text[close + 1])):
+            return close + 1, "closed"
+        if live and close < 0:
+            return length, "unclosed"
+    end = find_space(text, start)
+    return (length if end < 0 else end), "bare"
+
+
+def _scan(text: str, live: bool, start: int = 0) -> "list[_Token]":
+    """The tokens of `text` from `start` on, left to right: a key at the start of the text or after
+    whitespace, then its value (`_value_end`). Finished text (`live` False) reads an unclosed quote
+    as a bare value, which then holds a quote: invalid. The text before `start` is only read to see
+    whether whitespace precedes a key."""
     tokens = []
-    for match in pattern.finditer(text, start):
-        shape = match.lastgroup or "bare"
-        tokens.append(
-            _Token(
-                operator_for_prefix(match["key"].lower()),
-                match.start(),
-                match.start(shape),
-                match.end(),
-                match[shape],
-                shape,
-            )
-        )
+    length = len(text)
+    position = start
+    while position < length:
+        if position == 0 or is_space(text[position - 1]):
+            key = _key_at(text, position)
+            if key is not None:
+                op, value_start = key
+                end, shape = _value_end(text, value_start, live)
+                tokens.append(_Token(op, position, value_start, end, text[value_start:end], shape))
+                position = end
+                continue
+        # No key here: the next place one may start is just after the next whitespace.
+        space = find_space(text, position)
+        if space < 0:
+            break
+        position = space + 1
     return tokens
 
 
 def _token_values(token: _Token) -> list[str]:
     if token.shape == "closed":
         pieces = [token.raw[1:-1]]
-    elif token.op.bare_value is not None and not token.op.bare_value.fullmatch(token.raw):
+    elif token.op.bare_value is not None and not token.op.bare_value(token.raw):
         return []  # `-` alone or `--verbose`: words, not an excluded word
     elif token.op.multiple and token.op.splits:
         pieces = token.raw.split(",")
@@ -146,17 +204,17 @@ class _Collector:
         if not op.multiple:
             values[:] = [value]
             return
-        folded = value.lower()
+        folded = fold(value)
         if folded in self._seen[op.key] or len(values) >= MAX_SEARCH_FILTER_VALUES:
             return
         self._seen[op.key].add(folded)
         values.append(value)
 
-    def fields(self) -> dict[str, Any]:
+    def fields(self) -> "dict[str, Any]":
         return {op.field: op.field_value(tuple(self._values[op.key])) for op in SEARCH_FILTER_OPERATORS}
 
 
-def _take_out(text: str, pattern: re.Pattern[str], live: bool) -> tuple[str, SearchFilters, bool]:
+def _take_out(text: str, live: bool) -> "tuple[str, SearchFilters, bool]":
     """Replace each token with at least one valid value by a space, until no such token is left; the
     rest stays as typed. With `live`, a token reaching the very end is still being typed and stays.
 
@@ -175,10 +233,10 @@ def _take_out(text: str, pattern: re.Pattern[str], live: bool) -> tuple[str, Sea
     start = 0  # the text before `start` is unchanged by this pass
     opened: dict[int, int] = {}  # quote position -> start, of every token whose quote never closed
     while True:
-        tokens = _scan(text, pattern, start)
+        tokens = _scan(text, live, start)
         if live and tokens and tokens[-1].end == len(text):
             tokens.pop()
-        opened = {quote: at for quote, at in opened.items() if quote < start}
+        opened = {quote: at for quote, at in opened.items() if quote < start}  # portable: a lookup table
         opened.update(
             (t.value_start, t.start) for t in tokens if t.shape == "bare" and t.raw.startswith(_QUOTE)
         )
@@ -201,30 +259,41 @@ def _take_out(text: str, pattern: re.Pattern[str], live: bool) -> tuple[str, Sea
         pieces.append(text[position:])
         # Collapsed now, not only at the end: a value a later pass closes is made of words.
         text = "".join(pieces)
-        text = text[:start] + _WHITESPACE_RUN.sub(" ", text[start:])
+        text = text[:start] + collapse_spaces(text[start:])
 
 
-@dataclass(frozen=True, slots=True)
-class ParsedSearchQuery:
+@record
+class ParsedSearchQuery(FrozenRecord):
     """Finished text split into the words to search for and the filters."""
 
+    __slots__ = _fields = ("search_text", "filters")
     search_text: str
     filters: SearchFilters
 
+    def __init__(self, search_text: str, filters: SearchFilters) -> None:
+        self._set("search_text", search_text)
+        self._set("filters", filters)
 
-@dataclass(frozen=True, slots=True)
-class CompletedSearchFilters:
+
+@record
+class CompletedSearchFilters(FrozenRecord):
     """Text being typed: finished filters taken out, the token being typed left in `search_text`."""
 
+    __slots__ = _fields = ("search_text", "filters", "has_completed_filters")
     search_text: str
     filters: SearchFilters
     has_completed_filters: bool
 
+    def __init__(self, search_text: str, filters: SearchFilters, has_completed_filters: bool) -> None:
+        self._set("search_text", search_text)
+        self._set("filters", filters)
+        self._set("has_completed_filters", has_completed_filters)
+
 
 def parse_search_filter_text(text: str) -> ParsedSearchQuery:
     """Take every valid filter token out of finished text; whitespace is collapsed and trimmed."""
-    rest, filters, _ = _take_out(text, _TOKEN, live=False)
-    return ParsedSearchQuery(_WHITESPACE_RUN.sub(" ", rest).strip(" "), filters)
+    rest, filters, _ = _take_out(text, live=False)
+    return ParsedSearchQuery(collapse_spaces(rest).strip(" "), filters)
 
 
 def drop_unfinished_search_filters(text: str) -> str:
@@ -236,35 +305,40 @@ def drop_unfinished_search_filters(text: str) -> str:
     """
     pieces: list[str] = []
     position = 0
-    for token in _scan(text, _TOKEN):
+    for token in _scan(text, live=False):
         raw = token.raw[1:-1] if token.shape == "closed" else token.raw
-        if not token.op.drop_when_empty or token.op.strip_sigil(raw).strip():
+        if not token.op.drop_when_empty or strip(token.op.strip_sigil(raw)):
             continue
         pieces += (text[position : token.start], " ")
         position = token.end
     if not pieces:
         return text
     pieces.append(text[position:])
-    return _WHITESPACE_RUN.sub(" ", "".join(pieces)).strip(" ")
+    return collapse_spaces("".join(pieces)).strip(" ")
 
 
 def extract_completed_search_filters(text: str) -> CompletedSearchFilters:
     """Like `parse_search_filter_text` for text being typed: the token at the very end (nothing after
     it, or an unclosed quote) is still being typed and stays in the text. Whitespace is collapsed
     and only the start is trimmed, so the space that finished the last token is kept."""
-    rest, filters, removed = _take_out(text, _LIVE_TOKEN, live=True)
-    return CompletedSearchFilters(_WHITESPACE_RUN.sub(" ", rest).lstrip(" "), filters, removed)
+    rest, filters, removed = _take_out(text, live=True)
+    return CompletedSearchFilters(collapse_spaces(rest).lstrip(" "), filters, removed)
 
 
-@dataclass(frozen=True, slots=True)
-class RefusedSearchFilter:
+@record
+class RefusedSearchFilter(FrozenRecord):
     """A token left in the words because none of its values is valid (`has:pdf`, `after:2026-13`)."""
 
+    __slots__ = _fields = ("key", "token")
     key: str
     token: str
 
+    def __init__(self, key: str, token: str) -> None:
+        self._set("key", key)
+        self._set("token", token)
 
-def find_refused_search_filters(text: str) -> tuple[RefusedSearchFilter, ...]:
+
+def find_refused_search_filters(text: str) -> "tuple[RefusedSearchFilter, ...]":
     """The tokens of finished `text` that stay words because every value was refused, in order.
 
     A key with no value yet (`in:`) is unfinished, not refused, and a `-` before a non-word (`--x`)
@@ -273,7 +347,7 @@ def find_refused_search_filters(text: str) -> tuple[RefusedSearchFilter, ...]:
     rest = parse_search_filter_text(drop_unfinished_search_filters(text)).search_text
     return tuple(
         RefusedSearchFilter(token.op.key, rest[token.start : token.end])
-        for token in _scan(rest, _TOKEN)
+        for token in _scan(rest, live=False)
         if token.op.drop_when_empty
     )
 
@@ -282,15 +356,15 @@ def merge_search_filters(*filters: SearchFilters) -> SearchFilters:
     """Union of lists in first-seen order (names deduped case-insensitively and capped, `rids`
     deduped exactly and capped); each single value is the last non-empty one."""
     collector = _Collector()
-    rids: dict[str, None] = {}
+    rids: list[str] = []  # a list, not a dict: MicroPython's dicts keep no order
     rid = from_username = None
     for item in filters:
         for op in SEARCH_FILTER_OPERATORS:
             for value in op.values_of(item):
                 collector.add(op, value)
         for value in item.rids:
-            if value and len(rids) < MAX_SEARCH_FILTER_VALUES:
-                rids.setdefault(value)
+            if value and len(rids) < MAX_SEARCH_FILTER_VALUES and value not in rids:
+                rids.append(value)
         rid = item.rid or rid
         from_username = item.from_username or from_username
     return SearchFilters(**collector.fields(), rids=tuple(rids), rid=rid, from_username=from_username)
@@ -303,7 +377,8 @@ def remove_search_filter(filters: SearchFilters, key: str, value: str) -> Search
         ValueError: `key` is not a filter key.
     """
     op = get_search_filter_operator(key)
-    return op.with_values(filters, tuple(v for v in op.values_of(filters) if v.lower() != value.lower()))
+    folded = fold(value)
+    return op.with_values(filters, tuple(v for v in op.values_of(filters) if fold(v) != folded))
 
 
 def format_search_filter_value(key: str, value: str) -> str:
@@ -322,8 +397,8 @@ def format_search_filter_value(key: str, value: str) -> str:
 def _reads_as_longer_prefix(op: SearchFilterOperator, token: str) -> bool:
     """Whether `token`, written bare, would start with another row's longer prefix: the excluded
     word `in:x` is written `-"in:x"`, since `-in:x` leaves out the room `x`."""
-    head = _HEAD.match(token)
-    return head is None or operator_for_prefix(head["key"].lower()) is not op
+    head = _key_at(token, 0)
+    return head is None or head[0] is not op
 
 
 def serialize_search_query(search_text: str, filters: SearchFilters) -> str:
@@ -337,20 +412,27 @@ def serialize_search_query(search_text: str, filters: SearchFilters) -> str:
         for value in op.values_of(filters)
         if value
     ]
-    text = _WHITESPACE_RUN.sub(" ", search_text).strip(" ")
+    text = collapse_spaces(search_text).strip(" ")
     if text:
         parts.append(text)
     return " ".join(parts)
 
 
-@dataclass(frozen=True, slots=True)
-class ActiveSearchFilter:
+@record
+class ActiveSearchFilter(FrozenRecord):
     """The token under the caret: `text[start:end]` is `key:value`, `value` as typed (sigil, quote)."""
 
+    __slots__ = _fields = ("key", "value", "start", "end")
     key: str
     value: str
     start: int
     end: int
+
+    def __init__(self, key: str, value: str, start: int, end: int) -> None:
+        self._set("key", key)
+        self._set("value", value)
+        self._set("start", start)
+        self._set("end", end)
 
     @property
     def lookup_text(self) -> str:
@@ -358,20 +440,33 @@ class ActiveSearchFilter:
         value = self.value
         if value.startswith(_QUOTE):
             value = value[1:-1] if len(value) > 1 and value.endswith(_QUOTE) else value[1:]
-        return get_search_filter_operator(self.key).strip_sigil(value).strip()
+        return strip(get_search_filter_operator(self.key).strip_sigil(value))
 
 
-@dataclass(frozen=True, slots=True)
-class AppliedSearchFilterToken:
+@record
+class AppliedSearchFilterToken(FrozenRecord):
     """The new text and where the caret goes: just after the token and its space."""
 
+    __slots__ = _fields = ("text", "caret")
     text: str
     caret: int
+
+    def __init__(self, text: str, caret: int) -> None:
+        self._set("text", text)
+        self._set("caret", caret)
 
 
 def _clamp_caret(text: str, caret: int | None) -> int:
     # Carets are code points here; the browser glue converts from the DOM's UTF-16 offsets.
     return len(text) if caret is None else max(0, min(caret, len(text)))
+
+
+def _word_end(text: str, position: int) -> int:
+    """`position`, or the end of the word it is inside (a caret inside a word is not split)."""
+    if position > 0 and not is_space(text[position - 1]):
+        end = find_space(text, position)
+        return len(text) if end < 0 else end
+    return position
 
 
 def get_active_search_filter(text: str, caret: int | None = None) -> ActiveSearchFilter | None:
@@ -381,7 +476,7 @@ def get_active_search_filter(text: str, caret: int | None = None) -> ActiveSearc
     quote has no end of its own, so it stops at the caret and the text after the caret is kept.
     """
     position = _clamp_caret(text, caret)
-    for token in _scan(text, _LIVE_TOKEN):
+    for token in _scan(text, live=True):
         if token.start >= position:
             break
         if token.value_start <= position <= token.end:
@@ -405,13 +500,10 @@ def apply_search_filter_token(
             raise ValueError(f"active filter {active.start}..{active.end} is outside a text of {len(text)}")
         before, after = text[: active.start], text[active.end :]
     else:
-        position = _clamp_caret(text, caret)
-        if position > 0 and not text[position - 1].isspace():
-            word = _WORD_REST.match(text, position)  # the caret is inside a word: go to its end
-            position = word.end() if word else position
-        before = text[:position].rstrip()
+        position = _word_end(text, _clamp_caret(text, caret))
+        before = rstrip(text[:position])
         before, after = (before + " " if before else ""), text[position:]
-    new_text = f"{before}{token} {after.lstrip()}"
+    new_text = f"{before}{token} {lstrip(after)}"
     return AppliedSearchFilterToken(new_text, len(before) + len(token) + 1)
 
 
@@ -419,12 +511,9 @@ def insert_search_filter_token(text: str, caret: int | None, token: str) -> Appl
     """Put `token` (a chip's `token`, being edited again) at the caret (default: the end; a word under
     the caret is not split), the caret at its end: with nothing typed after it, the token is the
     one being typed, so it stays in the box until it is finished (a space, Enter) or changed."""
-    position = _clamp_caret(text, caret)
-    if position > 0 and not text[position - 1].isspace():
-        word = _WORD_REST.match(text, position)
-        position = word.end() if word else position
-    before = text[:position].rstrip()
+    position = _word_end(text, _clamp_caret(text, caret))
+    before = rstrip(text[:position])
     before = before + " " if before else ""
-    after = text[position:].lstrip()
+    after = lstrip(text[position:])
     new_text = f"{before}{token}" + (f" {after}" if after else "")
     return AppliedSearchFilterToken(new_text, len(before) + len(token))

@@ -26,16 +26,15 @@ The rows:
 - `-word` and `-"exact phrase"`: messages holding that word or phrase are left out.
 
 A key is the canonical prefix without its colon (`in`, `-in`, `-` for excluded words).
+
+A keystroke module (`ai_search.KEYSTROKE_MODULES`): the page's MicroPython stage runs it too, so it
+follows the convention of `_portable` (records, not dataclasses; tables as pairs, since MicroPython's
+dicts keep no order).
 """
 
-from __future__ import annotations
-
 import datetime
-import re
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
-from typing import Any, Literal
 
+from ._portable import FrozenRecord, fold, is_alnum, is_space, record, strip
 from ._search_dates import (
     DatePeriod,
     SearchDateRange,
@@ -43,6 +42,11 @@ from ._search_dates import (
     normalise_search_date,
     resolve_search_date,
 )
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Mapping
+    from typing import Any, Literal
 
 __all__ = [
     "HAS_VALUES",
@@ -62,51 +66,75 @@ __all__ = [
 # A name value may start with one of these as a hint (`#room`, `@user`); exactly one is stripped.
 _SIGILS = ("#", "@")
 _QUOTE = '"'
-# A value is written in quotes when it holds whitespace, a comma or a quote (inner quotes dropped).
-_NEEDS_QUOTES = re.compile(r'[\s,"]')
-# A bare excluded word starts with a letter or digit: `-` alone, `--verbose` or `-#x` are words.
-_EXCLUDED_WORD = re.compile(r"[^\W_].*", re.DOTALL)
 
-SearchFilterKind = Literal["room", "user", "date", "choice", "word"]
-# A date operator's bounds: (first day included, first day excluded) of a period, None is open.
-DateBounds = Callable[[DatePeriod], tuple[datetime.date | None, datetime.date | None]]
+if TYPE_CHECKING:
+    SearchFilterKind = Literal["room", "user", "date", "choice", "word"]
+    # A date operator's bounds: (first day included, first day excluded) of a period, None is open.
+    DateBounds = Callable[[DatePeriod], tuple[datetime.date | None, datetime.date | None]]
+else:
+    SearchFilterKind = str  # at run time, the kinds are the strings the Literal names
 
+
+def _needs_quotes(value: str) -> bool:
+    """Whether `value` holds whitespace, a comma or a quote: then it is written in quotes."""
+    return any(char == "," or char == _QUOTE or is_space(char) for char in value)
+
+
+def _excluded_word(raw: str) -> bool:
+    """A bare excluded word starts with a letter or digit: `-` alone, `--verbose` or `-#x` are words."""
+    return raw != "" and is_alnum(raw[0])
+
+
+def _unique(values: "Iterable[str]") -> tuple[str, ...]:
+    """`values` in order, each once."""
+    out: list[str] = []
+    for value in values:
+        if value not in out:
+            out.append(value)
+    return tuple(out)
+
+
+# The words each choice row takes and what each means, as pairs: the order of `choices` (and of
+# the suggestions) is theirs, and MicroPython's dicts keep no order.
+_HAS_WORDS = (
+    ("link", "link"),
+    ("links", "link"),
+    ("url", "link"),
+    ("file", "file"),
+    ("files", "file"),
+    ("attachment", "file"),
+    ("image", "image"),
+    ("images", "image"),
+    ("reaction", "reaction"),
+    ("reactions", "reaction"),
+    ("thread", "thread"),
+    ("replies", "thread"),
+)
+_IS_WORDS = (
+    ("thread", "thread"),
+    ("reply", "thread"),
+    ("dm", "dm"),
+    ("direct", "dm"),
+    ("pinned", "pinned"),
+    ("pin", "pinned"),
+)
+_SORT_WORDS = (
+    ("relevance", "relevance"),
+    ("best", "relevance"),
+    ("new", "new"),
+    ("newest", "new"),
+    ("recent", "new"),
+)
 #: What `has:` takes, and the words that mean the same.
-HAS_VALUES: Mapping[str, str] = {
-    "link": "link",
-    "links": "link",
-    "url": "link",
-    "file": "file",
-    "files": "file",
-    "attachment": "file",
-    "image": "image",
-    "images": "image",
-    "reaction": "reaction",
-    "reactions": "reaction",
-    "thread": "thread",
-    "replies": "thread",
-}
+HAS_VALUES: "Mapping[str, str]" = dict(_HAS_WORDS)
 #: What `is:` takes, and the words that mean the same.
-IS_VALUES: Mapping[str, str] = {
-    "thread": "thread",
-    "reply": "thread",
-    "dm": "dm",
-    "direct": "dm",
-    "pinned": "pinned",
-    "pin": "pinned",
-}
+IS_VALUES: "Mapping[str, str]" = dict(_IS_WORDS)
 #: What `sort:` takes, and the words that mean the same.
-SORT_VALUES: Mapping[str, str] = {
-    "relevance": "relevance",
-    "best": "relevance",
-    "new": "new",
-    "newest": "new",
-    "recent": "new",
-}
+SORT_VALUES: "Mapping[str, str]" = dict(_SORT_WORDS)
 
 
-@dataclass(frozen=True, slots=True)
-class SearchFilters:
+@record
+class SearchFilters(FrozenRecord):
     """The filters of one query.
 
     Every field but `rids`, `rid` and `from_username` is written in the text; those three come from
@@ -115,28 +143,85 @@ class SearchFilters:
     mean depends on the day they are read (`resolve_search_dates`).
     """
 
-    room_names: tuple[str, ...] = ()
-    rids: tuple[str, ...] = ()
-    from_usernames: tuple[str, ...] = ()
-    start_date: str | None = None
-    end_date: str | None = None
-    rid: str | None = None
-    from_username: str | None = None
-    excluded_room_names: tuple[str, ...] = ()
-    excluded_usernames: tuple[str, ...] = ()
-    has: tuple[str, ...] = ()
-    excluded_has: tuple[str, ...] = ()
-    is_: tuple[str, ...] = ()
-    excluded_is: tuple[str, ...] = ()
-    on_date: str | None = None
-    during: str | None = None
-    sort: str | None = None
-    excluded_words: tuple[str, ...] = ()
+    __slots__ = _fields = (
+        "room_names",
+        "rids",
+        "from_usernames",
+        "start_date",
+        "end_date",
+        "rid",
+        "from_username",
+        "excluded_room_names",
+        "excluded_usernames",
+        "has",
+        "excluded_has",
+        "is_",
+        "excluded_is",
+        "on_date",
+        "during",
+        "sort",
+        "excluded_words",
+    )
+    room_names: tuple[str, ...]
+    rids: tuple[str, ...]
+    from_usernames: tuple[str, ...]
+    start_date: str | None
+    end_date: str | None
+    rid: str | None
+    from_username: str | None
+    excluded_room_names: tuple[str, ...]
+    excluded_usernames: tuple[str, ...]
+    has: tuple[str, ...]
+    excluded_has: tuple[str, ...]
+    is_: tuple[str, ...]
+    excluded_is: tuple[str, ...]
+    on_date: str | None
+    during: str | None
+    sort: str | None
+    excluded_words: tuple[str, ...]
+
+    def __init__(
+        self,
+        room_names: tuple[str, ...] = (),
+        rids: tuple[str, ...] = (),
+        from_usernames: tuple[str, ...] = (),
+        start_date: str | None = None,
+        end_date: str | None = None,
+        rid: str | None = None,
+        from_username: str | None = None,
+        excluded_room_names: tuple[str, ...] = (),
+        excluded_usernames: tuple[str, ...] = (),
+        has: tuple[str, ...] = (),
+        excluded_has: tuple[str, ...] = (),
+        is_: tuple[str, ...] = (),
+        excluded_is: tuple[str, ...] = (),
+        on_date: str | None = None,
+        during: str | None = None,
+        sort: str | None = None,
+        excluded_words: tuple[str, ...] = (),
+    ) -> None:
+        self._set("room_names", room_names)
+        self._set("rids", rids)
+        self._set("from_usernames", from_usernames)
+        self._set("start_date", start_date)
+        self._set("end_date", end_date)
+        self._set("rid", rid)
+        self._set("from_username", from_username)
+        self._set("excluded_room_names", excluded_room_names)
+        self._set("excluded_usernames", excluded_usernames)
+        self._set("has", has)
+        self._set("excluded_has", excluded_has)
+        self._set("is_", is_)
+        self._set("excluded_is", excluded_is)
+        self._set("on_date", on_date)
+        self._set("during", during)
+        self._set("sort", sort)
+        self._set("excluded_words", excluded_words)
 
 
 def _normalise_name(raw: str) -> str | None:
     value = raw[1:] if raw.startswith(_SIGILS) else raw
-    value = value.strip()
+    value = strip(value)
     # Serialization drops inner quotes, so a value holding one could not come back: never valid.
     if not value or _QUOTE in value:
         return None
@@ -144,25 +229,26 @@ def _normalise_name(raw: str) -> str | None:
 
 
 def _normalise_word(raw: str) -> str | None:
-    value = raw.strip()
+    value = strip(raw)
     return value if value and _QUOTE not in value else None
 
 
-def _choice(values: Mapping[str, str]) -> Callable[[str], str | None]:
+def _choice(values: "Mapping[str, str]") -> "Callable[[str], str | None]":
     def normalise(raw: str) -> str | None:
-        return values.get(raw.strip().lower())
+        return values.get(fold(strip(raw)))
 
     return normalise
 
 
-@dataclass(frozen=True, slots=True)
-class SearchFilterOperator:
+@record
+class SearchFilterOperator(FrozenRecord):
     """One filter key and everything the grammar, the chips and the suggestions need to know about it.
 
     `prefixes` are how it is typed, the canonical one first (`in:`, then `channel:`, `stream:`).
     `normalise` turns one raw value into the stored value, or None when it is invalid; `splits` says
-    whether a bare value is a comma list; `bare_value`, when set, is what a value written without
-    quotes must look like (else it is written in quotes). `sigil` is the hint character of name
+    whether a bare value is a comma list; `bare_value`, when set, tells whether a value may be written
+    without quotes (else it is written in quotes; a test, not a regex: MicroPython's `re` has no
+    `fullmatch`). `sigil` is the hint character of name
     values (`#`, `@`; empty otherwise). `negated` rows leave out what they name. `chip_label` is a
     format string with `{value}`; the chip's title is `chip_title_key` translated with one parameter,
     `chip_title_param`, set to `chip_title_value` (a format string with `{value}`). `kind` picks
@@ -171,12 +257,34 @@ class SearchFilterOperator:
     text shown when a typed value is refused (empty: none).
     """
 
+    __slots__ = _fields = (
+        "key",
+        "prefixes",
+        "kind",
+        "multiple",
+        "field",
+        "normalise",
+        "sigil",
+        "chip_label",
+        "chip_title_key",
+        "chip_title_param",
+        "chip_title_value",
+        "suggestion_group",
+        "icon",
+        "negated",
+        "splits",
+        "bare_value",
+        "choices",
+        "bounds",
+        "hint_key",
+        "drop_when_empty",
+    )
     key: str
     prefixes: tuple[str, ...]
-    kind: SearchFilterKind
+    kind: "SearchFilterKind"
     multiple: bool
     field: str
-    normalise: Callable[[str], str | None]
+    normalise: "Callable[[str], str | None]"
     sigil: str
     chip_label: str
     chip_title_key: str
@@ -184,13 +292,57 @@ class SearchFilterOperator:
     chip_title_value: str
     suggestion_group: str
     icon: str
-    negated: bool = False
-    splits: bool = True
-    bare_value: re.Pattern[str] | None = None
-    choices: tuple[str, ...] = ()
-    bounds: DateBounds | None = None
-    hint_key: str = ""
-    drop_when_empty: bool = True
+    negated: bool
+    splits: bool
+    bare_value: "Callable[[str], bool] | None"
+    choices: tuple[str, ...]
+    bounds: "DateBounds | None"
+    hint_key: str
+    drop_when_empty: bool
+
+    def __init__(
+        self,
+        key: str,
+        prefixes: tuple[str, ...],
+        kind: "SearchFilterKind",
+        multiple: bool,
+        field: str,
+        normalise: "Callable[[str], str | None]",
+        sigil: str,
+        chip_label: str,
+        chip_title_key: str,
+        chip_title_param: str,
+        chip_title_value: str,
+        suggestion_group: str,
+        icon: str,
+        negated: bool = False,
+        splits: bool = True,
+        bare_value: "Callable[[str], bool] | None" = None,
+        choices: tuple[str, ...] = (),
+        bounds: "DateBounds | None" = None,
+        hint_key: str = "",
+        drop_when_empty: bool = True,
+    ) -> None:
+        self._set("key", key)
+        self._set("prefixes", prefixes)
+        self._set("kind", kind)
+        self._set("multiple", multiple)
+        self._set("field", field)
+        self._set("normalise", normalise)
+        self._set("sigil", sigil)
+        self._set("chip_label", chip_label)
+        self._set("chip_title_key", chip_title_key)
+        self._set("chip_title_param", chip_title_param)
+        self._set("chip_title_value", chip_title_value)
+        self._set("suggestion_group", suggestion_group)
+        self._set("icon", icon)
+        self._set("negated", negated)
+        self._set("splits", splits)
+        self._set("bare_value", bare_value)
+        self._set("choices", choices)
+        self._set("bounds", bounds)
+        self._set("hint_key", hint_key)
+        self._set("drop_when_empty", drop_when_empty)
 
     @property
     def prefix(self) -> str:
@@ -211,15 +363,15 @@ class SearchFilterOperator:
 
     def needs_quotes(self, value: str) -> bool:
         """Whether `value` must be written in quotes to parse back as itself."""
-        if _NEEDS_QUOTES.search(value):
+        if _needs_quotes(value):
             return True
-        return self.bare_value is not None and not self.bare_value.fullmatch(value)
+        return self.bare_value is not None and not self.bare_value(value)
 
     def strip_sigil(self, value: str) -> str:
         """`value` without one leading sigil, for operators whose values take one."""
         return value[1:] if self.sigil and value.startswith(_SIGILS) else value
 
-    def values_of(self, filters: SearchFilters) -> tuple[str, ...]:
+    def values_of(self, filters: "SearchFilters") -> tuple[str, ...]:
         """The values this operator holds in `filters` (a single value as a one-item tuple)."""
         stored = getattr(filters, self.field)
         if self.multiple:
@@ -232,15 +384,14 @@ class SearchFilterOperator:
             return values
         return values[-1] if values else None
 
-    def with_values(self, filters: SearchFilters, values: tuple[str, ...]) -> SearchFilters:
+    def with_values(self, filters: "SearchFilters", values: tuple[str, ...]) -> "SearchFilters":
         changes: dict[str, Any] = {self.field: self.field_value(values)}
-        return replace(filters, **changes)
+        return filters.replace(**changes)
 
 
 def _negation_of(op: SearchFilterOperator, field_name: str) -> SearchFilterOperator:
     """The row that leaves out what `op` names: `-` before each prefix, "not" in its chip."""
-    return replace(
-        op,
+    return op.replace(
         key="-" + op.key,
         prefixes=tuple("-" + prefix for prefix in op.prefixes),
         field=field_name,
@@ -263,10 +414,10 @@ def _within(period: DatePeriod) -> tuple[datetime.date | None, datetime.date | N
     return period.first, day_after(period.last)
 
 
-def _date_row(key: str, field_name: str, bounds: DateBounds, *aliases: str) -> SearchFilterOperator:
+def _date_row(key: str, field_name: str, bounds: "DateBounds", *aliases: str) -> SearchFilterOperator:
     return SearchFilterOperator(
         key=key,
-        prefixes=(f"{key}:", *(f"{alias}:" for alias in aliases)),
+        prefixes=(f"{key}:",) + tuple(f"{alias}:" for alias in aliases),  # noqa: RUF005 (MicroPython has no `*` in a tuple)
         kind="date",
         multiple=False,
         field=field_name,
@@ -327,7 +478,7 @@ _HAS = SearchFilterOperator(
     chip_title_value="{value}",
     suggestion_group="has",
     icon="paperclip",
-    choices=tuple(dict.fromkeys(HAS_VALUES.values())),
+    choices=_unique(value for _, value in _HAS_WORDS),
     hint_key="Search_filter_has_hint",
 )
 _IS = SearchFilterOperator(
@@ -344,7 +495,7 @@ _IS = SearchFilterOperator(
     chip_title_value="{value}",
     suggestion_group="is",
     icon="tag",
-    choices=tuple(dict.fromkeys(IS_VALUES.values())),
+    choices=_unique(value for _, value in _IS_WORDS),
     hint_key="Search_filter_is_hint",
 )
 
@@ -375,7 +526,7 @@ SEARCH_FILTER_OPERATORS: tuple[SearchFilterOperator, ...] = (
         chip_title_value="{value}",
         suggestion_group="sort",
         icon="sort",
-        choices=tuple(dict.fromkeys(SORT_VALUES.values())),
+        choices=_unique(value for _, value in _SORT_WORDS),
         hint_key="Search_filter_sort_hint",
     ),
     SearchFilterOperator(
@@ -394,15 +545,19 @@ SEARCH_FILTER_OPERATORS: tuple[SearchFilterOperator, ...] = (
         icon="minus",
         negated=True,
         splits=False,
-        bare_value=_EXCLUDED_WORD,
+        bare_value=_excluded_word,
         drop_when_empty=False,
     ),
 )
 _OPERATORS = {op.key: op for op in SEARCH_FILTER_OPERATORS}
 _BY_PREFIX = {prefix: op for op in SEARCH_FILTER_OPERATORS for prefix in op.prefixes}
-SEARCH_FILTER_KEYS: tuple[str, ...] = tuple(_OPERATORS)
-#: Every prefix, longest first, as a pattern tries them (`-in:` before `-`).
-SEARCH_FILTER_PREFIXES: tuple[str, ...] = tuple(sorted(_BY_PREFIX, key=len, reverse=True))
+SEARCH_FILTER_KEYS: tuple[str, ...] = tuple(op.key for op in SEARCH_FILTER_OPERATORS)
+_PREFIXES_IN_ORDER = [prefix for op in SEARCH_FILTER_OPERATORS for prefix in op.prefixes]
+#: Every prefix, longest first (in the table's order among equals), as the tokenizer tries them
+#: (`-in:` before `-`).
+SEARCH_FILTER_PREFIXES: tuple[str, ...] = tuple(
+    sorted(_PREFIXES_IN_ORDER, key=lambda p: (-len(p), _PREFIXES_IN_ORDER.index(p)))  # portable: no ties
+)
 
 
 def get_search_filter_operator(key: str) -> SearchFilterOperator:

@@ -8,16 +8,15 @@
 
 The lookup text is cut to `MAX_ROOM_SEARCH_PATTERN_LENGTH` characters before anything else, so a
 long paste cannot make a long pattern and an escape is never cut in half.
+
+A keystroke module (`ai_search.KEYSTROKE_MODULES`): the page's MicroPython stage runs it too, so it
+follows the convention of `_portable` (escapes by a scan of the characters, not `re.sub`).
 """
-
-from __future__ import annotations
-
-import re
-from dataclasses import dataclass
 
 from ._constants import MAX_ROOM_SEARCH_PATTERN_LENGTH
 from ._grammar import ActiveSearchFilter
 from ._operators import get_search_filter_operator
+from ._portable import FrozenRecord, fold, record
 
 __all__ = [
     "DIRECT_ROOM_TYPE",
@@ -44,12 +43,16 @@ def get_room_lookup_text(active: ActiveSearchFilter | None, can_use_inline_filte
 
 # What upstream's escapeRegExp escapes (JavaScript's syntax characters and `/`); both JavaScript and
 # Python regexes read each escape as the literal character.
-_REGEX_SPECIAL = re.compile(r"[.*+?^${}()|\[\]\\/]")
-_LIKE_SPECIAL = re.compile(r"[%_\\]")
+_REGEX_SPECIAL = ".*+?^${}()|[]\\/"
+_LIKE_SPECIAL = "%_\\"
 
 
-@dataclass(frozen=True, slots=True)
-class RoomSearchQuery:
+def _escaped(text: str, special: str, escape: str) -> str:
+    return "".join(escape + char if char in special else char for char in text)
+
+
+@record
+class RoomSearchQuery(FrozenRecord):
     """A backend-neutral room lookup: `text` (cut, unescaped) as a case-insensitive substring of any
     of `fields`, restricted by room type.
 
@@ -58,19 +61,34 @@ class RoomSearchQuery:
     Python (a registered function or a stored lower-cased column): SQLite's `lower()` folds ASCII only.
     """
 
+    __slots__ = _fields = ("text", "pattern", "fields", "only_room_types", "exclude_room_types")
     text: str
     pattern: str
-    fields: tuple[str, ...] = ("name", "fname")
-    only_room_types: tuple[str, ...] = ()
-    exclude_room_types: tuple[str, ...] = ()
+    fields: tuple[str, ...]
+    only_room_types: tuple[str, ...]
+    exclude_room_types: tuple[str, ...]
+
+    def __init__(
+        self,
+        text: str,
+        pattern: str,
+        fields: tuple[str, ...] = ("name", "fname"),
+        only_room_types: tuple[str, ...] = (),
+        exclude_room_types: tuple[str, ...] = (),
+    ) -> None:
+        self._set("text", text)
+        self._set("pattern", pattern)
+        self._set("fields", fields)
+        self._set("only_room_types", only_room_types)
+        self._set("exclude_room_types", exclude_room_types)
 
     @property
     def needle(self) -> str:
-        return self.text.lower()
+        return fold(self.text)
 
     @property
     def like_pattern(self) -> str:
-        return "%" + _LIKE_SPECIAL.sub(lambda m: LIKE_ESCAPE + m[0], self.needle) + "%"
+        return "%" + _escaped(self.needle, _LIKE_SPECIAL, LIKE_ESCAPE) + "%"
 
     def matches(self, name: str, fname: str = "", room_type: str = "") -> bool:
         """Whether a room passes, the way a store must decide it (for in-memory lists and tests)."""
@@ -78,7 +96,8 @@ class RoomSearchQuery:
             return False
         if room_type in self.exclude_room_types:
             return False
-        return any(self.needle in value.lower() for value in (name, fname))
+        needle = self.needle
+        return any(needle in fold(value) for value in (name, fname))
 
 
 def build_room_search_query(value: str, mention: str | None = None) -> RoomSearchQuery:
@@ -86,7 +105,7 @@ def build_room_search_query(value: str, mention: str | None = None) -> RoomSearc
     characters, cut before escaping so escapes cannot be split); `mention` `"@"` keeps direct
     messages only, any other non-empty mention (`"#"`) leaves them out."""
     text = value[:MAX_ROOM_SEARCH_PATTERN_LENGTH]
-    pattern = _REGEX_SPECIAL.sub(lambda m: "\\" + m[0], text)
+    pattern = _escaped(text, _REGEX_SPECIAL, "\\")
     if mention == "@":
         return RoomSearchQuery(text, pattern, only_room_types=(DIRECT_ROOM_TYPE,))
     if mention:

@@ -23,14 +23,18 @@ Weeks start on Monday (ISO 8601). A weekday (`monday`) is the latest such day up
 itself on a Monday); a month name (`october`) the latest October that has begun. `-Nd`, `-Nw`,
 `-Nm` and `-Ny` count back from today (a month back from 31 March is the last day of February).
 Days out of the calendar's range are clamped to it, never an error.
+
+A keystroke module (`ai_search.KEYSTROKE_MODULES`): the page's MicroPython stage runs it too, so it
+follows the convention of `_portable` (values are read by hand: MicroPython's `re` has no `{4}`).
 """
 
-from __future__ import annotations
-
 import datetime
-import re
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+
+from ._portable import FrozenRecord, fold, record, strip
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
 
 __all__ = [
     "MAX_RELATIVE_DATE_AMOUNT",
@@ -48,10 +52,8 @@ __all__ = [
 # and a thousand years back still fits the calendar from any year after 1000.
 MAX_RELATIVE_DATE_AMOUNT = 999
 
-_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
-_MONTH = re.compile(r"([0-9]{4})-([0-9]{2})")
-_YEAR = re.compile(r"[0-9]{4}")
-_RELATIVE = re.compile(r"-([1-9][0-9]{0,2})([dwmy])")
+_DIGITS = "0123456789"
+_RELATIVE_UNITS = "dwmy"
 _ONE_DAY = datetime.timedelta(days=1)
 
 # Spelled out rather than read from `calendar` (locale-dependent, and a module the page need not load).
@@ -70,22 +72,71 @@ _MONTHS = [
     "november",
     "december",
 ]
-_WEEKDAY_NAMES: Mapping[str, int] = {
-    **{name: i for i, name in enumerate(_WEEKDAYS)},
-    **{name[:3]: i for i, name in enumerate(_WEEKDAYS)},
-}
-_MONTH_NAMES: Mapping[str, int] = {
-    **{name: i + 1 for i, name in enumerate(_MONTHS)},
-    **{name[:3]: i + 1 for i, name in enumerate(_MONTHS)},
-}
+_WEEKDAY_NAMES: "Mapping[str, int]" = dict(
+    [(name, i) for i, name in enumerate(_WEEKDAYS)] + [(name[:3], i) for i, name in enumerate(_WEEKDAYS)]
+)
+_MONTH_NAMES: "Mapping[str, int]" = dict(
+    [(name, i + 1) for i, name in enumerate(_MONTHS)] + [(name[:3], i + 1) for i, name in enumerate(_MONTHS)]
+)
 
 
-@dataclass(frozen=True, slots=True)
-class DatePeriod:
+def _is_digits(text: str, start: int, end: int) -> bool:
+    # ASCII digits only, as `[0-9]` reads them (`str.isdigit` also takes `٣` on CPython).
+    return all(char in _DIGITS for char in text[start:end])
+
+
+def _day_shape(value: str) -> bool:
+    """`YYYY-MM-DD` in ASCII digits (the day may not exist)."""
+    return (
+        len(value) == 10
+        and value[4] == "-"
+        and value[7] == "-"
+        and _is_digits(value, 0, 4)
+        and _is_digits(value, 5, 7)
+        and _is_digits(value, 8, 10)
+    )
+
+
+def _month_shape(value: str) -> bool:
+    """`YYYY-MM` in ASCII digits."""
+    return len(value) == 7 and value[4] == "-" and _is_digits(value, 0, 4) and _is_digits(value, 5, 7)
+
+
+def _year_shape(value: str) -> bool:
+    return len(value) == 4 and _is_digits(value, 0, 4)
+
+
+def _relative_shape(value: str) -> "tuple[int, str] | None":
+    """(N, unit) of `-Nd`, `-Nw`, `-Nm` or `-Ny` with N 1..999 written without leading zeros, else None."""
+    if not 3 <= len(value) <= 5 or value[0] != "-" or value[-1] not in _RELATIVE_UNITS:
+        return None
+    if value[1] == "0" or not _is_digits(value, 1, len(value) - 1):
+        return None
+    return int(value[1:-1]), value[-1]
+
+
+def _valid_day(value: str) -> bool:
+    """Whether `YYYY-MM-DD` is a day of the calendar (not 2026-02-30, 2026-13-01 or 0000-01-01)."""
+    year, month, day = int(value[:4]), int(value[5:7]), int(value[8:])
+    return year >= 1 and 1 <= month <= 12 and 1 <= day <= _days_in_month(year, month)
+
+
+def _iso_day(value: str) -> datetime.date:
+    # `date.fromisoformat` of a valid `YYYY-MM-DD`, spelled out for MicroPython's datetime.
+    return datetime.date(int(value[:4]), int(value[5:7]), int(value[8:]))
+
+
+@record
+class DatePeriod(FrozenRecord):
     """Whole days, `first` to `last` included."""
 
+    __slots__ = _fields = ("first", "last")
     first: datetime.date
     last: datetime.date
+
+    def __init__(self, first: datetime.date, last: datetime.date) -> None:
+        self._set("first", first)
+        self._set("last", last)
 
 
 def _clamped(ordinal: int) -> datetime.date:
@@ -93,9 +144,9 @@ def _clamped(ordinal: int) -> datetime.date:
 
 
 def _days_in_month(year: int, month: int) -> int:
-    if month == 12:
-        return 31
-    return (datetime.date(year, month + 1, 1) - datetime.date(year, month, 1)).days
+    if month == 2:
+        return 29 if year % 4 == 0 and (year % 100 != 0 or year % 400 == 0) else 28
+    return 30 if month in (4, 6, 9, 11) else 31
 
 
 def _day(day: datetime.date) -> DatePeriod:
@@ -144,19 +195,21 @@ def _this_year(today: datetime.date, back: int) -> DatePeriod:
     return DatePeriod(datetime.date(year, 1, 1), datetime.date(year, 12, 31))
 
 
-# The words a date value may be, and the period each means on `today`.
-_WORDS: Mapping[str, Callable[[datetime.date], DatePeriod]] = {
-    "today": _day,
-    "yesterday": lambda today: _day(_clamped(today.toordinal() - 1)),
-    "this-week": lambda today: _week(today, 0),
-    "last-week": lambda today: _week(today, 1),
-    "this-month": lambda today: _this_month(today, 0),
-    "last-month": lambda today: _this_month(today, 1),
-    "this-year": lambda today: _this_year(today, 0),
-    "last-year": lambda today: _this_year(today, 1),
-}
+# The words a date value may be, and the period each means on `today`, in the order suggestions
+# offer them (a list of pairs: MicroPython's dicts keep no order).
+_WORD_PERIODS: "list[tuple[str, Callable[[datetime.date], DatePeriod]]]" = [
+    ("today", _day),
+    ("yesterday", lambda today: _day(_clamped(today.toordinal() - 1))),
+    ("this-week", lambda today: _week(today, 0)),
+    ("last-week", lambda today: _week(today, 1)),
+    ("this-month", lambda today: _this_month(today, 0)),
+    ("last-month", lambda today: _this_month(today, 1)),
+    ("this-year", lambda today: _this_year(today, 0)),
+    ("last-year", lambda today: _this_year(today, 1)),
+]
+_WORDS: "Mapping[str, Callable[[datetime.date], DatePeriod]]" = dict(_WORD_PERIODS)
 #: Every word a date value may be, in the order suggestions offer them (weekdays and months too).
-SEARCH_DATE_WORDS: tuple[str, ...] = (*_WORDS, *_WEEKDAYS, *_MONTHS)
+SEARCH_DATE_WORDS: tuple[str, ...] = tuple(word for word, _ in _WORD_PERIODS) + _WEEKDAYS + tuple(_MONTHS)
 
 
 def normalise_search_date(raw: str) -> str | None:
@@ -165,19 +218,14 @@ def normalise_search_date(raw: str) -> str | None:
     Stricter than upstream (JS Date.parse takes 2026-02-30): a day must exist in the calendar, a
     month be 01-12, a year 0001-9999 and a relative amount 1..`MAX_RELATIVE_DATE_AMOUNT`.
     """
-    value = raw.strip().lower()
-    if _DAY.fullmatch(value):
-        try:
-            datetime.date.fromisoformat(value)
-        except ValueError:  # 2026-02-30, 2026-13-01, 0000-01-01
-            return None
-        return value
-    month = _MONTH.fullmatch(value)
-    if month:
-        return value if int(month[1]) >= 1 and 1 <= int(month[2]) <= 12 else None
-    if _YEAR.fullmatch(value):
+    value = fold(strip(raw))
+    if _day_shape(value):
+        return value if _valid_day(value) else None  # 2026-02-30, 2026-13-01, 0000-01-01
+    if _month_shape(value):
+        return value if int(value[:4]) >= 1 and 1 <= int(value[5:]) <= 12 else None
+    if _year_shape(value):
         return value if int(value) >= 1 else None
-    if _RELATIVE.fullmatch(value) or value in _WORDS:
+    if _relative_shape(value) is not None or value in _WORDS:
         return value
     if value in _WEEKDAY_NAMES:
         return _WEEKDAYS[_WEEKDAY_NAMES[value]]
@@ -194,16 +242,15 @@ def resolve_search_date(value: str, today: datetime.date) -> DatePeriod:
     """
     if normalise_search_date(value) != value:
         raise ValueError(f"not a canonical search date: {value!r}")
-    if _DAY.fullmatch(value):
-        return _day(datetime.date.fromisoformat(value))
-    month = _MONTH.fullmatch(value)
-    if month:
-        return _month(int(month[1]), int(month[2]))
-    if _YEAR.fullmatch(value):
+    if _day_shape(value):
+        return _day(_iso_day(value))
+    if _month_shape(value):
+        return _month(int(value[:4]), int(value[5:]))
+    if _year_shape(value):
         return DatePeriod(datetime.date(int(value), 1, 1), datetime.date(int(value), 12, 31))
-    relative = _RELATIVE.fullmatch(value)
-    if relative:
-        return _relative(int(relative[1]), relative[2], today)
+    relative = _relative_shape(value)
+    if relative is not None:
+        return _relative(relative[0], relative[1], today)
     if value in _WORDS:
         return _WORDS[value](today)
     if value in _WEEKDAY_NAMES:
@@ -213,15 +260,20 @@ def resolve_search_date(value: str, today: datetime.date) -> DatePeriod:
     return _month(year, month_number) if year >= 1 else _month(1, month_number)
 
 
-@dataclass(frozen=True, slots=True)
-class SearchDateRange:
+@record
+class SearchDateRange(FrozenRecord):
     """The days a query's date filters leave: from `start` (included) to `end` (excluded); None is open.
 
     `empty` when the filters contradict each other (`after:today before:yesterday`): nothing can match.
     """
 
-    start: datetime.date | None = None
-    end: datetime.date | None = None
+    __slots__ = _fields = ("start", "end")
+    start: datetime.date | None
+    end: datetime.date | None
+
+    def __init__(self, start: datetime.date | None = None, end: datetime.date | None = None) -> None:
+        self._set("start", start)
+        self._set("end", end)
 
     @property
     def empty(self) -> bool:
@@ -231,7 +283,7 @@ class SearchDateRange:
     def bounded(self) -> bool:
         return self.start is not None or self.end is not None
 
-    def narrowed(self, start: datetime.date | None, end: datetime.date | None) -> SearchDateRange:
+    def narrowed(self, start: datetime.date | None, end: datetime.date | None) -> "SearchDateRange":
         """This range and [start, end) both: the later start, the earlier end."""
         starts = [d for d in (self.start, start) if d is not None]
         ends = [d for d in (self.end, end) if d is not None]
@@ -246,7 +298,8 @@ def search_date_bounds(
     `zone` is what the caller resolved from the browser's time zone (a `zoneinfo.ZoneInfo`, or a fixed
     offset when no zone database is at hand, which is exact only away from daylight-saving changes).
     A day is 23 or 25 hours long across a change; a midnight that does not exist in `zone` is read
-    with the offset before the change (`fold=0`), as `zoneinfo` does.
+    with the offset before the change (`fold=0`), as `zoneinfo` does. CPython only (the server):
+    MicroPython's datetime has no zones.
     """
 
     def midnight(day: datetime.date | None) -> datetime.datetime | None:

@@ -12,14 +12,12 @@ Suggestions follow upstream's newest client: `value` is the raw filter value (ap
 and users come in as `RoomOption`/`UserOption` records or as the JSON mappings the REST routes return
 (`_id` or `rid`, `name`, `fname`, `t`; `_id`, `username`, `name`). Text goes through `t(key, **params)`;
 `translate_english` (the default) knows every key used here.
+
+A keystroke module (`ai_search.KEYSTROKE_MODULES`): the page's MicroPython stage builds the first
+chips and suggestions with it, so it follows the convention of `_portable`.
 """
 
-from __future__ import annotations
-
 import datetime
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
-from typing import Any, Protocol
 
 from ._constants import AI_SEARCH_FILTER_SUGGESTION_LIMIT
 from ._grammar import ActiveSearchFilter, RefusedSearchFilter, format_search_filter_value
@@ -29,6 +27,7 @@ from ._operators import (
     SearchFilters,
     get_search_filter_operator,
 )
+from ._portable import FrozenRecord, fold, record
 from ._search_dates import (
     SEARCH_DATE_WORDS,
     DatePeriod,
@@ -36,6 +35,11 @@ from ._search_dates import (
     normalise_search_date,
     resolve_search_date,
 )
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Mapping
+    from typing import Any, Protocol
 
 __all__ = [
     "DATE_PICKER_GROUP",
@@ -55,7 +59,7 @@ __all__ = [
     "translate_english",
 ]
 
-ENGLISH_MESSAGES: Mapping[str, str] = {
+ENGLISH_MESSAGES: "Mapping[str, str]" = {
     "Search_filter_in_rooms": "Only messages in {rooms}",
     "Search_filter_from_users": "Only messages from {users}",
     "Search_filter_after_date": "Only messages after {date}",
@@ -115,32 +119,61 @@ ENGLISH_MESSAGES: Mapping[str, str] = {
 }
 
 
-class Translate(Protocol):
-    def __call__(self, key: str, /, **params: str) -> str: ...
+if TYPE_CHECKING:
+
+    class Translate(Protocol):
+        def __call__(self, __key: str, **params: str) -> str: ...
+
+else:
+
+    class Translate:
+        """What translates a message key: `t(key, **params) -> str` (a Protocol for type checkers)."""
 
 
-def translate_english(key: str, /, **params: str) -> str:
-    """The English text of `key` with `{name}` fields filled from `params`; an unknown key is returned
-    as it is, like i18n libraries do, so a missing text shows up instead of failing."""
-    template = ENGLISH_MESSAGES.get(key)
-    return key if template is None else template.format_map(_KeepMissing(params))
+def translate_english(__key: str, **params: str) -> str:
+    """The English text of the key with `{name}` fields filled from `params`; an unknown key is
+    returned as it is, like i18n libraries do, so a missing text shows up instead of failing.
+
+    The key is positional-only by its name (`__key`, which type checkers read so), not by `key, /`:
+    MicroPython has no such syntax, and a parameter named `key` could take no `key` field."""
+    template = ENGLISH_MESSAGES.get(__key)
+    return __key if template is None else _fill(template, params)
 
 
-class _KeepMissing(dict[str, str]):
-    # A field nobody passed stays `{name}` in the text rather than raising in the middle of the UI.
-    def __missing__(self, name: str) -> str:
-        return "{" + name + "}"
+def _fill(template: str, params: "Mapping[str, str]") -> str:
+    """`template.format_map(params)` for templates of plain `{name}` fields (MicroPython has no
+    `format_map`); a field nobody passed stays `{name}` in the text rather than raising in the
+    middle of the UI."""
+    pieces: list[str] = []
+    position = 0
+    while True:
+        start = template.find("{", position)
+        end = template.find("}", start + 1) if start >= 0 else -1
+        if end < 0:
+            break
+        name = template[start + 1 : end]
+        pieces += (template[position:start], str(params[name]) if name in params else template[start : end + 1])
+        position = end + 1
+    pieces.append(template[position:])
+    return "".join(pieces)
 
 
-@dataclass(frozen=True, slots=True)
-class RoomOption:
+@record
+class RoomOption(FrozenRecord):
+    __slots__ = _fields = ("rid", "name", "fname", "room_type")
     rid: str
-    name: str = ""
-    fname: str = ""
-    room_type: str = ""
+    name: str
+    fname: str
+    room_type: str
+
+    def __init__(self, rid: str, name: str = "", fname: str = "", room_type: str = "") -> None:
+        self._set("rid", rid)
+        self._set("name", name)
+        self._set("fname", fname)
+        self._set("room_type", room_type)
 
     @classmethod
-    def from_mapping(cls, data: Mapping[str, Any]) -> RoomOption:
+    def from_mapping(cls, data: "Mapping[str, Any]") -> "RoomOption":
         """A room from REST JSON (`_id` or `rid`, `name`, `fname`, `t`); missing keys read as empty."""
         return cls(
             str(data.get("_id") or data.get("rid") or ""),
@@ -150,22 +183,29 @@ class RoomOption:
         )
 
 
-@dataclass(frozen=True, slots=True)
-class UserOption:
+@record
+class UserOption(FrozenRecord):
+    __slots__ = _fields = ("user_id", "username", "name")
     user_id: str
     username: str
-    name: str = ""
+    name: str
+
+    def __init__(self, user_id: str, username: str, name: str = "") -> None:
+        self._set("user_id", user_id)
+        self._set("username", username)
+        self._set("name", name)
 
     @classmethod
-    def from_mapping(cls, data: Mapping[str, Any]) -> UserOption:
+    def from_mapping(cls, data: "Mapping[str, Any]") -> "UserOption":
         """A user from REST JSON (`_id`, `username`, `name`); missing keys read as empty."""
         return cls(str(data.get("_id") or ""), str(data.get("username") or ""), str(data.get("name") or ""))
 
 
-@dataclass(frozen=True, slots=True)
-class FilterSuggestion:
+@record
+class FilterSuggestion(FrozenRecord):
     """One completion: `key` is unique in a list (for the UI), `value` the raw filter value."""
 
+    __slots__ = _fields = ("key", "group", "title", "description", "value", "icon", "filter_key", "rid")
     key: str
     group: str
     title: str
@@ -173,40 +213,80 @@ class FilterSuggestion:
     value: str
     icon: str
     filter_key: str
-    rid: str | None = None
+    rid: str | None
+
+    def __init__(
+        self,
+        key: str,
+        group: str,
+        title: str,
+        description: str,
+        value: str,
+        icon: str,
+        filter_key: str,
+        rid: str | None = None,
+    ) -> None:
+        self._set("key", key)
+        self._set("group", group)
+        self._set("title", title)
+        self._set("description", description)
+        self._set("value", value)
+        self._set("icon", icon)
+        self._set("filter_key", filter_key)
+        self._set("rid", rid)
 
 
-@dataclass(frozen=True, slots=True)
-class FilterChip:
+@record
+class FilterChip(FrozenRecord):
     """One applied value; remove it with `remove_search_filter(filters, chip.filter_key, chip.value)`.
 
     `token` is the value as the line writes it (`after:-7d`): what editing the chip puts back in the
     box. `negated` chips leave out what they name; a date chip's `label` is the days it means.
     """
 
+    __slots__ = _fields = ("key", "filter_key", "value", "label", "title", "token", "negated")
     key: str
     filter_key: str
     value: str
     label: str
     title: str
-    token: str = ""
-    negated: bool = False
+    token: str
+    negated: bool
+
+    def __init__(
+        self,
+        key: str,
+        filter_key: str,
+        value: str,
+        label: str,
+        title: str,
+        token: str = "",
+        negated: bool = False,
+    ) -> None:
+        self._set("key", key)
+        self._set("filter_key", filter_key)
+        self._set("value", value)
+        self._set("label", label)
+        self._set("title", title)
+        self._set("token", token)
+        self._set("negated", negated)
 
 
-_Rooms = Iterable[RoomOption | Mapping[str, Any]]
+if TYPE_CHECKING:
+    _Rooms = Iterable[RoomOption | Mapping[str, Any]]
 
 
-def _rooms(rooms: _Rooms) -> Iterable[RoomOption]:
+def _rooms(rooms: "_Rooms") -> "Iterable[RoomOption]":
     return (room if isinstance(room, RoomOption) else RoomOption.from_mapping(room) for room in rooms)
 
 
 def _room_suggestions(
     op: SearchFilterOperator,
     active: ActiveSearchFilter,
-    rooms: _Rooms,
-    t: Translate,
+    rooms: "_Rooms",
+    t: "Translate",
     today: datetime.date,
-) -> list[FilterSuggestion]:
+) -> "list[FilterSuggestion]":
     suggestions = []
     for room in _rooms(rooms):
         value = room.name or room.fname
@@ -233,10 +313,10 @@ def _room_suggestions(
 def _typed_user_suggestion(
     op: SearchFilterOperator,
     active: ActiveSearchFilter,
-    rooms: _Rooms,
-    t: Translate,
+    rooms: "_Rooms",
+    t: "Translate",
     today: datetime.date,
-) -> list[FilterSuggestion]:
+) -> "list[FilterSuggestion]":
     value = active.lookup_text
     if not value:  # `from:` alone: applying it would leave an invalid token; user lookups fill in
         return []
@@ -261,7 +341,7 @@ _FIRST_DATE_WORDS = ("today", "yesterday", "-7d", "last-week", "this-month")
 _RELATIVE_UNITS = ("d", "w")
 # Months back from this one whose `YYYY-MM` is offered as typing narrows (months).
 DATE_SUGGESTION_MONTHS_BACK = 24
-_DATE_WORD_DESCRIPTIONS: Mapping[str, str] = {
+_DATE_WORD_DESCRIPTIONS: "Mapping[str, str]" = {
     "today": "Search_date_today",
     "yesterday": "Search_date_yesterday",
     "this-week": "Search_date_this_week",
@@ -273,7 +353,7 @@ _DATE_WORD_DESCRIPTIONS: Mapping[str, str] = {
 }
 
 
-_RELATIVE_DESCRIPTIONS: Mapping[str, str] = {
+_RELATIVE_DESCRIPTIONS: "Mapping[str, str]" = {
     "d": "Search_date_days_ago",
     "w": "Search_date_weeks_ago",
     "m": "Search_date_months_ago",
@@ -281,13 +361,14 @@ _RELATIVE_DESCRIPTIONS: Mapping[str, str] = {
 }
 
 
-def _date_candidates(typed: str, today: datetime.date) -> Iterable[str]:
+def _date_candidates(typed: str, today: datetime.date) -> "Iterable[str]":
     """Date values worth offering for `typed`, most useful first: words, relative amounts, months,
     years, then the days of a month being typed (`2026-11-0` offers 2026-11-01 .. 09)."""
     yield from _FIRST_DATE_WORDS
     yield from SEARCH_DATE_WORDS
-    amount = typed.removeprefix("-").rstrip("dwmy")
-    if typed.startswith("-") and amount.isdigit():
+    amount = (typed[1:] if typed.startswith("-") else typed).rstrip("dwmy")
+    # ASCII digits: what `str.isdigit` also takes (`٣`) makes no valid value, so it offered nothing.
+    if typed.startswith("-") and amount and all("0" <= char <= "9" for char in amount):
         yield from (f"-{amount}{unit}" for unit in _RELATIVE_UNITS)
     index = today.year * 12 + today.month - 1
     for back in range(DATE_SUGGESTION_MONTHS_BACK):
@@ -304,7 +385,7 @@ def _date_candidates(typed: str, today: datetime.date) -> Iterable[str]:
     yield typed
 
 
-def _date_description(value: str, period: DatePeriod, t: Translate) -> str:
+def _date_description(value: str, period: DatePeriod, t: "Translate") -> str:
     days = format_date_period(period)
     key = _DATE_WORD_DESCRIPTIONS.get(value)
     if key is not None:
@@ -318,13 +399,13 @@ def _date_description(value: str, period: DatePeriod, t: Translate) -> str:
 def _date_suggestions(
     op: SearchFilterOperator,
     active: ActiveSearchFilter,
-    rooms: _Rooms,
-    t: Translate,
+    rooms: "_Rooms",
+    t: "Translate",
     today: datetime.date,
-) -> list[FilterSuggestion]:
+) -> "list[FilterSuggestion]":
     """Date values that start with what is typed (`after:2026-1` offers 2026-12, 2026-11, 2026-10),
     each described by the days it means today."""
-    typed = active.lookup_text.lower()
+    typed = fold(active.lookup_text)
     suggestions: list[FilterSuggestion] = []
     seen: set[str] = set()
     for candidate in _date_candidates(typed, today):
@@ -365,12 +446,12 @@ def _date_suggestions(
 def _choice_suggestions(
     op: SearchFilterOperator,
     active: ActiveSearchFilter,
-    rooms: _Rooms,
-    t: Translate,
+    rooms: "_Rooms",
+    t: "Translate",
     today: datetime.date,
-) -> list[FilterSuggestion]:
+) -> "list[FilterSuggestion]":
     """The values of `has:`, `is:` or `sort:` that start with what is typed, in the table's order."""
-    typed = active.lookup_text.lower()
+    typed = fold(active.lookup_text)
     return [
         FilterSuggestion(
             key=f"{op.key}-{value}",
@@ -389,25 +470,26 @@ def _choice_suggestions(
 def _no_suggestions(
     op: SearchFilterOperator,
     active: ActiveSearchFilter,
-    rooms: _Rooms,
-    t: Translate,
+    rooms: "_Rooms",
+    t: "Translate",
     today: datetime.date,
-) -> list[FilterSuggestion]:
+) -> "list[FilterSuggestion]":
     return []
 
 
-_Suggester = Callable[
-    [
-        SearchFilterOperator,
-        ActiveSearchFilter,
-        _Rooms,
-        Translate,
-        datetime.date,
-    ],
-    list[FilterSuggestion],
-]
+if TYPE_CHECKING:
+    _Suggester = Callable[
+        [
+            SearchFilterOperator,
+            ActiveSearchFilter,
+            _Rooms,
+            Translate,
+            datetime.date,
+        ],
+        list[FilterSuggestion],
+    ]
 # Where each kind of operator gets its suggestions from; a new operator of a known kind needs nothing here.
-_SUGGESTERS: Mapping[str, _Suggester] = {
+_SUGGESTERS: "Mapping[str, _Suggester]" = {
     "room": _room_suggestions,
     "user": _typed_user_suggestion,
     "date": _date_suggestions,
@@ -418,10 +500,10 @@ _SUGGESTERS: Mapping[str, _Suggester] = {
 
 def build_filter_suggestions(
     active: ActiveSearchFilter | None,
-    rooms: _Rooms = (),
-    t: Translate | None = None,
+    rooms: "_Rooms" = (),
+    t: "Translate | None" = None,
     today: datetime.date | None = None,
-) -> tuple[FilterSuggestion, ...]:
+) -> "tuple[FilterSuggestion, ...]":
     """Completions for the token under the caret: up to `AI_SEARCH_FILTER_SUGGESTION_LIMIT` of
     `rooms` for `in:`, the typed name for `from:`, the date values starting with what is typed
     (today, yesterday, -7d... before anything is), and the values of `has:`, `is:` and `sort:`.
@@ -438,9 +520,9 @@ def build_filter_suggestions(
 
 def build_user_filter_suggestions(
     active: ActiveSearchFilter | None,
-    users: Iterable[UserOption | Mapping[str, Any]],
-    t: Translate | None = None,
-) -> tuple[FilterSuggestion, ...]:
+    users: "Iterable[UserOption | Mapping[str, Any]]",
+    t: "Translate | None" = None,
+) -> "tuple[FilterSuggestion, ...]":
     """Up to `AI_SEARCH_FILTER_SUGGESTION_LIMIT` of `users` for a `from:` token, else nothing."""
     if active is None or get_search_filter_operator(active.key).kind != "user":
         return ()
@@ -468,14 +550,14 @@ def build_user_filter_suggestions(
 
 
 def merge_filter_suggestions(
-    primary: Iterable[FilterSuggestion], fallback: Iterable[FilterSuggestion]
-) -> tuple[FilterSuggestion, ...]:
+    primary: "Iterable[FilterSuggestion]", fallback: "Iterable[FilterSuggestion]"
+) -> "tuple[FilterSuggestion, ...]":
     """`primary`, then the `fallback` items that would apply a different filter (same key and value,
     compared case-insensitively as the grammar does, counts as the same)."""
     merged = list(primary)
-    seen = {(s.filter_key, s.value.lower()) for s in merged}
+    seen = {(s.filter_key, fold(s.value)) for s in merged}
     for suggestion in fallback:
-        identity = (suggestion.filter_key, suggestion.value.lower())
+        identity = (suggestion.filter_key, fold(suggestion.value))
         if identity not in seen:
             seen.add(identity)
             merged.append(suggestion)
@@ -483,8 +565,8 @@ def merge_filter_suggestions(
 
 
 def build_applied_filter_chips(
-    filters: SearchFilters, t: Translate | None = None, today: datetime.date | None = None
-) -> tuple[FilterChip, ...]:
+    filters: SearchFilters, t: "Translate | None" = None, today: datetime.date | None = None
+) -> "tuple[FilterChip, ...]":
     """One chip per value, in the table's order (rooms, excluded rooms, users, ..., dates, sort,
     excluded words), so each value can be removed on its own. `rids` have no name to show and get
     no chip.
@@ -507,7 +589,7 @@ def build_applied_filter_chips(
                 title = translate("Search_filter_typed", token=token, title=title)
             chips.append(
                 FilterChip(
-                    key=f"{op.key}:{value.lower()}",
+                    key=f"{op.key}:{fold(value)}",
                     filter_key=op.key,
                     value=value,
                     label=op.chip_label.format(value=shown),
@@ -519,21 +601,24 @@ def build_applied_filter_chips(
     return tuple(chips)
 
 
-def build_filter_hints(refused: Iterable[RefusedSearchFilter], t: Translate | None = None) -> tuple[str, ...]:
+def build_filter_hints(
+    refused: "Iterable[RefusedSearchFilter]", t: "Translate | None" = None
+) -> tuple[str, ...]:
     """Why each refused token stays in the words (`has:pdf`: has: takes link, file, ...), once per
     token; tokens of operators without a hint (a name holding a quote) say nothing."""
     translate = t or translate_english
-    hints: dict[str, None] = {}
+    hints: list[str] = []  # a list, not a dict: MicroPython's dicts keep no order
     for item in refused:
         op = get_search_filter_operator(item.key)
         if op.hint_key:
-            choices = ", ".join(op.choices)
-            hints.setdefault(translate(op.hint_key, choices=choices, token=item.token))
+            hint = translate(op.hint_key, choices=", ".join(op.choices), token=item.token)
+            if hint not in hints:
+                hints.append(hint)
     return tuple(hints)
 
 
 def get_ai_search_button_tooltip(
-    has_license: bool, enabled: bool, active: bool, t: Translate | None = None
+    has_license: bool, enabled: bool, active: bool, t: "Translate | None" = None
 ) -> str:
     """The AI toggle's tooltip: why it is unavailable (license first, then the setting), else what a
     click does."""

@@ -43,7 +43,17 @@ from .routes import all_routes
 from .security_headers import SecurityHeadersMiddleware
 from .services import Services, outbound_policy
 from .settings import IGNORED_WILDCARD_SETTINGS, UPSTREAM_URL_SETTINGS, Settings, SettingsError
-from .static import PAGE_CONFIG, PROJECT_ROOT, PageFiles, made_response, python_files, versioned_config
+from .static import (
+    PAGE_CONFIG,
+    PROJECT_ROOT,
+    PageFiles,
+    keys_bundle,
+    keys_bundle_url,
+    keys_listing,
+    made_response,
+    python_files,
+    versioned_config,
+)
 from .store.base import Store
 
 __all__ = [
@@ -64,6 +74,9 @@ EMBED_ORIGINS_PLACEHOLDER = "__AI_SEARCH_EMBED_ORIGINS__"
 # Replaced in index.html and embed.html by the search box's maxlength: the words a search may hold
 # (MAX_SEARCH_QUERY_LENGTH, the limit ai.search checks), so page and server share one number.
 MAX_QUERY_PLACEHOLDER = "__AI_SEARCH_MAX_QUERY_CHARS__"
+# Replaced in index.html and embed.html by the keystroke stage's bundle URL at its digest
+# (static.keys_bundle_url), which the page preloads and static/keys-boot.mjs reads.
+KEYS_BUNDLE_PLACEHOLDER = "./py/keys-bundle.json?v=__AI_SEARCH_KEYS_BUNDLE__"
 
 
 def _page_html(path: Path, **replacements: str) -> str:
@@ -141,19 +154,33 @@ def create_app(
     async def openapi(_request: Request) -> Response:
         return JSONResponse(build_openapi(api_routes, version=__version__, site_url=settings.site_url))
 
+    def stage(html_text: str) -> str:
+        return html_text.replace(KEYS_BUNDLE_PLACEHOLDER, keys_bundle_url(root))
+
     async def page(request: Request) -> Response:
-        return made_response(request.headers, _page_html(root / "index.html"), "text/html; charset=utf-8")
+        return made_response(request.headers, stage(_page_html(root / "index.html")), "text/html; charset=utf-8")
 
     allowed_embedders = html.escape(" ".join(embed_origins(settings)))
 
     async def embed_page(request: Request) -> Response:
-        html_text = _page_html(root / "embed.html", **{EMBED_ORIGINS_PLACEHOLDER: allowed_embedders})
+        html_text = stage(_page_html(root / "embed.html", **{EMBED_ORIGINS_PLACEHOLDER: allowed_embedders}))
         return made_response(request.headers, html_text, "text/html; charset=utf-8")
 
     async def page_python(request: Request) -> Response:
         # Each Python file's URL carries its digest, so browsers keep those files without asking.
         listing = json.dumps({"files": python_files(root)}, separators=(",", ":"))
         return made_response(request.headers, listing, "application/json")
+
+    async def keys_python(request: Request) -> Response:
+        # The keystroke stage's files (static/keys-boot.mjs), at their digests as above.
+        listing = json.dumps(keys_listing(root), separators=(",", ":"))
+        return made_response(request.headers, listing, "application/json")
+
+    async def keys_python_bundle(request: Request) -> Response:
+        # The stage's files in one body; immutable when asked for at its current digest.
+        digest, body = keys_bundle(root)
+        current = request.query_params.get("v") == digest
+        return made_response(request.headers, body, "application/json", immutable=current)
 
     async def page_config(request: Request) -> Response:
         text = versioned_config((root / PAGE_CONFIG).read_text(encoding="utf-8"), root)
@@ -177,6 +204,8 @@ def create_app(
         Route("/", page, methods=["GET"]),
         Route(EMBED_PAGE_PATH, embed_page, methods=["GET"]),
         Route("/py/files.json", page_python, methods=["GET"]),
+        Route("/py/keys.json", keys_python, methods=["GET"]),
+        Route("/py/keys-bundle.json", keys_python_bundle, methods=["GET"]),
         Route(f"/{PAGE_CONFIG}", page_config, methods=["GET"]),
         Mount("/static", PageFiles(directory=root / "static", immutable_prefixes=("/static/vendor/",))),
         # Only the browser's packages: the server's own code is not the page's business.

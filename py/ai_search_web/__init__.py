@@ -1,5 +1,6 @@
 """ai_search_web: the search page's browser glue (Pyodide, main thread; PyScript runs it from
-pyscript.toml, and static/pyscript-boot.mjs starts the interpreter).
+pyscript.toml, and static/pyscript-boot.mjs starts the interpreter; the keystroke stage runs a
+portable part of it on MicroPython first).
 
 Modules, one noun each (only ``dom`` creates DOM nodes, and only as text):
 
@@ -24,6 +25,11 @@ Modules, one noun each (only ``dom`` creates DOM nodes, and only as text):
   its checked sentences).
 - ``embed_bridge``: the widget page's postMessage bridge to its host (only on ``/embed``).
 - ``embed_protocol``: the widget's messages and origin checks (pure, tested under CPython).
+- ``keys``: the keystroke stage, on MicroPython before Pyodide is ready (static/keys-boot.mjs runs
+  it): chips and suggestions from the core's grammar with ``chips``, ``combobox`` and ``dom``.
+- ``ffi``: the JavaScript bridge on both runtimes (``pyodide.ffi`` or MicroPython's ``jsffi``; what
+  each makes of ``null`` and ``undefined``). The modules the stage runs are portable
+  (``ai_search_server.static.KEYS_GLUE_MODULES``).
 
 Importing this package imports nothing; ``ai_search`` is the pure core it builds on.
 """

@@ -8,32 +8,51 @@ for whoever debugs, and the status line says one plain sentence. The page keeps 
 
     handler = guarded(view.on_click, "a click on the results")
     spawn(page.search(query), "a search")
+
+Portable: the keystroke stage (MicroPython, :mod:`.keys`) runs its handlers behind the same
+boundary. MicroPython has no ``traceback`` module (its ``sys.print_exception`` writes to a stream)
+and its ``asyncio`` tasks take no done callbacks; the stage spawns nothing.
 """
 
-from __future__ import annotations
-
 import asyncio
-from collections.abc import Callable, Coroutine
-from typing import Any
 
 import js
 
 from .messages import UNEXPECTED_ERROR
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Coroutine
+    from typing import Any
 
 __all__ = ["STATUS_ID", "guarded", "report", "spawn"]
 
 # The element whose text says what the page is doing (index.html, embed.html).
 STATUS_ID = "status"
 # Background tasks are kept until they end: asyncio holds only weak references to them.
-_TASKS: set[asyncio.Task[Any]] = set()
+_TASKS: "set[asyncio.Task[Any]]" = set()
 
 
 def _details(exc: BaseException) -> str:
     try:  # only on this rare path: not worth its import at start-up
         import traceback
-    except ImportError:  # the standard library is still on its way (static/pyodide-loader.mjs)
-        return f"{type(exc).__name__}: {exc}"
+    except ImportError:  # the standard library is still on its way, or MicroPython
+        return _micropython_details(exc)
     return "".join(traceback.format_exception(exc))
+
+
+def _micropython_details(exc: BaseException) -> str:
+    """MicroPython's traceback (``sys.print_exception`` into a buffer), else the exception's line."""
+    import sys
+
+    print_exception = getattr(sys, "print_exception", None)
+    if print_exception is None:
+        return f"{type(exc).__name__}: {exc}"
+    import io
+
+    buffer = io.StringIO()
+    print_exception(exc, buffer)
+    return buffer.getvalue()
 
 
 def report(exc: BaseException, where: str) -> None:
@@ -44,10 +63,10 @@ def report(exc: BaseException, where: str) -> None:
         status.textContent = UNEXPECTED_ERROR
 
 
-def guarded(handler: Callable[..., Any], where: str) -> Callable[..., Any]:
+def guarded(handler: "Callable[..., Any]", where: str) -> "Callable[..., Any]":
     """``handler`` behind the boundary: whatever it raises is reported, never passed on."""
 
-    def run(*args: Any) -> Any:
+    def run(*args: "Any") -> "Any":
         try:
             return handler(*args)
         except Exception as exc:  # the boundary: anything at all, reported in words
@@ -57,13 +76,13 @@ def guarded(handler: Callable[..., Any], where: str) -> Callable[..., Any]:
     return run
 
 
-def _finished(task: asyncio.Task[Any], where: str) -> None:
+def _finished(task: "asyncio.Task[Any]", where: str) -> None:
     _TASKS.discard(task)
     if not task.cancelled() and task.exception() is not None:
         report(task.exception(), where)  # type: ignore[arg-type]
 
 
-def spawn(coroutine: Coroutine[Any, Any, Any], where: str) -> asyncio.Task[Any]:
+def spawn(coroutine: "Coroutine[Any, Any, Any]", where: str) -> "asyncio.Task[Any]":
     """Run ``coroutine`` in the background; an exception it ends with is reported."""
     task = asyncio.ensure_future(coroutine)
     _TASKS.add(task)

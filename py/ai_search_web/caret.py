@@ -7,10 +7,9 @@ points (Python string indices). They differ after any character outside the Basi
     >>> utf16_to_index("😀 in:ops", 2), index_to_utf16("😀 in:ops", 1)
     (1, 2)
 
-Pure: no ``js`` import, so CPython tests cover it.
+Pure: no ``js`` import, so CPython tests cover it; portable (the keystroke stage uses it on
+MicroPython).
 """
-
-from __future__ import annotations
 
 __all__ = ["index_to_utf16", "utf16_to_index"]
 

@@ -10,17 +10,19 @@ box. Backspace or Left at the start of the box focuses the last chip (the box ca
 
     chips = ChipsView(get("chips"), on_remove=page.remove_chip, on_leave=page.focus_box, on_edit=box.edit)
     chips.render(build_applied_filter_chips(filters))
+
+Portable: the keystroke stage (:mod:`.keys`, MicroPython) renders its chips with this class, so the
+chips before and after the page's Python takes over are the same markup.
 """
 
-from __future__ import annotations
-
-from collections.abc import Callable, Sequence
-
-from pyodide.ffi import JsProxy
-
-from ai_search import FilterChip
-
 from .dom import closest, data_index, element, icon, listen, replace_children
+from .ffi import JsProxy
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from ai_search import FilterChip
 
 __all__ = ["ChipsView"]
 
@@ -33,9 +35,9 @@ class ChipsView:
         self,
         container: JsProxy,
         *,
-        on_remove: Callable[[FilterChip, int], None],
-        on_leave: Callable[[], None],
-        on_edit: Callable[[FilterChip, int], None] | None = None,
+        on_remove: "Callable[[FilterChip, int], None]",
+        on_leave: "Callable[[], None]",
+        on_edit: "Callable[[FilterChip, int], None] | None" = None,
     ) -> None:
         self._container = container
         self._on_remove = on_remove
@@ -45,7 +47,7 @@ class ChipsView:
         listen(container, "click", self._click)
         listen(container, "keydown", self._keydown)
 
-    def render(self, chips: Sequence[FilterChip]) -> None:
+    def render(self, chips: "Sequence[FilterChip]") -> None:
         """Show ``chips``; nothing is touched when they are the ones already shown."""
         chips = tuple(chips)
         if chips == self.chips:
@@ -56,7 +58,7 @@ class ChipsView:
         self._container.scrollLeft = self._container.scrollWidth  # the newest chip in view
 
     @staticmethod
-    def _chip(chip: FilterChip, index: int) -> JsProxy:
+    def _chip(chip: "FilterChip", index: int) -> JsProxy:
         return element(
             "li",
             element(
@@ -84,7 +86,7 @@ class ChipsView:
             data_token=chip.token,
         )
 
-    def _buttons(self) -> list[JsProxy]:
+    def _buttons(self) -> "list[JsProxy]":
         return list(self._container.querySelectorAll("button.chip-remove"))
 
     def focus_last(self) -> bool:
@@ -95,7 +97,7 @@ class ChipsView:
         buttons[-1].focus()
         return True
 
-    def _index(self, event: JsProxy) -> int | None:
+    def _index(self, event: JsProxy) -> "int | None":
         return data_index(closest(event, "button.chip-remove"), len(self.chips))
 
     def _remove(self, index: int) -> None:

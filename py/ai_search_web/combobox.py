@@ -18,24 +18,33 @@ list Python shows (``data-by="python"``, the ``ai-search:python-suggestions`` ma
 
     combo = Combobox(get("search-box"), get("suggestions"), on_accept=page.accept_suggestion)
     combo.show(suggestions)     # same options as shown: no DOM work
+
+Portable: the keystroke stage (:mod:`.keys`, MicroPython, before the page's Python is ready) shows
+its lists with this class too, marked ``data-by="keys"`` (its first: ``ai-search:keys-suggestions``).
 """
 
-from __future__ import annotations
-
-from collections.abc import Callable, Sequence
-
 import js
-from pyodide.ffi import JsProxy
-
-from ai_search import FilterSuggestion
 
 from .dom import closest, data_index, element, icon, listen, present, replace_children, set_attribute
+from .ffi import JsProxy, js_object
 
-__all__ = ["FIRST_SUGGESTIONS_MARK", "OPTION_ID_PREFIX", "Combobox", "is_composing"]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from ai_search import FilterSuggestion
+
+__all__ = ["FIRST_SUGGESTIONS_MARK", "OPTION_ID_PREFIX", "Combobox", "is_composing", "suggestions_mark"]
 
 OPTION_ID_PREFIX = "suggestion-"
 # The performance mark of the first suggestions Python shows (bench/bench_page.py reads it).
 FIRST_SUGGESTIONS_MARK = "ai-search:python-suggestions"
+
+
+def suggestions_mark(by: str) -> str:
+    """The mark of the first list shown by ``by`` ("python": the page; "keys": the stage)."""
+    return f"ai-search:{by}-suggestions"
+
 # The key code browsers report for keys that belong to an IME composition.
 _IME_KEY_CODE = 229
 # The icon of each suggestion icon name (decorative: the group is in the option text).
@@ -49,16 +58,22 @@ def is_composing(event: JsProxy) -> bool:
 
 class Combobox:
     def __init__(
-        self, box: JsProxy, listbox: JsProxy, *, on_accept: Callable[[FilterSuggestion], None]
+        self,
+        box: JsProxy,
+        listbox: JsProxy,
+        *,
+        on_accept: "Callable[[FilterSuggestion], None]",
+        by: str = "python",
     ) -> None:
         self._box = box
         self._listbox = listbox
         self._on_accept = on_accept
+        self._by = by  # data-by on the list: who drew it (the bench and the tests tell them apart)
         self.options: tuple[FilterSuggestion, ...] = ()
         self.active = -1
         self.expanded = False
         self._marked = False
-        # Whatever the fallback script showed before Python goes; refresh() shows Python's own.
+        # Whatever the fallback script (or the keystroke stage) showed goes; refresh() shows ours.
         replace_children(listbox)
         self._set_expanded(False)
         listen(listbox, "mousedown", lambda event: event.preventDefault())
@@ -66,7 +81,7 @@ class Combobox:
 
     # -- state -----------------------------------------------------------------------------------
 
-    def show(self, options: Sequence[FilterSuggestion]) -> None:
+    def show(self, options: "Sequence[FilterSuggestion]") -> None:
         """Offer ``options`` (an empty list closes). The active option survives when still offered."""
         options = tuple(options)
         if options == self.options and self.expanded == bool(options):
@@ -76,12 +91,12 @@ class Combobox:
         keys = [option.key for option in options]
         self.active = keys.index(previous) if previous in keys else -1
         replace_children(self._listbox, *(self._option(option, i) for i, option in enumerate(options)))
-        self._listbox.dataset.by = "python"
+        self._listbox.dataset.by = self._by
         self._set_expanded(bool(options))
         self._mark_active()
         if options and not self._marked:
             self._marked = True
-            js.performance.mark(FIRST_SUGGESTIONS_MARK)
+            js.performance.mark(suggestions_mark(self._by))
 
     def close(self) -> None:
         if self.expanded:
@@ -94,7 +109,7 @@ class Combobox:
         self._listbox.hidden = not expanded
         set_attribute(self._box, "aria-expanded", "true" if expanded else "false")
 
-    def _option(self, option: FilterSuggestion, index: int) -> JsProxy:
+    def _option(self, option: "FilterSuggestion", index: int) -> JsProxy:
         return element(
             "li",
             element(
@@ -118,7 +133,7 @@ class Combobox:
         if active_id:
             node = present(self._listbox.querySelector(f"#{active_id}"))
             if node is not None and hasattr(node, "scrollIntoView"):
-                node.scrollIntoView(block="nearest")
+                node.scrollIntoView(js_object(block="nearest"))
 
     def _active_id(self) -> str:
         return f"{OPTION_ID_PREFIX}{self.active}" if self.expanded and self.active >= 0 else ""
@@ -134,7 +149,7 @@ class Combobox:
             self.active = (self.active + step) % len(self.options)
         self._mark_active()
 
-    def accept(self, index: int | None = None) -> bool:
+    def accept(self, index: "int | None" = None) -> bool:
         """Accept option ``index`` (default: the active one); False when there is none."""
         index = self.active if index is None else index
         if not self.expanded or not 0 <= index < len(self.options):

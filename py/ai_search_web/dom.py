@@ -28,19 +28,29 @@ Reading the DOM: JavaScript's ``null`` reaches Python as a ``JsNull`` proxy, not
 ``getElementById()`` all return it. :func:`present` turns both into ``None``; :func:`closest` and
 :func:`data_index` use it, so a click on a label, on padding or on a text node is simply nothing.
 Every listener runs behind :mod:`.boundary`.
+
+Portable: the keystroke stage (:mod:`.keys`, MicroPython) builds its chips and suggestions with this
+module too, so both runtimes make the same markup. The JavaScript bridge is :mod:`.ffi`'s (on
+MicroPython ``null`` is ``None`` and ``undefined`` an object of its own; :func:`present` takes
+both); no ``typing`` at run time, hence the quoted annotations.
 """
 
-from __future__ import annotations
-
 import re
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any, TypeVar
 
 import js
-from pyodide.ffi import JsException, JsNull, JsProxy, create_proxy
 
 from .boundary import guarded
+from .ffi import JsException, JsProxy, create_proxy, is_missing
 from .highlights import BIDI_FORMATTING_CHARACTERS, bidi_runs, highlight_runs
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Sequence
+    from typing import Any, TypeVar
+
+    from pyodide.ffi import JsNull
+
+    _Value = TypeVar("_Value")
 
 __all__ = [
     "ALLOWED_TAGS",
@@ -58,6 +68,7 @@ __all__ = [
     "replace_children",
     "set_attribute",
     "set_text",
+    "unlisten_all",
 ]
 
 # The elements the page builds. Nothing that runs, loads or embeds (script, iframe, object, img,
@@ -110,7 +121,7 @@ def set_attribute(node: JsProxy, name: str, value: str | bool) -> None:
     node.setAttribute(name, text)
 
 
-def element(tag: str, *children: Any, **attributes: str | bool | None) -> JsProxy:
+def element(tag: str, *children: "Any", **attributes: "str | bool | None") -> JsProxy:
     """A new ``tag`` element with text (``str``) or node children and allow-listed attributes.
 
     Keyword names map to attributes: ``class_`` → ``class``, ``aria_label`` → ``aria-label``,
@@ -122,7 +133,7 @@ def element(tag: str, *children: Any, **attributes: str | bool | None) -> JsProx
     if tag not in ALLOWED_TAGS:
         raise UnsafeMarkupError(f"element {tag!r} is not on the allow-list")
     node = js.document.createElement(tag)
-    for key, value in attributes.items():
+    for key, value in attributes.items():  # portable: attribute order means nothing in the DOM
         if value is None or value is False:
             continue
         set_attribute(node, key.rstrip("_").replace("_", "-"), value)
@@ -130,7 +141,7 @@ def element(tag: str, *children: Any, **attributes: str | bool | None) -> JsProx
     return node
 
 
-def external_link(url: str, *children: Any, class_: str) -> JsProxy | None:
+def external_link(url: str, *children: "Any", class_: str) -> "JsProxy | None":
     """An ``<a>`` out of the page to ``url`` (a new tab, ``rel="noopener noreferrer"``), with our own
     ``children``; None when the browser's URL parser does not read ``url`` as an http(s) address.
 
@@ -154,13 +165,13 @@ def external_link(url: str, *children: Any, class_: str) -> JsProxy | None:
     return link
 
 
-def _append(node: JsProxy, children: Iterable[Any]) -> None:
+def _append(node: JsProxy, children: "Iterable[Any]") -> None:
     for child in children:
         if child is None:
             continue
         if isinstance(child, str):
             _append_text(node, child)
-        elif isinstance(child, list | tuple):
+        elif isinstance(child, (list, tuple)):
             _append(node, child)
         else:
             node.appendChild(child)
@@ -178,7 +189,7 @@ def _append_text(node: JsProxy, text: str) -> None:
             node.appendChild(js.document.createTextNode(run))
 
 
-def replace_children(node: JsProxy, *children: Any) -> None:
+def replace_children(node: JsProxy, *children: "Any") -> None:
     """Replace every child of ``node`` (strings become text nodes); no children clears it."""
     fragment = js.document.createDocumentFragment()
     _append(fragment, children)
@@ -194,15 +205,12 @@ def set_text(node: JsProxy, text: str) -> None:
         node.textContent = text
 
 
-_Value = TypeVar("_Value")
-
-
-def present(value: _Value | JsNull | None) -> _Value | None:
+def present(value: "_Value | JsNull | None") -> "_Value | None":
     """``value``, or None when it is JavaScript's ``null`` or ``undefined``."""
-    return None if value is None or isinstance(value, JsNull) else value
+    return None if is_missing(value) else value
 
 
-def closest(event: JsProxy, selector: str) -> JsProxy | None:
+def closest(event: JsProxy, selector: str) -> "JsProxy | None":
     """The element matching ``selector`` at or around the event's target, or None.
 
     The target may be a text node (no ``closest``), the document, or outside any match: all None.
@@ -215,10 +223,10 @@ def closest(event: JsProxy, selector: str) -> JsProxy | None:
     return present(target.closest(selector))
 
 
-def data_index(node: JsProxy | None, count: int) -> int | None:
+def data_index(node: "JsProxy | None", count: int) -> "int | None":
     """``node``'s ``data-index`` when it is a whole number in ``0..count-1``, else None."""
     raw = present(node.getAttribute("data-index")) if node is not None else None
-    if not isinstance(raw, str) or not raw.isdigit() or not raw.isascii():
+    if not isinstance(raw, str) or not raw or not all("0" <= digit <= "9" for digit in raw):
         return None
     index = int(raw)
     return index if index < count else None
@@ -272,7 +280,7 @@ def icon(name: str) -> JsProxy:
     return svg
 
 
-def highlighted(text: str, spans: Sequence[Any]) -> list[Any]:
+def highlighted(text: str, spans: "Sequence[Any]") -> "list[Any]":
     """``text`` as children: plain runs as strings, each span's run in a ``<mark>``.
 
     Spans are ``[start, end)`` code points, clipped and checked by :func:`highlight_runs`, so any
@@ -281,13 +289,22 @@ def highlighted(text: str, spans: Sequence[Any]) -> list[Any]:
     return [element("mark", run) if marked else run for run, marked in highlight_runs(text, spans)]
 
 
-# Proxies handed to addEventListener must outlive the call; the page never removes its listeners.
-_LISTENERS: list[JsProxy] = []
+# Proxies handed to addEventListener must outlive the call: (target, event, proxy), kept until
+# unlisten_all() (the keystroke stage stepping aside; the page never removes its listeners).
+_LISTENERS: "list[tuple[JsProxy, str, Any]]" = []
 
 
-def listen(target: JsProxy, event: str, handler: Callable[[JsProxy], Any]) -> None:
-    """``target.addEventListener(event, handler)`` behind the boundary; the proxy is kept for the
-    page's lifetime."""
+def listen(target: JsProxy, event: str, handler: "Callable[[JsProxy], Any]") -> None:
+    """``target.addEventListener(event, handler)`` behind the boundary; the proxy is kept until
+    :func:`unlisten_all`."""
     proxy = create_proxy(guarded(handler, f"the page's {event} handler"))
-    _LISTENERS.append(proxy)
+    _LISTENERS.append((target, event, proxy))
     target.addEventListener(event, proxy)
+
+
+def unlisten_all() -> None:
+    """Remove every listener :func:`listen` added in this interpreter (the keystroke stage, once the
+    page's Python takes over: its handlers must not answer the same events twice)."""
+    while _LISTENERS:
+        target, event, proxy = _LISTENERS.pop()
+        target.removeEventListener(event, proxy)

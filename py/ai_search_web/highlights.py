@@ -1,6 +1,6 @@
 """Highlight runs: the result text cut at the server's ``[start, end)`` spans, as plain data.
 
-Pure (no ``js``), so it is property-tested under CPython (tests/reliability/test_rendering.py, B1);
+Pure (no ``js``) and portable (MicroPython too: the keystroke stage draws with :mod:`.dom`), so it is property-tested under CPython (tests/reliability/test_rendering.py, B1);
 :func:`ai_search_web.dom.highlighted` only turns each marked run into a ``<mark>`` element over a text
 node. The spans come over the network, so they are data like any other: each is clipped to the text
 and to the end of the previous one, and anything that is not two integers is skipped, so any input
@@ -18,10 +18,10 @@ text, copied or read by a screen reader, keeps every character::
     [('deploy ', False), ('\u202e', True), ('deliaf then fixed', False)]
 """
 
-from __future__ import annotations
-
-from collections.abc import Sequence
-from typing import Any
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
 
 __all__ = ["BIDI_FORMATTING_CHARACTERS", "bidi_runs", "highlight_runs"]
 
@@ -31,7 +31,7 @@ __all__ = ["BIDI_FORMATTING_CHARACTERS", "bidi_runs", "highlight_runs"]
 BIDI_FORMATTING_CHARACTERS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 
 
-def highlight_runs(text: str, spans: Sequence[Any]) -> list[tuple[str, bool]]:
+def highlight_runs(text: str, spans: "Sequence[Any]") -> "list[tuple[str, bool]]":
     """``text`` as consecutive (run, marked) pairs; the runs joined give ``text`` back.
 
     Spans are ``[start, end)`` code points. Overlaps are clipped to the end of the previous span,
@@ -40,7 +40,7 @@ def highlight_runs(text: str, spans: Sequence[Any]) -> list[tuple[str, bool]]:
     """
     runs: list[tuple[str, bool]] = []
     position = 0
-    for start, end in sorted(_valid_spans(spans, len(text))):
+    for start, end in sorted(_valid_spans(spans, len(text))):  # portable: pairs of ints, a total order
         start = max(start, position)
         if start >= end:
             continue
@@ -53,14 +53,14 @@ def highlight_runs(text: str, spans: Sequence[Any]) -> list[tuple[str, bool]]:
     return runs
 
 
-def _is_index(value: Any) -> bool:
+def _is_index(value: "Any") -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _valid_spans(spans: Sequence[Any], length: int) -> list[tuple[int, int]]:
+def _valid_spans(spans: "Sequence[Any]", length: int) -> "list[tuple[int, int]]":
     valid = []
     for span in spans:
-        if not isinstance(span, list | tuple) or len(span) != 2 or not all(_is_index(edge) for edge in span):
+        if not isinstance(span, (list, tuple)) or len(span) != 2 or not all(_is_index(edge) for edge in span):
             continue
         start, end = max(0, span[0]), min(length, span[1])
         if start < end:

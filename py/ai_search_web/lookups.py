@@ -11,16 +11,19 @@ contacts than the limit, every later keystroke is answered without a request::
     >>> [item["name"] for item in rooms.local("#OP") or []]
     ['ops']
 
-Pure: no ``js`` import, so CPython tests cover it.
+Pure: no ``js`` import, so CPython tests cover it; portable (the keystroke stage, on MicroPython,
+answers its suggestions from the fallback's lists with it).
 """
 
-from __future__ import annotations
-
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
-
 from ai_search import AI_SEARCH_ROOM_LOOKUP_LIMIT
+from ai_search._portable import fold, strip
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from typing import Any
+
+    Item = Mapping[str, Any]
 
 __all__ = ["MAX_CACHED_LOOKUPS", "ROOM_LOOKUP", "USER_LOOKUP", "LookupCache", "LookupKind"]
 
@@ -29,33 +32,39 @@ MAX_CACHED_LOOKUPS = 200
 # Items users.autocomplete returns at most (the server's USER_AUTOCOMPLETE_LIMIT).
 USER_LOOKUP_LIMIT = 10
 
-Item = Mapping[str, Any]
 
-
-def _text(item: Item, key: str) -> str:
+def _text(item: "Item", key: str) -> str:
     value = item.get(key)
     return value if isinstance(value, str) else ""
 
 
-@dataclass(frozen=True, slots=True)
 class LookupKind:
     """One autocomplete route: its item limit, the name fields it matches, the field it sorts by,
-    and the sigil its lookup text may start with (stripped, as the route does)."""
+    and the sigil its lookup text may start with (stripped, as the route does). Immutable by
+    convention (a plain class: MicroPython has no dataclasses)."""
 
-    limit: int
-    fields: tuple[str, ...]
-    sort_field: str
-    sigil: str
+    __slots__ = ("fields", "limit", "sigil", "sort_field")
+
+    def __init__(self, limit: int, fields: "tuple[str, ...]", sort_field: str, sigil: str) -> None:
+        self.limit = limit
+        self.fields = fields
+        self.sort_field = sort_field
+        self.sigil = sigil
+
+    def __repr__(self) -> str:
+        return f"LookupKind({self.limit!r}, {self.fields!r}, {self.sort_field!r}, {self.sigil!r})"
 
     def normalise(self, text: str) -> str:
-        return text.removeprefix(self.sigil).strip().lower()
+        if text.startswith(self.sigil):
+            text = text[len(self.sigil) :]
+        return fold(strip(text))
 
-    def matches(self, item: Item, needle: str) -> bool:
-        return any(needle in _text(item, name).lower() for name in self.fields)
+    def matches(self, item: "Item", needle: str) -> bool:
+        return any(needle in fold(_text(item, name)) for name in self.fields)
 
-    def rank(self, item: Item, needle: str) -> tuple[bool, str, str]:
+    def rank(self, item: "Item", needle: str) -> "tuple[bool, str, str]":
         name = _text(item, self.sort_field)
-        return (not name.lower().startswith(needle), name, _text(item, "_id"))
+        return (not fold(name).startswith(needle), name, _text(item, "_id"))
 
 
 ROOM_LOOKUP = LookupKind(AI_SEARCH_ROOM_LOOKUP_LIMIT, ("name", "fname"), "name", "#")
@@ -69,23 +78,23 @@ class LookupCache:
         self.kind = kind
         self._answers: dict[str, tuple[Item, ...]] = {}
 
-    def store(self, text: str, items: Sequence[Item]) -> None:
+    def store(self, text: str, items: "Sequence[Item]") -> None:
         key = self.kind.normalise(text)
         self._answers.pop(key, None)
         if len(self._answers) >= MAX_CACHED_LOOKUPS:
             self._answers.pop(next(iter(self._answers)))
         self._answers[key] = tuple(items)
 
-    def local(self, text: str) -> list[Item] | None:
+    def local(self, text: str) -> "list[Item] | None":
         """The answer for ``text`` without a request, or None when only the server knows it."""
         needle = self.kind.normalise(text)
         exact = self._answers.get(needle)
         if exact is not None:
             return list(exact)
-        for key, items in self._answers.items():
+        for key, items in self._answers.items():  # portable: any complete one gives the same items
             if len(items) < self.kind.limit and key in needle:
                 found = [item for item in items if self.kind.matches(item, needle)]
-                found.sort(key=lambda item: self.kind.rank(item, needle))
+                found.sort(key=lambda item: self.kind.rank(item, needle))  # portable: a total order (the id last)
                 return found[: self.kind.limit]
         return None
 

@@ -2,7 +2,7 @@
 
 The server's own ``error`` text is written for API callers; the page shows these sentences instead,
 so every failure reads the same whatever produced it. Types the table does not know fall back to a
-sentence by HTTP status class, never to the raw server text. Pure: CPython tests cover it.
+sentence by HTTP status class, never to the raw server text. Pure and portable (the keystroke stage's boundary imports it on MicroPython): CPython tests cover it.
 
     >>> error_message("error-too-many-requests", 429)
     'Too many requests in a short time. Wait a few seconds and try again.'
@@ -10,9 +10,9 @@ sentence by HTTP status class, never to the raw server text. Pure: CPython tests
     'Too many requests in a short time. Try again in 42 seconds.'
 """
 
-from __future__ import annotations
-
-from collections.abc import Mapping
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 __all__ = [
     "BAD_RESPONSE_ERROR_TYPE",
@@ -32,7 +32,7 @@ BAD_RESPONSE_ERROR_TYPE = "error-bad-response"
 # The server's errorType of a 429, whose Retry-After says how long to wait.
 TOO_MANY_REQUESTS_ERROR_TYPE = "error-too-many-requests"
 
-ERROR_MESSAGES: Mapping[str, str] = {
+ERROR_MESSAGES: "Mapping[str, str]" = {
     NETWORK_ERROR_TYPE: "The server could not be reached. Check the connection and try again.",
     BAD_RESPONSE_ERROR_TYPE: "The server sent an answer the page could not read. Try again.",
     "error-unauthorized": "Your session has ended. Sign in again.",
@@ -65,7 +65,7 @@ UNEXPECTED_ERROR = "Something went wrong on this page. Try again; if it keeps ha
 # Shown under an answer the server marks `truncated` (the model stopped before finishing it).
 TRUNCATED_ANSWER_NOTICE = "This answer was cut short: the language model stopped before finishing it."
 
-_BY_STATUS_CLASS: Mapping[int, str] = {
+_BY_STATUS_CLASS: "Mapping[int, str]" = {
     4: "The server refused the request. Check the query and try again.",
     5: "The server hit a problem. Try again in a moment.",
 }

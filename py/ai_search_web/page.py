@@ -134,7 +134,8 @@ class Page:
 
         Results the fallback already fetched are shown as they are (no second request), and the
         rooms and people it looked up answer the box's suggestions at once. The box is set from
-        ``?q=`` only when it holds nothing else; text typed since is kept and parsed.
+        ``?q=`` only when it holds nothing else; text typed since is kept and parsed. The chips the
+        keystroke stage made (:mod:`.keys`, whose text left the box) stay chips.
         """
         fallback = present(getattr(js.window, "aiSearchFallback", None))
         self.box.seed_lookups(
@@ -145,7 +146,8 @@ class Page:
         fetched = str(fallback.q) if fallback is not None and data is not None else ""
         url_query = url_state.read_query()
         typed = self.box.text.strip()
-        if url_query and typed in ("", url_query.strip()):
+        chipped = _stage_filters()
+        if url_query and typed in ("", url_query.strip()) and not chipped:
             self.load_query(url_query, prefetched=data if fetched == url_query else None)
             return
         if fetched and data is not None:
@@ -156,6 +158,9 @@ class Page:
             )
             self.box.set_filters(parsed.filters)
             self._show_results(data)
+        if chipped:  # the keystroke stage's chips stay chips
+            filters = parse_search_filter_text(chipped).filters
+            self.box.set_filters(merge_search_filters(self.box.filters, filters))
         self.box.refresh()  # what was typed since stays as typed; its finished filters become chips
 
     def _spawn(self, coroutine: Coroutine[Any, Any, Any], where: str = "a background task") -> None:
@@ -486,6 +491,13 @@ def _js_dict(value: Any) -> dict[str, Any] | None:
         return None
     converted = value.to_py()
     return converted if isinstance(converted, dict) else None
+
+
+def _stage_filters() -> str:
+    """The keystroke stage's chips as a query line (static/keys-boot.mjs), "" without them."""
+    stage = present(getattr(js.window, "aiSearchKeys", None))
+    line = present(getattr(stage, "filters", None)) if stage is not None else None
+    return line.strip() if isinstance(line, str) else ""
 
 
 def _items(fallback: JsProxy, name: str) -> list[Any] | None:

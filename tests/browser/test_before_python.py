@@ -4,6 +4,7 @@ Python then takes over without losing what was typed or found."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -14,14 +15,22 @@ from .conftest import PYTHON_READY_MS, SESSION_STORAGE_KEY, Server
 pytestmark = pytest.mark.browser
 
 
+# The keystroke stage's sources: its bundle (what the page names) or its file list.
+STAGE_FILES = re.compile(r"/py/keys(-bundle)?\.json")
+
+
 class HeldPython:
     """Holds PyScript's configuration (pyscript.toml: PyScript starts nothing without it) until
-    :meth:`release`: until then the page is the fallback's."""
+    :meth:`release`: until then the page is the fallback's and, unless ``stage`` is False, the
+    keystroke stage's (tests/browser/test_keys_stage.py); with ``stage=False`` the stage's file list
+    is held too, so the page is the fallback's alone (a stage still loading, or failed)."""
 
-    def __init__(self, page: Any) -> None:
+    def __init__(self, page: Any, *, stage: bool = True) -> None:
         self.routes: list[Any] = []
         self.released = False
         page.route("**/pyscript.toml", self._hold)
+        if not stage:
+            page.route(STAGE_FILES, self._hold)
 
     def _hold(self, route: Any) -> None:
         if self.released:
@@ -42,7 +51,7 @@ def _signed_in(page: Any, server: Server, username: str) -> None:
 
 
 def test_enter_searches_before_python_and_python_keeps_it(page: Any, server: Server) -> None:
-    held = HeldPython(page)
+    held = HeldPython(page, stage=False)
     _signed_in(page, server, "bob")
     page.goto(server.url)
     page.wait_for_selector("html[data-fallback=ready]")
@@ -68,8 +77,9 @@ def test_enter_searches_before_python_and_python_keeps_it(page: Any, server: Ser
 def test_the_status_speaks_of_loading_only_when_a_chip_is_missing(page: Any, server: Server) -> None:
     """While Python loads the box suggests and searches, so the status says nothing about loading;
     a finished filter (which Python would make a chip) is the moment it says why there is none,
-    and Python's own status replaces that once it is ready."""
-    held = HeldPython(page)
+    and Python's own status replaces that once it is ready. (With the keystroke stage there, the
+    chip is made at once: the fallback alone here.)"""
+    held = HeldPython(page, stage=False)
     _signed_in(page, server, "bob")
     page.goto(server.url)
     page.wait_for_selector("html[data-fallback=ready]")

@@ -499,3 +499,46 @@ def test_every_element_of_the_page_survives_every_click_and_key(
     for state in STATES:
         sweep(surface, state)
     _check(surface)
+
+
+# -- the page before Pyodide: the keystroke stage ----------------------------------------------------
+
+
+def _stage(surface: Surface) -> None:
+    """Pyodide held back: the keystroke stage's chips and its suggestion list open, typed words."""
+    surface.open("")
+    doc = surface.doc
+    doc.focus("#search-box")
+    surface.page.keyboard.type("deploy in:ops in:gen")
+    doc.wait_for_selector("#suggestions[data-by=keys] [role=option]")
+
+
+STAGE_STATE = State(
+    "stage",
+    _stage,
+    lambda s: s["auth"] == "in" and s["chips"] > 0,
+    ("#suggestion-0", "#chips>li:", "#search-box"),
+)
+
+
+@pytest.mark.parametrize("size", list(VIEWPORTS))
+def test_every_element_of_the_page_survives_every_click_and_key_before_pyodide(
+    host_tabs: Tabs, widget_site: WidgetSite, size: str
+) -> None:
+    """The page while Pyodide is held back (its configuration never arrives): the fallback and the
+    keystroke stage (MicroPython) answer everything; no click or key may break them either."""
+    from .test_before_python import HeldPython
+
+    server = widget_site.server
+    page, record = host_tabs.new()
+    _prepare(page, server, size, "light")
+    HeldPython(page)
+
+    def open_page(query: str) -> None:
+        page.goto(server.url + ("?" + urlencode({"q": query}) if query else ""), wait_until="commit")
+        page.wait_for_selector("html[data-keys=ready]", timeout=PYTHON_READY_MS)
+
+    surface = Surface(page, record, open_page)
+    sweep(surface, STAGE_STATE)
+    assert page.get_attribute("html", "data-py") is None  # it was the stage's page throughout
+    assert [e for e in record.errors if e.startswith("pageerror")] == []

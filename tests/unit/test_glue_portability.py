@@ -1,0 +1,78 @@
+"""The keystroke stage's glue (ai_search_server.static.KEYS_GLUE_MODULES, py/ai_search_web) runs on
+MicroPython 1.28 beside the core: each module keeps the core's portable convention, read by the same
+reader as tests/unit/test_core_portability.py, with what the glue may import besides (the browser's
+``js`` and the bridge ``ffi`` picks, ``re``, ``asyncio``, ``io``, the core itself)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from ai_search_server.static import KEYS_GLUE_MODULES
+from tests.unit import test_core_portability as core
+
+PACKAGE = Path(__file__).resolve().parents[2] / "py" / "ai_search_web"
+# What MicroPython's webassembly port (the vendored build) has, for the glue: checked in its REPL.
+GLUE_RUNTIME_MODULES = {"js", "jsffi", "re", "asyncio", "io", "json", "sys", "datetime", "ai_search"}
+
+
+class _GlueReader(core._Reader):
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        if node.module == "__future__":
+            self.note(node, "from __future__ import: MicroPython has no __future__")
+            return
+        if node.level:
+            modules = [alias.name for alias in node.names] if node.module is None else [node.module]
+            for module in modules:
+                if module not in KEYS_GLUE_MODULES and not self.cpython_only and not self.type_checking:
+                    self.note(node, f"imports .{module}, which is not a glue module of the stage")
+            return
+        for alias in node.names:
+            self._imported(node, node.module or "", alias.asname or alias.name)
+
+    def _imported(self, node: ast.stmt, module: str, bound: str) -> None:
+        if self.type_checking:
+            self.typing_names.add(bound)
+        elif self.cpython_only or module.split(".")[0] in GLUE_RUNTIME_MODULES:
+            return
+        else:
+            self.note(node, f"imports {module} at run time: not in MicroPython's webassembly port")
+
+    def visit_Try(self, node: ast.Try) -> None:
+        # `try: import traceback / except ImportError:` is how a module takes what MicroPython lacks.
+        optional = any(
+            handler.type is not None and "ImportError" in ast.unparse(handler.type) for handler in node.handlers
+        )
+        self.cpython_only += optional
+        for statement in node.body:
+            self.visit(statement)
+        self.cpython_only -= optional
+        for part in (*node.handlers, *node.orelse, *node.finalbody):
+            self.visit(part)
+
+    def visit_If(self, node: ast.If) -> None:
+        # ffi.py: `if TYPE_CHECKING or RUNTIME != "micropython":` is the Pyodide branch.
+        test = node.test
+        if isinstance(test, ast.BoolOp) and "micropython" in ast.unparse(test) and "TYPE_CHECKING" in ast.unparse(test):
+            self.cpython_only += 1
+            for statement in node.body:
+                self.visit(statement)
+            self.cpython_only -= 1
+            for statement in node.orelse:
+                self.visit(statement)
+            return
+        super().visit_If(node)
+
+
+def _problems(name: str) -> list[str]:
+    source = (PACKAGE / f"{name}.py").read_text(encoding="utf-8")
+    reader = _GlueReader(name, source)
+    reader.visit(ast.parse(source))
+    return reader.found
+
+
+@pytest.mark.parametrize("name", KEYS_GLUE_MODULES)
+def test_a_glue_module_keeps_to_the_portable_convention(name: str) -> None:
+    assert _problems(name) == []
