@@ -31,8 +31,9 @@ PY = ROOT / "py"
 ARCHITECTURE_DOC = ROOT / "docs" / "architecture.md"
 
 CORE, PAGE, SERVER = "ai_search", "ai_search_web", "ai_search_server"
-# Modules the browser runtime provides to the page (Pyodide's FFI, the DOM through ``js``, PyScript).
-PAGE_RUNTIME = frozenset({"js", "pyodide", "pyscript"})
+# Modules the browser runtime provides to the page (Pyodide's FFI, the DOM through ``js``, PyScript;
+# ``jsffi``: MicroPython's FFI, for the keystroke stage, imported by ``ai_search_web.ffi`` only).
+PAGE_RUNTIME = frozenset({"js", "jsffi", "pyodide", "pyscript"})
 # The server's parts, highest layer first: a part imports only parts of the layers below its own.
 # "" is the package itself (its __init__: the version). Mirrored by docs/architecture.md.
 SERVER_LAYERS: tuple[tuple[str, ...], ...] = (

@@ -31,6 +31,7 @@ KNOWN: dict[tuple[str, str], str] = {
     ("outbound/_transport.py", "_default_ssl_context"): "the system's CA bundle, loaded once",
     ("settings.py", "_hints"): "the Settings class's type hints",
     ("static.py", "_digests"): "digests of the release's page files, the same in every process",
+    ("static.py", "_bundles"): "the keystroke stage's bundle per digest of its files, made from the release's files: the same in every process",
     ("store/names.py", "confusable_keys"): "a pure function of a room name",
     ("store/passwords.py", "_DUMMY_SALT"): "hashes a password for an unknown user, only for timing; never compared",
     ("store/rules.py", "check_username"): "a pure function of a username",

@@ -40,7 +40,7 @@ import re
 import js
 
 from .boundary import guarded
-from .ffi import JsException, JsProxy, create_proxy, is_missing
+from .ffi import JsException, JsProxy, create_proxy, is_present
 from .highlights import BIDI_FORMATTING_CHARACTERS, bidi_runs, highlight_runs
 
 TYPE_CHECKING = False
@@ -207,7 +207,7 @@ def set_text(node: JsProxy, text: str) -> None:
 
 def present(value: "_Value | JsNull | None") -> "_Value | None":
     """``value``, or None when it is JavaScript's ``null`` or ``undefined``."""
-    return None if is_missing(value) else value
+    return value if is_present(value) else None
 
 
 def closest(event: JsProxy, selector: str) -> "JsProxy | None":

@@ -5,16 +5,17 @@ stage, :mod:`.keys`): the glue modules the stage shares with the page import the
 The two runtimes disagree on what is missing. Pyodide turns JavaScript's ``undefined`` into
 ``None`` and ``null`` into a ``JsNull`` proxy (false, but not None); MicroPython turns ``null``
 into ``None`` and ``undefined`` into an object of its own ``undefined`` type, which is *true*.
-:func:`is_missing` is the one test for both, on both (``dom.present`` uses it).
+:func:`is_present` is the one test for both, on both (``dom.present`` uses it).
 
-Portable (MicroPython 1.28 and CPython 3.11+; see HELPERS' convention): no ``typing`` at run time.
+Portable (MicroPython 1.28 and CPython 3.11+, the convention of ``ai_search/_portable.py``): no
+``typing`` at run time.
 """
 
 import sys
 
 TYPE_CHECKING = False
 
-__all__ = ["RUNTIME", "JsException", "JsProxy", "create_proxy", "is_missing", "js_object"]
+__all__ = ["RUNTIME", "JsException", "JsProxy", "create_proxy", "is_present", "js_object"]
 
 # "micropython" for the keystroke stage, "cpython" for Pyodide.
 RUNTIME = sys.implementation.name
@@ -31,14 +32,16 @@ def js_object(**fields: "object") -> "JsProxy":
     return made
 
 if TYPE_CHECKING:
-    from typing_extensions import TypeIs
+    from typing import TypeGuard, TypeVar
+
+    _Value = TypeVar("_Value")
 
 if TYPE_CHECKING or RUNTIME != "micropython":
     from pyodide.ffi import JsException, JsNull, JsProxy, create_proxy
 
-    def is_missing(value: object) -> "TypeIs[JsNull | None]":
-        """Whether ``value`` is JavaScript's ``null`` or ``undefined`` as this runtime gives them."""
-        return value is None or isinstance(value, JsNull)
+    def is_present(value: "_Value | JsNull | None") -> "TypeGuard[_Value]":
+        """Whether ``value`` is neither JavaScript's ``null`` nor ``undefined`` as this runtime gives them."""
+        return value is not None and not isinstance(value, JsNull)
 
 else:
     import js
@@ -46,5 +49,5 @@ else:
 
     _UNDEFINED = type(js.undefined)
 
-    def is_missing(value):
-        return value is None or type(value) is _UNDEFINED
+    def is_present(value):
+        return value is not None and type(value) is not _UNDEFINED

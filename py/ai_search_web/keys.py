@@ -43,8 +43,8 @@ from ai_search import (
     merge_search_filters,
     remove_search_filter,
     serialize_search_query,
+    strip_text,
 )
-from ai_search._portable import strip
 
 from .boundary import guarded
 from .caret import index_to_utf16, utf16_to_index
@@ -153,7 +153,7 @@ class KeysStage:
             text, caret = before + after, len(before)
             self.set_text(text, caret)
             self.set_filters(merge_search_filters(self.filters, completed.filters))
-        self._suggest(get_active_search_filter(text, caret) if strip(text) else None)
+        self._suggest(get_active_search_filter(text, caret) if strip_text(text) else None)
 
     def _suggest(self, active: "ActiveSearchFilter | None") -> None:
         kind = get_search_filter_operator(active.key).kind if active is not None else ""
@@ -209,7 +209,7 @@ class KeysStage:
 
     def _looked_up(self) -> None:
         """The fallback's rooms and people arrived: a token being typed gets its list now."""
-        if self._focused() and strip(self.text):
+        if self._focused() and strip_text(self.text):
             self._suggest(get_active_search_filter(self.text, self.caret(self.text)))
 
     # -- stepping aside --------------------------------------------------------------------------
@@ -261,7 +261,7 @@ def start() -> "KeysStage | None":
     stage.watch_for_python()
     root.setAttribute("data-keys", "ready")
     js.performance.mark(READY_MARK)
-    if stage._focused() and strip(stage.text) and not _from_address(stage.text):
+    if stage._focused() and strip_text(stage.text) and not _from_address(stage.text):
         stage.refresh()  # typed before the stage was there
     return stage
 
@@ -270,4 +270,4 @@ def _from_address(text: str) -> bool:
     """Whether the box holds the address bar's ``?q=`` as the fallback put it there: that query is
     the page's Python's to load (with its search), not the stage's to turn into chips."""
     wanted = present(js.URLSearchParams.new(js.location.search).get("q"))
-    return isinstance(wanted, str) and strip(wanted) == strip(text)
+    return isinstance(wanted, str) and strip_text(wanted) == strip_text(text)

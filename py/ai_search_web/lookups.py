@@ -15,8 +15,7 @@ Pure: no ``js`` import, so CPython tests cover it; portable (the keystroke stage
 answers its suggestions from the fallback's lists with it).
 """
 
-from ai_search import AI_SEARCH_ROOM_LOOKUP_LIMIT
-from ai_search._portable import fold, strip
+from ai_search import AI_SEARCH_ROOM_LOOKUP_LIMIT, fold_text, strip_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -57,14 +56,14 @@ class LookupKind:
     def normalise(self, text: str) -> str:
         if text.startswith(self.sigil):
             text = text[len(self.sigil) :]
-        return fold(strip(text))
+        return fold_text(strip_text(text))
 
     def matches(self, item: "Item", needle: str) -> bool:
-        return any(needle in fold(_text(item, name)) for name in self.fields)
+        return any(needle in fold_text(_text(item, name)) for name in self.fields)
 
     def rank(self, item: "Item", needle: str) -> "tuple[bool, str, str]":
         name = _text(item, self.sort_field)
-        return (not fold(name).startswith(needle), name, _text(item, "_id"))
+        return (not fold_text(name).startswith(needle), name, _text(item, "_id"))
 
 
 ROOM_LOOKUP = LookupKind(AI_SEARCH_ROOM_LOOKUP_LIMIT, ("name", "fname"), "name", "#")
