@@ -120,6 +120,11 @@ def login(url: str, username: str) -> dict[str, str]:
 # The page's own marks, in the order a start passes them (an older page lacks some).
 MARKS = {
     "usable": "ai-search:usable",
+    "keys_start": "ai-search:keys-start",
+    "keys_runtime": "ai-search:keys-runtime",
+    "keys_files": "ai-search:keys-files",
+    "keys_interpreter": "ai-search:keys-interpreter",
+    "keys_imported": "ai-search:keys-imported",
     "keys": "ai-search:keys-ready",
     "loader": "ai-search:interpreter-start",
     "wasm": "ai-search:wasm-compiled",

@@ -284,7 +284,9 @@ METHOD = (
     "chromium, a fresh profile per run. Cold: a first visit (empty HTTP cache), Python restored from "
     "the server's Pyodide memory snapshot; warm: a reload (HTTP cache). On every start in:gen is typed "
     "as soon as the box exists; 'first Python suggestion' is navigation to the first suggestion list "
-    "Python shows for it. Baseline: another checkout's page with --previous, else a first visit to the "
+    "Python shows for it: the keystroke stage's (the core's grammar on MicroPython, the list marked "
+    "data-by=keys), with the Pyodide page's first list reported beside it ('first Pyodide suggestion'); a "
+    "page from before the stage (--previous) has only the latter, which is its baseline. Baseline: another checkout's page with --previous, else a first visit to the "
     "same site without the snapshot file (CPython initialised from scratch). The same first and warm visits "
     "again over Chromium's emulated 20 Mbit/s / 40 ms and 10 Mbit/s / 100 ms links, and a first visit "
     "without the snapshot over each. Times from navigation start to "
@@ -396,7 +398,7 @@ def build_report(
                 f"bytes on the wire to the first Python suggestion, {visit}",
                 "bytes",
                 each(phase, "bytes_to_keys"),
-                target=Target("<=", FIRST_VISIT_BYTES) if phase == "cold" else None,
+                # No budget of its own: the 3 MB is for the whole first visit (below).
             )
         )
     report.add(Figure("navigation → keystroke stage ready, cold", "ms", each("cold", "keys")))
@@ -588,7 +590,7 @@ def main() -> None:
     for phase in ("cold", "warm"):
         steps = ", ".join(
             f"{key} {_median([run[phase][key] for run in runs]):.0f}"
-            for key in (*MARKS, "suggest")
+            for key in (*MARKS, "keys_suggest", "suggest")
             if _median([run[phase][key] for run in runs]) is not None
         )
         print(f"  {phase} marks (medians, ms): {steps}")
