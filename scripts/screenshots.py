@@ -11,12 +11,12 @@ filter being typed. A second shot per size and scheme shows a thread reply opene
 an answer with a follow-up (at 1280 px with a citation of it opened in context, its supporting span
 marked): ``answer-<width>-<scheme>.png``. Writes ``page-<width>-<scheme>.png`` and prints where.
 
-Two more show a first visit at 1280 px, light: ``page-loading.png`` while Python is still loading
-(PyScript's configuration held back, so the page is the fallback's: its suggestions for ``from:ca``
-after a finished ``in:`` filter; ``page-loading-status.png`` with that list closed, the one sentence
-the status says then), and
-``page-loaded.png`` a moment after it is let through, the same text now Python's (a chip, Python's
-suggestions).
+Three more show a first visit at 1280 px, light: ``page-loading.png`` while Pyodide is still loading
+(PyScript's configuration held back, so the page is the keystroke stage's: the core's grammar on
+MicroPython, a chip for the finished ``in:`` filter and suggestions for ``from:ca``),
+``page-loaded.png`` a moment after it is let through, the same text now the Pyodide page's, and
+``page-loading-status.png``, a visit whose stage is held back too (the fallback alone: its
+suggestions closed, the one sentence the status says then).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
@@ -113,42 +114,56 @@ def shoot(pw: object, url: str, session: dict[str, str], out: Path) -> list[Path
 LOADING_TYPED = "in:engineering from:ca"
 
 
-def shoot_loading(pw: object, url: str, session: dict[str, str], out: Path) -> list[Path]:
-    profile = tempfile.mkdtemp(prefix="screenshots-")
-    held: list[object] = []
+def _loading_page(pw: Any, profile: str, session: dict[str, str], held: list[Any], *patterns: str) -> Any:
+    context = pw.chromium.launch_persistent_context(
+        profile, executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS, locale=LOCALE,
+        timezone_id=TIME_ZONE, viewport={"width": 1280, "height": 800}, color_scheme="light",
+    )  # fmt: skip
+    page = context.new_page()
+    page.add_init_script(f"sessionStorage.setItem({json.dumps(SESSION_KEY)}, {json.dumps(json.dumps(session))})")
+    for pattern in patterns:  # held until let through: PyScript starts nothing without its configuration
+        page.route(pattern, lambda route: held.append(route))
+    return page
+
+
+def shoot_loading(pw: Any, url: str, session: dict[str, str], out: Path) -> list[Path]:
+    profiles = [tempfile.mkdtemp(prefix="screenshots-") for _ in range(2)]
     try:
-        context = pw.chromium.launch_persistent_context(  # type: ignore[attr-defined]
-            profile, executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS, locale=LOCALE,
-            timezone_id=TIME_ZONE, viewport={"width": 1280, "height": 800}, color_scheme="light",
-        )  # fmt: skip
-        page = context.new_page()
-        page.add_init_script(
-            f"sessionStorage.setItem({json.dumps(SESSION_KEY)}, {json.dumps(json.dumps(session))})"
-        )
-        page.route("**/pyscript.toml", lambda route: held.append(route))  # PyScript starts nothing without it
+        held: list[Any] = []
+        page = _loading_page(pw, profiles[0], session, held, "**/pyscript.toml")
         page.goto(url)
-        page.wait_for_selector("html[data-fallback=ready]", timeout=WAIT_MS)
+        page.wait_for_selector("html[data-keys=ready]", timeout=WAIT_MS)
         page.focus("#search-box")
-        page.keyboard.type(LOADING_TYPED)  # a finished filter, then the next one being typed
-        page.wait_for_selector("#suggestions[data-by=fallback] [role=option]", timeout=WAIT_MS)
+        page.keyboard.type(LOADING_TYPED)  # a finished filter, then the next
+        page.wait_for_selector("#suggestions[data-by=keys] [role=option]", timeout=WAIT_MS)
         page.mouse.move(0, 799)
         loading = out / "page-loading.png"
         page.screenshot(path=str(loading))
-        page.keyboard.press("Escape")  # the list closed: the status line's one sentence shows
-        status = out / "page-loading-status.png"
-        page.screenshot(path=str(status))
-        page.keyboard.press("Backspace")  # the list open again, for Python to take over
+        page.keyboard.press("Backspace")  # the list again, for Pyodide to take over
         page.keyboard.type("a")
         for route in held:
-            route.continue_()  # type: ignore[attr-defined]
+            route.continue_()
         page.unroute("**/pyscript.toml")
         page.wait_for_selector("#suggestions[data-by=python] [role=option]", timeout=WAIT_MS)
         loaded = out / "page-loaded.png"
         page.screenshot(path=str(loaded))
-        context.close()
+        page.context.close()
+
+        page = _loading_page(pw, profiles[1], session, [], "**/pyscript.toml", "**/py/keys-bundle.json*")
+        page.goto(url)
+        page.wait_for_selector("html[data-fallback=ready]", timeout=WAIT_MS)
+        page.focus("#search-box")
+        page.keyboard.type(LOADING_TYPED)
+        page.wait_for_selector("#suggestions[data-by=fallback] [role=option]", timeout=WAIT_MS)
+        page.keyboard.press("Escape")  # the list closed: the status line's sentence
+        page.mouse.move(0, 799)
+        status = out / "page-loading-status.png"
+        page.screenshot(path=str(status))
+        page.context.close()
     finally:
-        shutil.rmtree(profile, ignore_errors=True)
-    return [loading, status, loaded]
+        for profile in profiles:
+            shutil.rmtree(profile, ignore_errors=True)
+    return [loading, loaded, status]
 
 
 def main() -> None:
