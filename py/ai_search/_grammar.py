@@ -80,6 +80,7 @@ __all__ = [
     "parse_search_filter_text",
     "remove_search_filter",
     "serialize_search_query",
+    "take_out_completed_search_filters",
 ]
 
 _QUOTE = '"'
@@ -323,6 +324,22 @@ def extract_completed_search_filters(text: str) -> CompletedSearchFilters:
     and only the start is trimmed, so the space that finished the last token is kept."""
     rest, filters, removed = _take_out(text, live=True)
     return CompletedSearchFilters(collapse_spaces(rest).lstrip(" "), filters, removed)
+
+
+def take_out_completed_search_filters(text: str, caret: int) -> "tuple[str, int, SearchFilters | None]":
+    """The box's text with the filters finished before `caret` taken out (the box shows them as chips
+    instead), where the caret is then, and those filters: None when none was finished, and then the
+    text and caret are as given. Only the text before the caret is read as finished; a space that
+    would double where a filter stood between two words is dropped. The page's box and its
+    keystroke stage both take chips out this way on every keystroke."""
+    before, after = text[:caret], text[caret:]
+    completed = extract_completed_search_filters(before)
+    if not completed.has_completed_filters:
+        return text, caret, None
+    before = completed.search_text
+    if before.endswith(" ") and after.startswith(" "):
+        after = after.lstrip(" ")
+    return before + after, len(before), completed.filters
 
 
 @record

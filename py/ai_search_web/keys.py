@@ -35,7 +35,6 @@ from ai_search import (
     build_applied_filter_chips,
     build_filter_suggestions,
     build_user_filter_suggestions,
-    extract_completed_search_filters,
     get_active_search_filter,
     get_search_filter_operator,
     insert_search_filter_token,
@@ -44,6 +43,7 @@ from ai_search import (
     remove_search_filter,
     serialize_search_query,
     strip_text,
+    take_out_completed_search_filters,
 )
 
 from .boundary import guarded
@@ -142,17 +142,11 @@ class KeysStage:
     def refresh(self) -> None:
         """Filters finished before the caret become chips; the token at the caret is suggested for
         (search_box.SearchBox.refresh, without its hints, counter and recent searches)."""
-        text = self.text
-        caret = self.caret(text)
-        before, after = text[:caret], text[caret:]
-        completed = extract_completed_search_filters(before)
-        if completed.has_completed_filters:
-            before = completed.search_text
-            if before.endswith(" ") and after.startswith(" "):
-                after = after.lstrip(" ")
-            text, caret = before + after, len(before)
+        typed = self.text
+        text, caret, finished = take_out_completed_search_filters(typed, self.caret(typed))
+        if finished is not None:
             self.set_text(text, caret)
-            self.set_filters(merge_search_filters(self.filters, completed.filters))
+            self.set_filters(merge_search_filters(self.filters, finished))
         self._suggest(get_active_search_filter(text, caret) if strip_text(text) else None)
 
     def _suggest(self, active: "ActiveSearchFilter | None") -> None:

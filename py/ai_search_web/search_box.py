@@ -48,7 +48,6 @@ from ai_search import (
     build_filter_hints,
     build_filter_suggestions,
     build_user_filter_suggestions,
-    extract_completed_search_filters,
     find_refused_search_filters,
     get_active_search_filter,
     get_search_filter_operator,
@@ -56,6 +55,7 @@ from ai_search import (
     merge_filter_suggestions,
     merge_search_filters,
     remove_search_filter,
+    take_out_completed_search_filters,
 )
 
 from . import storage
@@ -207,17 +207,11 @@ class SearchBox:
     def refresh(self) -> None:
         """Move the filters finished before the caret into chips, then update the suggestions."""
         self._count()
-        text = self.text
-        caret = self.caret(text)
-        before, after = text[:caret], text[caret:]
-        completed = extract_completed_search_filters(before)
-        if completed.has_completed_filters:
-            before = completed.search_text
-            if before.endswith(" ") and after.startswith(" "):
-                after = after.lstrip(" ")
-            text, caret = before + after, len(before)
+        typed = self.text
+        text, caret, finished = take_out_completed_search_filters(typed, self.caret(typed))
+        if finished is not None:
             self.set_text(text, caret)
-            self.set_filters(merge_search_filters(self.filters, completed.filters))
+            self.set_filters(merge_search_filters(self.filters, finished))
         active = get_active_search_filter(text, caret)
         self._hint(text[: active.start] + text[active.end :] if active is not None else text)
         if not text.strip():

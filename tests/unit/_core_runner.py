@@ -86,6 +86,9 @@ def _line(text: str) -> "dict[str, Any]":
     carets = [None, 0, len(text) // 2, len(text) - 1]
     out["carets"] = [_active(text, caret) for caret in carets]
     out["inserted"] = plain(core.insert_search_filter_token(text, len(text) // 3, "from:x"))
+    out["taken_out"] = [
+        plain(core.take_out_completed_search_filters(text, caret)) for caret in (0, len(text) // 2, len(text))
+    ]
     for chip in core.build_applied_filter_chips(parsed.filters)[:2]:
         out["removed_" + chip.key] = plain(core.remove_search_filter(parsed.filters, chip.filter_key, chip.value))
     return out

@@ -548,3 +548,24 @@ def test_a_search_for_an_unfinished_filter_searches_only_the_words() -> None:
     """What the page sends when Enter is pressed on `deploy in:#`: the word "deploy" alone."""
     parsed = parse_search_filter_text(drop_unfinished_search_filters("deploy in:#"))
     assert (parsed.search_text, parsed.filters) == ("deploy", SearchFilters())
+
+
+# (typed, caret) -> (text, caret, filters taken out as a query line, or None): what the box does on
+# each keystroke before its chips are drawn (the page's SearchBox and the keystroke stage alike).
+TAKE_OUT_CASES = [
+    ("deploy in:ops ", 14, ("deploy ", 7, "in:ops")),
+    ("deploy in:ops", 13, ("deploy in:ops", 13, None)),  # still being typed
+    ("in:ops failed", 7, ("failed", 0, "in:ops")),
+    ("a in:ops  b", 9, ("a b", 2, "in:ops")),  # no doubled space where the filter stood
+    ("a in:ops b", 2, ("a in:ops b", 2, None)),  # only the text before the caret is finished
+    ('from:"Zoë L" x', 13, ("x", 0, 'from:"Zoë L"')),
+    ("has:pdf x", 8, ("has:pdf x", 8, None)),  # refused: a word, not a chip
+    ("", 0, ("", 0, None)),
+]
+
+
+@pytest.mark.parametrize(("typed", "caret", "expected"), TAKE_OUT_CASES)
+def test_take_out_completed_search_filters(typed: str, caret: int, expected: tuple[str, int, str | None]) -> None:
+    text, at, filters = _grammar.take_out_completed_search_filters(typed, caret)
+    line = None if filters is None else _grammar.serialize_search_query("", filters)
+    assert (text, at, line) == expected
