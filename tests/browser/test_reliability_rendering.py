@@ -64,6 +64,7 @@ from .conftest import (
     _start,
     _stop,
 )
+from .test_before_python import STAGE_FILES
 from .test_widget import HOST_JS, HOSTILE_CSS, HostSite, host_page, wait_event, widget_frame
 
 pytestmark = pytest.mark.browser
@@ -592,12 +593,16 @@ FALLBACK_PAGE = 5
 def test_no_payload_runs_from_the_page_before_python(
     site: HostileSite, site_tabs: SiteTabs, figure: Figure
 ) -> None:
-    """static/fallback.js owns the page until Python is ready; here Python is held back throughout."""
+    """static/fallback.js owns the page until Python is ready; here Python (the stage and Pyodide)
+    is held back throughout."""
     page, record = site_tabs.new()
     page.add_init_script(CANARY)
     _seed_session(page, site.server)
     held: list[Any] = []
     page.route("**/pyscript.toml", lambda route: held.append(route))  # Python never starts
+    # Nor the keystroke stage, which would take the filters out of the box as chips: the fallback
+    # alone, as a stage that failed leaves it (the stage's hostile names: test_keys_stage.py).
+    page.route(STAGE_FILES, lambda route: held.append(route))
     page.goto(site.server.url)
     page.wait_for_selector("html[data-fallback=ready]")
     tally = Tally()
