@@ -34,6 +34,7 @@ from .conftest import (
     _stop,
     open_page,
 )
+from .test_before_python import STAGE_FILES
 from .test_results import _search, _searches_done, wait_for_search
 
 pytestmark = pytest.mark.browser
@@ -266,9 +267,11 @@ def test_an_unfinished_filter_is_not_searched_as_a_word(open_as: Callable[..., A
 
 def test_the_box_suggests_before_python_from_the_rooms_python_then_reuses(page: Any, server: Server) -> None:
     """Until Python is ready the fallback offers rooms from one lookup made at load; Python's first
-    list comes from the same answer, without asking again."""
+    list comes from the same answer, without asking again. The keystroke stage is held back (its
+    own reuse of the lookups: test_keys_stage.py), so the fallback's list is the one on screen."""
     held: list[Any] = []
     page.route("**/pyscript.toml", lambda route: held.append(route))
+    page.route(STAGE_FILES, lambda route: held.append(route))
     lookups: list[str] = []
     page.on("request", lambda r: "rooms.autocomplete" in r.url and lookups.append(r.url))
     user_id, token = server.credentials("bob")
