@@ -33,12 +33,8 @@ from ai_search import (
     SearchFilters,
     apply_search_filter_token,
     build_applied_filter_chips,
-    build_filter_suggestions,
-    build_user_filter_suggestions,
     get_active_search_filter,
-    get_search_filter_operator,
     insert_search_filter_token,
-    merge_filter_suggestions,
     merge_search_filters,
     remove_search_filter,
     serialize_search_query,
@@ -52,7 +48,7 @@ from .chips import ChipsView
 from .combobox import Combobox, is_composing
 from .dom import get, listen, present, unlisten_all
 from .ffi import JsProxy, create_proxy, js_object
-from .lookups import ROOM_LOOKUP, USER_LOOKUP, LookupCache
+from .lookups import ROOM_LOOKUP, USER_LOOKUP, LookupCache, suggestions_for
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -68,7 +64,6 @@ BY = "keys"
 # The performance mark, and <html data-keys="ready">, once the stage answers keystrokes.
 READY_MARK = "ai-search:keys-ready"
 # Filter kinds suggested from the caller's rooms and people (only for someone signed in).
-_LOOKED_UP = ("room", "user")
 # The fallback's lists (window.aiSearchFallback), by lookup kind.
 _FALLBACK_LISTS = {"room": "rooms", "user": "people"}
 # The fallback's event once its lookups are in (static/fallback.js).
@@ -150,22 +145,12 @@ class KeysStage:
         self._suggest(get_active_search_filter(text, caret) if strip_text(text) else None)
 
     def _suggest(self, active: "ActiveSearchFilter | None") -> None:
-        kind = get_search_filter_operator(active.key).kind if active is not None else ""
         signed_in = js.document.documentElement.getAttribute("data-auth") == "in"
-        if active is None or (kind in _LOOKED_UP and not signed_in):
+        suggestions = suggestions_for(active, self._lookup, signed_in=signed_in, today=_today())
+        if suggestions is None:
             self.combo.close()
-            return
-        suggestions: tuple[FilterSuggestion, ...] = ()
-        if kind == "room":
-            suggestions = build_filter_suggestions(active, self._lookup(kind, active.lookup_text) or ())
-        elif kind == "user":
-            users = self._lookup(kind, active.lookup_text) or ()
-            suggestions = merge_filter_suggestions(
-                build_user_filter_suggestions(active, users), build_filter_suggestions(active)
-            )
-        else:  # dates, has:/is:/sort: values
-            suggestions = build_filter_suggestions(active, today=_today())
-        self.combo.show(suggestions)
+        else:
+            self.combo.show(suggestions)
 
     def accept(self, suggestion: "FilterSuggestion") -> None:
         """The chosen value replaces the token at the caret; it then becomes a chip."""

@@ -15,16 +15,35 @@ Pure: no ``js`` import, so CPython tests cover it; portable (the keystroke stage
 answers its suggestions from the fallback's lists with it).
 """
 
-from ai_search import AI_SEARCH_ROOM_LOOKUP_LIMIT, fold_text, strip_text
+from ai_search import (
+    AI_SEARCH_ROOM_LOOKUP_LIMIT,
+    build_filter_suggestions,
+    build_user_filter_suggestions,
+    fold_text,
+    get_search_filter_operator,
+    merge_filter_suggestions,
+    strip_text,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Callable, Mapping, Sequence
+    from datetime import date
     from typing import Any
+
+    from ai_search import ActiveSearchFilter, FilterSuggestion
 
     Item = Mapping[str, Any]
 
-__all__ = ["MAX_CACHED_LOOKUPS", "ROOM_LOOKUP", "USER_LOOKUP", "LookupCache", "LookupKind"]
+__all__ = [
+    "LOOKED_UP_KINDS",
+    "MAX_CACHED_LOOKUPS",
+    "ROOM_LOOKUP",
+    "USER_LOOKUP",
+    "LookupCache",
+    "LookupKind",
+    "suggestions_for",
+]
 
 # Distinct lookup texts kept per kind; the oldest is dropped past this (answers are small).
 MAX_CACHED_LOOKUPS = 200
@@ -99,3 +118,31 @@ class LookupCache:
 
     def clear(self) -> None:
         self._answers.clear()
+
+
+# Filter kinds whose suggestions come from lookups (the server's, so only for someone signed in).
+LOOKED_UP_KINDS = ("room", "user")
+
+
+def suggestions_for(
+    active: "ActiveSearchFilter | None",
+    lookup: "Callable[[str, str], Sequence[Item] | None]",
+    *,
+    signed_in: bool,
+    today: "date",
+) -> "tuple[FilterSuggestion, ...] | None":
+    """What the box offers for the filter at the caret: rooms and people from ``lookup(kind, text)``
+    (None: not looked up yet), the typed name beside the people, date and choice values for the rest.
+    None when there is nothing to offer (no filter at the caret, or a lookup for someone signed out):
+    the list closes. The page's box and the keystroke stage both answer a keystroke with it."""
+    if active is None:
+        return None
+    kind = get_search_filter_operator(active.key).kind
+    if kind in LOOKED_UP_KINDS and not signed_in:
+        return None
+    if kind == "room":
+        return build_filter_suggestions(active, lookup(kind, active.lookup_text) or ())
+    if kind == "user":
+        users = lookup(kind, active.lookup_text) or ()
+        return merge_filter_suggestions(build_user_filter_suggestions(active, users), build_filter_suggestions(active))
+    return build_filter_suggestions(active, today=today)  # dates, has:/is:/sort: values

@@ -46,13 +46,9 @@ from ai_search import (
     apply_search_filter_token,
     build_applied_filter_chips,
     build_filter_hints,
-    build_filter_suggestions,
-    build_user_filter_suggestions,
     find_refused_search_filters,
     get_active_search_filter,
-    get_search_filter_operator,
     insert_search_filter_token,
-    merge_filter_suggestions,
     merge_search_filters,
     remove_search_filter,
     take_out_completed_search_filters,
@@ -64,7 +60,7 @@ from .caret import index_to_utf16, utf16_to_index
 from .chips import ChipsView
 from .combobox import Combobox, is_composing
 from .dom import listen, present, replace_children
-from .lookups import ROOM_LOOKUP, USER_LOOKUP, LookupCache
+from .lookups import ROOM_LOOKUP, USER_LOOKUP, LookupCache, suggestions_for
 from .recent import (
     CLEAR_RECENT_GROUP,
     RECENT_GROUP,
@@ -82,8 +78,6 @@ __all__ = ["KEY_TIMINGS_KEPT", "SearchBox", "browser_time_zone", "browser_today"
 KEY_TIMINGS_KEPT = 500
 _ROUTES = {"room": "rooms.autocomplete.channelAndPrivate", "user": "users.autocomplete"}
 _SELECTOR_FIELDS = {"room": "name", "user": "term"}
-# Filter kinds whose suggestions come from the server (so only for someone signed in).
-_LOOKED_UP = frozenset(_ROUTES)
 
 
 def browser_today() -> datetime.date:
@@ -263,21 +257,11 @@ class SearchBox:
     # -- suggestions -------------------------------------------------------------------------------
 
     def _suggest(self, active: ActiveSearchFilter | None) -> None:
-        kind = get_search_filter_operator(active.key).kind if active is not None else ""
-        if active is None or (kind in _LOOKED_UP and not self._signed_in()):
+        suggestions = suggestions_for(active, self._lookup, signed_in=self._signed_in(), today=browser_today())
+        if suggestions is None:
             self.combo.close()
-            return
-        suggestions: tuple[FilterSuggestion, ...] = ()
-        if kind == "room":
-            suggestions = build_filter_suggestions(active, self._lookup(kind, active.lookup_text) or ())
-        elif kind == "user":
-            users = self._lookup(kind, active.lookup_text) or ()
-            suggestions = merge_filter_suggestions(
-                build_user_filter_suggestions(active, users), build_filter_suggestions(active)
-            )
-        else:  # dates, has:/is:/sort: values (nothing for an excluded word)
-            suggestions = build_filter_suggestions(active, today=browser_today())
-        self.combo.show(suggestions)
+        else:
+            self.combo.show(suggestions)
 
     def accept_suggestion(self, suggestion: FilterSuggestion) -> None:
         """Put the chosen value in place of the token at the caret; it then becomes a chip. A recent

@@ -4,14 +4,16 @@ lookup answers. The event-stream parser the page reads answers with is the core'
 
 from __future__ import annotations
 
+import datetime
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ai_search import MAX_INTELLIGENT_SEARCH_RESULTS, MAX_SEARCH_QUERY_LENGTH
+from ai_search import MAX_INTELLIGENT_SEARCH_RESULTS, MAX_SEARCH_QUERY_LENGTH, get_active_search_filter
 from ai_search_web.caret import index_to_utf16, utf16_to_index
 from ai_search_web.highlights import BIDI_FORMATTING_CHARACTERS, bidi_runs
-from ai_search_web.lookups import MAX_CACHED_LOOKUPS, ROOM_LOOKUP, USER_LOOKUP, LookupCache
+from ai_search_web.lookups import MAX_CACHED_LOOKUPS, ROOM_LOOKUP, USER_LOOKUP, LookupCache, suggestions_for
 from ai_search_web.messages import ERROR_MESSAGES, NETWORK_ERROR_TYPE, error_message, wait_words
 from ai_search_web.wording import (
     COUNTER_FROM_CHARS,
@@ -215,3 +217,34 @@ def test_a_refusal_for_too_many_requests_says_the_real_wait() -> None:
     )
     assert error_message("error-too-many-requests", 429) == ERROR_MESSAGES["error-too-many-requests"]
     assert lockout_text(58) == "Too many sign-in attempts. Try again in 58 seconds."
+
+
+_LOOKED_UP = {
+    "room": [{"_id": "r1", "name": "ops", "t": "c"}, {"_id": "r2", "name": "design", "t": "c"}],
+    "user": [{"_id": "u1", "username": "carol", "name": "Carol N"}],
+}
+
+
+# (typed, signed in) -> the values offered (None: the list closes), as the box and the stage offer them.
+@pytest.mark.parametrize(
+    ("typed", "signed_in", "expected"),
+    [
+        ("in:op", True, ["ops"]),
+        ("in:op", False, None),  # rooms are the server's: nothing for someone signed out
+        ("from:car", True, ["carol", "car"]),  # the person found, then the name as typed
+        ("has:fi", False, ["file"]),  # choices need no lookup
+        ("deploy", True, None),  # no filter at the caret
+    ],
+)
+def test_suggestions_for_the_filter_at_the_caret(typed: str, signed_in: bool, expected: list[str] | None) -> None:
+    asked: list[tuple[str, str]] = []
+
+    def lookup(kind: str, text: str) -> list[dict[str, str]]:
+        asked.append((kind, text))  # answered as the server would: names containing the text
+        return [item for item in _LOOKED_UP[kind] if text.lower() in item.get("username", item["name"])]
+
+    offered = suggestions_for(
+        get_active_search_filter(typed), lookup, signed_in=signed_in, today=datetime.date(2026, 12, 2)
+    )
+    assert (None if offered is None else [s.value for s in offered]) == expected
+    assert not asked if not signed_in or expected is None else asked
