@@ -19,18 +19,8 @@ GLUE_RUNTIME_MODULES = {"js", "jsffi", "re", "asyncio", "io", "json", "sys", "da
 
 
 class _GlueReader(core._Reader):
-    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
-        if node.module == "__future__":
-            self.note(node, "from __future__ import: MicroPython has no __future__")
-            return
-        if node.level:
-            modules = [alias.name for alias in node.names] if node.module is None else [node.module]
-            for module in modules:
-                if module not in KEYS_GLUE_MODULES and not self.cpython_only and not self.type_checking:
-                    self.note(node, f"imports .{module}, which is not a glue module of the stage")
-            return
-        for alias in node.names:
-            self._imported(node, node.module or "", alias.asname or alias.name)
+    siblings = KEYS_GLUE_MODULES
+    siblings_are = "a glue module of the stage"
 
     def _imported(self, node: ast.stmt, module: str, bound: str) -> None:
         if self.type_checking:
