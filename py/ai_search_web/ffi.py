@@ -15,7 +15,7 @@ import sys
 
 TYPE_CHECKING = False
 
-__all__ = ["RUNTIME", "JsException", "JsProxy", "create_proxy", "is_present", "js_object"]
+__all__ = ["RUNTIME", "JsException", "JsProxy", "create_proxy", "is_present", "js_object", "to_js", "to_py"]
 
 # "micropython" for the keystroke stage, "cpython" for Pyodide.
 RUNTIME = sys.implementation.name
@@ -43,6 +43,22 @@ if TYPE_CHECKING or RUNTIME != "micropython":
         """Whether ``value`` is neither JavaScript's ``null`` nor ``undefined`` as this runtime gives them."""
         return value is not None and not isinstance(value, JsNull)
 
+    def to_js(value: "object") -> "JsProxy":
+        """``value`` (dicts, lists, strings, numbers, booleans, None, JS objects inside) as JavaScript:
+        a dict becomes a plain object, as both runtimes' DOM and ``fetch`` calls want it (Pyodide's
+        own default would make a ``Map``)."""
+        import js
+        from pyodide.ffi import to_js as _to_js
+
+        made: JsProxy = _to_js(value, dict_converter=js.Object.fromEntries)
+        return made
+
+    def to_py(value: "object") -> "object":
+        """A JSON-shaped JavaScript value (a parsed response body, ``event.data``, ``history.state``) as
+        Python dicts, lists and scalars; a Python value is returned as it is."""
+        convert = getattr(value, "to_py", None)
+        return value if convert is None else convert()
+
 else:
     import js
     from jsffi import JsException, JsProxy, create_proxy
@@ -51,3 +67,14 @@ else:
 
     def is_present(value):
         return value is not None and type(value) is not _UNDEFINED
+
+    from jsffi import to_js
+
+    def to_py(value):
+        # MicroPython's proxies convert nothing themselves: JSON is the one lossless path for the
+        # JSON-shaped values the page reads (it never reads functions or DOM nodes this way).
+        if isinstance(value, JsProxy):
+            import json
+
+            return json.loads(js.JSON.stringify(value))
+        return value

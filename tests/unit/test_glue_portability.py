@@ -66,3 +66,44 @@ def _problems(name: str) -> list[str]:
 @pytest.mark.parametrize("name", KEYS_GLUE_MODULES)
 def test_a_glue_module_keeps_to_the_portable_convention(name: str) -> None:
     assert _problems(name) == []
+
+
+# The page's glue not yet on MicroPython (the whole page on MicroPython is under way): each name
+# leaves this set when its module keeps the convention, and the test below then holds it there.
+_NOT_YET_PORTABLE = {
+    "answer",
+    "answer_actions",
+    "answer_text",
+    "api",
+    "auth",
+    "clipboard",
+    "context",
+    "conversations",
+    "embed_bridge",
+    "embed_protocol",
+    "main",
+    "message_parts",
+    "message_view",
+    "page",
+    "recent",
+    "results",
+    "search_box",
+    "signin",
+    "storage",
+    "url_state",
+    "wording",
+}
+_GLUE = sorted(path.stem for path in PACKAGE.glob("*.py") if path.stem != "__init__")
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(name, marks=pytest.mark.xfail(strict=True, reason="not yet portable"))
+        if name in _NOT_YET_PORTABLE
+        else name
+        for name in _GLUE
+    ],
+)
+def test_every_page_module_keeps_to_the_portable_convention(name: str) -> None:
+    assert _problems(name) == []
