@@ -32,7 +32,7 @@ def js_object(**fields: "object") -> "JsProxy":
     return made
 
 if TYPE_CHECKING:
-    from typing import TypeGuard, TypeVar
+    from typing import Any, TypeGuard, TypeVar
 
     _Value = TypeVar("_Value")
 
@@ -43,7 +43,7 @@ if TYPE_CHECKING or RUNTIME != "micropython":
         """Whether ``value`` is neither JavaScript's ``null`` nor ``undefined`` as this runtime gives them."""
         return value is not None and not isinstance(value, JsNull)
 
-    def to_js(value: "object") -> "JsProxy":
+    def to_js(value: "Any") -> "JsProxy":
         """``value`` (dicts, lists, strings, numbers, booleans, None, JS objects inside) as JavaScript:
         a dict becomes a plain object, as both runtimes' DOM and ``fetch`` calls want it (Pyodide's
         own default would make a ``Map``)."""
