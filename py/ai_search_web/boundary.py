@@ -82,8 +82,21 @@ def _finished(task: "asyncio.Task[Any]", where: str) -> None:
         report(task.exception(), where)  # type: ignore[arg-type]
 
 
+async def _reported(coroutine: "Coroutine[Any, Any, Any]", where: str) -> "Any":
+    # MicroPython's tasks have no done callbacks: the task itself reports what it ends with.
+    try:
+        return await coroutine
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # the boundary: anything at all, reported in words
+        report(exc, where)
+        return None
+
+
 def spawn(coroutine: "Coroutine[Any, Any, Any]", where: str) -> "asyncio.Task[Any]":
     """Run ``coroutine`` in the background; an exception it ends with is reported."""
+    if not hasattr(asyncio, "ensure_future"):  # MicroPython
+        return asyncio.create_task(_reported(coroutine, where))
     task = asyncio.ensure_future(coroutine)
     _TASKS.add(task)
     task.add_done_callback(lambda done: _finished(done, where))
