@@ -1,7 +1,13 @@
-// The keystroke stage (index.html and embed.html load this module before pyscript-boot.mjs): the
-// vendored MicroPython (170 KB of wasm, Brotli) runs the core's own grammar for the box's chips and
-// suggestions a few hundred milliseconds after navigation, long before Pyodide (6 MB) is ready;
-// py/ai_search_web/keys.py is the stage, and steps aside once the page's Python is ready.
+// The page's Python on MicroPython (index.html and embed.html load this module first): the vendored
+// MicroPython (170 KB of wasm, Brotli) runs the keystroke stage, the core's own grammar for the
+// box's chips and suggestions, a few hundred milliseconds after navigation
+// (py/ai_search_web/keys.py); then, where the page's Python is MicroPython (<html
+// data-python="micropython">, the server's page_python setting), the whole page in the same
+// interpreter: the rest of the glue from GET /py/page-bundle.json?v=<digest>, and `import
+// ai_search_web.main`, which takes over from the stage as Pyodide's page would. A first visit then
+// never downloads Pyodide. Where the page cannot start on MicroPython (an error at import or start),
+// this module loads pyscript-boot.mjs and the page starts on Pyodide instead; the stage goes on
+// until then. With data-python="pyodide" the page's own <script> block loads pyscript-boot.mjs.
 //
 // Everything comes from our server, under the page's CSP: MicroPython's JS evaluates no string
 // (no eval, no Function), and compiling its wasm is what 'wasm-unsafe-eval' allows. GET
@@ -15,11 +21,14 @@
 // false: pyscript-boot.mjs starts Pyodide after it, so that on a slow link the stage's few hundred
 // KB are not shared with Pyodide's 6 MB); `filters`, the stage's chips as a query line (the
 // fallback's Enter search sends them, and the page's Python starts from them); `interpreter`, the
-// MicroPython instance once started (for tests and benchmarks). If MicroPython fails, the page
-// goes on as before: the fallback suggests until Pyodide is ready.
+// MicroPython instance once started (for tests and benchmarks); `page`, a promise settled once the
+// page runs on MicroPython (true) or has been handed to Pyodide (false). If MicroPython fails, the
+// page goes on as before: the fallback suggests until Pyodide is ready.
 const FILES_URL = "/py/keys.json";
-// The page's <link rel=preload> of the bundle (its URL carries the digest the server wrote in).
+// The page's <link rel=preload> of each bundle (its URL carries the digest the server wrote in).
 const BUNDLE_LINK = "keys-bundle";
+const PAGE_BUNDLE_LINK = "page-bundle";
+const PYODIDE_BOOT = "./pyscript-boot.mjs";
 const RUNTIME = "./vendor/micropython-1.28.0-6/";
 const LIBRARY = "/lib";
 // MicroPython's heap (bytes), allocated once inside the wasm memory: the core and the glue compiled
@@ -28,23 +37,48 @@ const LIBRARY = "/lib";
 const HEAP_BYTES = 2 * 1024 * 1024;
 
 let settle;
-const keys = (window.aiSearchKeys = { filters: "", ready: new Promise((resolve) => { settle = resolve; }) });
+let settlePage;
+const keys = (window.aiSearchKeys = {
+  filters: "",
+  ready: new Promise((resolve) => { settle = resolve; }),
+  page: new Promise((resolve) => { settlePage = resolve; }),
+});
+const onMicroPython = document.documentElement.dataset.python === "micropython";
+
+// A bundle's files, as [path, text or bytecode] (bytecode, .mpy where the server has mpy-cross,
+// is imported without compiling the source), and its entry module.
+async function bundleFiles(link) {
+  const response = await fetch(link.href);
+  if (!response.ok) throw new Error(`${link.href} answered ${response.status}`);
+  const { files, compiled = {}, entry } = await response.json();
+  const code = Object.entries(compiled).map(([path, data]) => [
+    path.replace(/\.py$/, ".mpy"),
+    Uint8Array.from(atob(data), (char) => char.charCodeAt(0)),
+  ]);
+  return { texts: [...Object.entries(files), ...code], entry };
+}
+
+function writeFiles(mp, texts) {
+  for (const [path, text] of texts) {
+    const slash = path.lastIndexOf("/");
+    mp.FS.mkdirTree(`${LIBRARY}/${path.slice(0, slash)}`);
+    mp.FS.writeFile(`${LIBRARY}/${path}`, text);
+  }
+}
+
+function checkedModule(entry) {
+  if (!/^[A-Za-z_][\w.]*$/.test(entry)) throw new Error(`not a module name: ${entry}`);
+  return entry;
+}
 
 // The stage's sources: the bundle the page names (one immutable response), else the list and each
 // file (a page served without its bundle's digest).
 async function stageFiles() {
   const bundle = document.getElementById(BUNDLE_LINK);
   if (bundle && !bundle.href.includes("__")) {
-    const response = await fetch(bundle.href);
-    if (!response.ok) throw new Error(`${bundle.href} answered ${response.status}`);
-    const { files, compiled = {}, entry } = await response.json();
+    const files = await bundleFiles(bundle);
     performance.mark("ai-search:keys-files");
-    // Bytecode (.mpy, where the server has mpy-cross) is imported without compiling the source.
-    const code = Object.entries(compiled).map(([path, data]) => [
-      path.replace(/\.py$/, ".mpy"),
-      Uint8Array.from(atob(data), (char) => char.charCodeAt(0)),
-    ]);
-    return { texts: [...Object.entries(files), ...code], entry };
+    return files;
   }
   const response = await fetch(FILES_URL);
   if (!response.ok) throw new Error(`${FILES_URL} answered ${response.status}`);
@@ -77,28 +111,62 @@ async function startInterpreter() {
 async function boot() {
   performance.mark("ai-search:keys-start");
   const [mp, { texts, entry }] = await Promise.all([startInterpreter(), stageFiles()]);
-  for (const [path, text] of texts) {
-    const slash = path.lastIndexOf("/");
-    mp.FS.mkdirTree(`${LIBRARY}/${path.slice(0, slash)}`);
-    mp.FS.writeFile(`${LIBRARY}/${path}`, text);
-  }
-  if (!/^[A-Za-z_][\w.]*$/.test(entry)) throw new Error(`not a module name: ${entry}`);
-  mp.runPython(`import ${entry}`);
+  writeFiles(mp, texts);
+  const module = checkedModule(entry);
+  mp.runPython(`import ${module}`);
   performance.mark("ai-search:keys-imported");
-  mp.runPython(`${entry}.start()`);
+  mp.runPython(`${module}.start()`);
   keys.interpreter = mp;
+  return mp;
+}
+
+// The whole page on MicroPython, once the stage answers keystrokes: its files (preloaded by the
+// page, so usually in already), then `import ai_search_web.main`, which starts the page.
+async function startPage(mp) {
+  const link = document.getElementById(PAGE_BUNDLE_LINK);
+  if (!link || link.href.includes("__")) throw new Error("the page names no page bundle");
+  const { texts, entry } = await bundleFiles(link);
+  performance.mark("ai-search:page-files");
+  writeFiles(mp, texts);
+  mp.runPython(`import ${checkedModule(entry)}`);
+  performance.mark("ai-search:page-imported");
+}
+
+// The page on Pyodide instead: whatever the page's Python had started on MicroPython stops
+// listening first (dom.unlisten_all), so that only one page answers the box.
+async function handToPyodide(mp, error) {
+  console.warn("ai-search: the page did not start on MicroPython; starting it on Pyodide;", error);
+  document.documentElement.dataset.python = "pyodide";
+  if (mp) {
+    try {
+      mp.runPython("import ai_search_web.dom\nai_search_web.dom.unlisten_all()");
+    } catch (cleanup) {
+      console.warn("ai-search: could not stop the MicroPython page;", cleanup);
+    }
+  }
+  settlePage(false);
+  await import(PYODIDE_BOOT);
 }
 
 if (document.documentElement.dataset.py === "ready") {
   settle(false);
+  settlePage(false);
 } else {
-  boot().then(
+  const started = boot();
+  started.then(
     () => settle(document.documentElement.dataset.keys === "ready"),
     (error) => {
-      // Not an error of the page: the fallback goes on suggesting until Pyodide is ready.
+      // Not an error of the page: the fallback goes on suggesting until the page's Python is ready.
       console.warn("ai-search: the keystroke stage did not start;", error);
       document.documentElement.dataset.keys = "failed";
       settle(false);
     },
   );
+  if (onMicroPython) {
+    started
+      .then((mp) => startPage(mp).then(() => settlePage(true), (error) => handToPyodide(mp, error)))
+      .catch((error) => handToPyodide(null, error));
+  } else {
+    settlePage(false);
+  }
 }

@@ -18,7 +18,8 @@ import contextlib
 import html
 import json
 import logging
-from collections.abc import AsyncIterator, Sequence
+import re
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 
 from starlette.applications import Starlette
@@ -44,11 +45,11 @@ from .security_headers import SecurityHeadersMiddleware
 from .services import Services, outbound_policy
 from .settings import IGNORED_WILDCARD_SETTINGS, UPSTREAM_URL_SETTINGS, Settings, SettingsError
 from .static import (
+    BUNDLES,
     PAGE_CONFIG,
     PROJECT_ROOT,
+    Bundle,
     PageFiles,
-    keys_bundle,
-    keys_bundle_url,
     keys_listing,
     made_response,
     python_files,
@@ -60,6 +61,7 @@ __all__ = [
     "EMBED_ORIGINS_PLACEHOLDER",
     "EMBED_PAGE_PATH",
     "MAX_QUERY_PLACEHOLDER",
+    "PAGE_PYTHON_PLACEHOLDER",
     "create_app",
     "embed_origins",
     "origin_policy",
@@ -74,9 +76,13 @@ EMBED_ORIGINS_PLACEHOLDER = "__AI_SEARCH_EMBED_ORIGINS__"
 # Replaced in index.html and embed.html by the search box's maxlength: the words a search may hold
 # (MAX_SEARCH_QUERY_LENGTH, the limit ai.search checks), so page and server share one number.
 MAX_QUERY_PLACEHOLDER = "__AI_SEARCH_MAX_QUERY_CHARS__"
-# Replaced in index.html and embed.html by the keystroke stage's bundle URL at its digest
-# (static.keys_bundle_url), which the page preloads and static/keys-boot.mjs reads.
-KEYS_BUNDLE_PLACEHOLDER = "./py/keys-bundle.json?v=__AI_SEARCH_KEYS_BUNDLE__"
+# Replaced in index.html and embed.html by the page_python setting (<html data-python=…>), which
+# static/keys-boot.mjs reads: "micropython" runs the page after the keystroke stage, "pyodide"
+# leaves it to static/pyscript-boot.mjs.
+PAGE_PYTHON_PLACEHOLDER = "__AI_SEARCH_PAGE_PYTHON__"
+# The pages' blocks for one interpreter only (``<!-- pyodide -->`` … ``<!-- /pyodide -->``): the
+# other interpreter's block is left out, so its files are neither preloaded nor run.
+_RUNTIME_BLOCK = re.compile(r"[ \t]*<!-- (micropython|pyodide) -->.*?<!-- /\1 -->\n?", re.DOTALL)
 
 
 def _page_html(path: Path, **replacements: str) -> str:
@@ -155,7 +161,13 @@ def create_app(
         return JSONResponse(build_openapi(api_routes, version=__version__, site_url=settings.site_url))
 
     def stage(html_text: str) -> str:
-        return html_text.replace(KEYS_BUNDLE_PLACEHOLDER, keys_bundle_url(root))
+        """The page for this server's interpreter, with its bundles' URLs at their digests."""
+        python = settings.page_python
+        html_text = _RUNTIME_BLOCK.sub(lambda block: block[0] if block[1] == python else "", html_text)
+        html_text = html_text.replace(PAGE_PYTHON_PLACEHOLDER, python)
+        for bundle in BUNDLES:
+            html_text = html_text.replace(bundle.placeholder, bundle.url(root))
+        return html_text
 
     async def page(request: Request) -> Response:
         return made_response(request.headers, stage(_page_html(root / "index.html")), "text/html; charset=utf-8")
@@ -176,11 +188,14 @@ def create_app(
         listing = json.dumps(keys_listing(root), separators=(",", ":"))
         return made_response(request.headers, listing, "application/json")
 
-    async def keys_python_bundle(request: Request) -> Response:
-        # The stage's files in one body; immutable when asked for at its current digest.
-        digest, body = keys_bundle(root)
-        current = request.query_params.get("v") == digest
-        return made_response(request.headers, body, "application/json", immutable=current)
+    def bundle_endpoint(bundle: Bundle) -> Callable[[Request], Awaitable[Response]]:
+        async def python_bundle(request: Request) -> Response:
+            # MicroPython's files in one body; immutable when asked for at its current digest.
+            digest, body = bundle.body(root)
+            current = request.query_params.get("v") == digest
+            return made_response(request.headers, body, "application/json", immutable=current)
+
+        return python_bundle
 
     async def page_config(request: Request) -> Response:
         text = versioned_config((root / PAGE_CONFIG).read_text(encoding="utf-8"), root)
@@ -205,7 +220,7 @@ def create_app(
         Route(EMBED_PAGE_PATH, embed_page, methods=["GET"]),
         Route("/py/files.json", page_python, methods=["GET"]),
         Route("/py/keys.json", keys_python, methods=["GET"]),
-        Route("/py/keys-bundle.json", keys_python_bundle, methods=["GET"]),
+        *(Route(bundle.path, bundle_endpoint(bundle), methods=["GET"]) for bundle in BUNDLES),
         Route(f"/{PAGE_CONFIG}", page_config, methods=["GET"]),
         Mount("/static", PageFiles(directory=root / "static", immutable_prefixes=("/static/vendor/",))),
         # Only the browser's packages: the server's own code is not the page's business.

