@@ -32,6 +32,8 @@ from urllib.parse import urlencode, urlsplit
 import httpx
 import pytest
 
+from ai_search_server.settings import load_settings
+
 from ._hostile import HOSTILE_ROOM, PAYLOADS, WORD
 
 playwright_sync = pytest.importorskip("playwright.sync_api")
@@ -81,6 +83,9 @@ def _free_port() -> int:
 class Server:
     url: str
     llm: Any  # the FakeOpenAI instance, or None in extractive mode
+    # The interpreter its pages start (its page_python setting): what a page that started on another
+    # one (MicroPython's page handed to Pyodide) is told apart from.
+    python: str = "pyodide"
     tokens: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     @property
@@ -160,7 +165,22 @@ def _answers_work(server: Server) -> bool:
 
 @pytest.fixture(scope="session")
 def server() -> Iterator[Server]:
-    base_env = {"AI_SEARCH_EMBEDDER": "none", "AI_SEARCH_LOG_LEVEL": "warning"}
+    """The demo server with the page on the product's default interpreter (or the environment's
+    AI_SEARCH_PAGE_PYTHON)."""
+    yield from _serving({})
+
+
+@pytest.fixture(scope="session")
+def pyodide_server() -> Iterator[Server]:
+    """The demo server with the page on Pyodide (page_python = "pyodide"): for the tests of
+    Pyodide's own start (its snapshot, PyScript, the core inside CPython in the browser). A module
+    uses it by naming it its ``server`` (tests/browser/test_start.py)."""
+    yield from _serving({"AI_SEARCH_PAGE_PYTHON": "pyodide"})
+
+
+def _serving(extra_env: dict[str, str]) -> Iterator[Server]:
+    base_env = {"AI_SEARCH_EMBEDDER": "none", "AI_SEARCH_LOG_LEVEL": "warning", **extra_env}
+    python = load_settings(environ={**os.environ, **base_env}).page_python
     root = Path(tempfile.mkdtemp(prefix="ai-search-browser-"))
     log = root / "server.log"
     fake = None
@@ -181,14 +201,14 @@ def server() -> Iterator[Server]:
                 "AI_SEARCH_OUTBOUND_ALLOW_HOSTS": "127.0.0.1",
             }
             process, url = _start(root / "data", {**base_env, **llm_env}, log)
-            server = Server(url, fake)
+            server = Server(url, fake, python)
             if not _answers_work(server):
                 _stop(process)  # this server build cannot reach a provider yet: extractive answers
                 process, url = _start(root / "data", base_env, log)
-                server = Server(url, None)
+                server = Server(url, None, python)
         else:
             process, url = _start(root / "data", base_env, log)
-            server = Server(url, None)
+            server = Server(url, None, python)
         try:
             yield server
         finally:
@@ -238,6 +258,15 @@ def _same_origin(url: str, origin: str) -> bool:
     return f"{parts.scheme}://{parts.netloc}" == origin
 
 
+# static/keys-boot.mjs's warning when the page could not start on MicroPython and went to Pyodide:
+# a page of this suite that says it failed (the page must run on the interpreter it was served for).
+HANDED_TO_PYODIDE = "the page did not start on MicroPython"
+
+
+def _is_error(message: Any) -> bool:
+    return bool(message.type == "error" or HANDED_TO_PYODIDE in message.text)
+
+
 class Tabs:
     """Opens checked tabs in the shared context; :meth:`check` fails on anything a tab did wrong.
 
@@ -259,7 +288,7 @@ class Tabs:
     def new(self) -> tuple[Any, PageRecord]:
         page = self.context.new_page()
         record = PageRecord()
-        page.on("console", lambda m: m.type == "error" and record.errors.append(f"console: {m.text}"))
+        page.on("console", lambda m: _is_error(m) and record.errors.append(f"console: {m.text}"))
         page.on("pageerror", lambda e: record.errors.append(f"pageerror: {e}"))
         page.on("dialog", lambda d: (record.dialogs.append(d.message), d.dismiss()))
         page.on("request", lambda r: record.requests.append(r.url))

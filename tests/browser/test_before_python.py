@@ -17,10 +17,14 @@ pytestmark = pytest.mark.browser
 
 # The keystroke stage's sources: its bundle (what the page names) or its file list.
 STAGE_FILES = re.compile(r"/py/keys(-bundle)?\.json")
+# What the page's Python waits for on each interpreter: PyScript's configuration (pyscript.toml:
+# PyScript starts nothing without it) on Pyodide, the page bundle on MicroPython (the stage runs
+# without it; the page is imported from it).
+PAGE_PYTHON_FILES = re.compile(r"/pyscript\.toml|/py/page-bundle\.json")
 
 
 class HeldPython:
-    """Holds PyScript's configuration (pyscript.toml: PyScript starts nothing without it) until
+    """Holds the page's Python (on either interpreter, :data:`PAGE_PYTHON_FILES`) until
     :meth:`release`: until then the page is the fallback's and, unless ``stage`` is False, the
     keystroke stage's (tests/browser/test_keys_stage.py); with ``stage=False`` the stage's file list
     is held too, so the page is the fallback's alone (a stage still loading, or failed)."""
@@ -28,7 +32,7 @@ class HeldPython:
     def __init__(self, page: Any, *, stage: bool = True) -> None:
         self.routes: list[Any] = []
         self.released = False
-        page.route("**/pyscript.toml", self._hold)
+        page.route(PAGE_PYTHON_FILES, self._hold)
         if not stage:
             page.route(STAGE_FILES, self._hold)
 

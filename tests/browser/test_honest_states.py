@@ -34,7 +34,7 @@ from .conftest import (
     _stop,
     open_page,
 )
-from .test_before_python import STAGE_FILES
+from .test_before_python import PAGE_PYTHON_FILES, STAGE_FILES
 from .test_results import _search, _searches_done, wait_for_search
 
 pytestmark = pytest.mark.browser
@@ -270,7 +270,7 @@ def test_the_box_suggests_before_python_from_the_rooms_python_then_reuses(page: 
     list comes from the same answer, without asking again. The keystroke stage is held back (its
     own reuse of the lookups: test_keys_stage.py), so the fallback's list is the one on screen."""
     held: list[Any] = []
-    page.route("**/pyscript.toml", lambda route: held.append(route))
+    page.route(PAGE_PYTHON_FILES, lambda route: held.append(route))
     page.route(STAGE_FILES, lambda route: held.append(route))
     lookups: list[str] = []
     page.on("request", lambda r: "rooms.autocomplete" in r.url and lookups.append(r.url))
@@ -287,7 +287,7 @@ def test_the_box_suggests_before_python_from_the_rooms_python_then_reuses(page: 
     page.wait_for_function("() => window.aiSearchFallback.rooms !== null")
     for route in held:
         route.continue_()
-    page.unroute("**/pyscript.toml")
+    page.unroute(PAGE_PYTHON_FILES)
     page.wait_for_selector("html[data-py=ready]", timeout=PYTHON_READY_MS)
     page.wait_for_selector("#suggestions[data-by=python] [role=option]")
     assert page.locator("#suggestions .option-title").all_inner_texts() == ["engineering"]

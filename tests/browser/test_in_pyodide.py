@@ -13,6 +13,12 @@ from .conftest import Server, open_page
 
 pytestmark = pytest.mark.browser
 
+
+@pytest.fixture(scope="session")
+def server(pyodide_server: Server) -> Server:
+    """This module's pages run on Pyodide (the core inside CPython in the browser)."""
+    return pyodide_server
+
 # Runs inside the page's interpreter (the one static/pyscript-boot.mjs started); returns JSON.
 SMOKE = r"""
 import json, sys, pathlib

@@ -64,7 +64,7 @@ from .conftest import (
     _start,
     _stop,
 )
-from .test_before_python import STAGE_FILES
+from .test_before_python import PAGE_PYTHON_FILES, STAGE_FILES
 from .test_widget import HOST_JS, HOSTILE_CSS, HostSite, host_page, wait_event, widget_frame
 
 pytestmark = pytest.mark.browser
@@ -599,7 +599,7 @@ def test_no_payload_runs_from_the_page_before_python(
     page.add_init_script(CANARY)
     _seed_session(page, site.server)
     held: list[Any] = []
-    page.route("**/pyscript.toml", lambda route: held.append(route))  # Python never starts
+    page.route(PAGE_PYTHON_FILES, lambda route: held.append(route))  # Python never starts
     # Nor the keystroke stage, which would take the filters out of the box as chips: the fallback
     # alone, as a stage that failed leaves it (the stage's hostile names: test_keys_stage.py).
     page.route(STAGE_FILES, lambda route: held.append(route))
