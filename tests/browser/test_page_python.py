@@ -19,6 +19,13 @@ BROKEN_BUNDLE = json.dumps(
 )
 
 
+# The page's interpreter names itself (MicroPython's runPython returns no value: the page is told).
+IMPLEMENTATION = """(async () => {
+  (await window.aiSearchPython).runPython("import js, sys\\njs.window.__implementation = sys.implementation.name");
+  return window.__implementation;
+})()"""
+
+
 @pytest.fixture(autouse=True)
 def _on_micropython(server: Server) -> None:
     if server.python != "micropython":
@@ -32,9 +39,7 @@ def test_the_page_runs_on_micropython_with_the_stages_interpreter(page: Any, ser
     assert page.get_attribute("html", "data-python") == "micropython"
     assert page.evaluate("(async () => (await window.aiSearchPython) === window.aiSearchKeys.interpreter)()")
     assert page.evaluate("(async () => await window.aiSearchKeys.page)()") is True
-    implementation = page.evaluate(
-        "(async () => (await window.aiSearchPython).runPython('import sys\\nsys.implementation.name'))()"
-    )
+    implementation = page.evaluate(IMPLEMENTATION)
     assert implementation == "micropython"
     page.click("#search-box")
     page.keyboard.type("in:ops failover")
@@ -53,9 +58,7 @@ def test_a_page_that_cannot_start_on_micropython_starts_on_pyodide(
     page.wait_for_selector("html[data-py=ready]", timeout=PYTHON_READY_MS)
     assert page.get_attribute("html", "data-python") == "pyodide"
     assert page.evaluate("(async () => await window.aiSearchKeys.page)()") is False
-    implementation = page.evaluate(
-        "(async () => (await window.aiSearchPython).runPython('import sys\\nsys.implementation.name'))()"
-    )
+    implementation = page.evaluate(IMPLEMENTATION)
     assert implementation == "cpython"
     page.click("#search-box")
     page.keyboard.type("in:ops failover")
