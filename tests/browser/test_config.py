@@ -8,13 +8,15 @@ from pathlib import Path
 
 import pytest
 
+from ai_search_server.static import BUNDLES
+
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = ("index.html", "embed.html")
-# What the pages preload that the server makes per request rather than serves from a file: the
-# keystroke stage's files in one body, at the digest the server writes in (static.keys_bundle).
-MADE_BY_THE_SERVER = ("./py/keys-bundle.json?v=__AI_SEARCH_KEYS_BUNDLE__",)
+# What the pages preload that the server makes per request rather than serves from a file:
+# MicroPython's bundles, at the digest the server writes in (static.Bundle).
+MADE_BY_THE_SERVER = tuple(bundle.placeholder for bundle in BUNDLES)
 
 
 @pytest.mark.parametrize("name", PAGES)
