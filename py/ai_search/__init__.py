@@ -3,8 +3,10 @@
 Standard library only, no I/O: the same functions run in the browser (Pyodide) for live feedback
 while people type, and on the server to validate and normalise what the browser sends. The keystroke
 modules (`KEYSTROKE_MODULES`) also run on MicroPython: the page's keystroke stage answers the first
-keystrokes with them before Pyodide has loaded, so there this package imports only those (the
-convention they follow is in ``_portable``). One grammar
+keystrokes with them before Pyodide has loaded; the page modules (`PAGE_MODULES`: the answer's event
+stream, source links, follow-up turns, who may pick a model) run there too, for the page's glue on
+MicroPython. There this package imports only those two lists (the convention they follow is in
+``_portable``). One grammar
 everywhere: a query line means the same in the search box, a URL, the REST API and an MCP tool.
 
 Modules (private; everything public is re-exported here and listed in ``__all__``):
@@ -23,10 +25,12 @@ Modules (private; everything public is re-exported here and listed in ``__all__`
 - ``_answers``: validation of answer requests (message ids and scores, never texts).
 - ``_prompt``: the answer prompt, with the question and sources marked untrusted.
 - ``_citations``: citation normalisation, batch and streamed, and citation extraction.
+- ``_model_permissions``: who may list the provider's models and pick one.
 - ``_model_list``: the provider's model list, sorted as the upstream's locale compare.
 - ``_sentences``: sentences with their offsets, and the words that carry their meaning.
 - ``_answer_kinds``: what a question asks for (a cause, a number, a name...) and what a sentence offers.
 - ``_extractive``: answers built from the sources themselves when no LLM is configured.
+- ``_answer_turns``: the earlier turns a client keeps and sends with its next follow-up.
 - ``_follow_ups``: follow-up questions: earlier turns, what a follow-up asks, its sources.
 - ``_sharing``: a shared answer as one reader may see it, nothing from a source hidden from them.
 - ``_grounding``: the citation check: the passage of its cited sources that supports each sentence.
@@ -70,8 +74,19 @@ KEYSTROKE_MODULES: tuple[str, ...] = (
     "_suggestions",
 )
 
+#: The modules beyond `KEYSTROKE_MODULES` that the page's glue needs on MicroPython (the whole page
+#: there: the answer's stream, source links, follow-up turns, the model picker's permission), in
+#: import order, after the keystroke modules. Small, so that the page's first import stays fast; each
+#: follows the convention of `_portable` too (tests/unit/test_core_portability.py).
+PAGE_MODULES: tuple[str, ...] = (
+    "_event_stream",
+    "_source_links",
+    "_answer_turns",
+    "_model_permissions",
+)
+
 # One statement per module, not `[*a, *b]`: MicroPython has no `*` in a list display, and mypy reads these.
-__all__: list[str] = ["KEYSTROKE_MODULES", "fold_text", "strip_text"]
+__all__: list[str] = ["KEYSTROKE_MODULES", "PAGE_MODULES", "fold_text", "strip_text"]
 __all__ += _constants.__all__
 __all__ += _search_dates.__all__
 __all__ += _operators.__all__
@@ -79,13 +94,30 @@ __all__ += _grammar.__all__
 __all__ += _suggestions.__all__
 __all__ += _room_lookup.__all__
 
+try:
+    from . import _event_stream, _source_links, _answer_turns, _model_permissions  # noqa: I001 (PAGE_MODULES' order)
+except ImportError:
+    # The keystroke stage alone: its files (ai_search_server/static.py) are KEYSTROKE_MODULES only,
+    # until the whole page runs on MicroPython. Anywhere else a page module is always there.
+    if sys.implementation.name != "micropython":
+        raise
+else:
+    from ._answer_turns import *  # noqa: F403
+    from ._event_stream import *  # noqa: F403
+    from ._model_permissions import *  # noqa: F403
+    from ._source_links import *  # noqa: F403
+
+    __all__ += _event_stream.__all__
+    __all__ += _source_links.__all__
+    __all__ += _answer_turns.__all__
+    __all__ += _model_permissions.__all__
+
 if sys.implementation.name != "micropython":
     # The rest of the core: the server and Pyodide only (answers, citations, fusion, the pipeline...).
     from . import (
         _answer_kinds,
         _answers,
         _citations,
-        _event_stream,
         _extractive,
         _follow_ups,
         _fusion,
@@ -96,12 +128,10 @@ if sys.implementation.name != "micropython":
         _search_receipt,
         _sentences,
         _sharing,
-        _source_links,
     )
     from ._answer_kinds import *  # noqa: F403
     from ._answers import *  # noqa: F403
     from ._citations import *  # noqa: F403
-    from ._event_stream import *  # noqa: F403
     from ._extractive import *  # noqa: F403
     from ._follow_ups import *  # noqa: F403
     from ._fusion import *  # noqa: F403
@@ -112,7 +142,6 @@ if sys.implementation.name != "micropython":
     from ._search_receipt import *  # noqa: F403
     from ._sentences import *  # noqa: F403
     from ._sharing import *  # noqa: F403
-    from ._source_links import *  # noqa: F403
 
     __all__ += _search_receipt.__all__
     __all__ += _pipeline.__all__
@@ -127,5 +156,3 @@ if sys.implementation.name != "micropython":
     __all__ += _grounding.__all__
     __all__ += _follow_ups.__all__
     __all__ += _sharing.__all__
-    __all__ += _event_stream.__all__
-    __all__ += _source_links.__all__

@@ -25,10 +25,14 @@ earlier turns' sources into one list, within `MAX_SEARCH_ANSWER_MESSAGES`.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
+# The turns a client keeps, and their limits, live in the page's own module (it runs on MicroPython
+# too); imported here, where the route reads them, so `ai_search._follow_ups` still names them.
+from ._answer_turns import MAX_ANSWER_TURN_SOURCES, MAX_ANSWER_TURNS
+from ._answer_turns import append_turn as append_turn
 from ._answers import (
     AnswerSourceRef,
     InvalidAnswerRequestError,
@@ -42,23 +46,15 @@ from ._sentences import STOP_WORDS, WEAK_WORDS, content_stems, stem, tokens
 __all__ = [
     "FOLLOW_UP_EARLIER_SOURCES",
     "FOLLOW_UP_SEARCH_RESULTS",
-    "MAX_ANSWER_TURNS",
     "MAX_ANSWER_TURNS_BYTES",
-    "MAX_ANSWER_TURN_SOURCES",
     "MAX_LEANING_WORDS",
     "AnswerTurn",
-    "append_turn",
     "follow_up_sources",
     "normalize_answer_turns",
     "resolve_follow_up",
     "resolve_turns",
 ]
 
-# Earlier turns one follow-up may bring (turns): a conversation longer than this has moved on, and
-# each turn's sources cost prompt space.
-MAX_ANSWER_TURNS = 5
-# Source ids of one earlier turn (messages): as many as one answer may cite.
-MAX_ANSWER_TURN_SOURCES = MAX_SEARCH_ANSWER_MESSAGES
 # UTF-8 bytes of all earlier questions together (bytes): five questions of a few hundred characters.
 MAX_ANSWER_TURNS_BYTES = 4096
 # Results of the follow-up's own search that become sources (messages): half of an answer's sources,
@@ -181,18 +177,3 @@ def follow_up_sources(
     add(found, FOLLOW_UP_SEARCH_RESULTS)
     add([ref for turn in reversed(turns) for ref in turn.sources], FOLLOW_UP_EARLIER_SOURCES)
     return list(merged.values())
-
-
-def append_turn(
-    turns: Sequence[Mapping[str, object]], query: str, cited: Sequence[str]
-) -> list[dict[str, object]]:
-    """The `turns` a client sends with its next follow-up, once `query` was answered citing the
-    message ids `cited`: the earlier turns and this one, the last `MAX_ANSWER_TURNS` of them, each
-    with at most `MAX_ANSWER_TURN_SOURCES` ids, oldest first; what the page and the widget keep.
-
-        >>> append_turn([], "why did the failover take so long", ["m1", "m2", "m1"])
-        [{'query': 'why did the failover take so long', 'messages': [{'_id': 'm1'}, {'_id': 'm2'}]}]
-    """
-    ids = list(dict.fromkeys(cited))[:MAX_ANSWER_TURN_SOURCES]
-    turn: dict[str, object] = {"query": query, "messages": [{"_id": msg_id} for msg_id in ids]}
-    return [*(dict(t) for t in turns), turn][-MAX_ANSWER_TURNS:]

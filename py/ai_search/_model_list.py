@@ -32,31 +32,18 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass
 
+# Who may list the models: the page's own module (it runs on MicroPython too); imported here so
+# `ai_search._model_list` still names them.
+from ._model_permissions import MODEL_SETTING_PERMISSION as MODEL_SETTING_PERMISSION
+from ._model_permissions import may_list_models as may_list_models
+
 __all__ = [
-    "MODEL_SETTING_PERMISSION",
     "LocaleCompareKey",
     "ModelOption",
     "locale_compare_key",
-    "may_list_models",
     "model_list_fallback",
     "parse_model_list",
 ]
-
-# The per-setting permission that, with manage-selected-settings, lets a user pick the model
-# (upstream's change-setting-AI_LLM_OpenAI_Model, named after the server's llm_model setting).
-MODEL_SETTING_PERMISSION = "change-setting-llm_model"
-_PRIVILEGED_SETTING_PERMISSIONS = frozenset({"view-privileged-setting", "edit-privileged-setting"})
-_SELECTED_SETTING_PERMISSIONS = frozenset({"manage-selected-settings", MODEL_SETTING_PERMISSION})
-
-
-def may_list_models(permissions: frozenset[str]) -> bool:
-    """Who may list the provider's models and pick one (upstream's rule for ``ai.llm.models``): a
-    privileged-setting permission, or both manage-selected-settings and the model setting's own.
-
-    The server enforces it; the page asks it first, so that nobody else sends a request that can
-    only be refused.
-    """
-    return bool(permissions & _PRIVILEGED_SETTING_PERMISSIONS) or permissions >= _SELECTED_SETTING_PERMISSIONS
 
 # ICU root collation order of the printable and whitespace ASCII characters, from
 # `node -e` sorting all 128 with `localeCompare` (letters share a primary weight per pair).

@@ -1,6 +1,8 @@
-"""Each keystroke module keeps to the portable convention of `ai_search._portable` (read from its AST).
+"""Each keystroke and page module keeps to the portable convention of `ai_search._portable` (read from
+its AST).
 
-The page's keystroke stage runs `ai_search.KEYSTROKE_MODULES` on MicroPython 1.28. What MicroPython
+The page's keystroke stage runs `ai_search.KEYSTROKE_MODULES` on MicroPython 1.28, and the page's glue
+there `ai_search.PAGE_MODULES` besides. What MicroPython
 lacks fails there only, at import or on the first keystroke that reaches it, while every CPython test
 stays green; so these checks read the source. tests/unit/test_core_micropython.py runs the modules
 there; this file keeps a later edit from using what it would not have caught.
@@ -15,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from ai_search import KEYSTROKE_MODULES
+from ai_search import KEYSTROKE_MODULES, PAGE_MODULES
 
 PACKAGE = Path(__file__).resolve().parents[2] / "py" / "ai_search"
 # What MicroPython 1.28 (the vendored build) can import; `collections` without `collections.abc`.
@@ -94,8 +96,8 @@ class _Reader(ast.NodeVisitor):
 
     # The sibling modules a module of this kind may import at run time (relative imports), and what
     # they are called in a finding; the glue's reader (test_glue_portability.py) names its own.
-    siblings: "tuple[str, ...]" = tuple(KEYSTROKE_MODULES)
-    siblings_are = "in KEYSTROKE_MODULES"
+    siblings: "tuple[str, ...]" = tuple(KEYSTROKE_MODULES) + tuple(PAGE_MODULES)
+    siblings_are = "in KEYSTROKE_MODULES or PAGE_MODULES"
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         if node.module == "__future__":
@@ -249,6 +251,7 @@ def _problems(name: str) -> list[str]:
 
 def _modules() -> Iterator[str]:
     yield from KEYSTROKE_MODULES
+    yield from PAGE_MODULES
     yield "__init__"
 
 
@@ -258,9 +261,23 @@ def test_a_keystroke_module_keeps_to_the_portable_convention(name: str) -> None:
 
 
 def test_every_keystroke_module_is_a_file_of_the_package() -> None:
-    # The server builds the stage's file list from KEYSTROKE_MODULES: each name is one file.
-    assert [name for name in KEYSTROKE_MODULES if not (PACKAGE / f"{name}.py").is_file()] == []
-    assert len(set(KEYSTROKE_MODULES)) == len(KEYSTROKE_MODULES)
+    # The server builds the stage's file list from KEYSTROKE_MODULES (and the page's from PAGE_MODULES
+    # after them): each name is one file, in one list only.
+    listed = KEYSTROKE_MODULES + PAGE_MODULES
+    assert [name for name in listed if not (PACKAGE / f"{name}.py").is_file()] == []
+    assert len(set(listed)) == len(listed)
+
+
+def test_the_page_modules_import_only_what_loads_before_them() -> None:
+    # In import order: a page module's relative imports name keystroke modules or earlier page modules.
+    for index, name in enumerate(PAGE_MODULES):
+        before = set(KEYSTROKE_MODULES) | set(PAGE_MODULES[:index])
+        imported = {
+            node.module
+            for node in ast.walk(ast.parse(_source(name)))
+            if isinstance(node, ast.ImportFrom) and node.level and node.module
+        }
+        assert imported <= before, (name, imported - before)
 
 
 @pytest.mark.parametrize(
@@ -271,6 +288,7 @@ def test_every_keystroke_module_is_a_file_of_the_package() -> None:
         pytest.param("from dataclasses import dataclass\n", "imports dataclasses", id="dataclasses"),
         pytest.param("from collections.abc import Mapping\n", "imports collections.abc", id="collections-abc"),
         pytest.param("from ._answers import x\n", "not in KEYSTROKE_MODULES", id="cpython-only-module"),
+        pytest.param("from ._model_list import x\n", "or PAGE_MODULES", id="cpython-only-page-neighbour"),
         pytest.param(
             "TYPE_CHECKING = False\nif TYPE_CHECKING:\n    from typing import Any\nx = Any\n",
             "used at run time",

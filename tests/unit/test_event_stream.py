@@ -3,6 +3,7 @@ with it, and the page the answer route's; the WHATWG rules, whatever the chunks.
 
 from __future__ import annotations
 
+import codecs
 import itertools
 from collections.abc import Sequence
 from typing import Literal
@@ -11,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ai_search import MAX_EVENT_CHARS, EventStreamParser, ServerEvent
+from ai_search import MAX_EVENT_CHARS, EventStreamParser, ServerEvent, Utf8Decoder
 
 STREAM = (
     b'event: delta\ndata: {"text": "caf\xc3\xa9 "}\n\n'
@@ -98,3 +99,74 @@ def test_an_endless_event_is_refused() -> None:
     parser = EventStreamParser()
     with pytest.raises(ValueError, match="over"):
         parser.feed(b"data: " + b"x" * (MAX_EVENT_CHARS + 1))
+
+
+# -- the portable decoder (MicroPython's, which has no codecs) against CPython's own ----------------
+
+# Bytes where UTF-8 has its edges: ASCII, line breaks, continuation bytes, every kind of lead byte
+# (overlong C0/C1 and E0 80, surrogates ED A0, past U+10FFFF F4 90, never-valid F5..FF).
+_EDGE_BYTES = st.sampled_from(
+    [0x00, 0x0A, 0x0D, 0x20, 0x3A, 0x41, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xC1, 0xC2, 0xC3,
+     0xDF, 0xE0, 0xE1, 0xE2, 0xEC, 0xED, 0xEE, 0xEF, 0xF0, 0xF1, 0xF3, 0xF4, 0xF5, 0xFE, 0xFF]
+)  # fmt: skip
+_HOSTILE_BYTES = st.one_of(
+    st.lists(_EDGE_BYTES, max_size=24).map(bytes),
+    st.text(max_size=12).map(lambda text: text.encode("utf-8", "surrogatepass")),
+    st.binary(max_size=24),
+)
+
+
+def _decoded(decoder: object, data: bytes, cuts: Sequence[int]) -> list[str]:
+    """What each chunk gives, then the end; or the error's class where the decoder refuses."""
+    edges = [0, *sorted(c for c in cuts if c < len(data)), len(data)]
+    out: list[str] = []
+    try:
+        for a, b in itertools.pairwise(edges):
+            out.append(decoder.decode(data[a:b]))  # type: ignore[attr-defined]
+        out.append(decoder.decode(b"", final=True))  # type: ignore[attr-defined]
+    except UnicodeDecodeError as error:
+        out.append(f"UnicodeDecodeError at chunk {len(out)}: {error.reason}")
+    return out
+
+
+@settings(max_examples=400)
+@given(_HOSTILE_BYTES, st.lists(st.integers(0, 24), max_size=6), st.sampled_from(["strict", "replace"]))
+def test_the_portable_decoder_gives_what_codecs_gives_chunk_by_chunk(data: bytes, cuts: list[int], errors: str) -> None:
+    expected = _decoded(codecs.getincrementaldecoder("utf-8")(errors=errors), data, cuts)
+    assert _decoded(Utf8Decoder(errors), data, cuts) == expected
+
+
+def test_the_portable_decoder_keeps_at_most_three_bytes_and_every_tail_as_codecs_does() -> None:
+    # Every tail of up to 4 edge bytes after an ASCII letter: the same text now, the same bytes kept.
+    # One byte of each class UTF-8 tells apart (a lead's, the first continuation's range), 4 at most.
+    edges = [0x41, 0x80, 0x90, 0xA0, 0xBF, 0xC0, 0xC2, 0xE0, 0xE1, 0xED, 0xF0, 0xF1, 0xF4, 0xF5]
+    for size in range(1, 5):
+        for tail in itertools.product(edges, repeat=size):
+            data = b"a" + bytes(tail)
+            ours, theirs = Utf8Decoder("replace"), codecs.getincrementaldecoder("utf-8")(errors="replace")
+            assert (ours.decode(data), ours._tail) == (theirs.decode(data), theirs.getstate()[0]), data
+            assert len(ours._tail) <= 3
+            assert ours.decode(b"", final=True) == theirs.decode(b"", final=True), data
+
+
+def test_the_portable_decoder_takes_only_the_two_errors_modes() -> None:
+    with pytest.raises(ValueError, match="errors"):
+        Utf8Decoder("ignore")
+
+
+@settings(max_examples=300)
+@given(
+    st.lists(st.sampled_from([b"data: ", b"event: x", b":c", b"\r", b"\n", b"\r\n", b"id: 1", b"retry: 5"]) | _HOSTILE_BYTES, max_size=10).map(b"".join),
+    st.lists(st.integers(0, 80), max_size=8),
+)
+def test_the_parser_reads_the_same_events_with_the_portable_decoder(data: bytes, cuts: list[int]) -> None:
+    # What the page's parser gives on MicroPython, where Utf8Decoder stands in for codecs'.
+    def events(portable: bool) -> list[ServerEvent]:
+        parser = EventStreamParser()
+        if portable:
+            parser._decoder = Utf8Decoder("replace")  # type: ignore[assignment]
+        edges = [0, *sorted(c for c in cuts if c < len(data)), len(data)]
+        got = [event for a, b in itertools.pairwise(edges) for event in parser.feed(data[a:b])]
+        return got + parser.close()
+
+    assert events(portable=True) == events(portable=False)
