@@ -1,4 +1,5 @@
-"""Runs cases through the keystroke core and writes what each gives as JSON: on CPython and on MicroPython.
+"""Runs cases through the keystroke core and the page modules and writes what each gives as JSON: on
+CPython and on MicroPython.
 
 tests/unit/test_core_micropython.py runs this same file on both interpreters (on MicroPython in
 Node, written into its file system with the keystroke modules) and compares the two outputs. So it
@@ -46,6 +47,8 @@ def plain(value: "Any") -> "Any":
         return [plain(item) for item in value]
     if isinstance(value, datetime.date):
         return value.isoformat()
+    if isinstance(value, dict):  # compared as JSON objects: their order does not count
+        return {key: plain(item) for key, item in value.items()}
     fields = getattr(value, "_fields", None)
     if fields is not None:
         return {name: plain(getattr(value, name)) for name in fields}
@@ -127,6 +130,53 @@ def _call(function: "Callable[..., Any]", *args: "Any", **kwargs: "Any") -> "Any
         return {"error": type(error).__name__}
 
 
+def _events(data: "list[int]", cuts: "list[int]", errors: str) -> "Any":
+    """The events of the stream `data` (its bytes) fed in the chunks `cuts` makes, then closed: per
+    chunk, what it completed; the error's family where the decoder refuses (strict)."""
+    parser = core.EventStreamParser(errors=errors)
+    raw = bytes(data)
+    edges = [0] + [cut for cut in cuts if 0 < cut < len(raw)] + [len(raw)]
+    out = []
+    try:
+        for index in range(len(edges) - 1):
+            out.append(plain(parser.feed(raw[edges[index] : edges[index + 1]])))
+        out.append(plain(parser.close()))
+    except UnicodeError:  # UnicodeDecodeError on CPython, UnicodeError on MicroPython
+        out.append({"error": "UnicodeError"})
+    except ValueError as error:
+        out.append({"error": type(error).__name__})
+    return out
+
+
+def _events_every_split(data: "list[int]", errors: str) -> "Any":
+    """`_events` for the stream whole, byte by byte, and cut once at every offset (all the same)."""
+    return {
+        "whole": _events(data, [], errors),
+        "bytes": _events(data, list(range(1, len(data))), errors),
+        "split": [_events(data, [cut], errors) for cut in range(1, len(data))],
+    }
+
+
+def _decode(data: "list[int]", cuts: "list[int]", errors: str) -> "Any":
+    """The text each chunk decodes to, with the decoder the parser uses on this interpreter."""
+    parser = core.EventStreamParser(errors=errors)
+    raw = bytes(data)
+    edges = [0] + [cut for cut in cuts if 0 < cut < len(raw)] + [len(raw)]
+    out = []
+    try:
+        for index in range(len(edges) - 1):
+            out.append(parser._decoder.decode(raw[edges[index] : edges[index + 1]]))
+        out.append(parser._decoder.decode(b"", True))
+    except UnicodeError:
+        out.append({"error": "UnicodeError"})
+    return out
+
+
+def _source(url: "Any") -> "dict[str, Any]":
+    allowed = core.is_source_url(url)
+    return {"allowed": allowed, "system": core.source_system(url) if isinstance(url, str) else None}
+
+
 def _translate(key: str, params: "dict[str, str]") -> str:
     return core.translate_english(key, **params)
 
@@ -161,6 +211,13 @@ _OPERATIONS: "dict[str, Callable[..., Any]]" = {
     "translate": _translate,
     "tooltips": _tooltips,
     "operators": _operators,
+    "events": _events,
+    "events_every_split": _events_every_split,
+    "decode": _decode,
+    "source": _source,
+    "append_turn": lambda turns, query, cited: core.append_turn(turns, query, cited),
+    "may_list_models": lambda permissions: core.may_list_models(frozenset(permissions)),
+    "page_modules": lambda: list(core.PAGE_MODULES),
 }
 
 

@@ -1,7 +1,9 @@
-"""The keystroke core gives the same results on MicroPython as on CPython (the page's keystroke stage).
+"""The keystroke core and the page modules give the same results on MicroPython as on CPython.
 
 The search page answers its first keystrokes on MicroPython 1.28 (vendored under static/vendor)
-before Pyodide has loaded, running the very modules of `ai_search.KEYSTROKE_MODULES`. Here they are
+before Pyodide has loaded, running the very modules of `ai_search.KEYSTROKE_MODULES`; the page's glue
+runs there with `ai_search.PAGE_MODULES` besides (the answer's event stream, source links, follow-up
+turns, who may pick a model). Here they are
 written into MicroPython's file system in Node, with `_core_runner.py`, and a table of cases, then a
 batch of hypothesis-generated query lines, runs through both interpreters; the JSON each writes must
 be the same. Pyodide (CPython 3.14, the interpreter that takes over) is compared too. Skipped only
@@ -19,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from ai_search import KEYSTROKE_MODULES, MAX_ROOM_SEARCH_PATTERN_LENGTH, SEARCH_FILTER_PREFIXES
+from ai_search import KEYSTROKE_MODULES, MAX_ROOM_SEARCH_PATTERN_LENGTH, PAGE_MODULES, SEARCH_FILTER_PREFIXES
 from tests.unit import _core_runner
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -87,15 +89,16 @@ def _needs_micropython() -> str:
     return node
 
 
-def run_on_micropython(cases: list[list[Any]], tmp_path: Path) -> list[Any]:
+def run_on_micropython(
+    cases: list[list[Any]], tmp_path: Path, modules: tuple[str, ...] = KEYSTROKE_MODULES + PAGE_MODULES
+) -> list[Any]:
     node = _needs_micropython()
     script = tmp_path / "run.mjs"
     script.write_text(_NODE_SCRIPT, encoding="utf-8")
     source = tmp_path / "cases.json"
     source.write_text(json.dumps(cases, ensure_ascii=False), encoding="utf-8")
-    modules = ",".join(KEYSTROKE_MODULES)
     done = subprocess.run(
-        [node, str(script), str(VENDOR), str(PACKAGE), str(RUNNER), str(source), modules, str(HEAP_BYTES)],
+        [node, str(script), str(VENDOR), str(PACKAGE), str(RUNNER), str(source), ",".join(modules), str(HEAP_BYTES)],
         capture_output=True,
         timeout=NODE_TIMEOUT_SECONDS,
         check=False,
@@ -334,3 +337,146 @@ def test_pyodide_gives_the_same_results_as_this_cpython(tmp_path: Path) -> None:
     # The page's second interpreter (CPython 3.14 in wasm) must agree with the server's and the stage's.
     lines = generated_lines(BATCH_SIZE // 3)
     assert_same(_table() + [["line", line] for line in lines], tmp_path, run_on_pyodide)
+
+
+def test_the_keystroke_stage_alone_still_imports_the_core(tmp_path: Path) -> None:
+    # The stage's files are KEYSTROKE_MODULES only (ai_search_server/static.py): `__init__` imports
+    # without the page modules there, and the keystroke core answers as before.
+    got = run_on_micropython([["operators"], ["line", "in:#ops deploy"]], tmp_path, KEYSTROKE_MODULES)
+    assert got == run_on_cpython([["operators"], ["line", "in:#ops deploy"]])
+
+
+# -- the page modules -------------------------------------------------------------------------------
+
+# Streams of server-sent events: every line ending, comments, ids, retry, unknown fields, a byte
+# order mark, multi-byte characters (each is cut at every offset, so inside each character too),
+# bytes that are not UTF-8 of every kind, and a stream cut off inside a character or an event.
+EVENT_STREAMS: list[bytes] = [
+    STREAM_BYTES := (
+        b'event: delta\ndata: {"text": "caf\xc3\xa9 "}\n\n'
+        b": a comment\r\n"
+        b'event: delta\r\ndata: {"text": "[1]"}\r\n\r\n'
+        b"data: line one\ndata: line two\nid: 7\n\n"
+        b'event: done\rdata: {"answer": "caf\xc3\xa9 [1]"}\r\r'
+    ),
+    b"\xef\xbb\xbfdata: after a byte order mark\n\n\xef\xbb\xbfdata: a second one stays\n\n",
+    "data: café € 😀 日本語 \u2028 ΟΔΟΣ\n\n".encode(),
+    b"retry: 3000\nid: 42\nfoo: bar\ndata\ndata:no space\ndata:  two spaces\nevent\n\n",
+    b"event: empty\n\n:only a comment\n\ndata: x\r\n\r\n",
+    b"data: \xff\xfe \xed\xa0\x80 \xc0\xaf \xf4\x90\x80\x80 \xe0\x80 \xf8\x88\x80\x80\x80 \x80\xbf x\n\n",
+    b"data: \xe2\x82 \xf0\x9f\x98 \xc3\n\ndata: \xed\xa0\n\n",
+    b"data: cut inside a character caf\xc3",
+    b"data: an event never ended\n",
+    b"\r\n\r\ndata: a\r\n\r\n",
+]
+SOURCE_URLS: list[Any] = [
+    "https://acme.slack.com/archives/C024BE91L/p1355517523000005",
+    "https://acme.slack.com/archives/C1/p1?thread_ts=1355517523.000005&cid=C1",
+    "https://app.slack.com/client/T0123/C024BE91L",
+    "https://notslack.com/archives/C1/p1",
+    "https://acme.zulipchat.com/#narrow/channel/100-general/topic/deploy/near/1001",
+    "https://chat.example.com/channel/ops?msg=Xk2",
+    "https://chat.example.com/group/leads?m%73g=Xk2",
+    "https://chat.example.com/direct/r1r2?msg=",
+    "https://chat.example.com/channel/ops",
+    "https://chat.example.com/acme/channels/town-square",
+    "https://chat.example.com/acme/pl/8x1kq3",
+    "HTTPS://Chat.Example.com/group/x?msg=1",
+    "http://chat.internal:3000/channel/ops?msg=Xk2",
+    "https://u:p@[::1]:3000/acme/pl/1",
+    "https://a[::1]/acme/pl/1",
+    "https://[v7.x]/acme/pl/1",
+    "https://[1.2.3.4]/acme/pl/1",
+    "https://[fe80::1%25eth0]/acme/pl/1",
+    "https://[::1",
+    "https://slac\u212a.com/x",
+    "https://ex\u2100mple.com/acme/pl/1",
+    "https://пример.com/acme/pl/1",
+    "  \x00https://acme.slack.com/x",
+    "ht\ttps://ac\nme.slack.com/x",
+    "//acme.slack.com/x",
+    "javascript:alert(1)",
+    "https://chat.example.com/a b",
+    "https://x.io/" + "a" * 2000,
+    "",
+    None,
+    42,
+]
+TURNS: list[list[Any]] = [
+    [[], "why did the failover take so long", ["m1", "m2", "m1"]],
+    [[{"query": f"q{i}", "messages": [{"_id": f"m{i}"}]} for i in range(5)], "and then?", []],
+    [[{"query": "a", "messages": []}], "b", [f"m{i % 23}" for i in range(60)]],
+    [[], "", ["z", "a", "z", "m"]],
+]
+PERMISSIONS: list[list[str]] = [
+    [],
+    ["view-privileged-setting"],
+    ["edit-privileged-setting", "x"],
+    ["manage-selected-settings"],
+    ["manage-selected-settings", "change-setting-llm_model"],
+    ["change-setting-llm_model"],
+]
+
+
+def _page_table() -> list[list[Any]]:
+    cases: list[list[Any]] = [["page_modules"]]
+    for stream in EVENT_STREAMS:
+        cases.append(["events_every_split", list(stream), "replace"])
+        cases.append(["events", list(stream), [], "strict"])
+        cases.append(["decode", list(stream), list(range(1, len(stream))), "replace"])
+    cases.append(["events", [*b"data: " + b"x" * 10 + b"\n\n"], [3, 7], "replace"])
+    cases += [["source", url] for url in SOURCE_URLS]
+    cases += [["append_turn", *turn] for turn in TURNS]
+    cases += [["may_list_models", permissions] for permissions in PERMISSIONS]
+    return cases
+
+
+def test_the_page_modules_give_the_same_results_on_micropython(tmp_path: Path) -> None:
+    assert_same(_page_table(), tmp_path)
+
+
+def test_the_page_modules_give_the_same_results_on_pyodide(tmp_path: Path) -> None:
+    assert_same(_page_table(), tmp_path, run_on_pyodide)
+
+
+def test_the_page_table_covers_every_page_module() -> None:
+    assert run_on_cpython([["page_modules"]])[0] == list(PAGE_MODULES)
+    assert sum(1 for case in _page_table() if case[0] == "events_every_split") == len(EVENT_STREAMS)
+
+
+_STREAM_PIECES = st.sampled_from(
+    [b"data: ", b"data:", b"event: x", b": c", b"id: 1", b"retry: 5", b"\r", b"\n", b"\r\n", b"\n\n",
+     "é€😀".encode(), b"\xc3", b"\xe2\x82", b"\xf0\x9f", b"\xed\xa0", b"\x80", b"\xff", b"\xef\xbb\xbf"]
+)  # fmt: skip
+GENERATED_STREAMS = st.tuples(
+    st.lists(_STREAM_PIECES | st.binary(max_size=4), max_size=10).map(b"".join),
+    st.lists(st.integers(1, 40), max_size=5),
+    st.sampled_from(["replace", "strict"]),
+)
+_URL_PIECES = st.sampled_from(
+    ["https:", "HTTP:", "x:", "//", "/", "@", ":", "[", "]", "[::1]", "[v1.x]", "[1.2.3.4]", "u:p@", ":80",
+     "slack.com", "acme.slack.com", "slac\u212a.com", "\u2100", "channel", "/channel", "/acme", "/pl",
+     "/channels", "?msg=1", "?m%73g=1", "&msg=", "#narrow/", "#", " ", "\x00", "\t", "%", "Σ", "İ"]
+)  # fmt: skip
+GENERATED_URLS = st.one_of(st.lists(_URL_PIECES, max_size=8).map("".join), st.text(max_size=20))
+
+
+def _drawn(strategy: st.SearchStrategy[Any], count: int) -> list[Any]:
+    drawn: list[Any] = []
+
+    @settings(max_examples=count, deadline=None, database=None, phases=[Phase.generate], suppress_health_check=list(HealthCheck))
+    @given(strategy)
+    def collect(value: Any) -> None:
+        drawn.append(value)
+
+    collect()
+    return drawn
+
+
+def test_generated_streams_and_links_give_the_same_results_on_micropython(tmp_path: Path) -> None:
+    streams = _drawn(GENERATED_STREAMS, BATCH_SIZE // 2)
+    urls = _drawn(GENERATED_URLS, BATCH_SIZE)
+    cases: list[list[Any]] = [["events", list(data), cuts, errors] for data, cuts, errors in streams]
+    cases += [["decode", list(data), cuts, errors] for data, cuts, errors in streams]
+    cases += [["source", url] for url in urls]
+    assert_same(cases, tmp_path)
