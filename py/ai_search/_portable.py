@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from typing import Any, ClassVar, Self
 
 __all__ = [
+    "MAPPINGS",
     "MICROPYTHON",
     "FrozenInstanceError",
     "FrozenRecord",
@@ -64,11 +65,18 @@ MICROPYTHON = sys.implementation.name == "micropython"
 if not MICROPYTHON:
     import dataclasses
     import inspect
+    from collections.abc import Mapping
     from dataclasses import FrozenInstanceError
+
+    #: What `isinstance` takes for "a mapping" (data read from JSON, a record's fields):
+    #: `collections.abc.Mapping` on CPython, `dict` on MicroPython, which has no `collections.abc`.
+    MAPPINGS: "tuple[type[Mapping[Any, Any]], ...]" = (Mapping,)
 else:
 
     class FrozenInstanceError(AttributeError):  # type: ignore[no-redef]
         """Assigning to a field of a frozen record (`dataclasses.FrozenInstanceError` on CPython)."""
+
+    MAPPINGS = (dict,)
 
 
 class Record:

@@ -1,6 +1,7 @@
 """An answer's text as the panel draws it: sentences as the citation check judged them, and citations.
 
-Pure (no ``js``), so it is tested on CPython (tests/browser/test_web_answer_text.py). The server checks
+Pure (no ``js``), so it is tested on CPython (tests/browser/test_web_answer_text.py), and portable
+(the page on MicroPython 1.28 as on Pyodide: the convention of ``ai_search/_portable.py``). The server checks
 every sentence of an answer against the sources it cites (``ai_search.check_citations``) and sends
 the verdicts as ``sentences``: each sentence's text, its valid ``citations``, ``supported`` (``None``
 when it cites nothing) and the ``spans`` that support it (``{n, start, end}``: code points of source
@@ -16,12 +17,12 @@ sent (a sentence it cannot find is left unmarked)::
 :func:`cited_ids` lists the messages an answer cited, for the next follow-up's ``turns``.
 """
 
-from __future__ import annotations
+from ai_search._portable import MAPPINGS, MICROPYTHON, FrozenRecord, Record, record
 
-import re
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+    from typing import Any
 
 __all__ = [
     "UNSUPPORTED_LABEL",
@@ -36,35 +37,109 @@ __all__ = [
     "unsupported_text",
 ]
 
-Span = tuple[int, int]
+# A span of a source's text (start, end: code points). At run time only a name for importers (answer.py
+# builds its own aliases with it): MicroPython's tuple takes no parameters.
+if TYPE_CHECKING:
+    Span = tuple[int, int]
+else:
+    Span = tuple
 # The flag's label on a sentence the citation check finds unsupported (its screen-reader text and
 # tooltip).
 UNSUPPORTED_LABEL = "Not supported by the messages it cites: check it against them."
-_CITATION = re.compile(r"\[(\d{1,3})\]")
+# A citation in an answer's text: `[N]`, N of 1 to 3 decimal digits (what `\d` takes: any script's).
+_CITATION_OPEN, _CITATION_CLOSE = "[", "]"
+_MAX_CITATION_DIGITS = 3
+# The zero of each run of ten decimal digits (Unicode category Nd, what `\d` and `str.isdecimal`
+# take), for MicroPython, which knows ASCII digits only; tests/unit/test_glue_micropython.py checks
+# it against CPython on every code point.
+_DECIMAL_ZEROS = (
+    "30,660,6f0,7c0,966,9e6,a66,ae6,b66,be6,c66,ce6,d66,de6,e50,ed0,f20,1040,1090,17e0,1810,1946,19d0,1a80,1a90,1b50,1bb0,1c40,1c50,a620,a8d0,a900,a9d0,a9f0,aa50,abf0,ff10,104a0,10d30,11066,110f0,11136,111d0,112f0,11450,114d0,11650,116c0,11730,118e0,11950,11c50,11d50,11da0,16a60,16ac0,16b50,1d7ce,1d7d8,1d7e2,1d7ec,1d7f6,1e140,1e2f0,1e950,1fbf0"
+)
+_DIGITS_IN_A_RUN = 10
+_decimal_zeros: "list[int]" = []
 
 
-@dataclass(frozen=True, slots=True)
-class SentenceCheck:
+def _decimal_portable(char: str) -> int:
+    """The value of `char` as a decimal digit (`int(char)` where `char.isdecimal()`), or -1."""
+    if "0" <= char <= "9":
+        return ord(char) - ord("0")
+    if char < "\x80":
+        return -1
+    if not _decimal_zeros:
+        _decimal_zeros.extend(int(zero, 16) for zero in _DECIMAL_ZEROS.split(","))
+    code = ord(char)
+    for zero in _decimal_zeros:
+        if zero <= code < zero + _DIGITS_IN_A_RUN:
+            return code - zero
+    return -1
+
+
+if not MICROPYTHON:
+
+    def _decimal(char: str) -> int:
+        return int(char) if char.isdecimal() else -1
+
+else:
+    _decimal = _decimal_portable
+
+
+def _citations(text: str) -> "list[tuple[int, int, int]]":
+    """Each `[N]` of `text`, left to right and not overlapping, as (start, end, N): what
+    `re.finditer(r"\\[(\\d{1,3})\\]", text)` finds (MicroPython's `re` has no counted repeats)."""
+    found = []
+    start = text.find(_CITATION_OPEN)
+    while start >= 0:
+        index, number = start + 1, 0
+        while index < len(text) and index - start <= _MAX_CITATION_DIGITS + 1:
+            digit = _decimal(text[index])
+            if digit < 0:
+                break
+            number = number * 10 + digit
+            index += 1
+        digits = index - start - 1
+        if 1 <= digits <= _MAX_CITATION_DIGITS and text.startswith(_CITATION_CLOSE, index):
+            found.append((start, index + 1, number))
+            start = text.find(_CITATION_OPEN, index + 1)
+        else:
+            start = text.find(_CITATION_OPEN, start + 1)
+    return found
+
+
+@record
+class SentenceCheck(FrozenRecord):
     """The citation check's verdict on one sentence of an answer."""
 
+    __slots__ = _fields = ("text", "citations", "supported", "spans")
     text: str
-    citations: tuple[int, ...] = ()
-    supported: bool | None = None
-    spans: Mapping[int, Span] = field(default_factory=dict)  # source number -> its supporting span
+    citations: "tuple[int, ...]"
+    supported: "bool | None"
+    spans: "Mapping[int, Span]"  # source number -> its supporting span
+
+    def __init__(
+        self,
+        text: str,
+        citations: "tuple[int, ...]" = (),
+        supported: "bool | None" = None,
+        spans: "Mapping[int, Span] | None" = None,
+    ) -> None:
+        self._set("text", text)
+        self._set("citations", citations)
+        self._set("supported", supported)
+        self._set("spans", {} if spans is None else spans)
 
     @property
     def unsupported(self) -> bool:
         return self.supported is False
 
 
-def _whole(value: Any) -> int | None:
+def _whole(value: "Any") -> "int | None":
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
-def _spans(value: Any) -> dict[int, Span]:
+def _spans(value: "Any") -> "dict[int, Span]":
     spans: dict[int, Span] = {}
     for item in value if isinstance(value, list) else []:
-        if not isinstance(item, Mapping):
+        if not isinstance(item, MAPPINGS):
             continue
         n, start, end = _whole(item.get("n")), _whole(item.get("start")), _whole(item.get("end"))
         if n is not None and start is not None and end is not None and start < end:
@@ -72,11 +147,11 @@ def _spans(value: Any) -> dict[int, Span]:
     return spans
 
 
-def read_sentences(value: Any) -> list[SentenceCheck]:
+def read_sentences(value: "Any") -> "list[SentenceCheck]":
     """The response's ``sentences``, read defensively: anything that is not a sentence is skipped."""
     checks = []
     for item in value if isinstance(value, list) else []:
-        if not isinstance(item, Mapping) or not isinstance(item.get("text"), str) or not item["text"]:
+        if not isinstance(item, MAPPINGS) or not isinstance(item.get("text"), str) or not item["text"]:
             continue
         citations = item.get("citations")
         numbers = tuple(
@@ -94,7 +169,7 @@ def read_sentences(value: Any) -> list[SentenceCheck]:
     return checks
 
 
-def sentence_runs(answer: str, checks: Sequence[SentenceCheck]) -> list[tuple[str, SentenceCheck | None]]:
+def sentence_runs(answer: str, checks: "Sequence[SentenceCheck]") -> "list[tuple[str, SentenceCheck | None]]":
     """``answer`` cut into runs, each with the sentence check it is (None between sentences); the runs
     join to ``answer`` exactly. Sentences are looked for in order; one not found is skipped."""
     runs: list[tuple[str, SentenceCheck | None]] = []
@@ -112,25 +187,24 @@ def sentence_runs(answer: str, checks: Sequence[SentenceCheck]) -> list[tuple[st
     return runs
 
 
-def answer_segments(text: str, valid: Callable[[int], bool]) -> list[str | int]:
+def answer_segments(text: str, valid: "Callable[[int], bool]") -> "list[str | int]":
     """``text`` split into plain runs (str) and citation numbers (int) that ``valid`` accepts;
     a ``[N]`` it refuses stays text."""
     segments: list[str | int] = []
     position = 0
-    for match in _CITATION.finditer(text):
-        number = int(match[1])
+    for start, end, number in _citations(text):
         if not valid(number):
             continue
-        if match.start() > position:
-            segments.append(text[position : match.start()])
+        if start > position:
+            segments.append(text[position:start])
         segments.append(number)
-        position = match.end()
+        position = end
     if position < len(text):
         segments.append(text[position:])
     return segments
 
 
-def cited_ids(answer: str, citations: Mapping[int, str]) -> list[str]:
+def cited_ids(answer: str, citations: "Mapping[int, str]") -> "list[str]":
     """The message ids ``answer`` cites, in the order it first cites them (``citations``: number ->
     message id, the server's list); the ids a follow-up's turn carries."""
     ids: list[str] = []
@@ -140,26 +214,48 @@ def cited_ids(answer: str, citations: Mapping[int, str]) -> list[str]:
     return ids
 
 
-@dataclass
-class Turn:
-    """One question of the conversation and its answer, as the panel shows it."""
+@record
+class Turn(Record):
+    """One question of the conversation and its answer, as the panel shows it (it fills in as the
+    answer streams: its fields are assigned)."""
 
+    __slots__ = _fields = ("question", "text", "citations", "checks", "answer_id", "truncated", "done", "note")
     question: str
-    text: str = ""
-    citations: dict[int, tuple[str, str]] = field(default_factory=dict)  # n -> (msgId, rid)
-    checks: list[SentenceCheck] = field(default_factory=list)
-    answer_id: str = ""
-    truncated: bool = False
-    done: bool = False
-    note: str = ""  # a shared answer's: some of its sources are hidden from this reader
+    text: str
+    citations: "dict[int, tuple[str, str]]"  # n -> (msgId, rid)
+    checks: "list[SentenceCheck]"
+    answer_id: str
+    truncated: bool
+    done: bool
+    note: str  # a shared answer's: some of its sources are hidden from this reader
+
+    def __init__(
+        self,
+        question: str,
+        text: str = "",
+        citations: "dict[int, tuple[str, str]] | None" = None,
+        checks: "list[SentenceCheck] | None" = None,
+        answer_id: str = "",
+        truncated: bool = False,
+        done: bool = False,
+        note: str = "",
+    ) -> None:
+        self.question = question
+        self.text = text
+        self.citations = {} if citations is None else citations
+        self.checks = [] if checks is None else checks
+        self.answer_id = answer_id
+        self.truncated = truncated
+        self.done = done
+        self.note = note
 
 
-def read_citations(value: Any) -> dict[int, tuple[str, str]]:
+def read_citations(value: "Any") -> "dict[int, tuple[str, str]]":
     """The response's ``citations`` (``{n, msgId, rid}``) as number -> (message id, room id)."""
     cited: dict[int, tuple[str, str]] = {}
     for item in value if isinstance(value, list) else []:
         if (
-            isinstance(item, Mapping)
+            isinstance(item, MAPPINGS)
             and isinstance(item.get("n"), int)
             and isinstance(item.get("msgId"), str)
         ):

@@ -11,13 +11,18 @@ one click away, highlighted in the thread's context view. The page numbers the h
 
     groups = group_by_conversation(results)
     shown = [hit for group in groups for hit in group.hits]   # the list, top to bottom
+
+Portable (the page on MicroPython 1.28 as on Pyodide: the convention of ``ai_search/_portable.py``).
 """
 
-from __future__ import annotations
+from ai_search._portable import MAPPINGS, FrozenRecord, record
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from typing import Any
+
+    Result = Mapping[str, Any]
 
 __all__ = ["MAX_HITS_PER_CONVERSATION", "Conversation", "group_by_conversation", "message_id", "thread_of"]
 
@@ -25,18 +30,25 @@ __all__ = ["MAX_HITS_PER_CONVERSATION", "Conversation", "group_by_conversation",
 # thread cannot fill the first page and push every other conversation below the fold.
 MAX_HITS_PER_CONVERSATION = 3
 
-Result = Mapping[str, Any]
 
-
-@dataclass(frozen=True, slots=True)
-class Conversation:
+@record
+class Conversation(FrozenRecord):
     """One entry of the list: a thread's hits (``thread`` set), or a single message (``thread``
     None, unless the message is a thread's only hit)."""
 
+    __slots__ = _fields = ("key", "thread", "hits", "more")
     key: str
-    thread: Mapping[str, Any] | None
-    hits: tuple[Result, ...]  # in the order they were written
-    more: tuple[Result, ...] = ()  # hits of this thread found but not listed, best first
+    thread: "Mapping[str, Any] | None"
+    hits: "tuple[Result, ...]"  # in the order they were written
+    more: "tuple[Result, ...]"  # hits of this thread found but not listed, best first
+
+    def __init__(
+        self, key: str, thread: "Mapping[str, Any] | None", hits: "tuple[Result, ...]", more: "tuple[Result, ...]" = ()
+    ) -> None:
+        self._set("key", key)
+        self._set("thread", thread)
+        self._set("hits", hits)
+        self._set("more", more)
 
     @property
     def grouped(self) -> bool:
@@ -44,7 +56,7 @@ class Conversation:
         return self.thread is not None and len(self.hits) + len(self.more) > 1
 
 
-def message_id(result: Result) -> str:
+def message_id(result: "Result") -> str:
     """The message id of a search result or a message (``msgId`` or ``_id``), or ``""``."""
     for key in ("msgId", "_id"):
         value = result.get(key)
@@ -53,25 +65,25 @@ def message_id(result: Result) -> str:
     return ""
 
 
-def thread_of(result: Result) -> Mapping[str, Any] | None:
+def thread_of(result: "Result") -> "Mapping[str, Any] | None":
     """The result's thread ``{_id, title, replies}`` when it has a well-formed one."""
     thread = result.get("thread")
-    if not isinstance(thread, Mapping) or not isinstance(thread.get("_id"), str) or not thread["_id"]:
+    if not isinstance(thread, MAPPINGS) or not isinstance(thread.get("_id"), str) or not thread["_id"]:
         return None
     return thread
 
 
-def _written(result: Result) -> str:
+def _written(result: "Result") -> str:
     ts = result.get("ts")
     return ts if isinstance(ts, str) else ""
 
 
 def group_by_conversation(
-    results: Sequence[Result], max_hits: int = MAX_HITS_PER_CONVERSATION
-) -> list[Conversation]:
+    results: "Sequence[Result]", max_hits: int = MAX_HITS_PER_CONVERSATION
+) -> "list[Conversation]":
     """``results`` (best first) as conversations, best first; each thread's best ``max_hits`` hits
     in the order they were written (ISO times compare as text; ties keep their rank)."""
-    order: list[str] = []
+    order: list[str] = []  # the keys, first found first: the dicts below are only looked up
     hits: dict[str, list[Result]] = {}
     threads: dict[str, Mapping[str, Any] | None] = {}
     for index, result in enumerate(results):
@@ -87,6 +99,6 @@ def group_by_conversation(
         found = hits[key]
         cut = max(1, max_hits) if threads[key] is not None else len(found)
         kept, more = found[:cut], found[cut:]
-        ranked = sorted(range(len(kept)), key=lambda i: (_written(kept[i]), i))
+        ranked = sorted(range(len(kept)), key=lambda i: (_written(kept[i]), i))  # portable: ties broken by rank
         groups.append(Conversation(key, threads[key], tuple(kept[i] for i in ranked), tuple(more)))
     return groups

@@ -34,20 +34,23 @@ when it is on the allow-list the server wrote into the page and, where the brows
                        parent_origin="https://docs.example.com")
     read_host_message({"aiSearch": 1, "type": "open", "query": "deploy"})  # HostMessage("open", "deploy")
     scoped_query("deploy in:#ops", "in:#support")                          # "in:support in:ops deploy"
+
+Portable (the page on MicroPython 1.28 as on Pyodide: the convention of ``ai_search/_portable.py``).
 """
-
-from __future__ import annotations
-
-from collections.abc import Collection, Mapping
-from dataclasses import dataclass
-from typing import Any
 
 from ai_search import (
     MAX_SEARCH_QUERY_LENGTH,
     merge_search_filters,
     parse_search_filter_text,
     serialize_search_query,
+    strip_text,
 )
+from ai_search._portable import MAPPINGS, FrozenRecord, record, split
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Collection
+    from typing import Any
 
 __all__ = [
     "HOST_MESSAGE_TYPES",
@@ -76,25 +79,32 @@ HOST_REPLY_MS = 1000
 _MAX_REQUEST_ID = 2**53
 
 
-@dataclass(frozen=True, slots=True)
-class HostMessage:
+@record
+class HostMessage(FrozenRecord):
     """A message from the host: ``type`` is ``open``, ``close`` or ``open-message-reply``; ``query``
     only for ``open``, ``request`` and ``taken`` only for a reply."""
 
+    __slots__ = _fields = ("type", "query", "request", "taken")
     type: str
-    query: str = ""
-    request: int = 0
-    taken: bool = False
+    query: str
+    request: int
+    taken: bool
+
+    def __init__(self, type: str, query: str = "", request: int = 0, taken: bool = False) -> None:
+        self._set("type", type)
+        self._set("query", query)
+        self._set("request", request)
+        self._set("taken", taken)
 
 
-def parse_allowed_origins(text: str) -> frozenset[str]:
+def parse_allowed_origins(text: str) -> "frozenset[str]":
     """The origins of ``<html data-embed-origins>``: space-separated, already serialised by the server."""
-    return frozenset(text.split())
+    return frozenset(split(text))
 
 
 def host_origin(
-    requested: str, allowed: Collection[str], *, framed: bool, parent_origin: str | None
-) -> str | None:
+    requested: str, allowed: "Collection[str]", *, framed: bool, parent_origin: "str | None"
+) -> "str | None":
     """The origin the widget may talk to, or None (not framed, not allowed, or not the parent).
 
     ``requested`` is the iframe URL's ``host``; ``parent_origin`` is ``location.ancestorOrigins[0]``
@@ -108,28 +118,28 @@ def host_origin(
     return requested
 
 
-def read_host_message(data: Any) -> HostMessage | None:
+def read_host_message(data: "Any") -> "HostMessage | None":
     """The host message in ``data`` (a message event's data, converted), or None if it is not one.
 
     A query longer than the search route accepts is cut to ``MAX_SEARCH_QUERY_LENGTH`` characters.
     """
-    if not isinstance(data, Mapping) or data.get(PROTOCOL_FIELD) != PROTOCOL_VERSION:
+    if not isinstance(data, MAPPINGS) or data.get(PROTOCOL_FIELD) != PROTOCOL_VERSION:
         return None
     kind = data.get("type")
     if kind not in HOST_MESSAGE_TYPES:
         return None
     if kind == "open-message-reply":
         request = data.get("id")
-        if isinstance(request, float) and request.is_integer():
+        if isinstance(request, float) and -_MAX_REQUEST_ID < request < _MAX_REQUEST_ID and request == int(request):
             request = int(request)  # a JavaScript number arrives as a float when converted
         if not isinstance(request, int) or isinstance(request, bool) or not 0 < request < _MAX_REQUEST_ID:
             return None
         return HostMessage(kind, request=request, taken=data.get("taken") is True)
     query = data.get("query") if kind == "open" else None
-    return HostMessage(str(kind), query.strip()[:MAX_SEARCH_QUERY_LENGTH] if isinstance(query, str) else "")
+    return HostMessage(str(kind), strip_text(query)[:MAX_SEARCH_QUERY_LENGTH] if isinstance(query, str) else "")
 
 
-def widget_message(kind: str, **fields: Any) -> dict[str, Any]:
+def widget_message(kind: str, **fields: "Any") -> "dict[str, Any]":
     """A message for the host.
 
     Raises:
@@ -137,7 +147,9 @@ def widget_message(kind: str, **fields: Any) -> dict[str, Any]:
     """
     if kind not in WIDGET_MESSAGE_TYPES:
         raise ValueError(f"{kind!r} is not a widget message type")
-    return {PROTOCOL_FIELD: PROTOCOL_VERSION, "type": kind, **fields}
+    message = {PROTOCOL_FIELD: PROTOCOL_VERSION, "type": kind}
+    message.update(fields)  # MicroPython has no `**` in a dict display
+    return message
 
 
 def scoped_query(query: str, default_filters: str) -> str:

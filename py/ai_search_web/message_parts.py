@@ -17,15 +17,17 @@ Reactions are stored by shortcode, as Rocket.Chat does. The common ones are show
 from :data:`REACTION_EMOJI` (a full shortcode library would add hundreds of kilobytes to what every
 visitor downloads into the browser, for names rarely used as reactions); any other shortcode is
 shown as written, which still says what it is.
+
+Portable (the page on MicroPython 1.28 as on Pyodide: the convention of ``ai_search/_portable.py``).
 """
 
-from __future__ import annotations
-
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
-
 from ai_search import is_source_url, source_system
+from ai_search._portable import MAPPINGS, FrozenRecord, record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
 
 __all__ = [
     "MAX_FILES_SHOWN",
@@ -50,7 +52,7 @@ __all__ = [
 MAX_FILES_SHOWN = 10
 MAX_REACTIONS_SHOWN = 20
 
-REACTION_EMOJI: Mapping[str, str] = {
+REACTION_EMOJI: "Mapping[str, str]" = {
     ":+1:": "👍", ":thumbsup:": "👍", ":-1:": "👎", ":thumbsdown:": "👎", ":tada:": "🎉",
     ":rocket:": "🚀", ":white_check_mark:": "✅", ":heavy_check_mark:": "✔️", ":x:": "❌",
     ":lock:": "🔒", ":wave:": "👋", ":eyes:": "👀", ":heart:": "❤️", ":fire:": "🔥",
@@ -61,69 +63,92 @@ REACTION_EMOJI: Mapping[str, str] = {
 }  # fmt: skip
 
 
-@dataclass(frozen=True, slots=True)
-class MessageFile:
+@record
+class MessageFile(FrozenRecord):
+    """A file a message carries: its name, and what the message says of it."""
+
+    __slots__ = _fields = ("name", "title", "description", "type", "size")
     name: str
-    title: str = ""
-    description: str = ""
-    type: str = ""
-    size: int = 0
+    title: str
+    description: str
+    type: str
+    size: int
+
+    def __init__(self, name: str, title: str = "", description: str = "", type: str = "", size: int = 0) -> None:
+        self._set("name", name)
+        self._set("title", title)
+        self._set("description", description)
+        self._set("type", type)
+        self._set("size", size)
 
 
-@dataclass(frozen=True, slots=True)
-class Reaction:
+@record
+class Reaction(FrozenRecord):
+    """A reaction: its shortcode, the emoji shown for it, who reacted."""
+
+    __slots__ = _fields = ("shortcode", "emoji", "usernames")
     shortcode: str
     emoji: str
-    usernames: tuple[str, ...]
+    usernames: "tuple[str, ...]"
+
+    def __init__(self, shortcode: str, emoji: str, usernames: "tuple[str, ...]") -> None:
+        self._set("shortcode", shortcode)
+        self._set("emoji", emoji)
+        self._set("usernames", usernames)
 
 
-@dataclass(frozen=True, slots=True)
-class SourceLink:
+@record
+class SourceLink(FrozenRecord):
     """Where a message was first posted: an http(s) ``url`` and the link's words, all our own."""
 
+    __slots__ = _fields = ("url", "text")
     url: str
     text: str
+
+    def __init__(self, url: str, text: str) -> None:
+        self._set("url", url)
+        self._set("text", text)
 
 
 # The words of a source link whose system its shape does not tell (another importer's, a proxy's).
 UNKNOWN_SOURCE_LINK_TEXT = "Open where it was posted"
 
 
-def source_link(record: Any) -> SourceLink | None:
+def source_link(record: "Any") -> "SourceLink | None":
     """The message's ``sourceUrl`` as a link, or None when it has none or it is not an http(s)
     address (:func:`ai_search.is_source_url`: a ``javascript:`` or any other scheme makes no link).
     The words name the system from the link's shape, never from the link's text."""
-    url = record.get("sourceUrl") if isinstance(record, Mapping) else None
+    url = record.get("sourceUrl") if isinstance(record, MAPPINGS) else None
     if not is_source_url(url):
         return None
     system = source_system(url)
     return SourceLink(url, f"Open in {system}" if system else UNKNOWN_SOURCE_LINK_TEXT)
 
 
-def text_field(record: Any, key: str) -> str:
+def text_field(record: "Any", key: str) -> str:
     """``record[key]`` when ``record`` is a mapping and the value is text, else ``""``."""
-    value = record.get(key) if isinstance(record, Mapping) else None
+    value = record.get(key) if isinstance(record, MAPPINGS) else None
     return value if isinstance(value, str) else ""
 
 
-def object_field(record: Any, key: str) -> Mapping[str, Any]:
+def object_field(record: "Any", key: str) -> "Mapping[str, Any]":
     """``record[key]`` when ``record`` is a mapping and the value is an object, else ``{}``."""
-    value = record.get(key) if isinstance(record, Mapping) else None
-    return value if isinstance(value, Mapping) else {}
+    value = record.get(key) if isinstance(record, MAPPINGS) else None
+    return value if isinstance(value, MAPPINGS) else {}
 
 
-def list_field(record: Any, key: str) -> list[Any]:
+def list_field(record: "Any", key: str) -> "list[Any]":
     """``record[key]`` when ``record`` is a mapping and the value is a list, else ``[]``."""
-    value = record.get(key) if isinstance(record, Mapping) else None
+    value = record.get(key) if isinstance(record, MAPPINGS) else None
     return value if isinstance(value, list) else []
 
 
-def _size(record: Any) -> int:
-    value = record.get("size") if isinstance(record, Mapping) else None
+def _size(record: "Any") -> int:
+    value = record.get("size") if isinstance(record, MAPPINGS) else None
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
-def message_files(message: Mapping[str, Any]) -> list[MessageFile]:
+def message_files(message: "Mapping[str, Any]") -> "list[MessageFile]":
     """The files of a result (``files: [{name, title, type}]``) or a message (``files: [{name, type,
     size}]`` beside ``attachments: [{title, description, size}]``, in the same order)."""
     files = message.get("files")
@@ -134,7 +159,7 @@ def message_files(message: Mapping[str, Any]) -> list[MessageFile]:
         name = text_field(file, "name")
         if not name:
             continue
-        attachment = extra[index] if index < len(extra) and isinstance(extra[index], Mapping) else {}
+        attachment = extra[index] if index < len(extra) and isinstance(extra[index], MAPPINGS) else {}
         title = text_field(file, "title") or text_field(attachment, "title")
         found.append(
             MessageFile(
@@ -150,7 +175,7 @@ def message_files(message: Mapping[str, Any]) -> list[MessageFile]:
     return found
 
 
-def is_image(file: MessageFile) -> bool:
+def is_image(file: "MessageFile") -> bool:
     return file.type.startswith("image/")
 
 
@@ -159,12 +184,17 @@ def emoji_for(shortcode: str) -> str:
     return REACTION_EMOJI.get(shortcode, shortcode)
 
 
-def message_reactions(message: Mapping[str, Any]) -> list[Reaction]:
-    """A message's reactions (``{":+1:": {"usernames": [...]}}``), those with people only."""
+def message_reactions(message: "Mapping[str, Any]") -> "list[Reaction]":
+    """A message's reactions (``{":+1:": {"usernames": [...]}}``), those with people only, in the
+    object's order (the order they were first given, as the server sends them).
+
+    On MicroPython the object arrives as a dict in no order (``ffi.to_py`` parses JSON there): the
+    same reactions, in an order of its own.
+    """
     reactions = message.get("reactions")
     found = []
-    for shortcode, reaction in reactions.items() if isinstance(reactions, Mapping) else ():
-        usernames = reaction.get("usernames") if isinstance(reaction, Mapping) else None
+    for shortcode, reaction in reactions.items() if isinstance(reactions, MAPPINGS) else ():  # portable: the object's order, as given
+        usernames = reaction.get("usernames") if isinstance(reaction, MAPPINGS) else None
         people = (
             tuple(u for u in usernames if isinstance(u, str) and u) if isinstance(usernames, list) else ()
         )

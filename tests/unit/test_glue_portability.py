@@ -73,25 +73,19 @@ def test_a_glue_module_keeps_to_the_portable_convention(name: str) -> None:
 _NOT_YET_PORTABLE = {
     "answer",
     "answer_actions",
-    "answer_text",
     "api",
     "auth",
     "clipboard",
     "context",
-    "conversations",
     "embed_bridge",
-    "embed_protocol",
     "main",
-    "message_parts",
     "message_view",
     "page",
-    "recent",
     "results",
     "search_box",
     "signin",
     "storage",
     "url_state",
-    "wording",
 }
 _GLUE = sorted(path.stem for path in PACKAGE.glob("*.py") if path.stem != "__init__")
 
