@@ -52,9 +52,13 @@ from ._constants import *  # noqa: F403
 from ._grammar import *  # noqa: F403
 from ._operators import *  # noqa: F403
 
+# What the page's portable glue builds its records with, reads data by, and tells the runtimes apart by.
+from ._portable import MAPPINGS, MICROPYTHON, FrozenRecord, Record, record
+
 # The text helpers the page's portable glue needs too (its box text and the room and people lookups):
 # `str.lower` and `str.strip` as CPython has them, Unicode included, on MicroPython as well.
 from ._portable import fold as fold_text
+from ._portable import split as split_text
 from ._portable import strip as strip_text
 from ._room_lookup import *  # noqa: F403
 from ._search_dates import *  # noqa: F403
@@ -86,7 +90,8 @@ PAGE_MODULES: tuple[str, ...] = (
 )
 
 # One statement per module, not `[*a, *b]`: MicroPython has no `*` in a list display, and mypy reads these.
-__all__: list[str] = ["KEYSTROKE_MODULES", "PAGE_MODULES", "fold_text", "strip_text"]
+__all__: list[str] = ["KEYSTROKE_MODULES", "PAGE_MODULES", "fold_text", "split_text", "strip_text"]
+__all__ += ["MAPPINGS", "MICROPYTHON", "FrozenRecord", "Record", "record"]
 __all__ += _constants.__all__
 __all__ += _search_dates.__all__
 __all__ += _operators.__all__

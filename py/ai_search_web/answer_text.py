@@ -17,7 +17,7 @@ sent (a sentence it cannot find is left unmarked)::
 :func:`cited_ids` lists the messages an answer cited, for the next follow-up's ``turns``.
 """
 
-from ai_search._portable import MAPPINGS, MICROPYTHON, FrozenRecord, Record, record
+from ai_search import MAPPINGS, MICROPYTHON, FrozenRecord, Record, record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -15,7 +15,7 @@ one click away, highlighted in the thread's context view. The page numbers the h
 Portable (the page on MicroPython 1.28 as on Pyodide: the convention of ``ai_search/_portable.py``).
 """
 
-from ai_search._portable import MAPPINGS, FrozenRecord, record
+from ai_search import MAPPINGS, FrozenRecord, record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -39,13 +39,16 @@ Portable (the page on MicroPython 1.28 as on Pyodide: the convention of ``ai_sea
 """
 
 from ai_search import (
+    MAPPINGS,
     MAX_SEARCH_QUERY_LENGTH,
+    FrozenRecord,
     merge_search_filters,
     parse_search_filter_text,
+    record,
     serialize_search_query,
+    split_text,
     strip_text,
 )
-from ai_search._portable import MAPPINGS, FrozenRecord, record, split
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -99,7 +102,7 @@ class HostMessage(FrozenRecord):
 
 def parse_allowed_origins(text: str) -> "frozenset[str]":
     """The origins of ``<html data-embed-origins>``: space-separated, already serialised by the server."""
-    return frozenset(split(text))
+    return frozenset(split_text(text))
 
 
 def host_origin(

@@ -21,8 +21,7 @@ shown as written, which still says what it is.
 Portable (the page on MicroPython 1.28 as on Pyodide: the convention of ``ai_search/_portable.py``).
 """
 
-from ai_search import is_source_url, source_system
-from ai_search._portable import MAPPINGS, FrozenRecord, record
+from ai_search import MAPPINGS, FrozenRecord, is_source_url, record, source_system
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -9,8 +9,13 @@ is really a cap). Pure (no ``js``), so CPython tests cover it::
 Portable (the page on MicroPython 1.28 as on Pyodide: the convention of ``ai_search/_portable.py``).
 """
 
-from ai_search import MAX_INTELLIGENT_SEARCH_RESULTS, MAX_SEARCH_QUERY_LENGTH, strip_text
-from ai_search._portable import MICROPYTHON, fold
+from ai_search import (
+    MAX_INTELLIGENT_SEARCH_RESULTS,
+    MAX_SEARCH_QUERY_LENGTH,
+    MICROPYTHON,
+    fold_text,
+    strip_text,
+)
 
 from .highlights import highlight_runs
 from .messages import wait_words
@@ -140,14 +145,14 @@ def _casefold_char(char: str) -> str:
     for first, last, offset in _CHEROKEE_SMALL:
         if first <= code <= last:
             return chr(code - offset)
-    return fold(char)
+    return fold_text(char)
 
 
 def _casefold_portable(text: str) -> str:
     """`text.casefold()` as CPython gives it, from `fold` (`str.lower`) and the characters where the
     two differ; a casefold has no context, so it goes character by character."""
     if len(text.encode()) == len(text):
-        return fold(text)  # ASCII: casefold is lower
+        return fold_text(text)  # ASCII: casefold is lower
     return "".join(_casefold_char(char) for char in text)
 
 
