@@ -99,23 +99,17 @@ __all__ += _grammar.__all__
 __all__ += _suggestions.__all__
 __all__ += _room_lookup.__all__
 
-try:
-    from . import _event_stream, _source_links, _answer_turns, _model_permissions  # noqa: I001 (PAGE_MODULES' order)
-except ImportError:
-    # The keystroke stage alone: its files (ai_search_server/static.py) are KEYSTROKE_MODULES only,
-    # until the whole page runs on MicroPython. Anywhere else a page module is always there.
-    if sys.implementation.name != "micropython":
-        raise
-else:
-    from ._answer_turns import *  # noqa: F403
-    from ._event_stream import *  # noqa: F403
-    from ._model_permissions import *  # noqa: F403
-    from ._source_links import *  # noqa: F403
+# The page modules, after the keystroke modules (the stage's bundle holds both lists, in this order).
+from . import _event_stream, _source_links, _answer_turns, _model_permissions  # noqa: E402, I001 (PAGE_MODULES' order)
+from ._answer_turns import *  # noqa: E402, F403
+from ._event_stream import *  # noqa: E402, F403
+from ._model_permissions import *  # noqa: E402, F403
+from ._source_links import *  # noqa: E402, F403
 
-    __all__ += _event_stream.__all__
-    __all__ += _source_links.__all__
-    __all__ += _answer_turns.__all__
-    __all__ += _model_permissions.__all__
+__all__ += _event_stream.__all__
+__all__ += _source_links.__all__
+__all__ += _answer_turns.__all__
+__all__ += _model_permissions.__all__
 
 if sys.implementation.name != "micropython":
     # The rest of the core: the server and Pyodide only (answers, citations, fusion, the pipeline...).

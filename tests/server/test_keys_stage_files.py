@@ -1,5 +1,5 @@
 """GET /py/keys.json and /py/keys-bundle.json: the keystroke stage's files (static/keys-boot.mjs runs them on MicroPython), one
-list built from the core's KEYSTROKE_MODULES and the stage's glue modules, each URL at its digest
+list built from the core's KEYSTROKE_MODULES and PAGE_MODULES and the stage's glue modules, each URL at its digest
 and the same URL the page's own list names, so one HTTP cache entry serves both runtimes."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from ai_search import KEYSTROKE_MODULES
+from ai_search import KEYSTROKE_MODULES, PAGE_MODULES
 from ai_search_server.static import (
     IMMUTABLE_CACHE,
     KEYS_ENTRY,
@@ -31,7 +31,7 @@ pytestmark = pytest.mark.anyio
 
 
 def _expected() -> dict[str, str]:
-    names = [("ai_search", "__init__"), *(("ai_search", name) for name in KEYSTROKE_MODULES)]
+    names = [("ai_search", "__init__"), *(("ai_search", name) for name in KEYSTROKE_MODULES + PAGE_MODULES)]
     names += [("ai_search_web", name) for name in KEYS_GLUE_MODULES]
     return {
         f"{package}/{name}.py": f"/py/{package}/{name}.py?v={content_digest(ROOT / 'py' / package / f'{name}.py')}"
@@ -104,7 +104,8 @@ async def test_the_pages_name_the_bundle_of_the_same_files_at_its_digest(client:
 
 
 def test_the_bundle_digest_follows_the_files(tmp_path: Path) -> None:
-    for package, names in (("ai_search", ("__init__", *KEYSTROKE_MODULES)), ("ai_search_web", KEYS_GLUE_MODULES)):
+    core = ("__init__", *KEYSTROKE_MODULES, *PAGE_MODULES)
+    for package, names in (("ai_search", core), ("ai_search_web", KEYS_GLUE_MODULES)):
         (tmp_path / "py" / package).mkdir(parents=True)
         for name in names:
             (tmp_path / "py" / package / f"{name}.py").write_text(f"NAME = {name!r}\n", encoding="utf-8")

@@ -339,13 +339,6 @@ def test_pyodide_gives_the_same_results_as_this_cpython(tmp_path: Path) -> None:
     assert_same(_table() + [["line", line] for line in lines], tmp_path, run_on_pyodide)
 
 
-def test_the_keystroke_stage_alone_still_imports_the_core(tmp_path: Path) -> None:
-    # The stage's files are KEYSTROKE_MODULES only (ai_search_server/static.py): `__init__` imports
-    # without the page modules there, and the keystroke core answers as before.
-    got = run_on_micropython([["operators"], ["line", "in:#ops deploy"]], tmp_path, KEYSTROKE_MODULES)
-    assert got == run_on_cpython([["operators"], ["line", "in:#ops deploy"]])
-
-
 # -- the page modules -------------------------------------------------------------------------------
 
 # Streams of server-sent events: every line ending, comments, ids, retry, unknown fields, a byte
