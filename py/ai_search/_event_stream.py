@@ -59,6 +59,12 @@ _SEQUENCES = (
 )
 _CONTINUATION_FIRST, _CONTINUATION_LAST = 0x80, 0xBF
 _SURROGATE_LEAD = 0xED
+# What a decoder that checks only the structure takes and CPython's refuses: the lead bytes of
+# overlong two-byte forms, and (lead, second byte's range) of overlong three- and four-byte forms,
+# surrogates and code points past U+10FFFF; and any lead byte past F4.
+_OVERLONG_2_BYTES = (b"\xc0", b"\xc1")
+_LAX_SECOND_BYTES = ((0xE0, 0x80, 0x9F), (0xF0, 0x80, 0x8F), (0xED, 0xA0, 0xBF), (0xF4, 0x90, 0xBF))
+_LAST_LEAD = 0xF4
 # The longest sequence's bytes after its lead: the most an incomplete character keeps undecoded.
 _MAX_TAIL_BYTES = 3
 
@@ -109,6 +115,22 @@ def _incomplete_tail(data: "bytes") -> int:
     return end
 
 
+def _shortest_forms_only(data: "bytes") -> bool:
+    """Whether `data`, well formed but for what a lax decoder takes, holds no overlong form (C0, C1;
+    E0 80..9F; F0 80..8F), no surrogate (ED A0..BF) and no code point past U+10FFFF (F4 90..BF, a
+    lead byte past F4). Found by `find`: fast on text, Korean (ED 80..9F) included."""
+    if max(data) > _LAST_LEAD or _OVERLONG_2_BYTES[0] in data or _OVERLONG_2_BYTES[1] in data:
+        return False
+    for lead, low, high in _LAX_SECOND_BYTES:
+        marker = bytes((lead,))
+        at = data.find(marker)
+        while at >= 0:
+            if at + 1 < len(data) and low <= data[at + 1] <= high:
+                return False
+            at = data.find(marker, at + 1)
+    return True
+
+
 def _refuse(data: "bytes", start: int, end: int, reason: str) -> None:
     if MICROPYTHON:
         raise UnicodeError(f"'utf-8' codec can't decode bytes in position {start}-{end - 1}: {reason}")
@@ -124,9 +146,10 @@ def _decode(data: "bytes", end: int, errors: str) -> str:
         text = head.decode("utf-8")
     except UnicodeError:
         text = None  # not UTF-8: read sequence by sequence
-    # CPython's decoder is strict; MicroPython's takes surrogates, overlong forms and code points past
-    # U+10FFFF, so there only pure ASCII (one character a byte) is taken as it is.
-    if text is not None and (not MICROPYTHON or len(text) == end):
+    # CPython's decoder is strict. MicroPython's checks only the structure (lead bytes, how many
+    # continuation bytes) and keeps the bytes as they are: its text is taken when it is ASCII, or the
+    # bytes hold no overlong form, surrogate or code point past U+10FFFF.
+    if text is not None and (not MICROPYTHON or len(text) == end or _shortest_forms_only(head)):
         return text
     out = []
     index, plain = 0, 0

@@ -172,6 +172,18 @@ def _decode(data: "list[int]", cuts: "list[int]", errors: str) -> "Any":
     return out
 
 
+def _decode_each(items: "list[list[Any]]") -> "list[Any]":
+    """Each `[bytes, errors]` decoded whole, then ended: what the parser's decoder gives, or refuses."""
+    out = []
+    for data, errors in items:
+        decoder = core.EventStreamParser(errors=errors)._decoder
+        try:
+            out.append([decoder.decode(bytes(data)), decoder.decode(b"", True)])
+        except UnicodeError:
+            out.append({"error": "UnicodeError"})
+    return out
+
+
 def _source(url: "Any") -> "dict[str, Any]":
     allowed = core.is_source_url(url)
     return {"allowed": allowed, "system": core.source_system(url) if isinstance(url, str) else None}
@@ -214,6 +226,7 @@ _OPERATIONS: "dict[str, Callable[..., Any]]" = {
     "events": _events,
     "events_every_split": _events_every_split,
     "decode": _decode,
+    "decode_each": _decode_each,
     "source": _source,
     "append_turn": lambda turns, query, cited: core.append_turn(turns, query, cited),
     "may_list_models": lambda permissions: core.may_list_models(frozenset(permissions)),

@@ -10,6 +10,7 @@ be the same. Pyodide (CPython 3.14, the interpreter that takes over) is compared
 when node or the vendored runtime is missing (scripts/setup puts it there; CI has both).
 """
 
+import itertools
 import json
 import shutil
 import subprocess
@@ -358,6 +359,12 @@ EVENT_STREAMS: list[bytes] = [
     b"event: empty\n\n:only a comment\n\ndata: x\r\n\r\n",
     b"data: \xff\xfe \xed\xa0\x80 \xc0\xaf \xf4\x90\x80\x80 \xe0\x80 \xf8\x88\x80\x80\x80 \x80\xbf x\n\n",
     b"data: \xe2\x82 \xf0\x9f\x98 \xc3\n\ndata: \xed\xa0\n\n",
+    # Well formed but for one thing MicroPython's own decoder takes: a surrogate, a code point past
+    # U+10FFFF, overlong forms; and Korean, whose ED 80..9F are no surrogates.
+    b"data: caf\xc3\xa9 \xed\xa0\x80 x\n\n",
+    b"data: caf\xc3\xa9 \xf4\x90\x80\x80 x\n\n",
+    b"data: caf\xc3\xa9 \xc0\xaf \xe0\x80\x80 \xf0\x80\x80\x80 x\n\n",
+    "data: 한국어 \ud7ff 𝄞\n\n".encode(),
     b"data: cut inside a character caf\xc3",
     b"data: an event never ended\n",
     b"\r\n\r\ndata: a\r\n\r\n",
@@ -430,6 +437,25 @@ def test_the_page_modules_give_the_same_results_on_micropython(tmp_path: Path) -
 
 def test_the_page_modules_give_the_same_results_on_pyodide(tmp_path: Path) -> None:
     assert_same(_page_table(), tmp_path, run_on_pyodide)
+
+
+# Every sequence of up to 3 bytes of each class UTF-8 tells apart, and of 4 of the lead and second
+# bytes that decide a 4-byte form, after an ASCII letter: MicroPython's own decoder checks only the
+# structure, so these pin what the portable decoder adds.
+_CLASS_BYTES = [0x41, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xC1, 0xC2, 0xDF, 0xE0, 0xE1, 0xEC, 0xED,
+                0xEE, 0xEF, 0xF0, 0xF1, 0xF3, 0xF4, 0xF5, 0xF8, 0xFF]  # fmt: skip
+_FOUR_BYTES = [0x80, 0x8F, 0x90, 0xBF, 0xC2, 0xF0, 0xF4]
+
+
+def _byte_sequences() -> list[bytes]:
+    sequences = [bytes(combo) for size in (1, 2, 3) for combo in itertools.product(_CLASS_BYTES, repeat=size)]
+    sequences += [bytes((lead, *rest)) for lead in (0xF0, 0xF1, 0xF4, 0xF5) for rest in itertools.product(_FOUR_BYTES, repeat=3)]
+    return [b"a" + sequence for sequence in sequences]
+
+
+def test_every_short_byte_sequence_decodes_as_on_cpython(tmp_path: Path) -> None:
+    items = [[list(sequence), errors] for sequence in _byte_sequences() for errors in ("replace", "strict")]
+    assert_same([["decode_each", items[start : start + 2000]] for start in range(0, len(items), 2000)], tmp_path)
 
 
 def test_the_page_table_covers_every_page_module() -> None:

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ai_search import MAX_EVENT_CHARS, EventStreamParser, ServerEvent, Utf8Decoder
+from ai_search import MAX_EVENT_CHARS, EventStreamParser, ServerEvent, Utf8Decoder, _event_stream
 
 STREAM = (
     b'event: delta\ndata: {"text": "caf\xc3\xa9 "}\n\n'
@@ -170,3 +170,30 @@ def test_the_parser_reads_the_same_events_with_the_portable_decoder(data: bytes,
         return got + parser.close()
 
     assert events(portable=True) == events(portable=False)
+
+
+@given(_HOSTILE_BYTES)
+def test_what_a_lax_decoder_takes_is_refused_where_cpython_refuses_it(data: bytes) -> None:
+    # MicroPython's decoder checks only the structure; for bytes that decode with surrogates (CPython's
+    # surrogatepass), the check says what CPython's strict decoder says (overlong forms and code points
+    # past U+10FFFF: the table below and the MicroPython comparison, tests/unit/test_core_micropython.py).
+    try:
+        data.decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError:
+        return
+    try:
+        data.decode("utf-8")
+        strict = True
+    except UnicodeDecodeError:
+        strict = False
+    assert _event_stream._shortest_forms_only(data) is strict if data else True
+
+
+@pytest.mark.parametrize(
+    ("data", "ok"),
+    [(b"\xed\x9f\xbf", True), (b"\xed\xa0\x80", False), (b"\xf4\x8f\xbf\xbf", True), (b"\xf4\x90\x80\x80", False),
+     (b"\xf5\x80\x80\x80", False), ("한국어 €".encode(), True), (b"\xc0\xaf", False), (b"\xc1\xbf", False),
+     (b"\xe0\x9f\xbf", False), (b"\xe0\xa0\x80", True), (b"\xf0\x8f\xbf\xbf", False), (b"\xf0\x90\x80\x80", True)],
+)  # fmt: skip
+def test_overlong_forms_surrogates_and_code_points_past_unicode_are_found(data: bytes, ok: bool) -> None:
+    assert _event_stream._shortest_forms_only(data) is ok
