@@ -163,7 +163,7 @@ def _core_keystroke_modules() -> tuple[str, ...]:
     """The core's modules MicroPython imports (``_grammar``), its package ``__init__`` first."""
     import ai_search
 
-    names = [*ai_search.KEYSTROKE_MODULES, *getattr(ai_search, "PAGE_MODULES", ())]
+    names = [*ai_search.KEYSTROKE_MODULES, *ai_search.PAGE_MODULES]
     return tuple(dict.fromkeys(["__init__", *names]))
 
 
