@@ -9,19 +9,19 @@ who opens it sees the answer as they may see it (sources they cannot read left o
 An answer the store could not keep (``answerId`` null) offers neither.
 """
 
-from __future__ import annotations
-
-from collections.abc import Callable, Coroutine
-from typing import Any
-
-from pyodide.ffi import JsProxy
-
-from ai_search import MAX_FEEDBACK_REASON_LENGTH
+from ai_search import MAX_FEEDBACK_REASON_LENGTH, strip_text
 
 from . import url_state
 from .api import ApiClient, ApiError
 from .clipboard import copy_link
 from .dom import get, listen, set_text
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Coroutine
+    from typing import Any
+
+    from .ffi import JsProxy
 
 __all__ = ["RATINGS", "AnswerActions"]
 
@@ -31,7 +31,7 @@ _REASON_SAVED = "Thanks: your reason was saved."
 
 
 class AnswerActions:
-    def __init__(self, api: ApiClient, *, spawn: Callable[[Coroutine[Any, Any, Any], str], None]) -> None:
+    def __init__(self, api: ApiClient, *, spawn: "Callable[[Coroutine[Any, Any, Any], str], None]") -> None:
         self._api = api
         self._spawn = spawn
         self._bar = get("answer-actions")
@@ -43,8 +43,8 @@ class AnswerActions:
         self._reason.maxLength = MAX_FEEDBACK_REASON_LENGTH
         self.answer_id = ""
         self.rating = ""
-        for rating, button in self._buttons.items():
-            listen(button, "click", self._rating_click(rating))
+        for rating in RATINGS:
+            listen(self._buttons[rating], "click", self._rating_click(rating))
         listen(self._share, "click", lambda _event: self._spawn(self._copy(), "sharing an answer"))
         listen(self._form, "submit", self._submit)
 
@@ -64,8 +64,8 @@ class AnswerActions:
 
     def _press(self, rating: str) -> None:
         self.rating = rating
-        for name, button in self._buttons.items():
-            button.setAttribute("aria-pressed", "true" if name == rating else "false")
+        for name in RATINGS:
+            self._buttons[name].setAttribute("aria-pressed", "true" if name == rating else "false")
 
     async def _send(self, rating: str, reason: str) -> bool:
         answer_id = self.answer_id
@@ -79,10 +79,10 @@ class AnswerActions:
             return False
         return answer_id == self.answer_id
 
-    def _rating_click(self, rating: str) -> Callable[[JsProxy], None]:
+    def _rating_click(self, rating: str) -> "Callable[[JsProxy], None]":
         """The click handler of ``rating``'s button (a closure per button: each sends its own)."""
 
-        def click(_event: JsProxy) -> None:
+        def click(_event: "JsProxy") -> None:
             self._spawn(self._rate(rating), "rating an answer")
 
         return click
@@ -96,12 +96,12 @@ class AnswerActions:
             self._reason.value = ""
             self._form.hidden = False
 
-    def _submit(self, event: JsProxy) -> None:
+    def _submit(self, event: "JsProxy") -> None:
         event.preventDefault()
         self._spawn(self._send_reason(), "sending a reason")
 
     async def _send_reason(self) -> None:
-        reason = str(self._reason.value or "").strip()[:MAX_FEEDBACK_REASON_LENGTH]
+        reason = strip_text(str(self._reason.value or ""))[:MAX_FEEDBACK_REASON_LENGTH]
         if not self.answer_id or not self.rating or not reason:
             return
         if await self._send(self.rating, reason):

@@ -9,20 +9,21 @@ once; both sides store the same JSON shape ``{"userId", "authToken", "username",
     await session.sign_out(api)
 """
 
-from __future__ import annotations
-
-import contextlib
 import json
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
 
 import js
+
+from ai_search._portable import FrozenRecord, record
 
 from . import storage
 from .api import ApiClient, ApiError
 from .message_parts import object_field
 from .messages import BAD_RESPONSE_ERROR_TYPE
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 __all__ = ["SESSION_STORAGE_KEY", "Session", "SignedIn"]
 
@@ -30,12 +31,21 @@ __all__ = ["SESSION_STORAGE_KEY", "Session", "SignedIn"]
 SESSION_STORAGE_KEY = "ai-search.session"
 
 
-@dataclass(frozen=True, slots=True)
-class SignedIn:
+@record
+class SignedIn(FrozenRecord):
+    """Who is signed in, as the session keeps them (a frozen record: the page never edits one)."""
+
+    __slots__ = _fields = ("user_id", "auth_token", "username", "name")
     user_id: str
     auth_token: str
     username: str
     name: str
+
+    def __init__(self, user_id: str, auth_token: str, username: str, name: str) -> None:
+        self._set("user_id", user_id)
+        self._set("auth_token", auth_token)
+        self._set("username", username)
+        self._set("name", name)
 
     def to_json(self) -> str:
         return json.dumps(
@@ -48,7 +58,7 @@ class SignedIn:
         )
 
     @classmethod
-    def from_json(cls, text: str) -> SignedIn | None:
+    def from_json(cls, text: str) -> "SignedIn | None":
         try:
             data: Any = json.loads(text)
         except ValueError:
@@ -70,21 +80,21 @@ class Session:
     ``"signed-out"``.
     """
 
-    def __init__(self, current: SignedIn | None) -> None:
+    def __init__(self, current: "SignedIn | None") -> None:
         self.current = current
         self.on_change: Callable[[], None] = lambda: None
         self.ended = ""
 
     @classmethod
-    def restore(cls) -> Session:
+    def restore(cls) -> "Session":
         # Storage off: nothing kept, and the session lasts as long as the page.
         stored = storage.read(storage.SESSION, SESSION_STORAGE_KEY)
         return cls(SignedIn.from_json(stored) if stored is not None else None)
 
-    def credentials(self) -> tuple[str, str] | None:
+    def credentials(self) -> "tuple[str, str] | None":
         return None if self.current is None else (self.current.user_id, self.current.auth_token)
 
-    def _set(self, current: SignedIn | None) -> None:
+    def _set(self, current: "SignedIn | None") -> None:
         self.current = current
         storage.write(storage.SESSION, SESSION_STORAGE_KEY, None if current is None else current.to_json())
         js.document.documentElement.dataset.auth = "in" if current else "out"
@@ -107,8 +117,10 @@ class Session:
     async def sign_out(self, api: ApiClient) -> None:
         """End the session on the server (best effort) and forget it here, whatever the server says."""
         if self.current is not None:
-            with contextlib.suppress(ApiError):  # an expired token is signed out all the same
+            try:  # noqa: SIM105 (MicroPython has no contextlib)
                 await api.post("logout", {})
+            except ApiError:  # an expired token is signed out all the same
+                pass
         self.ended = "signed-out"
         self._set(None)
 

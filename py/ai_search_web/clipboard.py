@@ -5,12 +5,14 @@ The context view's and the answer's "Copy link" both end here. An iframe whose h
 violation), nor may a page without focus; then the link itself is put in the status line, selected.
 """
 
-from __future__ import annotations
-
 import js
-from pyodide.ffi import JsException, JsProxy
 
 from .dom import element, present, replace_children, set_text
+from .ffi import JsException
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .ffi import JsProxy
 
 __all__ = ["copy_link"]
 
@@ -26,7 +28,7 @@ def _may_write_clipboard() -> bool:
     return bool(policy.allowsFeature("clipboard-write"))
 
 
-async def copy_link(link: str, status: JsProxy) -> None:
+async def copy_link(link: str, status: "JsProxy") -> None:
     """Copy ``link`` and say so in ``status``, or show it there selected."""
     clipboard = present(getattr(js.navigator, "clipboard", None)) if _may_write_clipboard() else None
     if clipboard is not None:

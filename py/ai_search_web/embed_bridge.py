@@ -20,14 +20,9 @@ Messages from anything but the parent at the host origin are counted in ``<html 
 (tests read it) and otherwise ignored.
 """
 
-from __future__ import annotations
-
 import asyncio
-from collections.abc import Awaitable
-from typing import TYPE_CHECKING, Any
 
 import js
-from pyodide.ffi import JsProxy, create_proxy, to_js
 
 from .boundary import guarded
 from .dom import get, listen, present
@@ -39,9 +34,15 @@ from .embed_protocol import (
     scoped_query,
     widget_message,
 )
+from .ffi import create_proxy, to_js, to_py
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Awaitable
+    from typing import Any
+
     from .context import OpenRequest
+    from .ffi import JsProxy
     from .page import Page
 
 __all__ = ["EMBED_MODE", "EmbedBridge"]
@@ -50,9 +51,10 @@ __all__ = ["EMBED_MODE", "EmbedBridge"]
 EMBED_MODE = "embed"
 # The iframe URL's parameter by which a host says it replies to open-message (static/embed.js sets it).
 INTERCEPT_PARAMETER = "intercept"
+_MS_PER_SECOND = 1000
 
 
-def _parent_origin() -> str | None:
+def _parent_origin() -> "str | None":
     origins = present(getattr(js.location, "ancestorOrigins", None))
     if origins is None or not origins.length:
         return None
@@ -60,8 +62,25 @@ def _parent_origin() -> str | None:
     return first if isinstance(first, str) else None
 
 
+class _Reply:
+    """A host's reply to one open-message, waited for: ``arrived`` is set when ``taken`` holds it.
+    (An ``asyncio.Event``, not a Future: MicroPython's asyncio makes no Futures.)"""
+
+    __slots__ = ("arrived", "taken")
+
+    def __init__(self) -> None:
+        self.arrived = asyncio.Event()
+        self.taken = False
+
+    def give(self, taken: bool) -> None:
+        """The host's answer; only its first counts (as a Future's result is set once)."""
+        if not self.arrived.is_set():
+            self.taken = taken
+            self.arrived.set()
+
+
 class EmbedBridge:
-    def __init__(self, page: Page, host: str, default_filters: str, *, intercept: bool = False) -> None:
+    def __init__(self, page: "Page", host: str, default_filters: str, *, intercept: bool = False) -> None:
         self.page = page
         self.host = host
         self.default_filters = default_filters
@@ -69,10 +88,10 @@ class EmbedBridge:
         self.ignored = 0
         self._observers: list[JsProxy] = []  # kept alive with the page
         self._requests = 0
-        self._replies: dict[int, asyncio.Future[bool]] = {}
+        self._replies: dict[int, _Reply] = {}
 
     @classmethod
-    def attach(cls, page: Page) -> EmbedBridge | None:
+    def attach(cls, page: "Page") -> "EmbedBridge | None":
         """Connect ``page`` to its host when it is the widget page in an allowed host's iframe."""
         html = js.document.documentElement
         if html.getAttribute("data-mode") != EMBED_MODE:
@@ -105,33 +124,34 @@ class EmbedBridge:
         )
         self.post("ready")
 
-    def _observe(self, kind: JsProxy, callback: Any, target: JsProxy, options: dict[str, Any]) -> None:
+    def _observe(
+        self, kind: "JsProxy", callback: "Any", target: "JsProxy", options: "dict[str, Any]"
+    ) -> None:
         proxy = create_proxy(guarded(lambda *_args: callback(), "the widget's page observer"))
         observer = kind.new(proxy)
-        observer.observe(target, to_js(options, dict_converter=js.Object.fromEntries))
+        observer.observe(target, to_js(options))
         self._observers += [proxy, observer]
 
-    def post(self, kind: str, **fields: Any) -> None:
+    def post(self, kind: str, **fields: "Any") -> None:
         """Send one message to the host origin (and nowhere else: it is the target origin)."""
-        message = to_js(widget_message(kind, **fields), dict_converter=js.Object.fromEntries)
+        message = to_js(widget_message(kind, **fields))
         js.window.parent.postMessage(message, self.host)
 
     # -- from the host ---------------------------------------------------------------------------
 
-    def _on_message(self, event: JsProxy) -> None:
+    def _on_message(self, event: "JsProxy") -> None:
         if event.source != js.window.parent or str(event.origin) != self.host:
             self._ignore()
             return
-        data = event.data
-        message = read_host_message(data.to_py() if isinstance(data, JsProxy) else data)
+        message = read_host_message(to_py(event.data))
         if message is None:
             self._ignore()
             return
         box = self.page.box
         if message.type == "open-message-reply":
             waiting = self._replies.get(message.request)
-            if waiting is not None and not waiting.done():
-                waiting.set_result(message.taken)
+            if waiting is not None:
+                waiting.give(message.taken)
             return
         if message.type == "close":
             box.close()
@@ -160,7 +180,7 @@ class EmbedBridge:
         citations = int(get("answer-body").querySelectorAll("a.cite").length)
         self.post("answer-shown", provider=provider, citations=citations)
 
-    def _ask_host(self, request: OpenRequest) -> Awaitable[bool] | None:
+    def _ask_host(self, request: "OpenRequest") -> "Awaitable[bool] | None":
         """Tell the host a message is about to open: None (open it) unless the host replies, else
         whether it took it."""
         if request["via"] == "result" and request["rid"]:
@@ -174,15 +194,15 @@ class EmbedBridge:
             return None
         # Waited for before the host hears of it: its reply can arrive before a task that would
         # start waiting has run.
-        reply: asyncio.Future[bool] = asyncio.get_event_loop().create_future()
-        self._replies[number] = reply
+        reply = self._replies[number] = _Reply()
         self.post("open-message", id=number, **request)
         return self._reply(number, reply)
 
-    async def _reply(self, number: int, reply: asyncio.Future[bool]) -> bool:
+    async def _reply(self, number: int, reply: _Reply) -> bool:
         try:
-            return await asyncio.wait_for(reply, HOST_REPLY_MS / 1000)
-        except TimeoutError:
+            await asyncio.wait_for(reply.arrived.wait(), HOST_REPLY_MS / _MS_PER_SECOND)
+        except TimeoutError:  # TimeoutError itself on CPython; MicroPython's own class
             return False  # a host that does not answer does not keep the message closed
         finally:
             self._replies.pop(number, None)
+        return reply.taken

@@ -15,7 +15,17 @@ import sys
 
 TYPE_CHECKING = False
 
-__all__ = ["RUNTIME", "JsException", "JsProxy", "create_proxy", "is_present", "js_object", "to_js", "to_py"]
+__all__ = [
+    "RUNTIME",
+    "JsException",
+    "JsProxy",
+    "create_proxy",
+    "is_present",
+    "js_object",
+    "to_bytes",
+    "to_js",
+    "to_py",
+]
 
 # "micropython" for the keystroke stage, "cpython" for Pyodide.
 RUNTIME = sys.implementation.name
@@ -30,6 +40,7 @@ def js_object(**fields: "object") -> "JsProxy":
     for name, value in fields.items():  # portable: an options object's fields have no order
         setattr(made, name, value)
     return made
+
 
 if TYPE_CHECKING:
     from typing import Any, TypeGuard, TypeVar
@@ -59,6 +70,11 @@ if TYPE_CHECKING or RUNTIME != "micropython":
         convert = getattr(value, "to_py", None)
         return value if convert is None else convert()
 
+    def to_bytes(value: "JsProxy") -> bytes:
+        """A ``Uint8Array`` (a chunk of a streamed response body) as bytes."""
+        made: bytes = value.to_bytes()
+        return made
+
 else:
     import js
     from jsffi import JsException, JsProxy, create_proxy
@@ -78,3 +94,7 @@ else:
 
             return json.loads(js.JSON.stringify(value))
         return value
+
+    def to_bytes(value):
+        # MicroPython's proxy of a Uint8Array has the buffer protocol; it has no `to_bytes`.
+        return bytes(value)

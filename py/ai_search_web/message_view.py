@@ -9,26 +9,36 @@ Files are labels, not links: the workspace keeps their names, titles and sizes, 
     context_item(message, index=3, hit=True, spans=[[4, 10]], in_room=False)
 """
 
-from __future__ import annotations
-
-from collections.abc import Mapping, Sequence
-from typing import Any
-
 import js
-from pyodide.ffi import JsProxy, to_js
 
 from .conversations import message_id, thread_of
 from .dom import element, external_link, highlighted, icon
+from .ffi import to_js
 from .message_parts import is_image, message_files, message_reactions, source_link, text_field
 from .wording import file_size_text, replies_text
 
-__all__ = ["CONTEXT_ITEM_PREFIX", "author", "context_item", "file_chips", "source_anchor", "thread_note", "when"]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from typing import Any
+
+    from .ffi import JsProxy
+
+__all__ = [
+    "CONTEXT_ITEM_PREFIX",
+    "author",
+    "context_item",
+    "file_chips",
+    "source_anchor",
+    "thread_note",
+    "when",
+]
 
 # Element ids of the context view's messages: by position, never by message id (ids are data, and an
 # element id taken from data could shadow one of the page's own).
 CONTEXT_ITEM_PREFIX = "context-message-"
 
-_formats: dict[str, JsProxy] = {}  # made on first use: not on the start-up path
+_formats: "dict[str, JsProxy]" = {}  # made on first use: not on the start-up path
 
 
 def when(ts: str) -> str:
@@ -39,25 +49,25 @@ def when(ts: str) -> str:
     if "time" not in _formats:
         _formats["time"] = js.Intl.DateTimeFormat.new(
             js.undefined,
-            to_js({"dateStyle": "medium", "timeStyle": "short"}, dict_converter=js.Object.fromEntries),
+            to_js({"dateStyle": "medium", "timeStyle": "short"}),
         )
     return str(_formats["time"].format(date))
 
 
-def author(message: Mapping[str, Any], class_: str = "message-author") -> JsProxy:
+def author(message: "Mapping[str, Any]", class_: str = "message-author") -> "JsProxy":
     """The author's name (``@username`` as its tooltip), or the username when there is no name."""
-    user = message.get("u") if isinstance(message.get("u"), Mapping) else {}
+    user = message.get("u") if isinstance(message.get("u"), dict) else {}  # a JSON object
     username, name = text_field(user, "username"), text_field(user, "name")
     return element(
         "span", name or username, class_=class_, title=f"@{username}" if username else None, dir="auto"
     )
 
 
-def _time(ts: str, class_: str) -> JsProxy | None:
+def _time(ts: str, class_: str) -> "JsProxy | None":
     return element("time", when(ts), datetime=ts, class_=class_) if ts else None
 
 
-def source_anchor(message: Mapping[str, Any]) -> JsProxy | None:
+def source_anchor(message: "Mapping[str, Any]") -> "JsProxy | None":
     """The message's "Open in Slack" link (a new tab), or None when it has no http(s) source link."""
     link = source_link(message)
     if link is None:
@@ -65,7 +75,7 @@ def source_anchor(message: Mapping[str, Any]) -> JsProxy | None:
     return external_link(link.url, icon("external"), link.text, class_="source-link")
 
 
-def file_chips(message: Mapping[str, Any]) -> JsProxy | None:
+def file_chips(message: "Mapping[str, Any]") -> "JsProxy | None":
     """The message's files as labelled chips (name, and size when known; title as the tooltip)."""
     files = message_files(message)
     if not files:
@@ -88,7 +98,7 @@ def file_chips(message: Mapping[str, Any]) -> JsProxy | None:
     return element("ul", *chips, class_="files", aria_label="Files")
 
 
-def thread_note(result: Mapping[str, Any], *, grouped: bool) -> JsProxy | None:
+def thread_note(result: "Mapping[str, Any]", *, grouped: bool) -> "JsProxy | None":
     """A result's thread, in the list: ``In thread “title” · 6 replies`` for a reply, ``Started a
     thread · 6 replies`` for its first message; under a thread heading only ``Started this thread``."""
     thread = thread_of(result)
@@ -109,7 +119,7 @@ def thread_note(result: Mapping[str, Any], *, grouped: bool) -> JsProxy | None:
     return element("p", icon("thread"), *words, count, class_="result-thread")
 
 
-def _reactions(message: Mapping[str, Any]) -> JsProxy | None:
+def _reactions(message: "Mapping[str, Any]") -> "JsProxy | None":
     reactions = message_reactions(message)
     if not reactions:
         return None
@@ -132,8 +142,14 @@ def _reactions(message: Mapping[str, Any]) -> JsProxy | None:
 
 
 def context_item(
-    message: Mapping[str, Any], *, index: int, hit: bool, found: bool, spans: Sequence[Any], in_room: bool
-) -> JsProxy:
+    message: "Mapping[str, Any]",
+    *,
+    index: int,
+    hit: bool,
+    found: bool,
+    spans: "Sequence[Any]",
+    in_room: bool,
+) -> "JsProxy":
     """One message of the context view. ``hit`` marks the one opened, ``found`` one the search also
     found; ``spans`` are ``[start, end)`` code points of its text to mark; ``in_room`` says the view
     is a room's, where a thread's first message and a reply offer their thread."""

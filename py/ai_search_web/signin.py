@@ -8,11 +8,11 @@ passwords), the form says the real wait and counts it down, with the button disa
     form.show()        # after any change of session
 """
 
-from __future__ import annotations
-
 import asyncio
 
-from pyodide.ffi import JsProxy
+import js
+
+from ai_search import strip_text
 
 from .api import ApiClient, ApiError
 from .auth import Session
@@ -20,11 +20,22 @@ from .boundary import spawn
 from .dom import get, listen, set_text
 from .wording import lockout_text
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .ffi import JsProxy
+
 __all__ = ["LOGIN_FAILED_TEXT", "SignInForm"]
 
 LOGIN_FAILED_TEXT = "That username and password do not match."
 # Seconds between two updates of the lockout countdown.
 _COUNTDOWN_STEP_SECONDS = 1
+_MS_PER_SECOND = 1000
+
+
+def _now_seconds() -> float:
+    """A monotonic clock in seconds: the page's (``performance.now``), the same on both runtimes
+    (MicroPython's asyncio has no loop clock to ask)."""
+    return float(js.performance.now()) / _MS_PER_SECOND
 
 
 class SignInForm:
@@ -48,9 +59,9 @@ class SignInForm:
         set_text(self._error, "")
 
     def focus(self) -> None:
-        (self._password if str(self._user.value).strip() else self._user).focus()
+        (self._password if strip_text(str(self._user.value)) else self._user).focus()
 
-    def _on_submit(self, event: JsProxy) -> None:
+    def _on_submit(self, event: "JsProxy") -> None:
         event.preventDefault()
         if not self._button.disabled:
             spawn(self._sign_in(), "signing in")
@@ -58,7 +69,7 @@ class SignInForm:
     async def _sign_in(self) -> None:
         self._button.disabled = True
         try:
-            await self.session.sign_in(self.api, str(self._user.value).strip(), str(self._password.value))
+            await self.session.sign_in(self.api, strip_text(str(self._user.value)), str(self._password.value))
             self._password.value = ""
         except ApiError as exc:
             self._password.value = ""
@@ -75,10 +86,9 @@ class SignInForm:
 
     async def _locked(self, seconds: int) -> None:
         """Count the server's wait down in the form; then sign-in can be tried again."""
-        loop = asyncio.get_running_loop()
-        self._locked_until = loop.time() + seconds
+        self._locked_until = _now_seconds() + seconds
         try:
-            while (left := round(self._locked_until - loop.time())) > 0:
+            while (left := round(self._locked_until - _now_seconds())) > 0:
                 set_text(self._error, lockout_text(left))
                 await asyncio.sleep(_COUNTDOWN_STEP_SECONDS)
             set_text(self._error, "You can sign in again now.")

@@ -11,25 +11,28 @@ no caller can forget to. The store is named, not passed: in a sandboxed frame me
     write(LOCAL, RECENT_SEARCHES_KEY, None)  # removes the key
 """
 
-from __future__ import annotations
-
-from typing import Literal
-
 import js
-from pyodide.ffi import JsException
 
 from .dom import present
+from .ffi import JsException
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Literal
+
+    StorageArea = Literal["sessionStorage", "localStorage"]
+else:
+    StorageArea = str  # the name, for callers; the two areas are its only values
 
 __all__ = ["LOCAL", "SESSION", "StorageArea", "read", "write"]
 
-StorageArea = Literal["sessionStorage", "localStorage"]
 # This tab only, gone when it closes (the session, the chosen model).
-SESSION: StorageArea = "sessionStorage"
+SESSION: "StorageArea" = "sessionStorage"
 # This browser, across visits (recent searches).
-LOCAL: StorageArea = "localStorage"
+LOCAL: "StorageArea" = "localStorage"
 
 
-def read(area: StorageArea, key: str) -> str | None:
+def read(area: "StorageArea", key: str) -> "str | None":
     """The string kept under `key`, or None (nothing kept, not a string, or storage off)."""
     try:
         value = present(getattr(js, area).getItem(key))
@@ -38,7 +41,7 @@ def read(area: StorageArea, key: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def write(area: StorageArea, key: str, value: str | None) -> None:
+def write(area: "StorageArea", key: str, value: "str | None") -> None:
     """Keep `value` under `key` (None removes it); dropped when storage is off or full."""
     try:
         store = getattr(js, area)

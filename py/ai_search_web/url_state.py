@@ -11,14 +11,16 @@ one the box, REST (``ai.search?q=``) and MCP read::
     on_history_change(page.follow_history)      # back/forward
 """
 
-from __future__ import annotations
-
-from collections.abc import Callable
-
 import js
-from pyodide.ffi import to_js
+
+from ai_search import strip_text
 
 from .dom import listen, present
+from .ffi import to_js
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 __all__ = [
     "ANSWER_PARAMETER",
@@ -59,13 +61,13 @@ def read_query() -> str:
 
 def read_message() -> str:
     """The ``msg`` parameter of the current address (a message id), or ``""``."""
-    value = _read(MESSAGE_PARAMETER).strip()
+    value = strip_text(_read(MESSAGE_PARAMETER))
     return value if len(value) <= MAX_MESSAGE_ID_CHARS else ""
 
 
 def read_answer() -> str:
     """The ``answer`` parameter of the current address (a shared answer's id), or ``""``."""
-    value = _read(ANSWER_PARAMETER).strip()
+    value = strip_text(_read(ANSWER_PARAMETER))
     return value if len(value) <= MAX_MESSAGE_ID_CHARS else ""
 
 
@@ -76,9 +78,12 @@ def forget_answer() -> None:
 
 
 def _url_with(**changes: str) -> str:
-    """The current address with parameters set (``""`` removes one); others are kept."""
+    """The current address with parameters set (``""`` removes one); others are kept. Changed in
+    the order of their names: a new parameter goes last, and (MicroPython's keyword arguments have
+    no order) the address is the same on both runtimes."""
     params = js.URLSearchParams.new(js.location.search)
-    for name, value in changes.items():
+    for name in sorted(changes):  # portable: names are unique, no ties
+        value = changes[name]
         if value:
             params.set(name, value)
         else:
@@ -95,8 +100,7 @@ def push_query(query: str) -> None:
 
 def push_message(msg_id: str) -> None:
     """A new history entry with ``msg_id`` open, the query kept, marked as the page's own."""
-    state = js.Object.fromEntries(to_js([[_PUSHED_STATE, True]]))
-    js.history.pushState(state, "", _url_with(msg=msg_id))
+    js.history.pushState(to_js({_PUSHED_STATE: True}), "", _url_with(msg=msg_id))
 
 
 def message_was_pushed() -> bool:
@@ -121,6 +125,6 @@ def permalink(msg_id: str, parameter: str = MESSAGE_PARAMETER) -> str:
     return str(js.URL.new("./?" + params.toString(), js.location.href).href)
 
 
-def on_history_change(handler: Callable[[], None]) -> None:
+def on_history_change(handler: "Callable[[], None]") -> None:
     """Call ``handler()`` when back/forward moves to another entry (read the address from it)."""
     listen(js.window, "popstate", lambda _event: handler())
