@@ -1,0 +1,168 @@
+"""Runs the page's I/O glue on MicroPython (in Node, without a DOM) and writes what each case gives as
+JSON; tests/unit/test_glue_io_micropython.py computes the same on CPython and compares.
+
+Written into MicroPython's file system with the packages and run by `main`. The browser is Node's
+own (`fetch`, `Response`, `ReadableStream`, `AbortSignal`), with a `fetch` of the test's making that
+answers each case's scenario (`globalThis.scenario`) and counts what the page cancelled. A glue
+module the page needs that is not yet portable is replaced by a stand-in, named in the output, so
+that the modules under test still run. Follows the portable convention itself.
+"""
+
+import json
+import sys
+
+import js
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+STAND_INS = []
+
+
+class _MessageParts:
+    """`ai_search_web.message_parts`'s `object_field`, for auth, while that module is not portable."""
+
+    @staticmethod
+    def object_field(record: "Any", key: str) -> "Any":
+        value = record.get(key) if isinstance(record, dict) else None
+        return value if isinstance(value, dict) else {}
+
+
+class _ServerEvent:
+    __slots__ = ("data", "event")
+
+    def __init__(self, event: str, data: str) -> None:
+        self.event = event
+        self.data = data
+
+
+class _EventStreamParser:
+    """The core's parser for `\\n`-ended lines only, while `ai_search._event_stream` is not portable."""
+
+    def __init__(self) -> None:
+        self._buffer = b""
+        self._event = ""
+        self._data: list[str] = []
+
+    def feed(self, chunk: bytes) -> "list[_ServerEvent]":
+        self._buffer += chunk
+        events = []
+        while b"\n" in self._buffer:
+            line, self._buffer = self._buffer.split(b"\n", 1)
+            text = line.decode()
+            if not text:
+                if self._data:
+                    events.append(_ServerEvent(self._event or "message", "\n".join(self._data)))
+                self._event, self._data = "", []
+            elif text.startswith("event:"):
+                self._event = text[6:].lstrip(" ")
+            elif text.startswith("data:"):
+                self._data.append(text[5:][1:] if text[5:].startswith(" ") else text[5:])
+        return events
+
+    def close(self) -> "list[_ServerEvent]":
+        self._buffer, self._event, self._data = b"", "", []
+        return []
+
+
+def _stand_ins() -> None:
+    import ai_search
+
+    try:
+        from ai_search_web import message_parts  # noqa: F401
+    except (ImportError, AttributeError, SyntaxError):
+        sys.modules["ai_search_web.message_parts"] = _MessageParts
+        STAND_INS.append("ai_search_web.message_parts")
+    if not hasattr(ai_search, "EventStreamParser"):
+        try:
+            from ai_search._event_stream import EventStreamParser, ServerEvent
+        except (ImportError, AttributeError, SyntaxError):
+            EventStreamParser, ServerEvent = _EventStreamParser, _ServerEvent
+            STAND_INS.append("ai_search.EventStreamParser")
+        ai_search.EventStreamParser = EventStreamParser
+        ai_search.ServerEvent = ServerEvent
+
+
+def _client(api: "Any") -> "Any":
+    return api.ApiClient(lambda: ("u1", "t0k"), on_unauthorized=lambda: None)
+
+
+async def _stream(api: "Any", scenario: "Any", stop_after: int) -> "Any":
+    from ai_search_web.ffi import to_js
+
+    js.globalThis.scenario = to_js(scenario)
+    js.globalThis.cancelled = 0
+    events: list[Any] = []
+    out: dict[str, Any] = {"events": events}
+    stream = _client(api).events("ai.search.answer", {"query": "q"})
+    try:
+        async for event in stream:
+            events.append([event.event, event.data])
+            if len(events) == stop_after:
+                break
+    except api.ApiError as error:
+        out["error"] = [error.error_type, error.status]
+    await stream.aclose()
+    await _settle()
+    out["cancelled"] = int(js.globalThis.cancelled)
+    return out
+
+
+async def _settle() -> None:
+    import asyncio
+
+    for _ in range(3):  # a cancel reaches the stream's source a few JS turns later
+        await asyncio.sleep(0)
+
+
+async def _get(api: "Any", scenario: "Any", params: "Any") -> "Any":
+    from ai_search_web.ffi import to_js, to_py
+
+    js.globalThis.scenario = to_js(scenario)
+    try:
+        data = await _client(api).get("ai.search", params)
+    except api.ApiError as error:
+        return {"error": [error.error_type, error.status, error.retry_after]}
+    call = to_py(js.globalThis.lastCall)
+    return {"data": data, "url": call["url"], "headers": call["headers"], "method": call["method"]}
+
+
+def _signed_in(auth: "Any", text: str) -> "Any":
+    found = auth.SignedIn.from_json(text)
+    if found is None:
+        return None
+    again = auth.SignedIn.from_json(found.to_json())
+    return {
+        "fields": [found.user_id, found.auth_token, found.username, found.name],
+        "json": json.loads(found.to_json()),
+        "round_trip": again == found and hash(again) == hash(found),
+        "replaced": found.replace(name="Other").name,
+    }
+
+
+async def run(cases: "Any") -> "Any":
+    _stand_ins()
+    from ai_search_web import api, auth
+
+    out: dict[str, Any] = {"stand_ins": STAND_INS}
+    out["query"] = [api.encode_query([tuple(pair) for pair in pairs]) for pairs in cases["query"]]
+    out["query_dict"] = [api.encode_query(params) for params in cases["query_dict"]]
+    out["retry_after"] = [api.retry_after_seconds(value) for value in cases["retry_after"]]
+    # Loops, not comprehensions: MicroPython has no `await` inside one.
+    out["streams"] = streams = []
+    for scenario, stop in cases["streams"]:
+        streams.append(await _stream(api, scenario, stop))
+    out["gets"] = gets = []
+    for scenario, params in cases["gets"]:
+        gets.append(await _get(api, scenario, params))
+    out["signed_in"] = [_signed_in(auth, text) for text in cases["signed_in"]]
+    return out
+
+
+async def main(source: str, target: str) -> None:
+    with open(source) as handle:
+        cases = json.loads(handle.read())
+    results = await run(cases)
+    with open(target, "w") as handle:
+        handle.write(json.dumps(results))
