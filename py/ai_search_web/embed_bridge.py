@@ -201,7 +201,7 @@ class EmbedBridge:
     async def _reply(self, number: int, reply: _Reply) -> bool:
         try:
             await asyncio.wait_for(reply.arrived.wait(), HOST_REPLY_MS / _MS_PER_SECOND)
-        except TimeoutError:  # TimeoutError itself on CPython; MicroPython's own class
+        except asyncio.TimeoutError:  # noqa: UP041 (MicroPython has no builtin TimeoutError)
             return False  # a host that does not answer does not keep the message closed
         finally:
             self._replies.pop(number, None)

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 STAND_INS = []
+TASKS = []  # kept until the process ends
 
 
 class _MessageParts:
@@ -66,14 +67,55 @@ class _EventStreamParser:
         return []
 
 
+def _nothing(*_args: "Any", **_kwargs: "Any") -> None:
+    return None
+
+
+class _StandIn:
+    """A glue module the page's others own, while it is not portable: the names these import."""
+
+    def __init__(self, **names: "Any") -> None:
+        for name, value in names.items():  # portable: attributes, no order
+            setattr(self, name, value)
+
+
+# What the modules under test import from glue modules not yet portable (their stand-ins' names).
+_OTHERS = (
+    ("message_parts", ("is_image", "message_files", "message_reactions", "source_link", "text_field")),
+    ("conversations", ("message_id", "thread_of")),
+    ("wording", ("file_size_text", "lockout_text", "replies_text")),
+    (
+        "embed_protocol",
+        ("host_origin", "parse_allowed_origins", "read_host_message", "scoped_query", "widget_message"),
+    ),
+)
+# The modules under test, imported one by one on MicroPython.
+MODULES = (
+    "storage",
+    "api",
+    "auth",
+    "signin",
+    "url_state",
+    "clipboard",
+    "message_view",
+    "answer_actions",
+    "embed_bridge",
+)
+
+
 def _stand_ins() -> None:
     import ai_search
 
-    try:
-        from ai_search_web import message_parts  # noqa: F401
-    except (ImportError, AttributeError, SyntaxError):
-        sys.modules["ai_search_web.message_parts"] = _MessageParts
-        STAND_INS.append("ai_search_web.message_parts")
+    for module, names in _OTHERS:
+        try:
+            __import__("ai_search_web." + module)
+        except (ImportError, AttributeError, SyntaxError, NameError):
+            sys.modules.pop("ai_search_web." + module, None)
+            stand_in = _StandIn(object_field=_MessageParts.object_field, HOST_REPLY_MS=1000)
+            for name in names:
+                setattr(stand_in, name, _nothing)
+            sys.modules["ai_search_web." + module] = stand_in
+            STAND_INS.append("ai_search_web." + module)
     if not hasattr(ai_search, "EventStreamParser"):
         try:
             from ai_search._event_stream import EventStreamParser, ServerEvent
@@ -141,11 +183,38 @@ def _signed_in(auth: "Any", text: str) -> "Any":
     }
 
 
+def _imports() -> "Any":
+    failed = {}
+    for name in MODULES:
+        try:
+            __import__("ai_search_web." + name)
+        except Exception as error:  # the result: which module, and what MicroPython said
+            failed[name] = type(error).__name__ + ": " + str(error)
+    return failed
+
+
+async def _replies() -> "Any":
+    """The widget's wait for its host's reply to an open-message: the reply given (by a JS timer,
+    as a message event would), and none (the wait ends after HOST_REPLY_MS)."""
+    from ai_search_web.embed_bridge import EmbedBridge, _Reply
+    from ai_search_web.ffi import create_proxy
+
+    bridge = EmbedBridge(None, "https://host.example", "", intercept=True)
+    given = bridge._replies[1] = _Reply()
+    js.setTimeout(create_proxy(lambda *_args: given.give(True)), 20)
+    js.setTimeout(create_proxy(lambda *_args: given.give(False)), 30)  # only the first counts
+    taken = await bridge._reply(1, given)
+    silent = bridge._replies[2] = _Reply()
+    waited = await bridge._reply(2, silent)
+    return {"taken": taken, "silent": waited, "left": len(bridge._replies)}
+
+
 async def run(cases: "Any") -> "Any":
     _stand_ins()
+    out: dict[str, Any] = {"stand_ins": STAND_INS, "import_failures": _imports()}
     from ai_search_web import api, auth
 
-    out: dict[str, Any] = {"stand_ins": STAND_INS}
+    out["replies"] = await _replies()
     out["query"] = [api.encode_query([tuple(pair) for pair in pairs]) for pairs in cases["query"]]
     out["query_dict"] = [api.encode_query(params) for params in cases["query_dict"]]
     out["retry_after"] = [api.retry_after_seconds(value) for value in cases["retry_after"]]
@@ -161,8 +230,25 @@ async def run(cases: "Any") -> "Any":
 
 
 async def main(source: str, target: str) -> None:
-    with open(source) as handle:
-        cases = json.loads(handle.read())
-    results = await run(cases)
-    with open(target, "w") as handle:
-        handle.write(json.dumps(results))
+    """Run the cases of ``source`` into ``target``; then tell Node (``finished``: nothing, or what
+    went wrong)."""
+    failure = ""
+    try:
+        with open(source) as handle:
+            cases = json.loads(handle.read())
+        results = await run(cases)
+        with open(target, "w") as handle:
+            handle.write(json.dumps(results))
+    except Exception as error:  # the result: Node reports it and fails
+        import io
+
+        buffer = io.StringIO()
+        sys.print_exception(error, buffer)  # type: ignore[attr-defined]
+        failure = buffer.getvalue()
+    js.globalThis.finished(failure)
+
+
+def start(source: str, target: str) -> None:
+    import asyncio
+
+    TASKS.append(asyncio.create_task(main(source, target)))

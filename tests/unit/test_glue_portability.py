@@ -16,6 +16,27 @@ from tests.unit import test_core_portability as core
 PACKAGE = Path(__file__).resolve().parents[2] / "py" / "ai_search_web"
 # What MicroPython's webassembly port (the vendored build) has, for the glue: checked in its REPL.
 GLUE_RUNTIME_MODULES = {"js", "jsffi", "re", "asyncio", "io", "json", "sys", "datetime", "ai_search"}
+# Builtin exceptions MicroPython 1.28 does not define (checked in its REPL): naming one is a NameError
+# there. ruff's UP041 turns `asyncio.TimeoutError` into `TimeoutError`, which is one of them.
+MISSING_BUILTINS = {
+    "BlockingIOError",
+    "BrokenPipeError",
+    "BufferError",
+    "ChildProcessError",
+    "ConnectionError",
+    "FileNotFoundError",
+    "FloatingPointError",
+    "InterruptedError",
+    "IsADirectoryError",
+    "ModuleNotFoundError",
+    "PermissionError",
+    "ProcessLookupError",
+    "RecursionError",
+    "ReferenceError",
+    "TimeoutError",
+    "UnicodeDecodeError",
+    "UnicodeEncodeError",
+}
 
 
 class _GlueReader(core._Reader):
@@ -47,6 +68,11 @@ class _GlueReader(core._Reader):
         for inner in _own_yields(node):
             self.note(inner, f"{node.name}: an async generator: MicroPython has none (write __anext__)")
         self.visit_FunctionDef(node)  # type: ignore[arg-type]
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if isinstance(node.ctx, ast.Load) and node.id in MISSING_BUILTINS and not self.cpython_only:
+            self.note(node, f"{node.id}: not a builtin of MicroPython (asyncio.TimeoutError is its own)")
+        super().visit_Name(node)
 
     def _comprehension(self, node: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp) -> None:
         # MicroPython compiles a comprehension as a function of its own, never a coroutine.
@@ -142,6 +168,8 @@ def test_every_page_module_keeps_to_the_portable_convention(name: str) -> None:
         pytest.param("async def f():\n    await g()\n", 0, id="a-coroutine"),
         pytest.param("async def f():\n    return [await g(x) for x in y]\n", 1, id="await-in-a-comprehension"),
         pytest.param("async def f():\n    return [x async for x in y]\n", 1, id="async-for-in-a-comprehension"),
+        pytest.param("try:\n    x()\nexcept TimeoutError:\n    pass\n", 1, id="a-builtin-micropython-lacks"),
+        pytest.param("try:\n    x()\nexcept asyncio.TimeoutError:  # noqa: UP041\n    pass\n", 0, id="asyncio-s-own"),
     ],
 )
 def test_the_reader_finds_what_micropython_s_asyncio_cannot_run(source: str, found: int) -> None:
