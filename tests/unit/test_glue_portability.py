@@ -110,13 +110,12 @@ def _own_yields(function: ast.AsyncFunctionDef) -> list[ast.expr]:
 
 
 class _PageReader(_GlueReader):
-    """The whole page's glue (loaded after the stage): any glue module is a sibling, imported
-    relatively or, from the entry script ``main.py``, as ``ai_search_web.<name>``."""
-
+    # The whole page on MicroPython loads every glue module: any of them may import any other.
     siblings = tuple(path.stem for path in PACKAGE.glob("*.py"))
     siblings_are = "a glue module"
 
     def _imported(self, node: ast.stmt, module: str, bound: str) -> None:
+        # The entry script main.py runs as a script, not in the package: `ai_search_web.<name>`.
         package, _, name = module.partition(".")
         if package == "ai_search_web" and name in self.siblings and not self.type_checking:
             return
