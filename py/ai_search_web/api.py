@@ -12,6 +12,10 @@ or raises :class:`ApiError` with a stable ``error_type`` (the server's, or ``err
 
 A 401 calls ``on_unauthorized`` first (the session is over), then raises like any other error. A
 refusal that says how long to wait (``Retry-After``, in seconds) keeps it in :attr:`ApiError.retry_after`.
+
+Portable (the page on MicroPython as on Pyodide): MicroPython has no ``urllib`` (:func:`encode_query`
+writes ``urlencode``'s query strings) and no async generators (:class:`EventStream` is the
+``async for`` of a streamed answer); the bridge is :mod:`.ffi`'s.
 """
 
 import json
@@ -60,6 +64,7 @@ STREAM_DEADLINE_MS = 90_000
 _UNRESERVED = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-~"
 _QUERY_BYTES = [chr(byte) if chr(byte) in _UNRESERVED else f"%{byte:02X}" for byte in range(256)]
 _QUERY_BYTES[ord(" ")] = "+"
+# A Retry-After of whole seconds is these only (str.isdigit takes other scripts' digits too).
 _DIGITS = "0123456789"
 
 
@@ -72,8 +77,7 @@ def encode_query(params: "QueryParams") -> str:
     """``params`` as a query string, exactly as ``urllib.parse.urlencode(params)`` writes it (for
     text, numbers and booleans: what the page sends). A mapping's order is its own (none on
     MicroPython): pairs keep theirs."""
-    # portable: the server reads each parameter by name, whatever their order
-    items = params.items() if hasattr(params, "items") else params  # portable: by name
+    items = params.items() if hasattr(params, "items") else params  # portable: the server reads them by name
     return "&".join([_query_part(name) + "=" + _query_part(value) for name, value in items])
 
 

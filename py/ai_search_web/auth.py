@@ -7,6 +7,9 @@ once; both sides store the same JSON shape ``{"userId", "authToken", "username",
     session.credentials()        # ("<userId>", "<token>") or None
     await session.sign_in(api, "alice", "demo-alice")
     await session.sign_out(api)
+
+Portable: :class:`SignedIn` is a frozen record of ``ai_search._portable`` (MicroPython has no
+dataclasses), equal, hashed and ``replace``-able as the dataclass it was.
 """
 
 import json

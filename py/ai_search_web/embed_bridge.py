@@ -18,6 +18,9 @@ on Python answers the host::
 
 Messages from anything but the parent at the host origin are counted in ``<html data-embed-ignored>``
 (tests read it) and otherwise ignored.
+
+Waiting for a host's reply is an ``asyncio.Event`` per request (MicroPython's asyncio makes no
+Futures); messages are read with :func:`.ffi.to_py` and written with :func:`.ffi.to_js`.
 """
 
 import asyncio

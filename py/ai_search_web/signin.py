@@ -6,6 +6,8 @@ passwords), the form says the real wait and counts it down, with the button disa
 
     form = SignInForm(session, api, on_error=...)
     form.show()        # after any change of session
+
+The countdown reads the page's clock (``performance.now``): MicroPython's asyncio has no loop clock.
 """
 
 import asyncio
