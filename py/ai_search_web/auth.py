@@ -8,15 +8,13 @@ once; both sides store the same JSON shape ``{"userId", "authToken", "username",
     await session.sign_in(api, "alice", "demo-alice")
     await session.sign_out(api)
 
-Portable: :class:`SignedIn` is a frozen record of ``ai_search._portable`` (MicroPython has no
-dataclasses), equal, hashed and ``replace``-able as the dataclass it was.
+Portable: :class:`SignedIn` is a plain class (MicroPython has no dataclasses), equal, hashed and
+shown as the frozen dataclass it was.
 """
 
 import json
 
 import js
-
-from ai_search._portable import FrozenRecord, record
 
 from . import storage
 from .api import ApiClient, ApiError
@@ -34,21 +32,34 @@ __all__ = ["SESSION_STORAGE_KEY", "Session", "SignedIn"]
 SESSION_STORAGE_KEY = "ai-search.session"
 
 
-@record
-class SignedIn(FrozenRecord):
-    """Who is signed in, as the session keeps them (a frozen record: the page never edits one)."""
+class SignedIn:
+    """Who is signed in, as the session keeps them. Immutable by convention: a new sign-in makes
+    a new one."""
 
-    __slots__ = _fields = ("user_id", "auth_token", "username", "name")
-    user_id: str
-    auth_token: str
-    username: str
-    name: str
+    __slots__ = ("auth_token", "name", "user_id", "username")
 
     def __init__(self, user_id: str, auth_token: str, username: str, name: str) -> None:
-        self._set("user_id", user_id)
-        self._set("auth_token", auth_token)
-        self._set("username", username)
-        self._set("name", name)
+        self.user_id = user_id
+        self.auth_token = auth_token
+        self.username = username
+        self.name = name
+
+    def _values(self) -> "tuple[str, str, str, str]":
+        return (self.user_id, self.auth_token, self.username, self.name)
+
+    def __eq__(self, other: object) -> bool:
+        return self._values() == other._values() if isinstance(other, SignedIn) else NotImplemented
+
+    def __ne__(self, other: object) -> bool:
+        # MicroPython does not derive `!=` from `__eq__`.
+        return not self == other
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        user_id, auth_token, username, name = self._values()
+        return f"SignedIn(user_id={user_id!r}, auth_token={auth_token!r}, username={username!r}, name={name!r})"
 
     def to_json(self) -> str:
         return json.dumps(

@@ -178,8 +178,8 @@ def _signed_in(auth: "Any", text: str) -> "Any":
     return {
         "fields": [found.user_id, found.auth_token, found.username, found.name],
         "json": json.loads(found.to_json()),
-        "round_trip": again == found and hash(again) == hash(found),
-        "replaced": found.replace(name="Other").name,
+        "round_trip": again == found and (again != found) is False and hash(again) == hash(found),
+        "other": found == auth.SignedIn(found.user_id, found.auth_token, found.username, "Other"),
     }
 
 

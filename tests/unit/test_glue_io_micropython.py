@@ -311,7 +311,7 @@ def _expected_signed_in(text: str) -> dict[str, Any] | None:
         return None
     if not data["userId"] or not data["authToken"]:
         return None
-    return {"fields": [data[key] for key in keys], "json": data, "round_trip": True, "replaced": "Other"}
+    return {"fields": [data[key] for key in keys], "json": data, "round_trip": True, "other": data["name"] == "Other"}
 
 
 @settings(max_examples=2, deadline=None, phases=[Phase.generate])  # each example is a Node run
