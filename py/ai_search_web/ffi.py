@@ -7,6 +7,14 @@ The two runtimes disagree on what is missing. Pyodide turns JavaScript's ``undef
 into ``None`` and ``undefined`` into an object of its own ``undefined`` type, which is *true*.
 :func:`is_present` is the one test for both, on both (``dom.present`` uses it).
 
+They disagree on a JavaScript exception too. Pyodide raises ``JsException`` wherever one is thrown;
+MicroPython 1.28 only where an awaited promise rejects. A *synchronous* throw (a blocked
+``sessionStorage`` getter, a ``setItem`` over its quota) unwinds through MicroPython's C stack
+unconverted: no ``except`` sees it, and the interpreter's exception state is left pointing at
+frames that are gone (the next Python exception reaches JavaScript as ``Infinity``). A call that may
+throw goes through :func:`try_get` or :func:`try_call`, which on MicroPython make it from
+JavaScript's own frames.
+
 Portable (MicroPython 1.28 and CPython 3.11+, the convention of ``ai_search/_portable.py``): no
 ``typing`` at run time.
 """
@@ -25,6 +33,8 @@ __all__ = [
     "to_bytes",
     "to_js",
     "to_py",
+    "try_call",
+    "try_get",
 ]
 
 # "micropython" for the keystroke stage, "cpython" for Pyodide.
@@ -75,6 +85,20 @@ if TYPE_CHECKING or RUNTIME != "micropython":
         made: bytes = value.to_bytes()
         return made
 
+    def try_get(target: "Any", name: str) -> "tuple[bool, Any]":
+        """``(True, target[name])``, or ``(False, None)`` when reading it throws."""
+        try:
+            return True, getattr(target, name)
+        except JsException:
+            return False, None
+
+    def try_call(target: "Any", method: str, *args: "Any") -> "tuple[bool, Any]":
+        """``(True, target[method](*args))``, or ``(False, None)`` when the call throws."""
+        try:
+            return True, getattr(target, method)(*args)
+        except JsException:
+            return False, None
+
 else:
     import js
     from jsffi import JsException, JsProxy, create_proxy
@@ -98,3 +122,31 @@ else:
     def to_bytes(value):
         # MicroPython's proxy of a Uint8Array has the buffer protocol; it has no `to_bytes`.
         return bytes(value)
+
+    def _from_javascript(trap):
+        # `trap()` (a bound JavaScript function) run by JavaScript alone, never through a Python
+        # frame: a Promise's executor is the one built-in that catches synchronously, and CSP allows
+        # no `new Function`. The executor is `Object.assign(box, source)`, `source` a Proxy that
+        # shows one enumerable key, "value", whose read is `trap()`: the result lands in `box`, a
+        # throw rejects the promise (its rejection handled by `Function.prototype`, a no-op).
+        box = js.Object.new()
+        template = js.Object.new()
+        template.value = 0
+        handler = js.Object.new()
+        handler.ownKeys = js.Array.prototype.slice.bind(js.Array.of("value"), 0, 1)
+        handler.getOwnPropertyDescriptor = js.Object.getOwnPropertyDescriptor.bind(None, template, "value")
+        handler.get = trap
+        source = js.Proxy.new(js.Object.new(), handler)
+        js.Promise.new(js.Object.assign.bind(None, box, source)).catch(js.Function.prototype)
+        if js.Object.prototype.hasOwnProperty.call(box, "value"):
+            return True, box.value
+        return False, None
+
+    def try_get(target, name):
+        return _from_javascript(js.Reflect.get.bind(None, target, name, target))
+
+    def try_call(target, method, *args):
+        # The function read by Reflect.get: a method read as a Python attribute is MicroPython's
+        # own bound wrapper, which JavaScript would call back through Python.
+        function = js.Reflect.get(target, method)
+        return _from_javascript(js.Reflect.apply.bind(None, function, target, js.Array.of(*args)))

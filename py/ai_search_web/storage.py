@@ -5,7 +5,8 @@ storage (a sandboxed iframe, third-party storage blocked for the widget, some pr
 the page keeps there is essential (the session, the chosen model, recent searches), so a blocked
 store means "nothing kept" and the page works for as long as it is open. One place catches that, so
 no caller can forget to. The store is named, not passed: in a sandboxed frame merely reading
-``window.sessionStorage`` throws, so even that must happen inside the guard::
+``window.sessionStorage`` throws, so even that must happen inside the guard (:func:`.ffi.try_get`,
+:func:`.ffi.try_call`: on MicroPython no ``except`` catches a synchronous JavaScript throw)::
 
     token = read(SESSION, SESSION_STORAGE_KEY)
     write(LOCAL, RECENT_SEARCHES_KEY, None)  # removes the key
@@ -14,7 +15,7 @@ no caller can forget to. The store is named, not passed: in a sandboxed frame me
 import js
 
 from .dom import present
-from .ffi import JsException
+from .ffi import try_call, try_get
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -34,20 +35,19 @@ LOCAL: "StorageArea" = "localStorage"
 
 def read(area: "StorageArea", key: str) -> "str | None":
     """The string kept under `key`, or None (nothing kept, not a string, or storage off)."""
-    try:
-        value = present(getattr(js, area).getItem(key))
-    except JsException:
-        return None
+    reachable, store = try_get(js.globalThis, area)
+    found, value = try_call(store, "getItem", key) if reachable else (False, None)
+    value = present(value) if found else None
     return value if isinstance(value, str) else None
 
 
 def write(area: "StorageArea", key: str, value: "str | None") -> None:
-    """Keep `value` under `key` (None removes it); dropped when storage is off or full."""
-    try:
-        store = getattr(js, area)
-        if value is None:
-            store.removeItem(key)
-        else:
-            store.setItem(key, value)
-    except JsException:  # off, or over its quota: keeping it was a convenience
-        pass
+    """Keep `value` under `key` (None removes it); dropped when storage is off or full (keeping it
+    was a convenience)."""
+    reachable, store = try_get(js.globalThis, area)
+    if not reachable:
+        return
+    if value is None:
+        try_call(store, "removeItem", key)
+    else:
+        try_call(store, "setItem", key, value)

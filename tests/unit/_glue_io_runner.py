@@ -209,11 +209,39 @@ async def _replies() -> "Any":
     return {"taken": taken, "silent": waited, "left": len(bridge._replies)}
 
 
+def _raises() -> bool:
+    try:
+        {}["missing"]
+    except KeyError:
+        return True
+    return False
+
+
+def _storage() -> "Any":
+    """Both stores' failures, each a synchronous JavaScript throw; then a Python exception, which a
+    throw through MicroPython's frames would have broken."""
+    from ai_search_web import storage
+
+    storage.write(storage.SESSION, "k", "abc")  # dropped: the store cannot be reached
+    out: dict[str, Any] = {
+        "blocked": [storage.read(storage.SESSION, "k"), storage.read(storage.SESSION, "x")]
+    }
+    storage.write(storage.LOCAL, "k", "abc")
+    out["kept"] = storage.read(storage.LOCAL, "k")
+    storage.write(storage.LOCAL, "k", "far too long")  # dropped: over the quota
+    out["over_the_quota"] = storage.read(storage.LOCAL, "k")
+    storage.write(storage.LOCAL, "k", None)
+    out["removed"] = storage.read(storage.LOCAL, "k")
+    out["python_raises_after"] = _raises()
+    return out
+
+
 async def run(cases: "Any") -> "Any":
     _stand_ins()
     out: dict[str, Any] = {"stand_ins": STAND_INS, "import_failures": _imports()}
     from ai_search_web import api, auth
 
+    out["storage"] = _storage()
     out["replies"] = await _replies()
     out["query"] = [api.encode_query([tuple(pair) for pair in pairs]) for pairs in cases["query"]]
     out["query_dict"] = [api.encode_query(params) for params in cases["query_dict"]]

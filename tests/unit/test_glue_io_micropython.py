@@ -37,6 +37,22 @@ _FAKE_BROWSER = r"""
 globalThis.cancelled = 0;
 globalThis.unhandled = 0;
 process.on("unhandledRejection", () => { globalThis.unhandled += 1; });
+// The page's two stores: this tab's blocked (reading it throws, as in a sandboxed frame), this
+// browser's a store of five characters at most (setItem throws past them, as over a quota).
+Object.defineProperty(globalThis, "sessionStorage", {
+  configurable: true,
+  enumerable: true,
+  get() { throw new DOMException("The operation is insecure.", "SecurityError"); },
+});
+const kept = new Map();
+globalThis.localStorage = {
+  getItem: (key) => (kept.has(key) ? kept.get(key) : null),
+  setItem: (key, value) => {
+    if (String(value).length > 5) throw new DOMException("over the quota", "QuotaExceededError");
+    kept.set(key, String(value));
+  },
+  removeItem: (key) => { kept.delete(key); },
+};
 globalThis.fetch = async (url, init) => {
   const s = globalThis.scenario;
   globalThis.lastCall = { url, method: init.method, headers: init.headers, signal: init.signal instanceof AbortSignal };
@@ -311,7 +327,12 @@ def _expected_signed_in(text: str) -> dict[str, Any] | None:
         return None
     if not data["userId"] or not data["authToken"]:
         return None
-    return {"fields": [data[key] for key in keys], "json": data, "round_trip": True, "other": data["name"] == "Other"}
+    return {
+        "fields": [data[key] for key in keys],
+        "json": data,
+        "round_trip": True,
+        "other": data["name"] == "Other",
+    }
 
 
 @settings(max_examples=2, deadline=None, phases=[Phase.generate])  # each example is a Node run
@@ -337,6 +358,13 @@ def test_the_io_glue_gives_on_micropython_what_it_gives_on_cpython(
     )
     assert got["gets"] == _EXPECTED_GETS
     assert got["signed_in"] == [_expected_signed_in(text) for text in _SIGNED_IN]
+    assert got["storage"] == {
+        "blocked": [None, None],
+        "kept": "abc",
+        "over_the_quota": "abc",
+        "removed": None,
+        "python_raises_after": True,
+    }
     assert got["import_failures"] == {}
     assert got["replies"] == {"taken": True, "silent": False, "left": 0}
     # What is not portable yet, outside these modules (the runner says which stand-in it used).
