@@ -35,7 +35,7 @@ LOCAL: "StorageArea" = "localStorage"
 
 def read(area: "StorageArea", key: str) -> "str | None":
     """The string kept under `key`, or None (nothing kept, not a string, or storage off)."""
-    reachable, store = try_get(js.globalThis, area)
+    reachable, store = try_get(js.window, area)
     found, value = try_call(store, "getItem", key) if reachable else (False, None)
     value = present(value) if found else None
     return value if isinstance(value, str) else None
@@ -44,7 +44,7 @@ def read(area: "StorageArea", key: str) -> "str | None":
 def write(area: "StorageArea", key: str, value: "str | None") -> None:
     """Keep `value` under `key` (None removes it); dropped when storage is off or full (keeping it
     was a convenience)."""
-    reachable, store = try_get(js.globalThis, area)
+    reachable, store = try_get(js.window, area)
     if not reachable:
         return
     if value is None:

@@ -39,6 +39,7 @@ globalThis.unhandled = 0;
 process.on("unhandledRejection", () => { globalThis.unhandled += 1; });
 // The page's two stores: this tab's blocked (reading it throws, as in a sandboxed frame), this
 // browser's a store of five characters at most (setItem throws past them, as over a quota).
+globalThis.window = globalThis;
 Object.defineProperty(globalThis, "sessionStorage", {
   configurable: true,
   enumerable: true,
