@@ -3,9 +3,8 @@ JSON; tests/unit/test_glue_io_micropython.py computes the same on CPython and co
 
 Written into MicroPython's file system with the packages and run by `main`. The browser is Node's
 own (`fetch`, `Response`, `ReadableStream`, `AbortSignal`), with a `fetch` of the test's making that
-answers each case's scenario (`globalThis.scenario`) and counts what the page cancelled. A glue
-module the page needs that is not yet portable is replaced by a stand-in, named in the output, so
-that the modules under test still run. Follows the portable convention itself.
+answers each case's scenario (`globalThis.scenario`) and counts what the page cancelled. Follows the
+portable convention itself.
 """
 
 import json
@@ -17,78 +16,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-STAND_INS = []
 TASKS = []  # kept until the process ends
-
-
-class _MessageParts:
-    """`ai_search_web.message_parts`'s `object_field`, for auth, while that module is not portable."""
-
-    @staticmethod
-    def object_field(record: "Any", key: str) -> "Any":
-        value = record.get(key) if isinstance(record, dict) else None
-        return value if isinstance(value, dict) else {}
-
-
-class _ServerEvent:
-    __slots__ = ("data", "event")
-
-    def __init__(self, event: str, data: str) -> None:
-        self.event = event
-        self.data = data
-
-
-class _EventStreamParser:
-    """The core's parser for `\\n`-ended lines only, while `ai_search._event_stream` is not portable."""
-
-    def __init__(self) -> None:
-        self._buffer = b""
-        self._event = ""
-        self._data: list[str] = []
-
-    def feed(self, chunk: bytes) -> "list[_ServerEvent]":
-        self._buffer += chunk
-        events = []
-        while b"\n" in self._buffer:
-            line, self._buffer = self._buffer.split(b"\n", 1)
-            text = line.decode()
-            if not text:
-                if self._data:
-                    events.append(_ServerEvent(self._event or "message", "\n".join(self._data)))
-                self._event, self._data = "", []
-            elif text.startswith("event:"):
-                self._event = text[6:].lstrip(" ")
-            elif text.startswith("data:"):
-                self._data.append(text[5:][1:] if text[5:].startswith(" ") else text[5:])
-        return events
-
-    def close(self) -> "list[_ServerEvent]":
-        self._buffer, self._event, self._data = b"", "", []
-        return []
-
-
-def _nothing(*_args: "Any", **_kwargs: "Any") -> None:
-    return None
-
-
-class _StandIn:
-    """A glue module the page's others own, while it is not portable: the names these import."""
-
-    def __init__(self, **names: "Any") -> None:
-        for name, value in names.items():  # portable: attributes, no order
-            setattr(self, name, value)
-
-
-# What the modules under test import from glue modules not yet portable (their stand-ins' names).
-_OTHERS = (
-    ("message_parts", ("is_image", "message_files", "message_reactions", "source_link", "text_field")),
-    ("conversations", ("message_id", "thread_of")),
-    ("wording", ("file_size_text", "lockout_text", "replies_text")),
-    (
-        "embed_protocol",
-        ("host_origin", "parse_allowed_origins", "read_host_message", "scoped_query", "widget_message"),
-    ),
-)
 # The modules under test, imported one by one on MicroPython.
 MODULES = (
     "storage",
@@ -101,29 +29,6 @@ MODULES = (
     "answer_actions",
     "embed_bridge",
 )
-
-
-def _stand_ins() -> None:
-    import ai_search
-
-    for module, names in _OTHERS:
-        try:
-            __import__("ai_search_web." + module)
-        except (ImportError, AttributeError, SyntaxError, NameError):
-            sys.modules.pop("ai_search_web." + module, None)
-            stand_in = _StandIn(object_field=_MessageParts.object_field, HOST_REPLY_MS=1000)
-            for name in names:
-                setattr(stand_in, name, _nothing)
-            sys.modules["ai_search_web." + module] = stand_in
-            STAND_INS.append("ai_search_web." + module)
-    if not hasattr(ai_search, "EventStreamParser"):
-        try:
-            from ai_search._event_stream import EventStreamParser, ServerEvent
-        except (ImportError, AttributeError, SyntaxError):
-            EventStreamParser, ServerEvent = _EventStreamParser, _ServerEvent
-            STAND_INS.append("ai_search.EventStreamParser")
-        ai_search.EventStreamParser = EventStreamParser
-        ai_search.ServerEvent = ServerEvent
 
 
 def _client(api: "Any") -> "Any":
@@ -237,8 +142,7 @@ def _storage() -> "Any":
 
 
 async def run(cases: "Any") -> "Any":
-    _stand_ins()
-    out: dict[str, Any] = {"stand_ins": STAND_INS, "import_failures": _imports()}
+    out: dict[str, Any] = {"import_failures": _imports()}
     from ai_search_web import api, auth
 
     out["storage"] = _storage()

@@ -307,17 +307,6 @@ _EXPECTED_GETS = [
 ]
 
 
-# The modules of others these import, and the core's event-stream parser, stood in for on MicroPython
-# while they are not portable yet (the runner's output names the ones it used).
-_STAND_INS_ALLOWED = {
-    "ai_search.EventStreamParser",
-    "ai_search_web.conversations",
-    "ai_search_web.embed_protocol",
-    "ai_search_web.message_parts",
-    "ai_search_web.wording",
-}
-
-
 def _expected_signed_in(text: str) -> dict[str, Any] | None:
     try:
         data = json.loads(text)
@@ -368,5 +357,3 @@ def test_the_io_glue_gives_on_micropython_what_it_gives_on_cpython(
     }
     assert got["import_failures"] == {}
     assert got["replies"] == {"taken": True, "silent": False, "left": 0}
-    # What is not portable yet, outside these modules (the runner says which stand-in it used).
-    assert set(got["stand_ins"]) <= _STAND_INS_ALLOWED
