@@ -268,7 +268,11 @@ class ResultsView:
             self._on_open(self.results[position - 1], item, position)
 
     def show_empty(
-        self, words: str, chips: "Sequence[FilterChip]", rooms: str, diagnosis: "Mapping[str, Any] | None" = None
+        self,
+        words: str,
+        chips: "Sequence[FilterChip]",
+        rooms: str,
+        diagnosis: "Mapping[str, Any] | None" = None,
     ) -> None:
         """Nothing matched: say what was searched, and offer to drop each filter. With the server's
         diagnosis, say what each relaxation finds and offer each that finds something as one click."""
