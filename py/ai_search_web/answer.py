@@ -23,23 +23,22 @@ provider's models gets a picker; the chosen model is sent only to a server whose
 accepts one (read from its OpenAPI document), else the picker says the server chooses.
 """
 
-from __future__ import annotations
-
 import json
-from collections.abc import Callable, Coroutine, Mapping, Sequence
-from typing import Any
 
 import js
-from pyodide.ffi import JsProxy
 
-from ai_search import MAX_SEARCH_ANSWER_MESSAGES, MAX_SEARCH_QUERY_LENGTH, append_turn, may_list_models
+from ai_search import (
+    MAX_SEARCH_ANSWER_MESSAGES,
+    MAX_SEARCH_QUERY_LENGTH,
+    append_turn,
+    may_list_models,
+    strip_text,
+)
 
 from . import storage
 from .answer_actions import AnswerActions
 from .answer_text import (
     UNSUPPORTED_LABEL,
-    SentenceCheck,
-    Span,
     Turn,
     answer_segments,
     cited_ids,
@@ -48,11 +47,23 @@ from .answer_text import (
     sentence_runs,
     unsupported_text,
 )
-from .api import ApiClient, ApiError
+from .api import ApiError
 from .dom import closest, element, get, listen, present, replace_children, set_text
+from .ffi import to_py
 from .message_parts import object_field, text_field
 from .messages import BAD_RESPONSE_ERROR_TYPE, TRUNCATED_ANSWER_NOTICE
 from .results import result_anchor
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Coroutine, Mapping, Sequence
+    from typing import Any
+
+    from .answer_text import SentenceCheck, Span
+    from .api import ApiClient
+    from .ffi import JsProxy
+
+    Cite = Callable[[str, int | None, Span | None], None]
 
 __all__ = [
     "EXTRACTIVE_PROVIDER",
@@ -63,12 +74,12 @@ __all__ = [
 
 EXTRACTIVE_PROVIDER = "extractive"
 MODEL_STORAGE_KEY = "ai-search.model"
-Cite = Callable[[str, int | None, Span | None], None]
+_DIGITS = "0123456789"
 
 
-def provider_label(provider: Any) -> str:
+def provider_label(provider: "Any") -> str:
     """What wrote the answer, for the panel's label."""
-    if not isinstance(provider, Mapping):
+    if not isinstance(provider, dict):
         return ""
     name = provider.get("name") if isinstance(provider.get("name"), str) else ""
     model = provider.get("model") if isinstance(provider.get("model"), str) else ""
@@ -82,12 +93,12 @@ def provider_label(provider: Any) -> str:
 class AnswerPanel:
     def __init__(
         self,
-        api: ApiClient,
+        api: "ApiClient",
         *,
-        picker: JsProxy,
-        locate: Callable[[str], int | None],
-        cite: Cite,
-        spawn: Callable[[Coroutine[Any, Any, Any], str], None],
+        picker: "JsProxy",
+        locate: "Callable[[str], int | None]",
+        cite: "Cite",
+        spawn: "Callable[[Coroutine[Any, Any, Any], str], None]",
     ) -> None:
         self._api = api
         self._panel, self._ask, self._label = get("answer"), get("ask"), get("answer-label")
@@ -147,23 +158,16 @@ class AnswerPanel:
             self._controller.abort()
             self._controller = None
 
-    async def run(self, question: str, results: Sequence[Mapping[str, Any]]) -> None:
+    async def run(self, question: str, results: "Sequence[Mapping[str, Any]]") -> None:
         """Ask for an answer over ``results`` (best first) and stream it into the panel."""
         self.reset(True)
         sources = [r for r in results if isinstance(r.get("_id"), str)][:MAX_SEARCH_ANSWER_MESSAGES]
         self._sources = tuple(str(r["_id"]) for r in sources)
-        body: dict[str, Any] = {
-            "query": question,
-            "messages": [
-                {"_id": r["_id"], **({"score": r["score"]} if _is_score(r.get("score")) else {})}
-                for r in sources
-            ],
-        }
-        await self._stream(Turn(question), body)
+        await self._stream(Turn(question), {"query": question, "messages": [_source(r) for r in sources]})
 
-    def _on_follow_up(self, event: JsProxy) -> None:
+    def _on_follow_up(self, event: "JsProxy") -> None:
         event.preventDefault()
-        question = str(self._follow_box.value or "").strip()
+        question = strip_text(str(self._follow_box.value or ""))
         if question and self.turn is not None and self.turn.done and self._controller is None:
             self._spawn(self.follow_up(question), "asking a follow-up")
 
@@ -189,7 +193,7 @@ class AnswerPanel:
         self._follow_box.value = question
         self._follow_form.hidden = False
 
-    async def _stream(self, turn: Turn, body: dict[str, Any]) -> None:
+    async def _stream(self, turn: Turn, body: "dict[str, Any]") -> None:
         self.turn = turn
         self._show_question()
         for node in (self._error, self._check, self._note):
@@ -244,14 +248,12 @@ class AnswerPanel:
             return False
         return True  # unknown events are for newer pages
 
-    def _finish(self, payload: Mapping[str, Any]) -> None:
+    def _finish(self, payload: "Mapping[str, Any]") -> None:
         turn = self.turn
         if turn is None:
             return
         self._take(turn, payload)
-        self._turns = append_turn(
-            self._turns, turn.question, cited_ids(turn.text, {n: c[0] for n, c in turn.citations.items()})
-        )
+        self._turns = append_turn(self._turns, turn.question, cited_ids(turn.text, _cited_messages(turn)))
         self._render()
         provider = object_field(payload, "provider")
         set_text(self._label, provider_label(provider))
@@ -261,7 +263,7 @@ class AnswerPanel:
             self._select_model(model, only_if_unset=True)
         self._follow_form.hidden = False
 
-    def _take(self, turn: Turn, payload: Mapping[str, Any]) -> None:
+    def _take(self, turn: Turn, payload: "Mapping[str, Any]") -> None:
         """A finished answer's fields (the ``done`` event, or a kept answer) into ``turn``."""
         if isinstance(payload.get("answer"), str):
             turn.text = payload["answer"]
@@ -281,15 +283,13 @@ class AnswerPanel:
             mine=payload.get("mine") is not False,
         )
 
-    def show_kept(self, data: Mapping[str, Any]) -> None:
+    def show_kept(self, data: "Mapping[str, Any]") -> None:
         """A kept answer (``ai.search.answer.get``: a shared link) as this reader may see it."""
         self.reset(True)
         question = text_field(data, "query")
         self.turn = Turn(question)
         self._take(self.turn, data)
-        self._turns = append_turn(
-            [], question, cited_ids(self.turn.text, {n: c[0] for n, c in self.turn.citations.items()})
-        )
+        self._turns = append_turn([], question, cited_ids(self.turn.text, _cited_messages(self.turn)))
         self._show_question()
         self._render()
         provider = data.get("provider")
@@ -310,13 +310,13 @@ class AnswerPanel:
         set_text(self._question, asked)
         self._question.hidden = not asked
 
-    def _citation_map(self, turn: Turn) -> Mapping[int, tuple[str, str]]:
+    def _citation_map(self, turn: Turn) -> "Mapping[int, tuple[str, str]]":
         if turn.done or turn is not self.turn:
             return turn.citations
         # While it streams, [N] is the Nth result sent (a follow-up's sources are the server's).
         return {n: (msg_id, "") for n, msg_id in enumerate(self._sources, start=1)}
 
-    def _paragraph(self, turn: Turn) -> JsProxy:
+    def _paragraph(self, turn: Turn) -> "JsProxy":
         cited = self._citation_map(turn)
         children: list[Any] = []
         for text, check in sentence_runs(turn.text, turn.checks):
@@ -332,8 +332,8 @@ class AnswerPanel:
         return element("p", *children, class_="answer-text", dir="auto")
 
     def _cited(
-        self, text: str, cited: Mapping[int, tuple[str, str]], check: SentenceCheck | None
-    ) -> list[Any]:
+        self, text: str, cited: "Mapping[int, tuple[str, str]]", check: "SentenceCheck | None"
+    ) -> "list[Any]":
         parts: list[Any] = []
         for segment in answer_segments(text, lambda n: n in cited):
             if isinstance(segment, str):
@@ -383,7 +383,7 @@ class AnswerPanel:
         replace_children(self._thread, *items)
         self._thread.hidden = not items
 
-    def _click(self, event: JsProxy) -> None:
+    def _click(self, event: "JsProxy") -> None:
         link = closest(event, "a.cite")
         if link is None:
             return
@@ -395,15 +395,13 @@ class AnswerPanel:
         span = present(link.getAttribute("data-span"))
         self._cite(
             msg_id,
-            int(position)
-            if isinstance(position, str) and position.isdigit() and position.isascii()
-            else None,
+            int(position) if isinstance(position, str) and _is_digits(position) else None,
             _read_span(span),
         )
 
     # -- model picker --------------------------------------------------------------------------
 
-    async def discover_models(self, api: ApiClient) -> None:
+    async def discover_models(self, api: "ApiClient") -> None:
         """Offer the picker if the caller may list models and the provider has some."""
         try:
             permissions = (await api.get("me")).get("permissions")
@@ -422,7 +420,7 @@ class AnswerPanel:
     def hide_models(self) -> None:
         self._picker_label.hidden = True
 
-    def offer_models(self, models: Sequence[Mapping[str, Any]], *, model_param: bool) -> None:
+    def offer_models(self, models: "Sequence[Mapping[str, Any]]", *, model_param: bool) -> None:
         """Show the picker with the provider's models (the caller may list them)."""
         self.model_param = model_param
         options = [m for m in models if isinstance(m.get("key"), str) and m["key"]]
@@ -455,30 +453,51 @@ class AnswerPanel:
                 self._picker.value = model
                 return
 
-    def _pick(self, _event: JsProxy) -> None:
+    def _pick(self, _event: "JsProxy") -> None:
         storage.write(storage.SESSION, MODEL_STORAGE_KEY, self.chosen_model())
 
 
-def _is_score(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
+def _is_score(value: "Any") -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _source(result: "Mapping[str, Any]") -> "dict[str, Any]":
+    """What the answer route is told of a result: its id, and its score when it has one."""
+    source = {"_id": result["_id"]}
+    if _is_score(result.get("score")):
+        source["score"] = result["score"]
+    return source
+
+
+def _cited_messages(turn: Turn) -> dict[int, str]:
+    """The message id of each source number the answer cites."""
+    return {number: cited[0] for number, cited in turn.citations.items()}  # portable: a lookup table
+
+
+def _is_digits(text: str) -> bool:
+    """Whether ``text`` is ASCII digits only, as the page writes its attributes (``str.isdigit`` also
+    takes other scripts' digits on CPython, and MicroPython's str has no ``isascii``)."""
+    return bool(text) and all(char in _DIGITS for char in text)
 
 
 async def _answer_takes_model() -> bool:
     """Whether the answer route takes a ``model`` (its OpenAPI request schema lists one)."""
     try:
         response = await js.fetch("/openapi.json")
-        document = (await response.json()).to_py()
+        document = to_py(await response.json())
+        if not isinstance(document, dict):
+            return False
         schema = document["paths"]["/api/v1/ai.search.answer"]["post"]["requestBody"]["content"]
         return "model" in schema["application/json"]["schema"]["properties"]
     except Exception:  # any surprise in the document means "no"
         return False
 
 
-def _read_span(value: Any) -> Span | None:
+def _read_span(value: "Any") -> "Span | None":
     """A citation link's ``data-span`` (``start,end``), or None."""
     if not isinstance(value, str):
         return None
     start, _, end = value.partition(",")
-    if start.isdigit() and end.isdigit() and start.isascii() and end.isascii() and int(start) < int(end):
+    if _is_digits(start) and _is_digits(end) and int(start) < int(end):
         return int(start), int(end)
     return None

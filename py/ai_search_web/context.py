@@ -20,53 +20,60 @@ close button close it; "Copy link" copies the message's permalink::
     view.close()
 """
 
-from __future__ import annotations
-
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
-from typing import Any, Literal
 
 import js
-from pyodide.ffi import JsProxy
 
 from . import url_state
-from .api import ApiClient, ApiError
+from .api import ApiError
 from .clipboard import copy_link
 from .conversations import message_id
 from .dom import closest, data_index, element, get, listen, present, replace_children, set_text
+from .ffi import js_object
 from .message_parts import text_field
 from .message_view import CONTEXT_ITEM_PREFIX, context_item
 from .results import room_label
 from .wording import replies_text
 
-__all__ = ["MAX_CACHED_CONTEXTS", "ContextView", "OpenRequest", "Span"]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+    from typing import Any, Literal
+
+    from .api import ApiClient
+    from .ffi import JsProxy
+
+    # The route's answer, and what the view was asked to show.
+    Context = Mapping[str, Any]
+    Span = tuple[int, int]
+    History = Literal["push", "replace", "none"]
+    # What is about to open, for someone who may show it instead (the widget's host: open-message):
+    # the message, its room and thread, its place in the result list (0: none), and what opened it.
+    OpenRequest = Mapping[str, Any]
+
+__all__ = ["MAX_CACHED_CONTEXTS", "ContextView"]
 
 # Conversations kept after they were shown, so that Back/Forward and opening again need no request;
 # a few dozen is a long reading session, and each is at most about sixty messages.
 MAX_CACHED_CONTEXTS = 40
-# The route's answer, and what the view was asked to show.
-Context = Mapping[str, Any]
-Span = tuple[int, int]
-History = Literal["push", "replace", "none"]
-# What is about to open, for someone who may show it instead (the widget's host: open-message): the
-# message, its room and thread, its place in the result list (0: none), and what opened it.
-OpenRequest = Mapping[str, Any]
 _LOADING = "Loading the conversation…"
 
 
-def _as_message(result: Mapping[str, Any]) -> dict[str, Any]:
+def _as_message(result: "Mapping[str, Any]") -> "dict[str, Any]":
     """A search result in the shape of a message, shown alone while its conversation loads."""
-    return {**result, "msg": text_field(result, "text")}
+    message = dict(result)
+    message["msg"] = text_field(result, "text")
+    return message
 
 
 class ContextView:
     def __init__(
         self,
-        api: ApiClient,
+        api: "ApiClient",
         *,
-        hits: Callable[[str], Mapping[str, Any] | None],
-        locate: Callable[[str], JsProxy | None],
-        spawn: Callable[[Coroutine[Any, Any, Any], str], None],
+        hits: "Callable[[str], Mapping[str, Any] | None]",
+        locate: "Callable[[str], JsProxy | None]",
+        spawn: "Callable[[Coroutine[Any, Any, Any], str], None]",
         embedded: bool,
     ) -> None:
         self._api = api
@@ -107,10 +114,10 @@ class ContextView:
         self,
         msg_id: str,
         *,
-        hit: Mapping[str, Any] | None = None,
-        span: Span | None = None,
-        invoker: JsProxy | None = None,
-        history: History = "push",
+        hit: "Mapping[str, Any] | None" = None,
+        span: "Span | None" = None,
+        invoker: "JsProxy | None" = None,
+        history: "History" = "push",
     ) -> None:
         """Show ``msg_id`` in its conversation. ``hit`` (its search result) is shown at once while
         the conversation loads; ``span`` marks the text a citation stands on; focus goes back to
@@ -133,8 +140,8 @@ class ContextView:
         self._abort()
         js.document.documentElement.dataset.context = "open"
         self._section.hidden = False
-        if (cached := self._cache.get(msg_id)) is not None:
-            self._cache.move_to_end(msg_id)
+        if (cached := self._cache.pop(msg_id, None)) is not None:
+            self._cache[msg_id] = cached  # the newest again (MicroPython's OrderedDict has no move_to_end)
             self._render(cached)
             return
         self._loading(hit)
@@ -142,11 +149,11 @@ class ContextView:
 
     def show_result(
         self,
-        result: Mapping[str, Any],
+        result: "Mapping[str, Any]",
         *,
-        invoker: JsProxy | None,
+        invoker: "JsProxy | None",
         position: int | None,
-        span: Span | None = None,
+        span: "Span | None" = None,
         via: str,
         preview: bool = True,
     ) -> None:
@@ -172,11 +179,11 @@ class ContextView:
 
     async def _open_unless_taken(
         self,
-        taken: Awaitable[bool],
+        taken: "Awaitable[bool]",
         msg_id: str,
-        hit: Mapping[str, Any] | None,
-        span: Span | None,
-        invoker: JsProxy | None,
+        hit: "Mapping[str, Any] | None",
+        span: "Span | None",
+        invoker: "JsProxy | None",
     ) -> None:
         if not await taken:
             self.open(msg_id, hit=hit, span=span, invoker=invoker)
@@ -228,7 +235,7 @@ class ContextView:
 
     # -- loading ---------------------------------------------------------------------------------
 
-    def _loading(self, hit: Mapping[str, Any] | None) -> None:
+    def _loading(self, hit: "Mapping[str, Any] | None") -> None:
         self._section.dataset.state = "loading"
         self._section.setAttribute("aria-busy", "true")
         self._retry.hidden = True
@@ -252,7 +259,7 @@ class ContextView:
         self._controller = None
         self._cache[msg_id] = data
         while len(self._cache) > MAX_CACHED_CONTEXTS:
-            self._cache.popitem(last=False)
+            del self._cache[next(iter(self._cache))]  # the oldest (an OrderedDict iterates in order)
         self._render(data)
 
     def _reload(self) -> None:
@@ -267,9 +274,9 @@ class ContextView:
 
     # -- rendering -------------------------------------------------------------------------------
 
-    def _render(self, data: Context) -> None:
+    def _render(self, data: "Context") -> None:
         messages = data.get("messages")
-        shown = tuple(m for m in messages if isinstance(m, Mapping)) if isinstance(messages, list) else ()
+        shown = tuple(m for m in messages if isinstance(m, dict)) if isinstance(messages, list) else ()
         thread = data.get("kind") == "thread"
         room = room_label(data.get("room"))
         replies = count if isinstance(count := data.get("replies"), int) else 0
@@ -293,7 +300,7 @@ class ContextView:
         )
         self._focus_hit(scroll=True)
 
-    def _items(self, messages: Sequence[Mapping[str, Any]], *, in_room: bool) -> list[Any]:
+    def _items(self, messages: "Sequence[Mapping[str, Any]]", *, in_room: bool) -> "list[Any]":
         items = []
         for index, message in enumerate(messages):
             ident = message_id(message)
@@ -331,21 +338,21 @@ class ContextView:
             )
         if node is None:
             if not inside:
-                self._section.focus(preventScroll=True)
+                self._section.focus(js_object(preventScroll=True))
             return
         if scroll:
-            node.scrollIntoView(block="center")
+            node.scrollIntoView(js_object(block="center"))
         if not on_control:
-            node.focus(preventScroll=True)
+            node.focus(js_object(preventScroll=True))
 
     # -- the view's controls ---------------------------------------------------------------------
 
-    def _click(self, event: JsProxy) -> None:
+    def _click(self, event: "JsProxy") -> None:
         index = data_index(closest(event, "button.open-thread"), len(self._shown))
         if index is not None:
             self.open(message_id(self._shown[index]), history="replace")
 
-    def _key(self, event: JsProxy) -> None:
+    def _key(self, event: "JsProxy") -> None:
         """Escape closes the view, unless it belongs to a text field outside it, an open list
         (which took it first) or an IME composition."""
         if not self.is_open or event.key != "Escape" or event.defaultPrevented or event.isComposing:

@@ -15,25 +15,20 @@ marked as not updated, with a Retry button, and Ask AI waits for a search that w
 are awaited (:mod:`.api`), never blocking the page; everything runs behind :mod:`.boundary`.
 """
 
-from __future__ import annotations
-
 import asyncio
-from collections.abc import Coroutine, Mapping
-from dataclasses import replace
-from typing import Any
 
 import js
-from pyodide.ffi import JsProxy
 
 from ai_search import (
     MAX_INTELLIGENT_SEARCH_RESULTS,
     MAX_SEARCH_QUERY_LENGTH,
-    FilterChip,
     build_applied_filter_chips,
     drop_unfinished_search_filters,
+    fold_text,
     merge_search_filters,
     parse_search_filter_text,
     serialize_search_query,
+    strip_text,
 )
 
 from . import url_state
@@ -41,13 +36,23 @@ from .answer import AnswerPanel
 from .api import ApiClient, ApiError
 from .auth import Session
 from .boundary import spawn
-from .context import ContextView, Span
+from .context import ContextView
 from .dom import element, get, listen, present, replace_children, set_text
+from .ffi import JsProxy, to_py
 from .message_parts import list_field, object_field
 from .results import ResultsView, result_anchor
 from .search_box import SearchBox, browser_time_zone
 from .signin import SignInForm
 from .wording import count_text, too_long_text
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Coroutine, Mapping
+    from typing import Any
+
+    from ai_search import FilterChip
+
+    from .context import Span
 
 __all__ = ["Page"]
 
@@ -145,9 +150,9 @@ class Page:
         data = _js_dict(fallback.data) if fallback is not None else None
         fetched = str(fallback.q) if fallback is not None and data is not None else ""
         url_query = url_state.read_query()
-        typed = self.box.text.strip()
+        typed = strip_text(self.box.text)
         chipped = _stage_filters()
-        if url_query and typed in ("", url_query.strip()) and not chipped:
+        if url_query and typed in ("", strip_text(url_query)) and not chipped:
             self.load_query(url_query, prefetched=data if fetched == url_query else None)
             return
         if fetched and data is not None:
@@ -163,7 +168,7 @@ class Page:
             self.box.set_filters(merge_search_filters(self.box.filters, filters))
         self.box.refresh()  # what was typed since stays as typed; its finished filters become chips
 
-    def _spawn(self, coroutine: Coroutine[Any, Any, Any], where: str = "a background task") -> None:
+    def _spawn(self, coroutine: "Coroutine[Any, Any, Any]", where: str = "a background task") -> None:
         spawn(coroutine, where)
 
     def _on_shortcut(self, event: JsProxy) -> None:
@@ -174,7 +179,7 @@ class Page:
             bool(getattr(target, "isContentEditable", False))
             or str(getattr(target, "tagName", "")) in ("INPUT", "TEXTAREA", "SELECT")
         )
-        if (key.lower() == "k" and (event.ctrlKey or event.metaKey)) or (key == "/" and not editing):
+        if (fold_text(key) == "k" and (event.ctrlKey or event.metaKey)) or (key == "/" and not editing):
             event.preventDefault()
             self.box.focus()
             self.box.box.select()
@@ -182,7 +187,7 @@ class Page:
     def _toggle_sort(self) -> None:
         """Relevance or newest first: the same as typing or removing ``sort:new``."""
         newest = self.box.filters.sort != "new"
-        self.box.set_filters(replace(self.box.filters, sort="new" if newest else None))
+        self.box.set_filters(self.box.filters.replace(sort="new" if newest else None))
         self._show_sort()
         if self.query:
             self.submit()
@@ -193,7 +198,7 @@ class Page:
         toggle.setAttribute("aria-pressed", "true" if newest else "false")
         set_text(toggle, "Sort: newest first" if newest else "Sort: most relevant first")
 
-    def _chip_removed(self, _chip: FilterChip, _by_keyboard_or_click: bool) -> None:
+    def _chip_removed(self, _chip: "FilterChip", _by_keyboard_or_click: bool) -> None:
         """A filter was dropped; a search on screen runs again without it."""
         if self.query:
             self.submit()
@@ -228,7 +233,7 @@ class Page:
         url_state.push_query(line)
         self.load_query(line)
 
-    def load_query(self, query: str, prefetched: dict[str, Any] | None = None) -> None:
+    def load_query(self, query: str, prefetched: "dict[str, Any] | None" = None) -> None:
         """Show the search of a query line (from the address bar or history) and run it."""
         parsed = parse_search_filter_text(drop_unfinished_search_filters(query))
         self.box.set_filters(parsed.filters)
@@ -314,7 +319,7 @@ class Page:
         if not stale:
             self._failed_query = ""
 
-    def _show_results(self, data: dict[str, Any]) -> None:
+    def _show_results(self, data: "dict[str, Any]") -> None:
         self._set_stale(False)
         section = get("results")
         section.hidden = False
@@ -339,12 +344,12 @@ class Page:
         self.answer.reset(bool(results) and meta.get("answerGenerationConfigured") is not False)
         self._searched()
 
-    def _show_receipt(self, meta: Mapping[str, Any]) -> None:
+    def _show_receipt(self, meta: "Mapping[str, Any]") -> None:
         """What the search looked through ("searched 12 rooms you are in, 1 Jul – today"), and the
         names it could not search by; the server words both."""
         scope = object_field(meta, "scope")
         unknown = list_field(scope, "unknown")
-        lines = [scope.get("text"), *unknown]
+        lines = [scope.get("text")] + list(unknown)  # noqa: RUF005 (MicroPython has no `*` in a list)
         receipt = get("search-receipt")
         replace_children(receipt, *(element("span", line, dir="auto") for line in lines if isinstance(line, str)))
         receipt.hidden = not any(isinstance(line, str) for line in lines)
@@ -406,14 +411,14 @@ class Page:
             return None
         return present(js.document.getElementById(result_anchor(position)))
 
-    def open_result(self, result: Mapping[str, Any], invoker: JsProxy, position: int | None) -> None:
+    def open_result(self, result: "Mapping[str, Any]", invoker: JsProxy, position: int | None) -> None:
         """A result was clicked or Enter pressed on it (or a thread's "N more": no position): its
         conversation."""
         self.context.show_result(
             result, invoker=invoker, position=position, via="result" if position is not None else "more"
         )
 
-    def cite(self, msg_id: str, position: int | None, span: Span | None = None) -> None:
+    def cite(self, msg_id: str, position: int | None, span: "Span | None" = None) -> None:
         """A citation was followed: mark its result (``position``, when the message is one) and
         open the message in its conversation, the supporting ``span`` (code points of its text)
         marked when the answer gave one."""
@@ -484,12 +489,12 @@ class Page:
             self._room_count = sum(1 for s in update if isinstance(s, dict) and not s.get("banned"))
 
 
-def _js_dict(value: Any) -> dict[str, Any] | None:
+def _js_dict(value: "Any") -> "dict[str, Any] | None":
     """A JavaScript object the fallback script left, as a dict (None for anything else)."""
     value = present(value)
-    if value is None or not hasattr(value, "to_py"):
+    if value is None or not isinstance(value, JsProxy):
         return None
-    converted = value.to_py()
+    converted = to_py(value)
     return converted if isinstance(converted, dict) else None
 
 
@@ -497,11 +502,11 @@ def _stage_filters() -> str:
     """The keystroke stage's chips as a query line (static/keys-boot.mjs), "" without them."""
     stage = present(getattr(js.window, "aiSearchKeys", None))
     line = present(getattr(stage, "filters", None)) if stage is not None else None
-    return line.strip() if isinstance(line, str) else ""
+    return strip_text(line) if isinstance(line, str) else ""
 
 
-def _items(fallback: JsProxy, name: str) -> list[Any] | None:
+def _items(fallback: JsProxy, name: str) -> "list[Any] | None":
     """The fallback's complete lookup answer ``name`` (rooms or people), or None if it has none."""
     value = present(getattr(fallback, name, None))
-    converted = value.to_py() if value is not None and hasattr(value, "to_py") else None
+    converted = to_py(value) if value is not None and isinstance(value, JsProxy) else None
     return [item for item in converted if isinstance(item, dict)] if isinstance(converted, list) else None

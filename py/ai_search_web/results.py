@@ -24,20 +24,26 @@ rooms searched) and offers one button per filter to search again without it::
     view.show_empty("deploy", chips, "18 rooms you are in")
 """
 
-from __future__ import annotations
-
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
-
 import js
-from pyodide.ffi import JsProxy
 
-from ai_search import AI_SEARCH_PAGE_SIZE, AI_SEARCH_RESULTS_PAGE_SIZE, MAX_SOURCE_MESSAGE_LENGTH, FilterChip
+from ai_search import AI_SEARCH_PAGE_SIZE, AI_SEARCH_RESULTS_PAGE_SIZE, MAX_SOURCE_MESSAGE_LENGTH, strip_text
 
-from .conversations import Conversation, group_by_conversation, message_id
+from .conversations import group_by_conversation, message_id
 from .dom import closest, data_index, element, highlighted, icon, listen, present, replace_children, set_text
 from .message_view import author, file_chips, source_anchor, thread_note, when
 from .wording import match_words, more_in_thread_text, reason_text, replies_text
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+    from typing import Any
+
+    from ai_search import FilterChip
+
+    from .conversations import Conversation
+    from .ffi import JsProxy
+
+    Result = Mapping[str, Any]
 
 __all__ = ["RESULT_ID_PREFIX", "ResultsView", "result_anchor", "room_label"]
 
@@ -45,8 +51,7 @@ RESULT_ID_PREFIX = "result-"
 # Room types whose name is a room name (shown with #); direct messages are named after their members.
 _NAMED_ROOM_TYPES = frozenset({"c", "p"})
 _DIRECT_NAME_SEPARATOR = "__"
-
-Result = Mapping[str, Any]
+_DIGITS = "0123456789"
 
 
 def result_anchor(position: int) -> str:
@@ -54,30 +59,31 @@ def result_anchor(position: int) -> str:
     return f"{RESULT_ID_PREFIX}{position}"
 
 
-def _text(value: Any) -> str:
+def _text(value: "Any") -> str:
     return value if isinstance(value, str) else ""
 
 
-def room_label(room: Any) -> str:
+def room_label(room: "Any") -> str:
     """``#name`` for a channel or group; ``Direct: a, b`` for a direct message."""
-    if not isinstance(room, Mapping):
+    if not isinstance(room, dict):
         return ""
     name = _text(room.get("fname")) or _text(room.get("name"))
     if _text(room.get("t")) in _NAMED_ROOM_TYPES or not name:
         return f"#{name}" if name else ""
-    return "Direct: " + ", ".join(part for part in name.split(_DIRECT_NAME_SEPARATOR) if part)
+    parts = name.split(_DIRECT_NAME_SEPARATOR)  # portable: an ASCII separator splits any text alike
+    return "Direct: " + ", ".join(part for part in parts if part)
 
 
 class ResultsView:
     def __init__(
         self,
-        listing: JsProxy,
-        more: JsProxy,
-        empty: JsProxy,
+        listing: "JsProxy",
+        more: "JsProxy",
+        empty: "JsProxy",
         *,
-        on_drop: Callable[[FilterChip], None],
-        on_open: Callable[[Result, JsProxy, int | None], None],
-        on_relax: Callable[[str], None] | None = None,
+        on_drop: "Callable[[FilterChip], None]",
+        on_open: "Callable[[Result, JsProxy, int | None], None]",
+        on_relax: "Callable[[str], None] | None" = None,
     ) -> None:
         self._list = listing
         self._more = more
@@ -106,10 +112,10 @@ class ResultsView:
         self._empty.hidden = True
         self._more.hidden = True
 
-    def show(self, results: Sequence[Result]) -> None:
+    def show(self, results: "Sequence[Result]") -> None:
         """Show the first page of ``results`` (replacing what was there), by conversation."""
         self.clear()
-        self.found = tuple(result for result in results if isinstance(result, Mapping))
+        self.found = tuple(result for result in results if isinstance(result, dict))
         self._groups = tuple(group_by_conversation(self.found))
         self.results = tuple(hit for group in self._groups for hit in group.hits)
         self._group_of = tuple(index for index, group in enumerate(self._groups) for _hit in group.hits)
@@ -123,7 +129,7 @@ class ResultsView:
         if self.shown < position <= len(self.results):
             self._reveal(position)
 
-    def hit(self, msg_id: str) -> Result | None:
+    def hit(self, msg_id: str) -> "Result | None":
         """The result of this search for a message id (listed or not), if there is one."""
         return next((result for result in self.found if msg_id and message_id(result) == msg_id), None)
 
@@ -142,7 +148,7 @@ class ResultsView:
         left = len(self.results) - self.shown
         set_text(self._more, f"Show more ({min(left, AI_SEARCH_RESULTS_PAGE_SIZE)} of {left} left)")
 
-    def _place(self, node: JsProxy, group_index: int, *, last: bool) -> None:
+    def _place(self, node: "JsProxy", group_index: int, *, last: bool) -> None:
         """Put a result in the list, or in its thread's entry (made with its first hit); the entry
         ends with its "N more in this thread" button once its last listed hit is there."""
         group = self._groups[group_index]
@@ -167,7 +173,7 @@ class ResultsView:
                 )
             )
 
-    def _heading(self, group: Conversation) -> JsProxy:
+    def _heading(self, group: "Conversation") -> "JsProxy":
         thread = group.thread or {}
         replies = replies_text(thread.get("replies"))
         return element(
@@ -183,7 +189,7 @@ class ResultsView:
             class_="conversation-head",
         )
 
-    def _item(self, result: Result, position: int) -> JsProxy:
+    def _item(self, result: "Result", position: int) -> "JsProxy":
         text = _text(result.get("text"))
         shown_text = text[:MAX_SOURCE_MESSAGE_LENGTH]
         spans = result.get("highlights")
@@ -229,14 +235,14 @@ class ResultsView:
 
     # -- opening a result in its conversation ----------------------------------------------------
 
-    def _position(self, node: JsProxy | None) -> int | None:
+    def _position(self, node: "JsProxy | None") -> int | None:
         raw = _text(present(node.id)) if node is not None else ""
-        number = raw.removeprefix(RESULT_ID_PREFIX)
-        if not number.isdigit() or not number.isascii() or not 1 <= int(number) <= self.shown:
+        number = raw[len(RESULT_ID_PREFIX) :] if raw.startswith(RESULT_ID_PREFIX) else raw
+        if not _is_digits(number) or not 1 <= int(number) <= self.shown:
             return None
         return int(number)
 
-    def _click(self, event: JsProxy) -> None:
+    def _click(self, event: "JsProxy") -> None:
         if closest(event, "a.source-link") is not None:
             return  # the browser follows the link out, in a new tab; the result stays as it is
         more = closest(event, "button.conversation-more")
@@ -252,7 +258,7 @@ class ResultsView:
             return  # text being selected in a result is not a request to open it
         self._on_open(self.results[position - 1], item, position)
 
-    def _key(self, event: JsProxy) -> None:
+    def _key(self, event: "JsProxy") -> None:
         item = closest(event, ".result")
         if event.key != "Enter" or item is None or item != present(event.target):
             return
@@ -262,7 +268,11 @@ class ResultsView:
             self._on_open(self.results[position - 1], item, position)
 
     def show_empty(
-        self, words: str, chips: Sequence[FilterChip], rooms: str, diagnosis: Mapping[str, Any] | None = None
+        self,
+        words: str,
+        chips: "Sequence[FilterChip]",
+        rooms: str,
+        diagnosis: "Mapping[str, Any] | None" = None,
     ) -> None:
         """Nothing matched: say what was searched, and offer to drop each filter. With the server's
         diagnosis, say what each relaxation finds and offer each that finds something as one click."""
@@ -304,7 +314,7 @@ class ResultsView:
         replace_children(self._empty, *lines)
         self._empty.hidden = False
 
-    def _drop_click(self, event: JsProxy) -> None:
+    def _drop_click(self, event: "JsProxy") -> None:
         relax = data_index(closest(event, "button.relax"), len(self._relaxations))
         if relax is not None and self._on_relax is not None:
             self._on_relax(self._relaxations[relax])
@@ -314,13 +324,13 @@ class ResultsView:
             self._on_drop(self._drops[index])
 
 
-def _relaxations(diagnosis: Mapping[str, Any] | None, labels: Mapping[str, str]) -> list[tuple[str, str]]:
+def _relaxations(diagnosis: "Mapping[str, Any] | None", labels: "Mapping[str, str]") -> list[tuple[str, str]]:
     """(button label, query line) of each relaxation the server says finds something, "Search without
     @dave (3)": each dropped token named as its chip is (`labels`: token -> label)."""
-    found = diagnosis.get("relaxations") if isinstance(diagnosis, Mapping) else None
+    found = diagnosis.get("relaxations") if isinstance(diagnosis, dict) else None
     offers = []
     for item in found if isinstance(found, list) else ():
-        if not isinstance(item, Mapping) or not isinstance(item.get("q"), str) or not item["q"].strip():
+        if not isinstance(item, dict) or not isinstance(item.get("q"), str) or not strip_text(item["q"]):
             continue
         count = item.get("count")
         if not isinstance(count, int) or isinstance(count, bool) or count <= 0:
@@ -337,3 +347,9 @@ def _relaxations(diagnosis: Mapping[str, Any] | None, labels: Mapping[str, str])
             label = f"Search without {named} ({shown})"
         offers.append((label, item["q"]))
     return offers
+
+
+def _is_digits(text: str) -> bool:
+    """Whether ``text`` is ASCII digits only, as an id the page wrote has them (``str.isdigit`` also
+    takes other scripts' digits on CPython, and MicroPython's str has no ``isascii``)."""
+    return bool(text) and all(char in _DIGITS for char in text)

@@ -26,22 +26,14 @@ The box holds at most ``MAX_SEARCH_QUERY_LENGTH`` characters, the server's own l
 ``wording.COUNTER_FROM_CHARS`` before it, a line under the box counts what is left.
 """
 
-from __future__ import annotations
-
 import datetime
 import json
-from collections.abc import Callable, Coroutine
-from typing import Any
 
 import js
-from pyodide.ffi import JsProxy
 
 from ai_search import (
     DATE_PICKER_GROUP,
     MAX_SEARCH_QUERY_LENGTH,
-    ActiveSearchFilter,
-    FilterChip,
-    FilterSuggestion,
     SearchFilters,
     apply_search_filter_token,
     build_applied_filter_chips,
@@ -51,11 +43,12 @@ from ai_search import (
     insert_search_filter_token,
     merge_search_filters,
     remove_search_filter,
+    strip_text,
     take_out_completed_search_filters,
 )
 
 from . import storage
-from .api import ApiClient, ApiError
+from .api import ApiError
 from .caret import index_to_utf16, utf16_to_index
 from .chips import ChipsView
 from .combobox import Combobox, is_composing
@@ -71,6 +64,16 @@ from .recent import (
     with_recent_search,
 )
 from .wording import counter_text
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Coroutine
+    from typing import Any
+
+    from ai_search import ActiveSearchFilter, FilterChip, FilterSuggestion
+
+    from .api import ApiClient
+    from .ffi import JsProxy
 
 __all__ = ["KEY_TIMINGS_KEPT", "SearchBox", "browser_time_zone", "browser_today"]
 
@@ -96,17 +99,17 @@ class SearchBox:
     def __init__(
         self,
         *,
-        box: JsProxy,
-        chips: JsProxy,
-        listbox: JsProxy,
-        counter: JsProxy,
-        api: ApiClient,
-        signed_in: Callable[[], bool],
-        spawn: Callable[[Coroutine[Any, Any, Any]], None],
-        on_chip_removed: Callable[[FilterChip, bool], None],
-        hints: JsProxy | None = None,
-        on_recent: Callable[[str], None] | None = None,
-        date_picker: JsProxy | None = None,
+        box: "JsProxy",
+        chips: "JsProxy",
+        listbox: "JsProxy",
+        counter: "JsProxy",
+        api: "ApiClient",
+        signed_in: "Callable[[], bool]",
+        spawn: "Callable[[Coroutine[Any, Any, Any]], None]",
+        on_chip_removed: "Callable[[FilterChip, bool], None]",
+        hints: "JsProxy | None" = None,
+        on_recent: "Callable[[str], None] | None" = None,
+        date_picker: "JsProxy | None" = None,
     ) -> None:
         self.box = box
         box.maxLength = MAX_SEARCH_QUERY_LENGTH
@@ -145,7 +148,7 @@ class SearchBox:
 
     def caret(self, text: str) -> int:
         start = present(self.box.selectionStart)
-        return utf16_to_index(text, int(start)) if isinstance(start, int | float) else len(text)
+        return utf16_to_index(text, int(start)) if isinstance(start, (int, float)) else len(text)
 
     def set_text(self, text: str, caret: int | None = None) -> None:
         self.box.value = text
@@ -160,14 +163,14 @@ class SearchBox:
     def focus(self) -> None:
         self.box.focus()
 
-    def _remove_chip(self, chip: FilterChip, index: int) -> None:
+    def _remove_chip(self, chip: "FilterChip", index: int) -> None:
         """A chip's remove button: drop that value, keep focus among the chips (else the box)."""
         self.set_filters(remove_search_filter(self.filters, chip.filter_key, chip.value))
         if not self.chips.focus_last():
             self.focus()
         self._on_chip_removed(chip, True)
 
-    def _edit_chip(self, chip: FilterChip, index: int) -> None:
+    def _edit_chip(self, chip: "FilterChip", index: int) -> None:
         """A chip's label: its value leaves the chips and its token goes back into the box at the
         caret, still being typed (so its suggestions show), to be changed and finished again."""
         self.set_filters(remove_search_filter(self.filters, chip.filter_key, chip.value))
@@ -177,14 +180,14 @@ class SearchBox:
         self.set_text(inserted.text, inserted.caret)
         self.refresh()
 
-    def drop(self, chip: FilterChip) -> None:
+    def drop(self, chip: "FilterChip") -> None:
         """Drop one filter value from elsewhere (the empty state's buttons)."""
         self.set_filters(remove_search_filter(self.filters, chip.filter_key, chip.value))
         self._on_chip_removed(chip, False)
 
     # -- typing ----------------------------------------------------------------------------------
 
-    def _on_input(self, event: JsProxy) -> None:
+    def _on_input(self, event: "JsProxy") -> None:
         if getattr(event, "isComposing", False):
             return  # the text is not final; compositionend refreshes
         started = js.performance.now()
@@ -208,7 +211,7 @@ class SearchBox:
             self.set_filters(merge_search_filters(self.filters, finished))
         active = get_active_search_filter(text, caret)
         self._hint(text[: active.start] + text[active.end :] if active is not None else text)
-        if not text.strip():
+        if not strip_text(text):
             self._offer_recent()
             return
         self._suggest(active)
@@ -236,7 +239,7 @@ class SearchBox:
         storage.write(storage.LOCAL, RECENT_SEARCHES_KEY, encode_recent_searches(kept) if kept else None)
 
     def _offer_recent(self) -> None:
-        if self._on_recent is None or self.text.strip() or self.filters != SearchFilters():
+        if self._on_recent is None or strip_text(self.text) or self.filters != SearchFilters():
             return
         self.combo.show(recent_search_suggestions(self.recent()))
 
@@ -247,7 +250,7 @@ class SearchBox:
             self._counter.textContent = words
         self._counter.hidden = not words
 
-    def _on_keydown(self, event: JsProxy) -> None:
+    def _on_keydown(self, event: "JsProxy") -> None:
         if self.combo.handle_key(event) or is_composing(event):
             return
         at_start = self.box.selectionStart == 0 and self.box.selectionEnd == 0
@@ -256,14 +259,14 @@ class SearchBox:
 
     # -- suggestions -------------------------------------------------------------------------------
 
-    def _suggest(self, active: ActiveSearchFilter | None) -> None:
+    def _suggest(self, active: "ActiveSearchFilter | None") -> None:
         suggestions = suggestions_for(active, self._lookup, signed_in=self._signed_in(), today=browser_today())
         if suggestions is None:
             self.combo.close()
         else:
             self.combo.show(suggestions)
 
-    def accept_suggestion(self, suggestion: FilterSuggestion) -> None:
+    def accept_suggestion(self, suggestion: "FilterSuggestion") -> None:
         """Put the chosen value in place of the token at the caret; it then becomes a chip. A recent
         search runs again; "Clear recent searches" forgets them."""
         if suggestion.group == RECENT_GROUP and self._on_recent is not None:
@@ -298,7 +301,7 @@ class SearchBox:
         self._picker.hidden = False
         self._picker.focus()
 
-    def _picker_key(self, event: JsProxy) -> None:
+    def _picker_key(self, event: "JsProxy") -> None:
         if event.key == "Enter":
             event.preventDefault()
             self._picked(apply=True)
@@ -323,7 +326,7 @@ class SearchBox:
 
     # -- lookups ---------------------------------------------------------------------------------
 
-    def _lookup(self, kind: str, text: str) -> list[Any] | None:
+    def _lookup(self, kind: str, text: str) -> "list[Any] | None":
         known = self._lookups[kind].local(text)
         if known is None and (kind, text) not in self._pending:
             self._pending.add((kind, text))
@@ -352,7 +355,7 @@ class SearchBox:
         ):
             self._suggest(active)
 
-    def seed_lookups(self, rooms: list[Any] | None, people: list[Any] | None) -> None:
+    def seed_lookups(self, rooms: "list[Any] | None", people: "list[Any] | None") -> None:
         """The rooms and people the fallback script looked up (the empty lookup text) before Python."""
         for kind, items in (("room", rooms), ("user", people)):
             if items is not None:
@@ -367,5 +370,5 @@ class SearchBox:
 
     def forget(self) -> None:
         """Another person signed in (or nobody): their lookups are not this one's."""
-        for cache in self._lookups.values():
+        for cache in self._lookups.values():  # portable: each is cleared, in any order
             cache.clear()

@@ -29,6 +29,7 @@ from ai_search_server.static import (
     PAGE_ENTRY,
     PAGE_GLUE_MODULES,
     REVALIDATE_CACHE,
+    _mpy_cross,
 )
 from ai_search_server.store.base import Store
 from tests.server.conftest import BASE_URL
@@ -146,3 +147,7 @@ def test_the_page_bundle_digest_follows_its_files(tmp_path: Path) -> None:
     assert "ai_search_web/main.py" in {**sent["files"], **sent["compiled"]}
     (tmp_path / "py" / "ai_search_web" / "page.py").write_text("NAME = 'changed'\n", encoding="utf-8")
     assert PAGE_BUNDLE.url(tmp_path) != before
+@pytest.mark.skipif(_mpy_cross() is None, reason="mpy-cross is not installed (the bundle carries sources)")
+def test_with_mpy_cross_the_page_is_sent_as_bytecode() -> None:
+    _digest, body = PAGE_BUNDLE.body(ROOT)
+    assert set(json.loads(body)["compiled"]) == set(PAGE_BUNDLE.files(ROOT))

@@ -15,7 +15,8 @@ from tests.unit import test_core_portability as core
 
 PACKAGE = Path(__file__).resolve().parents[2] / "py" / "ai_search_web"
 # What MicroPython's webassembly port (the vendored build) has, for the glue: checked in its REPL.
-GLUE_RUNTIME_MODULES = {"js", "jsffi", "re", "asyncio", "io", "json", "sys", "datetime", "ai_search"}
+# `collections` has OrderedDict, deque and namedtuple there, never `collections.abc`.
+GLUE_RUNTIME_MODULES = {"js", "jsffi", "re", "asyncio", "io", "json", "sys", "datetime", "collections", "ai_search"}
 # Builtin exceptions MicroPython 1.28 does not define (checked in its REPL): naming one is a NameError
 # there. ruff's UP041 turns `asyncio.TimeoutError` into `TimeoutError`, which is one of them.
 MISSING_BUILTINS = {
@@ -46,7 +47,9 @@ class _GlueReader(core._Reader):
     def _imported(self, node: ast.stmt, module: str, bound: str) -> None:
         if self.type_checking:
             self.typing_names.add(bound)
-        elif self.cpython_only or module.split(".")[0] in GLUE_RUNTIME_MODULES:
+        elif self.cpython_only or (
+            module.split(".")[0] in GLUE_RUNTIME_MODULES and module not in core.TYPING_MODULES
+        ):
             return
         else:
             self.note(node, f"imports {module} at run time: not in MicroPython's webassembly port")
@@ -134,27 +137,11 @@ def test_a_glue_module_keeps_to_the_portable_convention(name: str) -> None:
     assert _problems(name) == []
 
 
-# The page's glue not yet on MicroPython (the whole page on MicroPython is under way): each name
-# leaves this set when its module keeps the convention, and the test below then holds it there.
-_NOT_YET_PORTABLE = {
-    "answer",
-    "context",
-    "page",
-    "results",
-    "search_box",
-}
+# Every module of the page's glue: the whole page runs on MicroPython (page_python = "micropython").
 _GLUE = sorted(path.stem for path in PACKAGE.glob("*.py") if path.stem != "__init__")
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(name, marks=pytest.mark.xfail(strict=True, reason="not yet portable"))
-        if name in _NOT_YET_PORTABLE
-        else name
-        for name in _GLUE
-    ],
-)
+@pytest.mark.parametrize("name", _GLUE)
 def test_every_page_module_keeps_to_the_portable_convention(name: str) -> None:
     assert _problems(name, _PageReader) == []
 
