@@ -184,21 +184,21 @@ def emoji_for(shortcode: str) -> str:
 
 
 def message_reactions(message: "Mapping[str, Any]") -> "list[Reaction]":
-    """A message's reactions (``{":+1:": {"usernames": [...]}}``), those with people only, in the
-    object's order (the order they were first given, as the server sends them).
+    """A message's reactions (``{":+1:": {"usernames": [...]}}``), those with people only: the most
+    given first, ties by shortcode, at most :data:`MAX_REACTIONS_SHOWN`.
 
-    On MicroPython the object arrives as a dict in no order (``ffi.to_py`` parses JSON there): the
-    same reactions, in an order of its own.
+    An order of the page's own, not the object's: on MicroPython the object arrives as a dict that
+    keeps no order (``ffi.to_py`` parses JSON there), and both interpreters must show the same
+    reactions in the same order.
     """
     reactions = message.get("reactions")
     found = []
-    for shortcode, reaction in reactions.items() if isinstance(reactions, MAPPINGS) else ():  # portable: the object's order, as given
+    for shortcode, reaction in reactions.items() if isinstance(reactions, MAPPINGS) else ():  # portable: sorted below
         usernames = reaction.get("usernames") if isinstance(reaction, MAPPINGS) else None
         people = (
             tuple(u for u in usernames if isinstance(u, str) and u) if isinstance(usernames, list) else ()
         )
         if isinstance(shortcode, str) and shortcode and people:
             found.append(Reaction(shortcode, emoji_for(shortcode), people))
-        if len(found) == MAX_REACTIONS_SHOWN:
-            break
-    return found
+    found.sort(key=lambda reaction: (-len(reaction.usernames), reaction.shortcode))  # portable: a total order
+    return found[:MAX_REACTIONS_SHOWN]

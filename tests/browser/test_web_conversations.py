@@ -198,8 +198,13 @@ def test_message_reactions() -> None:
         Reaction(":+1:", "👍", ("bob", "carol")),
         Reaction(":party_parrot:", ":party_parrot:", ("dave",)),
     ]
-    many = {"reactions": {f":r{i}:": {"usernames": ["bob"]} for i in range(MAX_REACTIONS_SHOWN + 3)}}
-    assert len(message_reactions(many)) == MAX_REACTIONS_SHOWN
+    many = {"reactions": {f":r{i:02}:": {"usernames": ["bob"]} for i in range(MAX_REACTIONS_SHOWN + 3)}}
+    assert [r.shortcode for r in message_reactions(many)] == [f":r{i:02}:" for i in range(MAX_REACTIONS_SHOWN)]
+    # The most given first, ties by shortcode, whatever the object's order (MicroPython keeps none).
+    given = {":zzz:": {"usernames": ["a"]}, ":eyes:": {"usernames": ["a", "b", "c"]}, ":abc:": {"usernames": ["a"]}}
+    assert [r.shortcode for r in message_reactions({"reactions": given})] == [":eyes:", ":abc:", ":zzz:"]
+    popular = {**{f":r{i:02}:": {"usernames": ["bob"]} for i in range(MAX_REACTIONS_SHOWN)}, ":top:": {"usernames": ["a", "b"]}}
+    assert message_reactions({"reactions": popular})[0].shortcode == ":top:"
     assert message_reactions({"reactions": ["x"]}) == []
     assert emoji_for(":white_check_mark:") == "✅"
 

@@ -160,8 +160,9 @@ MESSAGE_CASES: list[list[Any]] = [
     ["files", {"files": "nope"}],
     ["reactions", {"reactions": {":+1:": {"usernames": ["bob", "carol"]}}}],
     ["reactions", {"reactions": {":tada:": {"usernames": ["a", "", 3]}, ":x:": {"usernames": []}, ":zzz:": {"usernames": ["z"]}, "": {"usernames": ["y"]}}}],
-    # Past MAX_REACTIONS_SHOWN, which are shown follows the object's order: MicroPython's dicts keep
-    # none (message_reactions' docstring), so only how many.
+    # Past MAX_REACTIONS_SHOWN the most given are shown, ties by shortcode: the same on every
+    # interpreter, although MicroPython's dicts keep no order.
+    ["reactions", {"reactions": {f":r{i}:": {"usernames": ["bob"] * (1 + i % 3)} for i in range(23)}}],
     ["reactions_shown", {"reactions": {f":r{i}:": {"usernames": ["bob"]} for i in range(23)}}],
     ["reactions", {"reactions": ["x"]}],
     ["source_link", {"sourceUrl": "https://acme.slack.com/archives/C024BE91L/p1355517523000005"}],
