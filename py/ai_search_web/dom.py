@@ -55,6 +55,8 @@ if TYPE_CHECKING:
 __all__ = [
     "ALLOWED_TAGS",
     "ICONS",
+    "PAGE_LISTENERS",
+    "ListenerGroup",
     "UnsafeMarkupError",
     "closest",
     "data_index",
@@ -64,6 +66,7 @@ __all__ = [
     "highlighted",
     "icon",
     "listen",
+    "listening_as",
     "present",
     "replace_children",
     "set_attribute",
@@ -289,22 +292,63 @@ def highlighted(text: str, spans: "Sequence[Any]") -> "list[Any]":
     return [element("mark", run) if marked else run for run, marked in highlight_runs(text, spans)]
 
 
-# Proxies handed to addEventListener must outlive the call: (target, event, proxy), kept until
-# unlisten_all() (the keystroke stage stepping aside; the page never removes its listeners).
-_LISTENERS: "list[tuple[JsProxy, str, Any]]" = []
+class ListenerGroup:
+    """The listeners one part of the page added through :func:`listen`, removed together.
+
+    The keystroke stage and the page share one interpreter on MicroPython: when the page takes over,
+    the stage removes its own listeners (its group) and none of the page's. A handler runs with its
+    listener's group current, so a listener it adds (a list opening, a chip made) is that group's
+    too. Proxies handed to addEventListener must outlive the call: each is kept until removed."""
+
+    def __init__(self) -> None:
+        self.added: list[tuple[JsProxy, str, Any]] = []
+
+    def remove_all(self) -> None:
+        while self.added:
+            target, event, proxy = self.added.pop()
+            target.removeEventListener(event, proxy)
+
+
+# The page's own group (the page never removes its listeners); listening_as() names another.
+PAGE_LISTENERS = ListenerGroup()
+_current = [PAGE_LISTENERS]
+_groups = [PAGE_LISTENERS]
+
+
+class listening_as:
+    """``with listening_as(group):`` the listeners added inside go to ``group``."""
+
+    def __init__(self, group: ListenerGroup) -> None:
+        self.group = group
+        self.previous = group
+        if group not in _groups:
+            _groups.append(group)
+
+    def __enter__(self) -> ListenerGroup:
+        self.previous = _current[0]
+        _current[0] = self.group
+        return self.group
+
+    def __exit__(self, *_exc: "object") -> None:
+        _current[0] = self.previous
 
 
 def listen(target: JsProxy, event: str, handler: "Callable[[JsProxy], Any]") -> None:
-    """``target.addEventListener(event, handler)`` behind the boundary; the proxy is kept until
-    :func:`unlisten_all`."""
-    proxy = create_proxy(guarded(handler, f"the page's {event} handler"))
-    _LISTENERS.append((target, event, proxy))
+    """``target.addEventListener(event, handler)`` behind the boundary, in the current
+    :class:`ListenerGroup`; the proxy is kept until that group is removed."""
+    group = _current[0]
+
+    def run(*args: "Any") -> "Any":
+        with listening_as(group):
+            return handler(*args)
+
+    proxy = create_proxy(guarded(run, f"the page's {event} handler"))
+    group.added.append((target, event, proxy))
     target.addEventListener(event, proxy)
 
 
 def unlisten_all() -> None:
-    """Remove every listener :func:`listen` added in this interpreter (the keystroke stage, once the
-    page's Python takes over: its handlers must not answer the same events twice)."""
-    while _LISTENERS:
-        target, event, proxy = _LISTENERS.pop()
-        target.removeEventListener(event, proxy)
+    """Remove every listener :func:`listen` added in this interpreter, every group's (a page that
+    could not start on MicroPython, handed to Pyodide: static/keys-boot.mjs)."""
+    for group in _groups:
+        group.remove_all()

@@ -15,7 +15,8 @@ the stage makes no request. Everything else stays the fallback's (sign-in, Enter
 there sends the stage's chips too (``window.aiSearchKeys.filters``, the chips as a query line).
 
 When the page's Python is ready (``<html data-py=ready>``) the stage removes every listener it added
-(``dom.unlisten_all``) and the page starts from the box's text and ``aiSearchKeys.filters``: nothing
+(its ``dom.ListenerGroup``; on MicroPython the page's own listeners are in the same interpreter and
+stay) and the page starts from the box's text and ``aiSearchKeys.filters``: nothing
 typed is lost and the caret stays where it was.
 
 Why this is its own small module and not :class:`~.search_box.SearchBox`: the SearchBox also owns
@@ -46,7 +47,7 @@ from .boundary import guarded
 from .caret import index_to_utf16, utf16_to_index
 from .chips import ChipsView
 from .combobox import Combobox, is_composing
-from .dom import get, listen, present, unlisten_all
+from .dom import ListenerGroup, get, listen, listening_as, present
 from .ffi import JsProxy, create_proxy, js_object
 from .lookups import ROOM_LOOKUP, USER_LOOKUP, LookupCache, suggestions_for
 
@@ -79,7 +80,9 @@ def _today() -> "date":
 
 
 class KeysStage:
-    def __init__(self) -> None:
+    def __init__(self, listeners: "ListenerGroup") -> None:
+        # Every listener the stage adds (its own, its chips' and its list's): what step_aside removes.
+        self.listeners = listeners
         self.box = get("search-box")
         self.filters = SearchFilters()
         self.chips = ChipsView(
@@ -212,7 +215,7 @@ class KeysStage:
         if self._observer is not None:
             self._observer.disconnect()
             self._observer = None
-        unlisten_all()
+        self.listeners.remove_all()
 
 
 def _fallback_list(name: str) -> "list[Any] | None":
@@ -236,7 +239,9 @@ def start() -> "KeysStage | None":
     root = js.document.documentElement
     if root.getAttribute("data-py") == "ready":
         return None
-    stage = STAGE = KeysStage()
+    listeners = ListenerGroup()
+    with listening_as(listeners):
+        stage = STAGE = KeysStage(listeners)
     stage.watch_for_python()
     root.setAttribute("data-keys", "ready")
     js.performance.mark(READY_MARK)
