@@ -40,7 +40,7 @@ import re
 import js
 
 from .boundary import guarded
-from .ffi import JsException, JsProxy, create_proxy, is_present
+from .ffi import JsProxy, create_proxy, is_present
 from .highlights import BIDI_FORMATTING_CHARACTERS, bidi_runs, highlight_runs
 
 TYPE_CHECKING = False
@@ -148,14 +148,14 @@ def external_link(url: str, *children: "Any", class_: str) -> "JsProxy | None":
     """An ``<a>`` out of the page to ``url`` (a new tab, ``rel="noopener noreferrer"``), with our own
     ``children``; None when the browser's URL parser does not read ``url`` as an http(s) address.
 
-    ``url`` is parsed with ``new URL()``, the same parser the link would use, so what is checked is
+    ``url`` is parsed with ``URL.parse()``, the same parser the link would use, so what is checked is
     what a click follows: a scheme hidden behind characters the parser strips (a tab or a newline
     inside ``javascript:``) is seen as the scheme it is. The parsed ``href`` is then set as a
-    property, not as markup.
+    property, not as markup. ``URL.parse`` gives ``null`` for what is not an absolute URL at all,
+    where ``new URL()`` throws: MicroPython cannot catch an exception a synchronous call throws.
     """
-    try:
-        parsed = js.URL.new(url)
-    except JsException:  # not an absolute URL at all
+    parsed = present(js.URL.parse(url))
+    if parsed is None:  # not an absolute URL at all
         return None
     if parsed.protocol not in _WEB_PROTOCOLS:
         return None
