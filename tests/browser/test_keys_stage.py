@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from ._hostile import HOSTILE_ROOM
-from .conftest import PYTHON_READY_MS, PageRecord, Server
+from .conftest import HANDED_TO_PYODIDE, PYTHON_READY_MS, PageRecord, Server
 from .test_before_python import STAGE_FILES, HeldPython, _signed_in
 
 pytestmark = pytest.mark.browser
@@ -152,7 +152,10 @@ def test_the_widget_page_has_the_stage_too(page: Any, server: Server) -> None:
 
 
 def test_without_micropython_the_page_goes_on_as_before(page: Any, record: PageRecord, server: Server) -> None:
+    """MicroPython that cannot start: the fallback suggests until the page's Python is ready, which
+    is then Pyodide's whatever page_python says (MicroPython's page is handed to it)."""
     record.allow_error("Failed to load resource")
+    record.allow_error(HANDED_TO_PYODIDE)
     page.route(STAGE_FILES, lambda route: route.fulfill(status=404))
     held = HeldPython(page)
     _signed_in(page, server, "bob")
@@ -163,6 +166,7 @@ def test_without_micropython_the_page_goes_on_as_before(page: Any, record: PageR
     page.wait_for_selector("#suggestions[data-by=fallback] [role=option]")
     held.release()
     page.wait_for_selector("html[data-py=ready]", timeout=PYTHON_READY_MS)
+    assert page.get_attribute("html", "data-python") == "pyodide"
 
 
 def test_the_stage_shows_a_hostile_room_name_as_text(page: Any, server: Server, hostile: None) -> None:
