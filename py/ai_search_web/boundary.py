@@ -82,8 +82,10 @@ def _finished(task: "asyncio.Task[Any]", where: str) -> None:
         report(task.exception(), where)  # type: ignore[arg-type]
 
 
-async def _reported(coroutine: "Coroutine[Any, Any, Any]", where: str) -> "Any":
-    # MicroPython's tasks have no done callbacks: the task itself reports what it ends with.
+async def _reported(coroutine: "Coroutine[Any, Any, Any]", where: str, held: "list[Any]") -> "Any":
+    # MicroPython's tasks have no done callbacks: the task itself reports what it ends with, and
+    # lets go of itself (`held` holds it from its start: a task waiting on a JavaScript promise is
+    # otherwise reachable from no Python object, and the collector must not take it).
     try:
         return await coroutine
     except asyncio.CancelledError:
@@ -91,12 +93,19 @@ async def _reported(coroutine: "Coroutine[Any, Any, Any]", where: str) -> "Any":
     except Exception as exc:  # the boundary: anything at all, reported in words
         report(exc, where)
         return None
+    finally:
+        for task in held:
+            _TASKS.discard(task)
 
 
 def spawn(coroutine: "Coroutine[Any, Any, Any]", where: str) -> "asyncio.Task[Any]":
     """Run ``coroutine`` in the background; an exception it ends with is reported."""
     if not hasattr(asyncio, "ensure_future"):  # MicroPython
-        return asyncio.create_task(_reported(coroutine, where))
+        held: list[Any] = []
+        task = asyncio.create_task(_reported(coroutine, where, held))
+        held.append(task)
+        _TASKS.add(task)
+        return task
     task = asyncio.ensure_future(coroutine)
     _TASKS.add(task)
     task.add_done_callback(lambda done: _finished(done, where))
