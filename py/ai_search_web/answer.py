@@ -49,7 +49,7 @@ from .answer_text import (
 )
 from .api import ApiError
 from .dom import closest, element, get, listen, present, replace_children, set_text
-from .ffi import to_py
+from .ffi import settled, to_py
 from .message_parts import object_field, text_field
 from .messages import BAD_RESPONSE_ERROR_TYPE, TRUNCATED_ANSWER_NOTICE
 from .results import result_anchor
@@ -483,8 +483,8 @@ def _is_digits(text: str) -> bool:
 async def _answer_takes_model() -> bool:
     """Whether the answer route takes a ``model`` (its OpenAPI request schema lists one)."""
     try:
-        response = await js.fetch("/openapi.json")
-        document = to_py(await response.json())
+        response = await settled(js.fetch("/openapi.json"))
+        document = to_py(await settled(response.json()))
         if not isinstance(document, dict):
             return False
         schema = document["paths"]["/api/v1/ai.search.answer"]["post"]["requestBody"]["content"]

@@ -24,7 +24,7 @@ import js
 
 from ai_search import strip_text
 
-from .ffi import JsException, create_proxy, to_bytes, to_js
+from .ffi import RUNTIME, JsException, create_proxy, settled, to_bytes, to_js
 from .messages import BAD_RESPONSE_ERROR_TYPE, NETWORK_ERROR_TYPE, error_message
 
 TYPE_CHECKING = False
@@ -146,12 +146,17 @@ class ApiClient:
         self, route: str, params: "QueryParams | None", body: "Any", signal: "JsProxy | None"
     ) -> "Any":
         url = API_PREFIX + route + ("?" + encode_query(params) if params else "")
+        init = self._init(body, "application/json", REQUEST_DEADLINE_MS, signal)
         try:
-            # One await for status and body: the body is read inside the JS promise chain, which saves
-            # a trip through the event loop per call (measurable on a busy main thread).
-            answer = await js.fetch(
-                url, self._init(body, "application/json", REQUEST_DEADLINE_MS, signal)
-            ).then(_READ_WHOLE)
+            if RUNTIME == "micropython":
+                # Two awaits: a Python function in the promise chain is called back from JavaScript,
+                # which MicroPython 1.28 answered with `undefined` in long sessions.
+                response = await settled(js.fetch(url, init))
+                answer = [response.status, await settled(response.text()), response.headers.get("retry-after")]
+            else:
+                # One await for status and body: the body is read inside the JS promise chain, which
+                # saves a trip through the event loop per call (measurable on a busy main thread).
+                answer = await settled(js.fetch(url, init).then(_READ_WHOLE))
         except JsException:
             raise ApiError(NETWORK_ERROR_TYPE) from None
         status, text = int(answer[0]), str(answer[1])
@@ -262,9 +267,11 @@ class EventStream:
 
         client = self._client
         try:
-            response = await js.fetch(
-                API_PREFIX + self._route,
-                client._init(self._body, "text/event-stream", STREAM_DEADLINE_MS, self._signal),
+            response = await settled(
+                js.fetch(
+                    API_PREFIX + self._route,
+                    client._init(self._body, "text/event-stream", STREAM_DEADLINE_MS, self._signal),
+                )
             )
         except JsException:
             raise ApiError(NETWORK_ERROR_TYPE) from None
@@ -273,7 +280,7 @@ class EventStream:
             self._parser = ai_search.EventStreamParser()
             return
         try:
-            text = str(await response.text())
+            text = str(await settled(response.text()))
         except JsException:
             raise ApiError(NETWORK_ERROR_TYPE) from None
         try:
@@ -295,7 +302,7 @@ class EventStream:
             self._over = True
             return
         try:
-            chunk = await reader.read()
+            chunk = await settled(reader.read())
             if chunk.done:
                 self._reader = None  # ended by itself: nothing to cancel
                 self._over = True

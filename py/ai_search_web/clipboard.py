@@ -8,7 +8,7 @@ violation), nor may a page without focus; then the link itself is put in the sta
 import js
 
 from .dom import element, present, replace_children, set_text
-from .ffi import JsException
+from .ffi import JsException, settled
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -33,7 +33,7 @@ async def copy_link(link: str, status: "JsProxy") -> None:
     clipboard = present(getattr(js.navigator, "clipboard", None)) if _may_write_clipboard() else None
     if clipboard is not None:
         try:
-            await clipboard.writeText(link)
+            await settled(clipboard.writeText(link))
             set_text(status, COPIED)
             return
         except JsException:

@@ -30,6 +30,7 @@ __all__ = [
     "create_proxy",
     "is_present",
     "js_object",
+    "settled",
     "to_bytes",
     "to_js",
     "to_py",
@@ -80,6 +81,11 @@ if TYPE_CHECKING or RUNTIME != "micropython":
         convert = getattr(value, "to_py", None)
         return value if convert is None else convert()
 
+    async def settled(promise: "Any") -> "Any":
+        """What ``promise`` fulfils with (a rejection raises :class:`JsException`): ``await promise``,
+        here; on MicroPython it also makes sure the promise did settle (its ``settled``)."""
+        return await promise
+
     def to_bytes(value: "JsProxy") -> bytes:
         """A ``Uint8Array`` (a chunk of a streamed response body) as bytes."""
         made: bytes = value.to_bytes()
@@ -122,6 +128,23 @@ else:
     def to_bytes(value):
         # MicroPython's proxy of a Uint8Array has the buffer protocol; it has no `to_bytes`.
         return bytes(value)
+
+    async def settled(promise):
+        # MicroPython 1.28's asyncio can resume a task waiting on a JavaScript promise before the
+        # promise settles, with None as its value (seen in the page's long click-through sweeps:
+        # a search "answered" None and its request never ended). So the promise's outcome is written
+        # by JavaScript itself into `state` (Reflect.set, no Python frame), and the task waits again
+        # until it is there; a rejection is then raised by awaiting the rejected promise itself.
+        state = js.Object.new()
+        outcome = promise.then(
+            js.Reflect.set.bind(None, state, "value"), js.Reflect.set.bind(None, state, "error")
+        )
+        while True:
+            await outcome
+            if js.Object.prototype.hasOwnProperty.call(state, "value"):
+                return state.value
+            if js.Object.prototype.hasOwnProperty.call(state, "error"):
+                await promise  # raises its JsException (resumed early, it waits again)
 
     def _from_javascript(trap):
         # `trap()` (a bound JavaScript function) run by JavaScript alone, never through a Python

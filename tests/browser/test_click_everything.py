@@ -26,6 +26,7 @@ page itself failed.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
@@ -356,12 +357,17 @@ def sweep(surface: Surface, state: State) -> None:
     surface.page.unroute("**/api/v1/ai.search?*")
 
 
+# The search route's requests (GET ai.search?q=...), replayed like the answers.
+SEARCHES = re.compile(r"/api/v1/ai\.search\?")
+
+
 class Replay:
     """Answers a route with the server's own first answer to the same request from then on.
 
-    A sweep presses Ask, and loads the page, dozens of times a minute; the answer route allows ten
-    a minute and the model list five (as upstream), so after the first real answer the page gets
-    that same answer again instead of a refusal the sweep itself caused.
+    A sweep presses Ask, loads the page and searches again dozens of times a minute (on MicroPython
+    the page starts fast enough to search more than twice a second); the answer route allows ten a
+    minute, the model list five (as upstream) and the search 120, so after the first real answer to
+    a request the page gets that same answer again instead of a refusal the sweep itself caused.
     """
 
     def __init__(self) -> None:
@@ -379,7 +385,8 @@ def _prepare(page: Any, server: Server, size: str, scheme: str) -> None:
     """Signed in as bob in every frame the tab loads (each state starts from a fresh load), at the
     size and scheme asked for. Sign-in and sign-out are answered here, at the network seam: a real
     sign-out would revoke the token the next state starts with, and wrong passwords would spend the
-    address's failed-authentication budget. Answers and the model list are replayed (:class:`Replay`)."""
+    address's failed-authentication budget. Answers, searches and the model list are replayed
+    (:class:`Replay`)."""
     user_id, token = server.credentials("bob")
     session = json.dumps({"userId": user_id, "authToken": token, "username": "bob", "name": "Bob Lindqvist"})
     page.add_init_script(f"sessionStorage.setItem({json.dumps(SESSION_STORAGE_KEY)}, {json.dumps(session)})")
@@ -393,6 +400,7 @@ def _prepare(page: Any, server: Server, size: str, scheme: str) -> None:
     replay = Replay()
     page.route("**/api/v1/ai.search.answer", replay)
     page.route("**/api/v1/ai.llm.models", replay)
+    page.route(SEARCHES, replay)
     page.set_viewport_size(VIEWPORTS[size])
     page.emulate_media(color_scheme=scheme)
 
