@@ -1,6 +1,7 @@
 """ai_search_web: the search page's browser glue (Pyodide, main thread; PyScript runs it from
 pyscript.toml, and static/pyscript-boot.mjs starts the interpreter; the keystroke stage runs a
-portable part of it on MicroPython first).
+portable part of it on MicroPython first, and with the page_python setting "micropython" the whole
+of it runs there: static/keys-boot.mjs). Every module keeps the portable convention.
 
 Modules, one noun each (only ``dom`` creates DOM nodes, and only as text):
 
