@@ -74,6 +74,7 @@ new MutationObserver((_changes, observer) => {
 }).observe(document, { subtree: true, childList: true, attributes: true, attributeFilter: ["data-by"] });
 """
 
+
 @dataclass(frozen=True)
 class Link:
     """A network the browser is made to see (Chromium's emulation, CDP
@@ -181,11 +182,16 @@ def start(page: Any, counter: ByteCounter, reload: bool, url: str) -> dict[str, 
     suggest = page.evaluate("window.__firstPythonSuggestion")
     stage = page.evaluate("[window.__firstKeysSuggestion ?? null, window.__bytesToKeys ?? null]")
     page.fill("#search-box", "")
+    # The first Python-made list a person sees: the stage's, unless the whole page's came first (a
+    # warm page on MicroPython can take over before the stage has shown one).
+    stage_first = stage[0] is not None and stage[0] <= suggest
     return {
         **_marks(page),
         "suggest": suggest,
-        "keys_suggest": stage[0],  # None: no stage (an older page, or it failed)
+        "keys_suggest": stage[0],  # None: no stage list (an older page, it failed, or the page came first)
         "bytes_to_keys": stage[1],
+        "first_suggest": stage[0] if stage_first else suggest,
+        "bytes_to_first": stage[1] if stage_first else bytes_to_suggest,
         "bytes": counter.total,
         "bytes_to_suggest": bytes_to_suggest,
         "requests": counter.requests,
@@ -250,9 +256,11 @@ def serve_previous(checkout: Path) -> Iterator[str]:
 def kept_for_next_time(page: Any) -> None:
     """Wait until what the page keeps for its next start is kept, as it would be before a person's
     next visit: the browser's own snapshot after a fresh start, or the server's in Cache Storage
-    (static/pyodide-loader.mjs; an older page keeps neither)."""
+    (static/pyodide-loader.mjs; an older page keeps neither). A page on MicroPython keeps nothing
+    but the HTTP cache, which is written by the time the network is idle."""
     page.wait_for_function(
-        """() => window.__pySnapshot === 'stored' || window.__pySnapshotCopy !== undefined
+        """() => document.documentElement.dataset.python === 'micropython'
+                 || window.__pySnapshot === 'stored' || window.__pySnapshotCopy !== undefined
                  || (window.__pySnapshot === 'loaded' && window.__pySnapshotVia === undefined)""",
         timeout=WAIT_MS,
     )

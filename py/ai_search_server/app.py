@@ -54,6 +54,7 @@ from .static import (
     made_response,
     python_files,
     versioned_config,
+    versioned_static,
 )
 from .store.base import Store
 
@@ -161,13 +162,14 @@ def create_app(
         return JSONResponse(build_openapi(api_routes, version=__version__, site_url=settings.site_url))
 
     def stage(html_text: str) -> str:
-        """The page for this server's interpreter, with its bundles' URLs at their digests."""
+        """The page for this server's interpreter, with its bundles' and its own static files' URLs
+        at their digests."""
         python = settings.page_python
         html_text = _RUNTIME_BLOCK.sub(lambda block: block[0] if block[1] == python else "", html_text)
         html_text = html_text.replace(PAGE_PYTHON_PLACEHOLDER, python)
         for bundle in BUNDLES:
             html_text = html_text.replace(bundle.placeholder, bundle.url(root))
-        return html_text
+        return versioned_static(html_text, root)
 
     async def page(request: Request) -> Response:
         return made_response(request.headers, stage(_page_html(root / "index.html")), "text/html; charset=utf-8")
@@ -222,7 +224,10 @@ def create_app(
         Route("/py/keys.json", keys_python, methods=["GET"]),
         *(Route(bundle.path, bundle_endpoint(bundle), methods=["GET"]) for bundle in BUNDLES),
         Route(f"/{PAGE_CONFIG}", page_config, methods=["GET"]),
-        Mount("/static", PageFiles(directory=root / "static", immutable_prefixes=("/static/vendor/",))),
+        Mount(
+            "/static",
+            PageFiles(directory=root / "static", immutable_prefixes=("/static/vendor/",), versioned=True),
+        ),
         # Only the browser's packages: the server's own code is not the page's business.
         Mount("/py/ai_search", PageFiles(directory=root / "py" / "ai_search", versioned=True)),
         Mount("/py/ai_search_web", PageFiles(directory=root / "py" / "ai_search_web", versioned=True)),

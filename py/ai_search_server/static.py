@@ -64,6 +64,7 @@ __all__ = [
     "page_files",
     "python_files",
     "versioned_config",
+    "versioned_static",
 ]
 
 # The project root: index.html, embed.html, py/ and static/ are served from here.
@@ -129,6 +130,28 @@ def _versioned(source: str, root: Path) -> str:
     """``./py/x.py`` -> ``./py/x.py?v=<digest>`` (a missing file is left as is: PyScript reports it)."""
     path = root / source.removeprefix("./")
     return f"{source}?v={content_digest(path)}" if path.is_file() else source
+
+
+# A tag of a page that names one of the page's own static files (not the vendored runtime, whose
+# folders carry their versions): ``src="./static/fallback.js"``, ``href="./static/app.css"``.
+_STATIC_TAG = re.compile(r"<(?:script|link)\b[^>]*>")
+_STATIC_REFERENCE = re.compile(r'\b(src|href)="(\./static/(?!vendor/)[^"?]+)"')
+
+
+def versioned_static(html_text: str, root: Path) -> str:
+    """The page with each of its own static files named at its content digest
+    (``./static/app.css?v=…``), which PageFiles(versioned=True) serves as immutable: a warm visit
+    asks for none of them, and a changed file has a new URL in the (revalidated) page.
+
+    Modules named by ``<link rel="modulepreload">`` keep their plain URL: other modules import them
+    by that URL, and a module named twice would be fetched and run twice."""
+
+    def tag(match: re.Match[str]) -> str:
+        if 'rel="modulepreload"' in match[0]:
+            return match[0]
+        return _STATIC_REFERENCE.sub(lambda ref: f'{ref[1]}="{_versioned(ref[2], root)}"', match[0])
+
+    return _STATIC_TAG.sub(tag, html_text)
 
 
 def python_files(root: Path) -> dict[str, str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import brotli
@@ -9,6 +10,7 @@ import httpx
 import pytest
 
 from ai_search_server.encoding import accepted_codings
+from ai_search_server.static import IMMUTABLE_CACHE, content_digest, versioned_static
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.anyio
@@ -152,3 +154,35 @@ async def test_made_responses_are_compressed_and_revalidated(client: httpx.Async
     changed = await client.get(path, headers={"Accept-Encoding": "gzip", "If-None-Match": etag})
     assert changed.status_code == 200  # another coding is another representation
     assert changed.headers["content-encoding"] == "gzip"
+
+
+# The page's own static files each page names in a <script src> or <link rel=stylesheet>.
+_OWN_STATIC = re.compile(r'(?:src|href)="\./static/((?!vendor/)[^"?]+)\?v=([0-9a-f]+)"')
+
+
+@pytest.mark.parametrize(("path", "expected"), [("/", {"app.css", "fallback.js", "keys-boot.mjs"}),
+                                                ("/embed", {"app.css", "embed.css", "embed-frame.js", "fallback.js", "keys-boot.mjs"})])  # fmt: skip
+async def test_the_pages_name_their_own_files_at_their_digests(
+    client: httpx.AsyncClient, path: str, expected: set[str]
+) -> None:
+    """A warm visit asks for none of the page's own scripts and styles: the page names each at its
+    content digest, and that URL is immutable; the plain URL, or an old digest, is revalidated."""
+    named = dict(_OWN_STATIC.findall((await client.get(path)).text))
+    assert expected <= set(named), named
+    for name, digest in named.items():
+        assert digest == content_digest(ROOT / "static" / name), name
+        kept = await client.get(f"/static/{name}?v={digest}")
+        assert (kept.status_code, kept.headers["cache-control"]) == (200, IMMUTABLE_CACHE)
+        for other in (f"/static/{name}", f"/static/{name}?v=0000000000000000"):
+            assert (await client.get(other)).headers["cache-control"] == "no-cache", other
+
+
+def test_modules_other_modules_import_keep_their_plain_url() -> None:
+    """A module named by <link rel=modulepreload> is imported by another module by its plain URL;
+    named at a digest it would be fetched and run twice."""
+    html = ('<link rel="modulepreload" href="./static/pyodide-loader.mjs">'
+            '<script type="module" src="./static/pyscript-boot.mjs"></script>'
+            '<link rel="preload" href="./static/vendor/micropython-1.28.0-6/micropython.wasm" as="fetch">'
+            '<script src="./static/no-such-file.js"></script>')  # fmt: skip
+    digest = content_digest(ROOT / "static" / "pyscript-boot.mjs")
+    assert versioned_static(html, ROOT) == html.replace("pyscript-boot.mjs", f"pyscript-boot.mjs?v={digest}")
