@@ -583,7 +583,7 @@ def _print_phases(label: str, runs: list[dict[str, Any]], phases: tuple[str, ...
             key: _median([run[phase].get(key) for run in runs])
             for key in (*keys, "bytes", "bytes_to_keys", "bytes_to_suggest", "requests")
         }
-        each = [f"{run[phase]['suggest']:.0f} ({run[phase]['snapshot'] or 'no snapshot'})" for run in runs]
+        each = [f"{run[phase]['suggest']:.0f} ({run[phase]['snapshot'] or '-'})" for run in runs]
         cells = " ".join(f"{'-' if row[k] is None else format(row[k], '.0f'):>7}" for k in keys)
         print(
             f"{label + phase:<27} {cells} {row['bytes_to_keys'] or 0:>11,.0f} {row['bytes_to_suggest'] or 0:>11,.0f}"

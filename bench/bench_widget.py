@@ -1,6 +1,7 @@
 """Benchmark the embeddable widget: what the loader costs a host page, and how fast it opens.
 
-    .venv/bin/python bench/bench_widget.py [--runs 5] [--json PATH]
+    .venv/bin/python bench/bench_widget.py [--runs 5] [--json PATH] [--python micropython|pyodide]
+        [--against-python OTHER | --skip-baselines]
 
 Starts the real app in-process (uvicorn on a free loopback port, a temp data dir with the demo
 workspace, keyword-only retrieval) with a host page origin on its embed allow-list, and a static host
@@ -12,12 +13,16 @@ them as a ``bench/_figures.py`` Report:
   (CDP encodedDataLength): with ``data-preload="none"`` only the loader (the default, ``intent``,
   is the same until the pointer reaches the button); with the idle warm-up
   (``data-preload="idle"``), the loader plus the iframe that starts Python (first visit, then from
-  the HTTP cache);
+  the HTTP cache); and in all, once the opened widget's Python is ready and the network is idle;
 - open: from the host asking to open (``ai-search:open``) to a usable box (``ai-search:opened``,
   the box has focus) and to a Python-ready box (``ai-search:ready``), for a first visit (cold: empty
-  HTTP cache; Python from the server's Pyodide snapshot) and a second one (warm: HTTP cache), each without
-  warm-up (``data-preload="none"``, opened right after load) and after the idle warm-up;
+  HTTP cache) and a second one (warm: HTTP cache), each without warm-up (``data-preload="none"``,
+  opened right after load) and after the idle warm-up;
 - warm-up: from navigation start to Python ready in the hidden iframe, cold and warm.
+
+The widget's Python runs on the interpreter ``--python`` names (the server's page_python setting;
+default, the setting's default); the same runs against a server whose widget runs on the other one
+are the baseline, measured in the same run (``--against-python``; none with ``--skip-baselines``).
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _browser import CHROMIUM, CHROMIUM_ARGS, WAIT_MS, ByteCounter
-from _figures import Figure, Report
+from _figures import Baseline, Figure, Report
 from _harness import demo_app_server, free_port
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -100,11 +105,29 @@ def host_site(server: str, port: int) -> Iterator[str]:
         httpd.server_close()
 
 
+# The interpreters the widget's Python runs on (the page_python setting), as the figures name them.
+PYTHONS = {"micropython": "MicroPython widget", "pyodide": "Pyodide widget"}
+
+
+def _default_python() -> str:
+    from ai_search_server.settings import load_settings
+
+    return load_settings(environ={}).page_python
+
+
 @contextmanager
-def serve(embedder_origin: str) -> Iterator[str]:
-    """The real app with the demo workspace; ``embedder_origin`` is on its embed allow-list."""
-    with demo_app_server({"embed_allowed_origins": [embedder_origin]}) as url:
+def serve(embedder_origin: str, python: str) -> Iterator[str]:
+    """The real app with the demo workspace, its pages' Python on ``python``; ``embedder_origin``
+    is on its embed allow-list."""
+    with demo_app_server({"embed_allowed_origins": [embedder_origin], "page_python": python}) as url:
         yield url
+
+
+def measured(pw: Any, python: str, runs: int) -> list[dict[str, dict[str, Any]]]:
+    """``runs`` runs against a server whose widget runs on ``python``, from a host site of its own."""
+    host_port = free_port()
+    with serve(f"http://127.0.0.1:{host_port}", python) as server, host_site(server, host_port) as host:
+        return [run_once(pw, server, host) for _ in range(runs)]
 
 
 def _visit(context: Any, server: str, host: str, preload: str) -> dict[str, Any]:
@@ -124,12 +147,17 @@ def _visit(context: Any, server: str, host: str, preload: str) -> dict[str, Any]
         )
         times = page.evaluate("() => ({ ...window.__t })")
         frame = next(f for f in page.frames if f.url.startswith(f"{server}/embed"))
-        # The next visit restores Python from the snapshot the first one stores (pyodide-loader.mjs).
+        # The next visit restores Python from the snapshot the first one stores (pyodide-loader.mjs);
+        # on MicroPython there is nothing to keep but the HTTP cache.
         frame.wait_for_function(
-            "() => ['stored', 'loaded'].includes(globalThis.__pySnapshot)", timeout=WAIT_MS
+            """() => document.documentElement.dataset.python === 'micropython'
+                     || ['stored', 'loaded'].includes(globalThis.__pySnapshot)""",
+            timeout=WAIT_MS,
         )
+        page.wait_for_load_state("networkidle")
         return {
             "before": before,
+            "opened": counter.read(),
             "usable_ms": times["opened"] - times["open"],
             "python_ms": max(times["ready"], times["open"]) - times["open"],
             "opened_by_python": times["python"],
@@ -174,42 +202,58 @@ LABELS = {
 METHOD = (
     "The real app with the demo workspace on loopback, a host page on another loopback origin embedding "
     "the widget with one script tag, headless Debian chromium, two fresh profiles per run (first visit: "
-    "empty HTTP cache, Python from the server's Pyodide snapshot; second visit: HTTP cache). Times from "
+    "empty HTTP cache; second visit: HTTP cache); the widget's Python on the {python}. Times from "
     "the host's ai-search:open to the box being usable (focused) and to Python ready; bytes on the wire "
-    "to our server before the widget is opened (CDP encodedDataLength)."
+    "to our server before the widget is opened and once it is open with Python ready (CDP "
+    "encodedDataLength). Baseline: {baseline}."
 )
 
 
-def build_report(runs: list[dict[str, dict[str, Any]]], loader: bytes) -> Report:
+def build_report(
+    runs: list[dict[str, dict[str, Any]]],
+    loader: bytes,
+    *,
+    python: str = "pyodide",
+    baseline: list[dict[str, dict[str, Any]]] | None = None,
+    label: str = "",
+) -> Report:
+    """The figures of ``runs`` (the widget on ``python``), each beside the same figure of
+    ``baseline`` (the widget on the other interpreter, measured in the same run)."""
     report = Report(
         "widget",
         "Embeddable widget",
-        method=METHOD,
+        method=METHOD.format(
+            python=PYTHONS[python], baseline=f"{label}, measured in the same run" if baseline else "none"
+        ),
         parameters={
             "runs": len(runs),
+            "python": python,
             "loader_bytes": len(loader),
             "loader_gzip_bytes": len(gzip.compress(loader, 9)),
         },
     )
+
+    def add(name: str, unit: str, value: Any) -> None:
+        before = Baseline(label, [value(run) for run in baseline]) if baseline else None
+        report.add(Figure(name, unit, [value(run) for run in runs], baseline=before))
+
     for name in SCENARIOS:
-        label = LABELS[name]
-        report.add(Figure(f"open → usable, {label}", "ms", [run[name]["usable_ms"] for run in runs]))
-        report.add(Figure(f"open → Python ready, {label}", "ms", [run[name]["python_ms"] for run in runs]))
+        said = LABELS[name]
+        add(f"open → usable, {said}", "ms", lambda run, n=name: run[n]["usable_ms"])
+        add(f"open → Python ready, {said}", "ms", lambda run, n=name: run[n]["python_ms"])
     for name in ("cold_idle", "warm_idle"):
-        report.add(
-            Figure(
-                f"navigation → Python ready in the hidden iframe, {LABELS[name].split(',')[0]}",
-                "ms",
-                [run[name]["warmup_ready_ms"] for run in runs],
-            )
+        add(
+            f"navigation → Python ready in the hidden iframe, {LABELS[name].split(',')[0]}",
+            "ms",
+            lambda run, n=name: run[n]["warmup_ready_ms"],
         )
     for name in ("cold_none", "cold_idle", "warm_idle"):
-        report.add(
-            Figure(
-                f"bytes before opening, {LABELS[name]}",
-                "bytes",
-                [run[name]["before"]["bytes"] for run in runs],
-            )
+        add(f"bytes before opening, {LABELS[name]}", "bytes", lambda run, n=name: run[n]["before"]["bytes"])
+    for name in ("cold_none", "warm_none"):
+        add(
+            f"bytes once opened and Python ready, {LABELS[name]}",
+            "bytes",
+            lambda run, n=name: run[n]["opened"]["bytes"],
         )
     return report
 
@@ -220,29 +264,56 @@ def main() -> None:
     parser.add_argument(
         "--json", type=Path, metavar="PATH", help="also write the figures there (bench/_figures.py)"
     )
+    parser.add_argument(
+        "--python",
+        choices=tuple(PYTHONS),
+        default=_default_python(),
+        help="the interpreter the widget's Python runs on (the page_python setting; default: its default)",
+    )
+    baselines = parser.add_mutually_exclusive_group()
+    baselines.add_argument(
+        "--against-python",
+        choices=tuple(PYTHONS),
+        metavar="OTHER",
+        help="the baseline: the same runs with the widget on this interpreter (default: the other one)",
+    )
+    baselines.add_argument("--skip-baselines", action="store_true", help="no baseline runs (quicker checks)")
     args = parser.parse_args()
+    against = (
+        None if args.skip_baselines else args.against_python or next(p for p in PYTHONS if p != args.python)
+    )
+    if against == args.python:
+        parser.error(f"--against-python {against}: the widget already runs on {against}")
 
     from playwright.sync_api import sync_playwright
 
     loader = (ROOT / "static" / "embed.js").read_bytes()
-    host_port = free_port()
-    host_origin = f"http://127.0.0.1:{host_port}"
-    with serve(host_origin) as server, host_site(server, host_port) as host, sync_playwright() as pw:
-        runs = [run_once(pw, server, host) for _ in range(args.runs)]
+    with sync_playwright() as pw:
+        runs = measured(pw, args.python, args.runs)
+        baseline = measured(pw, against, args.runs) if against else None
 
-    build_report(runs, loader).write(args.json)
-    print(f"widget, {args.runs} runs, medians")
+    label = f"{PYTHONS[against]} (--against-python)" if against else ""
+    build_report(runs, loader, python=args.python, baseline=baseline, label=label).write(args.json)
+    for title, measured_runs in ((PYTHONS[args.python], runs), (label, baseline)):
+        if measured_runs:
+            _print_runs(title, measured_runs, args.runs)
+
+
+def _print_runs(title: str, runs: list[dict[str, dict[str, Any]]], count: int) -> None:
+    loader = (ROOT / "static" / "embed.js").read_bytes()
+    print(f"{title}, {count} runs, medians")
     print(
         f"loader static/embed.js: {len(loader):,} bytes as served, {len(gzip.compress(loader, 9)):,} gzip-compressed"
     )
     print(
-        f"{'visit':<12} {'bytes before open':>17} {'requests':>8} {'open->usable':>13} "
+        f"{'visit':<12} {'bytes before open':>17} {'requests':>8} {'bytes opened':>13} {'open->usable':>13} "
         f"{'open->python':>13} {'warm-up ready':>14}  open->python per run"
     )
     for name in SCENARIOS:
         row = {
             "before_bytes": _median([run[name]["before"]["bytes"] for run in runs]),
             "before_requests": _median([run[name]["before"]["requests"] for run in runs]),
+            "opened_bytes": _median([run[name]["opened"]["bytes"] for run in runs]),
             "usable_ms": _median([run[name]["usable_ms"] for run in runs]),
             "python_ms": _median([run[name]["python_ms"] for run in runs]),
             "warmup_ready_ms": _median([run[name]["warmup_ready_ms"] for run in runs]),
@@ -250,7 +321,7 @@ def main() -> None:
         each = [round(run[name]["python_ms"]) for run in runs]
         warmup = "" if row["warmup_ready_ms"] is None else f"{row['warmup_ready_ms']:.0f} ms"
         print(
-            f"{name:<12} {row['before_bytes']:>17,.0f} {row['before_requests']:>8.0f} "
+            f"{name:<12} {row['before_bytes']:>17,.0f} {row['before_requests']:>8.0f} {row['opened_bytes']:>13,.0f} "
             f"{row['usable_ms']:>10.0f} ms {row['python_ms']:>10.0f} ms {warmup:>14}  {each}"
         )
     print("cold: empty HTTP cache; warm: second visit. none: data-preload=none, opened after load;")
