@@ -484,6 +484,7 @@ def build_report(
                 f"bytes on the wire to the first Python suggestion, {visit}",
                 "bytes",
                 each(phase, "bytes_to_first"),
+                baseline=before(phase, "bytes_to_first"),
                 # No budget of its own: the 3 MB is for the whole first visit (below).
             )
         )

@@ -23,7 +23,7 @@ const keys = () => html.dataset.keys === "ready"; // the keystroke stage suggest
 const chipLine = () => (window.aiSearchKeys && window.aiSearchKeys.filters) || "";
 // Told to the stage once the rooms and people below are in.
 const LOOKED_UP = "ai-search:looked-up";
-const state = (window.aiSearchFallback = { q: "", data: null, rooms: null, people: null });
+const state = (window.aiSearchFallback = { q: "", data: null, rooms: null, people: null, lookup: null });
 const readSession = () => {
   try { return JSON.parse(sessionStorage.getItem(SESSION_KEY)); } catch { return null; }
 };
@@ -165,15 +165,21 @@ list.addEventListener("click", (event) => {
 });
 
 // The caller's rooms and people, once: what the box suggests from, and what Python starts with.
-async function lookUp() {
+// While they are on their way, state.lookup is their promise (it never rejects): a page's Python
+// that takes over before they are in waits for them instead of asking again.
+function lookUp() {
   if (!readSession()) return;
   const get = (route, selector) =>
     call(`/api/v1/${route}?` + new URLSearchParams({ selector: JSON.stringify(selector) })).then((d) => d.items, () => null);
-  [state.rooms, state.people] = await Promise.all([
+  const lookup = Promise.all([
     get("rooms.autocomplete.channelAndPrivate", { name: "" }),
     get("users.autocomplete", { term: "" }),
-  ]);
-  document.dispatchEvent(new Event(LOOKED_UP));
+  ]).then(([rooms, people]) => {
+    [state.rooms, state.people] = [rooms, people];
+    if (state.lookup === lookup) state.lookup = null;
+    document.dispatchEvent(new Event(LOOKED_UP));
+  });
+  state.lookup = lookup;
 }
 
 // -- searching ----------------------------------------------------------------------------------

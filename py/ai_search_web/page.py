@@ -147,6 +147,11 @@ class Page:
             _items(fallback, "rooms") if fallback is not None else None,
             _items(fallback, "people") if fallback is not None else None,
         )
+        lookup = present(getattr(fallback, "lookup", None)) if fallback is not None else None
+        if fallback is not None and lookup is not None:
+            self.box.await_fallback_lookups(
+                lookup, lambda: (_items(fallback, "rooms"), _items(fallback, "people"))
+            )
         data = _js_dict(fallback.data) if fallback is not None else None
         fetched = str(fallback.q) if fallback is not None and data is not None else ""
         url_query = url_state.read_query()

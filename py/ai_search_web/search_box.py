@@ -53,6 +53,7 @@ from .caret import index_to_utf16, utf16_to_index
 from .chips import ChipsView
 from .combobox import Combobox, is_composing
 from .dom import listen, present, replace_children
+from .ffi import JsException, settled
 from .lookups import ROOM_LOOKUP, USER_LOOKUP, LookupCache, suggestions_for
 from .recent import (
     CLEAR_RECENT_GROUP,
@@ -128,6 +129,10 @@ class SearchBox:
         self.combo = Combobox(box, listbox, on_accept=self.accept_suggestion)
         self._lookups = {"room": LookupCache(ROOM_LOOKUP), "user": LookupCache(USER_LOOKUP)}
         self._pending: set[tuple[str, str]] = set()
+        # The fallback script's lookups of the caller's rooms and people while they are still on
+        # their way (a promise, and a function returning both lists once it settles): keystrokes
+        # wait for them rather than ask again (see await_fallback_lookups).
+        self._fallback: tuple[Any, Callable[[], tuple[list[Any] | None, list[Any] | None]]] | None = None
         # Per keystroke, in ms: "handler" is the Python work of an input event (parse, chips,
         # suggestions, DOM); "latency" runs from the event's creation to the end of that work.
         self.timings: JsProxy = js.JSON.parse('{"handler": [], "latency": []}')
@@ -328,7 +333,7 @@ class SearchBox:
 
     def _lookup(self, kind: str, text: str) -> "list[Any] | None":
         known = self._lookups[kind].local(text)
-        if known is None and (kind, text) not in self._pending:
+        if known is None and self._fallback is None and (kind, text) not in self._pending:
             self._pending.add((kind, text))
             self._spawn(self.fetch_lookup(kind, text))
         return known
@@ -346,11 +351,16 @@ class SearchBox:
         self._lookups[kind].store(
             text, [i for i in items if isinstance(i, dict)] if isinstance(items, list) else []
         )
+        self._suggest_again(text)
+
+    def _suggest_again(self, looked_up: "str | None" = None) -> None:
+        """A lookup answered: the token being typed (if its text is ``looked_up``, or any token
+        when None) gets its list now, while the box has focus."""
         current = self.text
         active = get_active_search_filter(current, self.caret(current))
         if (
             active is not None
-            and active.lookup_text == text
+            and (looked_up is None or active.lookup_text == looked_up)
             and self.box == present(js.document.activeElement)
         ):
             self._suggest(active)
@@ -361,14 +371,40 @@ class SearchBox:
             if items is not None:
                 self._lookups[kind].store("", items)
 
+    def await_fallback_lookups(
+        self, lookup: "Any", lists: "Callable[[], tuple[list[Any] | None, list[Any] | None]]"
+    ) -> None:
+        """The fallback script's lookups (``lookup``, a promise) are still on their way when Python
+        takes over, as on a fast start over a slow link: rather than ask again (one more round trip
+        before the first suggestion), keystrokes wait for them, and ``lists()`` seeds the box once
+        they are in."""
+        self._fallback = (lookup, lists)
+        self._spawn(self._fallback_lookups_in())
+
+    async def _fallback_lookups_in(self) -> None:
+        waiting = self._fallback
+        if waiting is None:
+            return
+        try:  # noqa: SIM105 (MicroPython has no contextlib)
+            await settled(waiting[0])
+        except JsException:
+            pass  # the fallback's lookups never reject; if they did, the box asks itself
+        if self._fallback is not waiting:
+            return  # seeded already, or another person signed in meanwhile
+        self._fallback = None
+        self.seed_lookups(*waiting[1]())
+        self._suggest_again()
+
     async def prefetch(self) -> None:
         """The caller's rooms and people: complete lists answer later keystrokes locally. Lists the
-        fallback script already fetched are not asked for again."""
+        fallback script already fetched, or is fetching, are not asked for again."""
+        await self._fallback_lookups_in()
         for kind in ("room", "user"):
             if self._lookups[kind].local("") is None:
                 await self.fetch_lookup(kind, "")
 
     def forget(self) -> None:
         """Another person signed in (or nobody): their lookups are not this one's."""
+        self._fallback = None
         for cache in self._lookups.values():  # portable: each is cleared, in any order
             cache.clear()

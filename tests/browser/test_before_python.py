@@ -100,6 +100,42 @@ def test_the_status_speaks_of_loading_only_when_a_chip_is_missing(page: Any, ser
     assert "finished loading" not in page.inner_text("#status")
 
 
+# The fallback's lookups of the caller's rooms and people (static/fallback.js, lookUp), and any
+# lookup the page's Python makes of its own.
+LOOKUPS = re.compile(r"/api/v1/(rooms\.autocomplete\.channelAndPrivate|users\.autocomplete)\?")
+
+
+def test_lookups_still_on_their_way_are_not_asked_for_again(page: Any, server: Server) -> None:
+    """Python can take over before the fallback's lookups of the caller's rooms and people are in
+    (a fast start over a slow link): it waits for those instead of asking again, one round trip
+    more, and the token being typed gets its list the moment they land."""
+    asked: list[str] = []
+    held: list[Any] = []
+
+    def hold(route: Any) -> None:
+        asked.append(route.request.url)
+        if len(asked) <= 2:
+            held.append(route)
+        else:
+            route.continue_()
+
+    page.route(LOOKUPS, hold)
+    _signed_in(page, server, "bob")
+    page.goto(server.url)
+    page.wait_for_selector("html[data-py=ready]", timeout=PYTHON_READY_MS)
+    page.click("#search-box")
+    page.keyboard.type("in:gen")
+    assert page.locator("#suggestions [role=option]").count() == 0  # nothing to suggest from yet
+    for route in held:
+        route.continue_()
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('#suggestions [role=option]')]"
+        ".some((o) => o.textContent.includes('general'))"
+    )
+    page.wait_for_function("() => window.aiSearchPrefetched === true")
+    assert len(asked) == 2, asked  # the fallback's two lookups, and none of Python's own
+
+
 def test_a_shared_url_is_searched_before_python(page: Any, server: Server) -> None:
     held = HeldPython(page)
     _signed_in(page, server, "bob")
