@@ -202,7 +202,7 @@ LABELS = {
 METHOD = (
     "The real app with the demo workspace on loopback, a host page on another loopback origin embedding "
     "the widget with one script tag, headless Debian chromium, two fresh profiles per run (first visit: "
-    "empty HTTP cache; second visit: HTTP cache); the widget's Python on the {python}. Times from "
+    "empty HTTP cache; second visit: HTTP cache); the widget's Python on {python}. Times from "
     "the host's ai-search:open to the box being usable (focused) and to Python ready; bytes on the wire "
     "to our server before the widget is opened and once it is open with Python ready (CDP "
     "encodedDataLength). Baseline: {baseline}."
@@ -223,7 +223,8 @@ def build_report(
         "widget",
         "Embeddable widget",
         method=METHOD.format(
-            python=PYTHONS[python], baseline=f"{label}, measured in the same run" if baseline else "none"
+            python=PYTHONS[python].removesuffix(" widget"),
+            baseline=f"{label}, measured in the same run" if baseline else "none",
         ),
         parameters={
             "runs": len(runs),
