@@ -182,6 +182,42 @@ class BenchServer:
         self._tmp.cleanup()
 
 
+# The interpreters the page's and the widget's Python run on (the page_python setting), by name.
+PAGE_PYTHONS = {"micropython": "MicroPython", "pyodide": "Pyodide"}
+
+
+def add_python_options(parser: argparse.ArgumentParser, what: str) -> argparse._MutuallyExclusiveGroup:
+    """``--python`` and ``--against-python`` of a browser bench of ``what`` ("the page", "the
+    widget"); returns the group of baseline options, for the bench's own to join."""
+    from ai_search_server.settings import load_settings
+
+    parser.add_argument(
+        "--python",
+        choices=tuple(PAGE_PYTHONS),
+        default=load_settings(environ={}).page_python,
+        help=f"the interpreter {what}'s Python runs on (the page_python setting; default: its default)",
+    )
+    baselines = parser.add_mutually_exclusive_group()
+    baselines.add_argument(
+        "--against-python",
+        choices=tuple(PAGE_PYTHONS),
+        metavar="OTHER",
+        help=f"the baseline: the same runs with {what} on this interpreter (default: the other one)",
+    )
+    return baselines
+
+
+def baseline_python(
+    parser: argparse.ArgumentParser, python: str, against: str | None, *, wanted: bool
+) -> str | None:
+    """The interpreter of the baseline runs: ``against``, else (when a baseline is ``wanted``) the
+    one ``python`` is not."""
+    chosen = against if against is not None or not wanted else next(p for p in PAGE_PYTHONS if p != python)
+    if chosen == python:
+        parser.error(f"--against-python {chosen}: that is --python already")
+    return chosen
+
+
 @contextmanager
 def demo_app_server(overrides: dict[str, Any] | None = None, *, root: Path | None = None) -> Iterator[str]:
     """The real app over the demo workspace, in a thread on a free loopback port; yields its URL.

@@ -127,6 +127,8 @@ MARKS = {
     "keys_interpreter": "ai-search:keys-interpreter",
     "keys_imported": "ai-search:keys-imported",
     "keys": "ai-search:keys-ready",
+    "page_files": "ai-search:page-files",  # the page on MicroPython: its bundle in
+    "page_imported": "ai-search:page-imported",  # and imported (static/keys-boot.mjs)
     "loader": "ai-search:interpreter-start",
     "wasm": "ai-search:wasm-compiled",
     "snapshot_in": "ai-search:snapshot-ready",

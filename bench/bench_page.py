@@ -57,7 +57,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _browser import WAIT_MS, ByteCounter
 from _codings import FileCodings, file_codings
 from _figures import Baseline, Figure, Report, Target, percentile
-from _harness import demo_app_server
+from _harness import PAGE_PYTHONS, add_python_options, baseline_python, demo_app_server
 from _page_start import (
     LINKS,
     MARKS,
@@ -150,14 +150,6 @@ js.window.benchMainCall = create_proxy(call)
 # pyscript-boot.mjs starts Pyodide once the keystroke stage is ready; --pyodide-with-stage measures
 # the other order (both at once) by turning this switch off in the served copy.
 STAGE_FIRST_SWITCH = "const STAGE_FIRST = true;"
-# The interpreters the page runs on (the page_python setting), and what the figures call each page.
-PYTHONS = {"micropython": "MicroPython page", "pyodide": "Pyodide page"}
-
-
-def _default_python() -> str:
-    from ai_search_server.settings import load_settings
-
-    return load_settings(environ={}).page_python
 
 
 @dataclass(frozen=True)
@@ -635,20 +627,7 @@ def main() -> None:
     parser.add_argument(
         "--json", type=Path, metavar="PATH", help="also write the figures there (bench/_figures.py)"
     )
-    parser.add_argument(
-        "--python",
-        choices=tuple(PYTHONS),
-        default=_default_python(),
-        help="the interpreter the page runs on (the page_python setting; default: its default)",
-    )
-    baselines = parser.add_mutually_exclusive_group()
-    baselines.add_argument(
-        "--against-python",
-        choices=tuple(PYTHONS),
-        metavar="OTHER",
-        help="the baseline: the same visits to the same files on this interpreter "
-        "(default: the other one, unless --previous or --skip-baselines)",
-    )
+    baselines = add_python_options(parser, "the page")
     baselines.add_argument(
         "--previous",
         type=Path,
@@ -668,11 +647,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.pyodide_with_stage and args.python != "pyodide":
         parser.error("--pyodide-with-stage needs --python pyodide")
-    against = args.against_python
-    if against is None and args.previous is None and not args.skip_baselines:
-        against = next(other for other in PYTHONS if other != args.python)
-    if against == args.python:
-        parser.error(f"--against-python {against}: the page already runs on {against}")
+    wanted = args.previous is None and not args.skip_baselines
+    against = baseline_python(parser, args.python, args.against_python, wanted=wanted)
     on_pyodide = args.python == "pyodide"
 
     from playwright.sync_api import sync_playwright
@@ -681,7 +657,7 @@ def main() -> None:
     label = (
         "previous page (--previous)"
         if args.previous
-        else f"{PYTHONS[against]} (--against-python)"
+        else f"{PAGE_PYTHONS[against]} page (--against-python)"
         if against
         else ""
     )

@@ -43,7 +43,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _browser import CHROMIUM, CHROMIUM_ARGS, WAIT_MS, ByteCounter
 from _figures import Baseline, Figure, Report
-from _harness import demo_app_server, free_port
+from _harness import PAGE_PYTHONS, add_python_options, baseline_python, demo_app_server, free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 # Milliseconds of network silence after load before the "before opening" bytes are read.
@@ -103,16 +103,6 @@ def host_site(server: str, port: int) -> Iterator[str]:
     finally:
         httpd.shutdown()
         httpd.server_close()
-
-
-# The interpreters the widget's Python runs on (the page_python setting), as the figures name them.
-PYTHONS = {"micropython": "MicroPython widget", "pyodide": "Pyodide widget"}
-
-
-def _default_python() -> str:
-    from ai_search_server.settings import load_settings
-
-    return load_settings(environ={}).page_python
 
 
 @contextmanager
@@ -223,7 +213,7 @@ def build_report(
         "widget",
         "Embeddable widget",
         method=METHOD.format(
-            python=PYTHONS[python].removesuffix(" widget"),
+            python=PAGE_PYTHONS[python],
             baseline=f"{label}, measured in the same run" if baseline else "none",
         ),
         parameters={
@@ -265,26 +255,10 @@ def main() -> None:
     parser.add_argument(
         "--json", type=Path, metavar="PATH", help="also write the figures there (bench/_figures.py)"
     )
-    parser.add_argument(
-        "--python",
-        choices=tuple(PYTHONS),
-        default=_default_python(),
-        help="the interpreter the widget's Python runs on (the page_python setting; default: its default)",
-    )
-    baselines = parser.add_mutually_exclusive_group()
-    baselines.add_argument(
-        "--against-python",
-        choices=tuple(PYTHONS),
-        metavar="OTHER",
-        help="the baseline: the same runs with the widget on this interpreter (default: the other one)",
-    )
+    baselines = add_python_options(parser, "the widget")
     baselines.add_argument("--skip-baselines", action="store_true", help="no baseline runs (quicker checks)")
     args = parser.parse_args()
-    against = (
-        None if args.skip_baselines else args.against_python or next(p for p in PYTHONS if p != args.python)
-    )
-    if against == args.python:
-        parser.error(f"--against-python {against}: the widget already runs on {against}")
+    against = baseline_python(parser, args.python, args.against_python, wanted=not args.skip_baselines)
 
     from playwright.sync_api import sync_playwright
 
@@ -293,9 +267,9 @@ def main() -> None:
         runs = measured(pw, args.python, args.runs)
         baseline = measured(pw, against, args.runs) if against else None
 
-    label = f"{PYTHONS[against]} (--against-python)" if against else ""
+    label = f"{PAGE_PYTHONS[against]} widget (--against-python)" if against else ""
     build_report(runs, loader, python=args.python, baseline=baseline, label=label).write(args.json)
-    for title, measured_runs in ((PYTHONS[args.python], runs), (label, baseline)):
+    for title, measured_runs in ((f"{PAGE_PYTHONS[args.python]} widget", runs), (label, baseline)):
         if measured_runs:
             _print_runs(title, measured_runs, args.runs)
 
