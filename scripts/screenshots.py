@@ -11,10 +11,11 @@ filter being typed. A second shot per size and scheme shows a thread reply opene
 an answer with a follow-up (at 1280 px with a citation of it opened in context, its supporting span
 marked): ``answer-<width>-<scheme>.png``. Writes ``page-<width>-<scheme>.png`` and prints where.
 
-Three more show a first visit at 1280 px, light: ``page-loading.png`` while Pyodide is still loading
-(PyScript's configuration held back, so the page is the keystroke stage's: the core's grammar on
-MicroPython, a chip for the finished ``in:`` filter and suggestions for ``from:ca``),
-``page-loaded.png`` a moment after it is let through, the same text now the Pyodide page's, and
+Three more show a first visit at 1280 px, light: ``page-loading.png`` while the page's Python is
+still loading (the page bundle on MicroPython, PyScript's configuration on Pyodide, held back, so the
+page is the keystroke stage's: the core's grammar on MicroPython, a chip for the finished ``in:``
+filter and suggestions for ``from:ca``), ``page-loaded.png`` a moment after it is let through, the
+same text now the whole page's, and
 ``page-loading-status.png``, a visit whose stage is held back too (the fallback alone: its
 suggestions closed, the one sentence the status says then).
 """
@@ -112,6 +113,9 @@ def shoot(pw: object, url: str, session: dict[str, str], out: Path) -> list[Path
 
 
 LOADING_TYPED = "in:engineering from:ca"
+# What the page's Python waits for beyond the stage: the page bundle (MicroPython), PyScript's
+# configuration (Pyodide: PyScript starts nothing without it).
+PAGE_PYTHON_FILES = ("**/py/page-bundle.json*", "**/pyscript.toml")
 
 
 def _loading_page(pw: Any, profile: str, session: dict[str, str], held: list[Any], *patterns: str) -> Any:
@@ -121,7 +125,7 @@ def _loading_page(pw: Any, profile: str, session: dict[str, str], held: list[Any
     )  # fmt: skip
     page = context.new_page()
     page.add_init_script(f"sessionStorage.setItem({json.dumps(SESSION_KEY)}, {json.dumps(json.dumps(session))})")
-    for pattern in patterns:  # held until let through: PyScript starts nothing without its configuration
+    for pattern in patterns:  # held until let through
         page.route(pattern, lambda route: held.append(route))
     return page
 
@@ -130,7 +134,7 @@ def shoot_loading(pw: Any, url: str, session: dict[str, str], out: Path) -> list
     profiles = [tempfile.mkdtemp(prefix="screenshots-") for _ in range(2)]
     try:
         held: list[Any] = []
-        page = _loading_page(pw, profiles[0], session, held, "**/pyscript.toml")
+        page = _loading_page(pw, profiles[0], session, held, *PAGE_PYTHON_FILES)
         page.goto(url)
         page.wait_for_selector("html[data-keys=ready]", timeout=WAIT_MS)
         page.focus("#search-box")
@@ -139,17 +143,18 @@ def shoot_loading(pw: Any, url: str, session: dict[str, str], out: Path) -> list
         page.mouse.move(0, 799)
         loading = out / "page-loading.png"
         page.screenshot(path=str(loading))
-        page.keyboard.press("Backspace")  # the list again, for Pyodide to take over
+        page.keyboard.press("Backspace")  # the list again, for the page's Python to take over
         page.keyboard.type("a")
         for route in held:
             route.continue_()
-        page.unroute("**/pyscript.toml")
+        for pattern in PAGE_PYTHON_FILES:
+            page.unroute(pattern)
         page.wait_for_selector("#suggestions[data-by=python] [role=option]", timeout=WAIT_MS)
         loaded = out / "page-loaded.png"
         page.screenshot(path=str(loaded))
         page.context.close()
 
-        page = _loading_page(pw, profiles[1], session, [], "**/pyscript.toml", "**/py/keys-bundle.json*")
+        page = _loading_page(pw, profiles[1], session, [], *PAGE_PYTHON_FILES, "**/py/keys-bundle.json*")
         page.goto(url)
         page.wait_for_selector("html[data-fallback=ready]", timeout=WAIT_MS)
         page.focus("#search-box")
