@@ -326,6 +326,18 @@ def test_at_360_pixels_box_chips_and_button_share_one_row(open_as: Callable[...,
     assert page.evaluate("document.documentElement.scrollWidth") <= 360
 
 
+def test_at_360_pixels_a_long_word_that_matches_nothing_stays_on_screen(open_as: Callable[..., Any]) -> None:
+    """The empty state repeats what was searched: one long unbroken word (a pasted hash, a URL)
+    wraps inside the page rather than pushing it sideways, and so does a long room name."""
+    page = open_as("bob")
+    page.set_viewport_size({"width": 360, "height": 740})
+    page.click("#search-box")
+    page.keyboard.type(f"in:#{'n' * 80} {'x' * 200}")
+    page.keyboard.press("Enter")
+    page.wait_for_selector(".empty-title")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 360
+
+
 def test_icons_are_drawn_not_typed(open_as: Callable[..., Any]) -> None:
     """Suggestion and chip icons are inline SVG: no emoji that needs a font the device may lack."""
     page = open_as("bob")
