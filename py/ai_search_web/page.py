@@ -310,15 +310,19 @@ class Page:
             self._spawn(self.search(self._failed_query), "a search")
 
     def _set_stale(self, stale: bool) -> None:
-        """Show or clear the failed-search notice; results on screen are marked not updated."""
-        shown = bool(self.query) and self.results.shown > 0
+        """Show or clear the failed-search notice; what is on screen (results, or the empty state of
+        a search that found nothing) is marked not updated."""
+        found = self.results.shown > 0
+        shown = bool(self.query) and (found or self.results.empty_shown)
         self.stale = stale and shown
         notice = get("search-failed")
         notice.hidden = not stale
-        set_text(
-            get("search-failed-text"),
-            f"The results below are still those of “{self.words}”: not updated." if self.stale else "",
+        said = (
+            f"The results below are still those of “{self.words}”: not updated."
+            if found
+            else f"Below is still the search for “{self.words}”, which found nothing: not updated."
         )
+        set_text(get("search-failed-text"), said if self.stale else "")
         get("results").dataset.stale = "true" if self.stale else "false"
         self.answer.set_stale(self.stale)
         if not stale:

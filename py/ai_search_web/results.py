@@ -95,6 +95,7 @@ class ResultsView:
         self._on_relax = on_relax
         self._relaxations: tuple[str, ...] = ()
         self.shown = 0
+        self.empty_shown = False  # the empty state is on screen (the last search found nothing)
         self._groups: tuple[Conversation, ...] = ()
         self._group_of: tuple[int, ...] = ()  # the group of each listed result
         self._containers: dict[int, JsProxy] = {}  # a thread's list of hits, once it is on the page
@@ -110,6 +111,7 @@ class ResultsView:
         replace_children(self._list)
         replace_children(self._empty)
         self._empty.hidden = True
+        self.empty_shown = False
         self._more.hidden = True
 
     def show(self, results: "Sequence[Result]") -> None:
@@ -313,6 +315,7 @@ class ResultsView:
             lines.append(element("div", *buttons, class_="empty-actions"))
         replace_children(self._empty, *lines)
         self._empty.hidden = False
+        self.empty_shown = True
 
     def _drop_click(self, event: "JsProxy") -> None:
         relax = data_index(closest(event, "button.relax"), len(self._relaxations))

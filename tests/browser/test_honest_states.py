@@ -152,6 +152,34 @@ def test_retry_after_a_failed_search_brings_fresh_results(
     assert page.is_enabled("#ask")
 
 
+def test_a_search_that_found_nothing_is_marked_not_updated_when_the_next_fails(
+    page: Any, record: PageRecord, server: Server
+) -> None:
+    """The empty state of the last search stays on screen under a failed one: it says whose it
+    is, as results would, so nobody reads "No messages match" as the answer to the new words."""
+    record.allow_error("net::ERR_FAILED")
+    open_page(page, server, username="bob")
+    _search(page, "xyzzyplugh qwertzuiop")
+    assert page.is_visible(".empty-title")
+    page.route(SEARCH_ROUTE, lambda route: route.abort())
+    page.fill("#search-box", "failover")
+    before = _searches_done(page)
+    page.press("#search-box", "Enter")
+    wait_for_search(page, before)
+    assert page.get_attribute("#results", "data-stale") == "true"
+    assert (
+        page.inner_text("#search-failed-text")
+        == "Below is still the search for “xyzzyplugh qwertzuiop”, which found nothing: not updated."
+    )
+    assert float(page.evaluate("getComputedStyle(document.getElementById('empty')).opacity")) < 1
+    page.unroute(SEARCH_ROUTE)
+    before = _searches_done(page)
+    page.click("#retry")
+    wait_for_search(page, before)
+    assert page.get_attribute("#results", "data-stale") == "false"
+    assert page.is_hidden("#empty") and page.is_visible("#result-1")
+
+
 def test_a_failed_first_search_offers_retry(page: Any, record: PageRecord, server: Server) -> None:
     """Nothing on screen yet: no stale results to mark, but the same Retry."""
     record.allow_error("net::ERR_FAILED")
