@@ -14,6 +14,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from ai_search_server.encoding import SETUP_BROTLI_QUALITY, SETUP_BROTLI_WINDOW_BITS, SETUP_GZIP_LEVEL
+from ai_search_server.static import page_source
 
 __all__ = ["FileCodings", "file_codings"]
 
@@ -31,12 +32,13 @@ class FileCodings:
     brotli: int
 
 
-def _sizes(file: Path) -> tuple[int, int, int]:
+def _sizes(file: Path, data: bytes | None = None) -> tuple[int, int, int]:
+    """The file's bytes (or ``data``, what the server makes of it) as they are, gzip -9, Brotli 11."""
     import gzip
 
     import brotli
 
-    data = file.read_bytes()
+    data = file.read_bytes() if data is None else data
     siblings = [file.with_name(file.name + suffix) for suffix in (".gz", ".br")]
     gz = siblings[0].stat().st_size if siblings[0].is_file() else len(gzip.compress(data, SETUP_GZIP_LEVEL))
     br = (
@@ -58,6 +60,8 @@ def file_codings(site: Path, files: dict[str, list[int | str]]) -> list[FileCodi
         name = _MADE.get(path, path.lstrip("/"))
         if name is None or not (site / name).is_file():
             continue
-        raw, gz, br = _sizes(site / name)
+        # A page is served with its parts written in (static.page_source), and is measured so.
+        made = page_source(site, name).encode("utf-8") if path in _MADE else None
+        raw, gz, br = _sizes(site / name, made)
         rows.append(FileCodings(path, int(wire), str(coding), raw, gz, br))
     return sorted(rows, key=lambda row: -row.raw)

@@ -70,6 +70,7 @@ from _page_start import (
     start,
     visits,
 )
+from ai_search_server.static import PAGE_PARTS
 
 ROOT = Path(__file__).resolve().parents[1]
 # What the keystroke run types, as bob: finished filters (chips), tokens with suggestions, words.
@@ -174,7 +175,7 @@ def serve(
     work = Path(tempfile.mkdtemp(prefix="bench-page-"))
     site = work / "site"
     site.mkdir()
-    for name in ("index.html", "embed.html", "pyscript.toml"):
+    for name in ("index.html", "embed.html", "pyscript.toml", *PAGE_PARTS):
         shutil.copy(ROOT / name, site / name)
     shutil.copytree(ROOT / "static", site / "static")
     if not stage_first:

@@ -52,6 +52,7 @@ from .static import (
     PageFiles,
     keys_listing,
     made_response,
+    page_source,
     python_files,
     versioned_config,
     versioned_static,
@@ -86,8 +87,8 @@ PAGE_PYTHON_PLACEHOLDER = "__AI_SEARCH_PAGE_PYTHON__"
 _RUNTIME_BLOCK = re.compile(r"[ \t]*<!-- (micropython|pyodide) -->.*?<!-- /\1 -->\n?", re.DOTALL)
 
 
-def _page_html(path: Path, **replacements: str) -> str:
-    text = path.read_text(encoding="utf-8").replace(MAX_QUERY_PLACEHOLDER, str(MAX_SEARCH_QUERY_LENGTH))
+def _page_html(root: Path, name: str, **replacements: str) -> str:
+    text = page_source(root, name).replace(MAX_QUERY_PLACEHOLDER, str(MAX_SEARCH_QUERY_LENGTH))
     for placeholder, value in replacements.items():
         text = text.replace(placeholder, value)
     return text
@@ -172,12 +173,12 @@ def create_app(
         return versioned_static(html_text, root)
 
     async def page(request: Request) -> Response:
-        return made_response(request.headers, stage(_page_html(root / "index.html")), "text/html; charset=utf-8")
+        return made_response(request.headers, stage(_page_html(root, "index.html")), "text/html; charset=utf-8")
 
     allowed_embedders = html.escape(" ".join(embed_origins(settings)))
 
     async def embed_page(request: Request) -> Response:
-        html_text = stage(_page_html(root / "embed.html", **{EMBED_ORIGINS_PLACEHOLDER: allowed_embedders}))
+        html_text = stage(_page_html(root, "embed.html", **{EMBED_ORIGINS_PLACEHOLDER: allowed_embedders}))
         return made_response(request.headers, html_text, "text/html; charset=utf-8")
 
     async def page_python(request: Request) -> Response:

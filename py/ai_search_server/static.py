@@ -51,6 +51,7 @@ __all__ = [
     "PAGE_ENTRY",
     "PAGE_GLUE_MODULES",
     "PAGE_PACKAGES",
+    "PAGE_PARTS",
     "PROJECT_ROOT",
     "REVALIDATE_CACHE",
     "Bundle",
@@ -62,6 +63,7 @@ __all__ = [
     "keys_listing",
     "made_response",
     "page_files",
+    "page_source",
     "python_files",
     "versioned_config",
     "versioned_static",
@@ -93,6 +95,26 @@ DIGEST_HEX_CHARS = 16
 # The folders of py/ the page runs in Pyodide (every module of each, as pyscript.toml's [files]
 # lists them; the server's own is not the page's business).
 PAGE_PACKAGES = ("ai_search", "ai_search_web")
+# The parts both pages share, at the project root, and how a page names one in its place: a whole
+# line ``<!-- part page-results.html -->``. A part opens with a comment for its readers, left out.
+PAGE_PARTS = ("page-runtime.html", "page-results.html")
+_PART_LINE = re.compile(r"^[ \t]*<!-- part ([\w.-]+) -->\n", re.MULTILINE)
+_PART_HEADER = re.compile(r"\A<!--.*?-->\n", re.DOTALL)
+
+
+def page_source(root: Path, name: str) -> str:
+    """A page's HTML (``index.html``, ``embed.html``) with the parts it names written in, as the
+    server serves it before its per-request replacements. A name outside PAGE_PARTS is an error of
+    the page, not a file to read."""
+
+    def part(line: re.Match[str]) -> str:
+        if line[1] not in PAGE_PARTS:
+            raise ValueError(f"{name} names a part that is not one of {PAGE_PARTS}: {line[1]!r}")
+        return _PART_HEADER.sub("", (root / line[1]).read_text(encoding="utf-8"), count=1)
+
+    return _PART_LINE.sub(part, (root / name).read_text(encoding="utf-8"))
+
+
 # PyScript's configuration of both pages, at the project root: its [files] is the one list of the
 # page's Python files.
 PAGE_CONFIG = "pyscript.toml"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ai_search_server.static import BUNDLES
+from ai_search_server.static import BUNDLES, page_source
 
 pytestmark = pytest.mark.browser
 
@@ -21,7 +21,7 @@ MADE_BY_THE_SERVER = tuple(bundle.placeholder for bundle in BUNDLES)
 
 @pytest.mark.parametrize("name", PAGES)
 def test_every_file_a_page_names_is_served_locally(name: str) -> None:
-    html = (ROOT / name).read_text(encoding="utf-8")
+    html = page_source(ROOT, name)
     for reference in re.findall(r'(?:src|href)="([^"]+)"', html):
         assert reference.startswith(("./", "data:")), reference
         if reference.startswith("./") and "/vendor/" not in reference and reference not in MADE_BY_THE_SERVER:
@@ -32,7 +32,7 @@ def test_every_file_a_page_names_is_served_locally(name: str) -> None:
 def test_pyscript_runs_the_one_entry_script_from_the_config(name: str) -> None:
     """PyScript starts the page's Python from pyscript.toml; nothing else in a page is Python for
     anything to run (no inline Python, no <py-*> elements, no MicroPython)."""
-    html = (ROOT / name).read_text(encoding="utf-8")
+    html = page_source(ROOT, name)
     assert 'src="./static/pyscript-boot.mjs"' in html
     scripts = re.findall(r"<script\b[^>]*\btype=\"m?py\"[^>]*>", html)
     assert scripts == ['<script type="py" src="./py/ai_search_web/main.py" config="./pyscript.toml">']
@@ -61,7 +61,8 @@ def test_the_vendored_versions_are_the_ones_the_page_names() -> None:
     pyodide = re.search(r'"pyodide": "([^"]+)"', package)
     assert pyodide
     for name in ("static/pyodide-loader.mjs", "static/pyodide-snapshot-worker.mjs", *PAGES):
-        assert f"pyodide-{pyodide[1]}/" in (ROOT / name).read_text(encoding="utf-8"), name
+        text = page_source(ROOT, name) if name in PAGES else (ROOT / name).read_text(encoding="utf-8")
+        assert f"pyodide-{pyodide[1]}/" in text, name
 
 
 def test_the_pages_preload_only_files_that_exist() -> None:
@@ -71,7 +72,7 @@ def test_the_pages_preload_only_files_that_exist() -> None:
     if not (ROOT / "static/vendor").is_dir():
         pytest.skip("static/vendor is not set up (scripts/setup vendors it)")
     for name in PAGES:
-        html = (ROOT / name).read_text(encoding="utf-8")
+        html = page_source(ROOT, name)
         preloads = re.findall(r'<link rel="modulepreload" href="\./([^"]+)"', html)
         assert len(preloads) == 7, name
         for reference in preloads:

@@ -26,6 +26,7 @@ from urllib.parse import urlencode
 import httpx
 import pytest
 
+from ai_search_server.static import page_source
 from ai_search_web.embed_protocol import (
     HOST_REPLY_MS,
     HostMessage,
@@ -566,8 +567,8 @@ def test_the_allow_list_drives_the_api_origin_check(sites: Sites, host: str, sta
 
 def test_the_widget_page_has_every_element_the_python_page_needs() -> None:
     ids = re.compile(r'\bid="([^"]+)"')
-    page = set(ids.findall((ROOT / "index.html").read_text(encoding="utf-8")))
-    embed = (ROOT / "embed.html").read_text(encoding="utf-8")
+    page = set(ids.findall(page_source(ROOT, "index.html")))
+    embed = page_source(ROOT, "embed.html")
     assert page <= set(ids.findall(embed))
     for reference in re.findall(r'(?:src|href)="([^"]+)"', embed):
         assert reference.startswith(("./", "data:")), reference

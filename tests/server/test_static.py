@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from ai_search_server.encoding import accepted_codings
-from ai_search_server.static import IMMUTABLE_CACHE, content_digest, versioned_static
+from ai_search_server.static import IMMUTABLE_CACHE, content_digest, page_source, versioned_static
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.anyio
@@ -186,3 +186,29 @@ def test_modules_other_modules_import_keep_their_plain_url() -> None:
             '<script src="./static/no-such-file.js"></script>')  # fmt: skip
     digest = content_digest(ROOT / "static" / "pyscript-boot.mjs")
     assert versioned_static(html, ROOT) == html.replace("pyscript-boot.mjs", f"pyscript-boot.mjs?v={digest}")
+
+
+@pytest.mark.parametrize("path", ["/", "/embed"])
+async def test_both_pages_are_served_with_their_shared_part_written_in(
+    client: httpx.AsyncClient, path: str
+) -> None:
+    """The interpreters' scripts (page-runtime.html) and the status line, results, answer and
+    context (page-results.html) are written into both pages: each part once, without its readers'
+    comment, and no line that named one is left."""
+    html = (await client.get(path)).text
+    for element_id in (
+        'id="keys-bundle"',
+        'id="status"',
+        'id="result-list"',
+        'id="answer"',
+        'id="context-list"',
+    ):
+        assert html.count(element_id) == 1, element_id
+    assert "<!-- part " not in html
+    assert "cannot drift apart" not in html and "in one place" not in html
+
+
+def test_a_page_naming_an_unknown_part_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "page.html").write_text("<body>\n  <!-- part secrets.txt -->\n</body>\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"secrets\.txt"):
+        page_source(tmp_path, "page.html")
