@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -15,7 +17,8 @@ from typing import Any
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "bench"
+ROOT = Path(__file__).resolve().parents[2]
+BENCH = ROOT / "bench"
 
 
 def _load(name: str, path: Path) -> ModuleType:
@@ -292,3 +295,31 @@ def test_benches_not_run_keep_what_the_previous_report_said(tmp_path: Path) -> N
     assert "(carried over) (carried over)" not in again
     assert "| `bench_mcp.py` | carried over from the previous report (ok) | 2026-11-30 09:00 |" in again
     assert "2 met, 0 missed, 0 not checked." in again
+
+
+def _bench_table() -> list[tuple[str, str]]:
+    """(script, arguments for --quick) of every row of scripts/bench's table."""
+    rows = []
+    for line in (ROOT / "scripts" / "bench").read_text(encoding="utf-8").splitlines():
+        fields = line.strip().strip('"').split("|")
+        if len(fields) == 6 and fields[1].endswith(".py"):
+            rows.append((fields[1], fields[4]))
+    return rows
+
+
+def test_every_quick_argument_is_one_its_bench_accepts() -> None:
+    """`scripts/bench --quick` passes each bench its row's arguments; one the script's parser does not
+    know stops that bench before it measures anything."""
+    rows = _bench_table()
+    assert len(rows) >= 10, rows
+    for script, quick in rows:
+        shown = subprocess.run(
+            [sys.executable, str(BENCH / script), "--help"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**os.environ, "PYTHONPATH": f"{ROOT / 'py'}:{BENCH}"},
+            check=True,
+        ).stdout
+        for option in (word for word in quick.split() if word.startswith("--")):
+            assert option in shown, f"{script} does not take {option}"
