@@ -52,6 +52,7 @@ from _judged_sets import JUDGED_SETS, JudgedSet
 from _pg_workspace import bench_database
 from ai_search import parse_search_filter_text
 from ai_search_server.retrieval.embedded import EmbeddedPipeline
+from ai_search_server.retrieval.embedder import Embedder
 from ai_search_server.retrieval.floor import RelevanceFloor, floor_for
 from ai_search_server.retrieval.index import INDEX_FILENAME, EmbeddedIndex
 from ai_search_server.retrieval.local_embedder import LOCAL_RUNTIMES
@@ -142,19 +143,35 @@ def prepare(judged: JudgedSet, embedder_name: str, database: str = "") -> tuple[
     database_url = bench_database(database, f"relevance_{judged.name}") if database else ""
     if database_url:
         judged = replace(judged, data_dir=judged.data_dir.with_name(judged.data_dir.name + "-pg"))
+    store = open_workspace(judged, database_url)
+    embedder = None
+    if embedder_name != "none":
+        from ai_search_server.retrieval.local_embedder import load_local_embedder
+
+        embedder = load_local_embedder("auto" if embedder_name == "local" else embedder_name)
+    return store, open_index(judged, store, embedder)
+
+
+def open_workspace(judged: JudgedSet, database_url: str = "") -> Store:
+    """The set's store, its workspace loaded on first use."""
     judged.data_dir.mkdir(parents=True, exist_ok=True)
     store = open_store(judged.data_dir, database_url=database_url)
     if store.count_messages() == 0:
         where = "PostgreSQL" if database_url else judged.data_dir
         print(f"loading the {judged.name} workspace into {where}", file=sys.stderr)
         judged.load(store)
-    embedder = None
-    if embedder_name != "none":
-        from ai_search_server.retrieval.local_embedder import load_local_embedder
+    return store
 
-        embedder = load_local_embedder("auto" if embedder_name == "local" else embedder_name)
+
+def open_index(
+    judged: JudgedSet,
+    store: Store,
+    embedder: Embedder | None,
+    index_type: type[EmbeddedIndex] = EmbeddedIndex,
+) -> EmbeddedIndex:
+    """The set's embedded index in its data dir, every message embedded by ``embedder``."""
     started = time.perf_counter()
-    index = EmbeddedIndex.open(judged.data_dir / INDEX_FILENAME, store, embedder, progress=True)
+    index = index_type.open(judged.data_dir / INDEX_FILENAME, store, embedder, progress=True)
     if not index.wait_until_embedded(EMBED_WAIT_SECONDS):
         raise SystemExit("the index did not finish embedding in time")
     print(
@@ -162,7 +179,7 @@ def prepare(judged: JudgedSet, embedder_name: str, database: str = "") -> tuple[
         f"{index.vector_count} vectors",
         file=sys.stderr,
     )
-    return store, index
+    return index
 
 
 async def evaluate(
