@@ -23,9 +23,11 @@ are refused unless the browser says it posts from this site (``Sec-Fetch-Site: s
 ``Origin`` when sent), which with the ticket stops cross-site requests from signing someone in or
 consenting for them.
 
-An authorization request that names no registered client or an unregistered redirect URI gets an
-error page, never a redirect (RFC 6749 §4.1.2.1); any other error goes back to the client's redirect
-URI as the protocol says.
+An authorization request that names no registered client, or a redirect URI that fails the
+registration rule or matches no registered one (``models.py``: a backslash, user information, a bad
+port, another scheme case...), gets an error page, never a redirect (RFC 6749 §4.1.2.1); any other
+error goes back to the client's redirect URI as the protocol says. No parameter's text is quoted in
+an error description (authlib refuses a quote, a backslash or non-ASCII there, which was a 500).
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ from .limits import (
     SIGN_IN_RATE_LIMIT,
     TOKEN_RATE_LIMIT,
 )
-from .models import Client
+from .models import Client, redirect_uri_problem
 from .pages import ConsentView, consent_page, error_page, sign_in_page
 from .requests import JsonOAuthRequest, OAuthRequest
 from .resource import PROTECTED_RESOURCE_PATH, protected_resource_metadata, public_origin
@@ -227,7 +229,9 @@ class OAuthEndpoints:
         try:
             grant = self.server.get_consent_grant(oauth_request, end_user=None)
         except OAuth2Error as error:
-            if error.redirect_uri:  # a registered client and redirect URI: tell the client
+            # A registered client and a redirect URI it may use (Client.check_redirect_uri, which
+            # applies the registration rule to it): tell the client. Anything else: our page.
+            if error.redirect_uri and redirect_uri_problem(error.redirect_uri) is None:
                 response: Response = self.server.handle_error_response(oauth_request, error)
                 self.server.add_issuer(response)
                 return response

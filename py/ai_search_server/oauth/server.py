@@ -77,7 +77,8 @@ _DESCRIPTIONS = {
     "unauthorized_client": "This client did not register for this grant type or response type.",
     "unsupported_grant_type": "grant_type must be authorization_code or refresh_token.",
     "unsupported_token_type": "token_type_hint must be access_token or refresh_token.",
-    "invalid_scope": "The only scope here is mcp (offline_access is accepted and changes nothing).",
+    "invalid_scope": "The scope here is mcp (offline_access may be added; alone it grants no MCP access).",
+    "unsupported_response_type": "response_type must be code.",
     "access_denied": "The person did not allow access.",
 }
 
@@ -153,6 +154,25 @@ class AuthorizationServer(rfc6749.AuthorizationServer):  # type: ignore[misc]
 
     def _access_seconds(self, client: Client, grant_type: str) -> int:
         return self.settings.oauth_access_token_minutes * 60
+
+    def get_authorization_grant(self, request: OAuthRequest) -> Any:
+        """authlib's, but an unsupported ``response_type`` is refused without quoting it: authlib's
+        description did, and one holding a quote, a backslash or a non-ASCII character is no valid
+        description (authlib raises ValueError: a 500). Where the refusal goes is authlib's rule:
+        back to the client only for a registered client and a redirect URI it may use."""
+        if CodeGrant.check_authorization_endpoint(request):
+            return super().get_authorization_grant(request)
+        redirect_uri = None
+        client = self.query_client(request.payload.client_id) if request.payload.client_id else None
+        if client is not None:
+            asked = request.payload.redirect_uri
+            if not asked:
+                redirect_uri = client.get_default_redirect_uri()
+            elif client.check_redirect_uri(asked):
+                redirect_uri = asked
+        raise rfc6749.UnsupportedResponseTypeError(
+            None, _DESCRIPTIONS["unsupported_response_type"], redirect_uri=redirect_uri
+        )
 
     # -- what authlib leaves to the application ------------------------------------------------
     def query_client(self, client_id: str) -> Client | None:
