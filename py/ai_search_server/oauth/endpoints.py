@@ -45,6 +45,7 @@ from starlette.routing import BaseRoute, Route
 
 from .. import errors
 from ..origins import normalize_origin
+from ..rest import lone_surrogate_at
 from ..security_headers import build_csp
 from ..services import Services
 from ..store.base import StorageFailure
@@ -362,6 +363,12 @@ class OAuthEndpoints:
         if not isinstance(data, dict) or not data:
             return _oauth_error(
                 400, "invalid_client_metadata", "The body must be a JSON object of client metadata."
+            )
+        if lone_surrogate_at(data) is not None:
+            # JSON may spell one (a bare \ud800) but it has no UTF-8 form: the answer, which repeats
+            # the metadata, could not be encoded (a 500), nor could the store keep it.
+            return _oauth_error(
+                400, "invalid_client_metadata", "The client metadata holds a lone surrogate, which is no Unicode text."
             )
         origin = public_origin(services.settings, request)
         json_request = JsonOAuthRequest("POST", f"{origin}{REGISTER_PATH}", request.headers, data)
