@@ -104,8 +104,8 @@ def test_a_code_another_client_presents_is_spent(each_store: Store, after_its_ow
         assert each_store.take_oauth_code("the-code", client.id) is not None
         _grant(each_store, alice.id, client.id, 0, grant_id=grant_id)
     assert each_store.take_oauth_code("the-code", other.id) is None
+    assert each_store.resolve_oauth_access(f"access-0-{grant_id}") is None  # (none yet before)
     assert each_store.take_oauth_code("the-code", client.id) is None
-    assert each_store.resolve_oauth_access(f"access-0-{grant_id}") is None
 
 
 def test_an_expired_code_is_refused(each_store: Store) -> None:
