@@ -119,8 +119,10 @@ REQUIREMENTS: dict[str, Requirement] = {
         "Rendering",
         "Untrusted text cannot reorder the page: a bidi override, embedding or isolate left open in an "
         "answer reverses nothing after it (each control is isolated on its own), and the text keeps "
-        "every character.",
-        "security review 2026-12 (U+202E in an answer); Unicode TR9 X5a-X6a; CVE-2021-42574",
+        "every character; nor does one in an OAuth client's name on the sign-in and consent pages "
+        "(every name there sits in a bidi isolate).",
+        "security review 2026-12 (U+202E in an answer); Unicode TR9 X5a-X6a; CVE-2021-42574; third "
+        "security review (issue 42: a client name reversing the consent page)",
         ("tests/browser/test_web_pure.py::test_bidi_runs_isolate_every_formatting_character",),
     ),
     "C1": Requirement(
@@ -170,7 +172,7 @@ REQUIREMENTS: dict[str, Requirement] = {
         "No room name may pass for another: names with invisible, format or bidi-control characters "
         "are refused, names are stored NFKC, and a name whose TR39 confusable skeleton meets an "
         "existing room's is refused without naming that room. An OAuth client's name follows the "
-        "same character rules and NFKC, and the pages set every name in a bidi isolate.",
+        "same character rules and is stored NFKC.",
         "security review 2026-12 (incidents\\u200b, ıncidents); Unicode TR39 §4, TR36; third security "
         "review (issue 42: a client name reversing the consent page)",
         ("tests/server/test_store.py::test_room_names_are_unique_and_unconfusable_across_all_rooms",),
