@@ -35,6 +35,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import re
 from collections.abc import Awaitable, Callable
 from urllib.parse import parse_qsl, urlsplit
 
@@ -78,6 +79,8 @@ AUTHORIZATION_SERVER_METADATA_PATH = "/.well-known/oauth-authorization-server"
 # The login route's rate-limit key: the sign-in page spends the same budget (limits.SIGN_IN_RATE_LIMIT).
 _SIGN_IN_RATE_KEY = "login"
 _SIGN_IN_FAILED = "Incorrect username or password."
+# What no username holds (the login route's rule, routes/params.py): C0 controls and DEL.
+_CONTROL_CHARACTER = re.compile(r"[\x00-\x1f\x7f]")
 _SIGN_IN_AGAIN = "That sign-in has expired or was used already. Sign in again."
 _NEEDS_HTTPS = (
     "OAuth needs this site to be served over https (the setting site_url), or on a loopback address."
@@ -271,7 +274,10 @@ class OAuthEndpoints:
         )
         username = fields.get("username", "").strip().removeprefix("@")[:100]
         password = fields.get("password", "")[:1024]
-        user = await services.sign_in(username, password) if username and password else None
+        # As the login route's parameter rule: no name holds a control character, so none is looked up
+        # (PostgreSQL refuses a NUL in a query parameter outright: a 500).
+        well_formed = bool(username and password) and not _CONTROL_CHARACTER.search(username)
+        user = await services.sign_in(username, password) if well_formed else None
         if user is None:
             # 200: the page again, with the reason; a 401 would ask for HTTP authentication it has none of.
             return self._page(sign_in_page(view, username=username, error=_SIGN_IN_FAILED))

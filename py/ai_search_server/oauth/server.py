@@ -23,6 +23,7 @@ endpoint's metadata read.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -46,7 +47,7 @@ from .grants import (
     Revocation,
     S256Only,
 )
-from .limits import MAX_GRANTS_PER_USER
+from .limits import MAX_CLIENT_ID_CHARS, MAX_GRANTS_PER_USER
 from .models import Client, Code, Grant
 from .requests import JsonOAuthRequest, OAuthRequest, Redirect
 from .resource import SCOPES, canonical_resource
@@ -68,6 +69,8 @@ TOKEN_PATH = "/token"
 REGISTER_PATH = "/register"
 REVOKE_PATH = "/revoke"
 _GRANT_TYPES = ["authorization_code", "refresh_token"]
+# A client id as one can be: printable ASCII without spaces, at most MAX_CLIENT_ID_CHARS.
+_CLIENT_ID = re.compile(rf"[\x21-\x7e]{{1,{MAX_CLIENT_ID_CHARS}}}")
 
 # What an error means, for the errors authlib raises without a description: every refusal says why.
 _DESCRIPTIONS = {
@@ -176,7 +179,9 @@ class AuthorizationServer(rfc6749.AuthorizationServer):  # type: ignore[misc]
 
     # -- what authlib leaves to the application ------------------------------------------------
     def query_client(self, client_id: str) -> Client | None:
-        if not isinstance(client_id, str) or not client_id or len(client_id) > 200:
+        # Only what a client id can be (registration issues printable ASCII): anything else is asked
+        # of no store (PostgreSQL refuses a NUL in a query parameter outright: a 500).
+        if not isinstance(client_id, str) or not _CLIENT_ID.fullmatch(client_id):
             return None
         found = self.store.oauth_client(client_id)
         return None if found is None else Client(*found)
