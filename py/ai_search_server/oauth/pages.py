@@ -2,11 +2,14 @@
 
 Every value that comes from outside (the client's registered name, its redirect URI, the person's
 name, an error's description) goes through ``html.escape``: a client registers its own name, so it is
-untrusted text. Names are also set in ``<bdi>`` (:func:`_name`), a bidi isolate: registration refuses
-bidi controls in a client's name, but a name stored before that rule, or a person's, must not reorder
-the sentence around it ("Allow X?" read backwards). ``<bdi>`` needs no style, so the CSP is unchanged. The pages load the site's stylesheets and nothing else (``static/app.css`` for the
+untrusted text. The pages load the site's stylesheets and nothing else (``static/app.css`` for the
 colours, light and dark by ``prefers-color-scheme``; ``static/oauth.css`` for their layout), under
 the site's CSP; the forms post to the page's own URL.
+
+Names are also set in ``<bdi>`` (:func:`_name`), a bidi isolate: registration refuses bidi controls
+in a client's name (``models.client_name_problem``), but a name stored before that rule, or a
+person's, must not reorder the sentence around it (an unclosed U+202E read "asks to use ai-search as
+you" backwards). ``<bdi>`` isolates by the browser's own stylesheet, so the CSP needs nothing more.
 """
 
 from __future__ import annotations
