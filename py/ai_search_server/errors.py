@@ -18,7 +18,8 @@ schemas refuse ``null``). Messages are written for the person calling the API; u
     ├── Unauthorized           401     error-unauthorized                -32001  no or bad credentials
     │   └── PatRequired        401                                       -32001  MCP: a PAT is needed
     ├── Forbidden              403     error-not-allowed                 -32000  not permitted
-    │   └── PermissionRequired 403                                       -32000  MCP: access-mcp
+    │   ├── PermissionRequired 403                                       -32000  MCP: access-mcp
+    │   └── ScopeRequired      403                                       -32000  MCP: the mcp scope
     ├── OriginNotAllowed       403     error-origin-not-allowed          -32000  a browser Origin
     ├── NotFound               404     error-not-found, ...              -32601
     │   └── EndpointDisabled   404                                       -32601  MCP: mcp_enabled off
@@ -77,6 +78,7 @@ __all__ = [
     "RequestTimeout",
     "RequestTooLarge",
     "ResponseTooLarge",
+    "ScopeRequired",
     "ServiceUnavailable",
     "TooManyConnections",
     "TooManyRequests",
@@ -191,6 +193,13 @@ class Forbidden(ApiError):
 
 class PermissionRequired(Forbidden):
     default_message = "The access-mcp permission is required"
+
+
+class ScopeRequired(Forbidden):
+    """An OAuth token that was not granted the scope MCP needs (``offline_access`` alone): RFC 6750
+    §3.1's ``insufficient_scope``, whose ``WWW-Authenticate`` challenge names the scope to ask for."""
+
+    default_message = "This OAuth token was not granted the mcp scope"
 
 
 class NotFound(ApiError):

@@ -62,8 +62,10 @@ REQUIREMENTS: dict[str, Requirement] = {
     "A4": Requirement(
         "Bad input",
         "Hostile HTTP and JSON-RPC bodies (deep nesting, huge numbers, invalid UTF-8, 6 MiB...) get a "
-        "clear 4xx, never a 5xx or a traceback.",
-        f"{_SPEC} A4; MCP transports.mdx",
+        "clear 4xx, never a 5xx or a traceback; so does every parameter of the OAuth endpoints "
+        "(/authorize, its sign-in and consent forms, /token, /revoke, /register) holding a quote, a "
+        "backslash, DEL, non-ASCII, a bidi control, NUL, a lone surrogate or bytes that are no UTF-8.",
+        f"{_SPEC} A4; MCP transports.mdx; third security review (issue 42: 15 500s on /authorize)",
         ("tests/server/test_mcp_endpoint.py::test_invalid_single_messages_get_400",),
     ),
     "A5": Requirement(
@@ -117,8 +119,10 @@ REQUIREMENTS: dict[str, Requirement] = {
         "Rendering",
         "Untrusted text cannot reorder the page: a bidi override, embedding or isolate left open in an "
         "answer reverses nothing after it (each control is isolated on its own), and the text keeps "
-        "every character.",
-        "security review 2026-12 (U+202E in an answer); Unicode TR9 X5a-X6a; CVE-2021-42574",
+        "every character; nor does one in an OAuth client's name on the sign-in and consent pages "
+        "(every name there sits in a bidi isolate).",
+        "security review 2026-12 (U+202E in an answer); Unicode TR9 X5a-X6a; CVE-2021-42574; third "
+        "security review (issue 42: a client name reversing the consent page)",
         ("tests/browser/test_web_pure.py::test_bidi_runs_isolate_every_formatting_character",),
     ),
     "C1": Requirement(
@@ -142,9 +146,17 @@ REQUIREMENTS: dict[str, Requirement] = {
     "C4": Requirement(
         "Scoping",
         "Tokens: one user's token never works for another; tokens are unguessable; the client's "
-        "credentials never travel upstream.",
-        f"{_SPEC} C4; MCP security best practices (token passthrough)",
-        ("tests/server/test_rest_routes.py::test_a_token_only_works_with_its_own_user_id",),
+        "credentials never travel upstream. OAuth: a code or error goes only to a redirect URI the "
+        "client registered, compared as written but for an http loopback port, by the registration "
+        "rule (no backslash, user information, bad port...); a code another client presents is spent "
+        "and revokes what it gave; a token works on MCP only with the mcp scope (else 403 "
+        "insufficient_scope).",
+        f"{_SPEC} C4; MCP security best practices (token passthrough); third security review (issue 42: "
+        "http://evil.example\\@127.0.0.1); RFC 6749 §4.1.2.1, §10.5; RFC 8252 §7.3; RFC 6750 §3.1",
+        (
+            "tests/server/test_rest_routes.py::test_a_token_only_works_with_its_own_user_id",
+            "tests/server/test_oauth_store.py::test_a_code_another_client_presents_is_spent",
+        ),
     ),
     "C5": Requirement(
         "Scoping",
@@ -159,8 +171,10 @@ REQUIREMENTS: dict[str, Requirement] = {
         "Scoping",
         "No room name may pass for another: names with invisible, format or bidi-control characters "
         "are refused, names are stored NFKC, and a name whose TR39 confusable skeleton meets an "
-        "existing room's is refused without naming that room.",
-        "security review 2026-12 (incidents\\u200b, ıncidents); Unicode TR39 §4, TR36",
+        "existing room's is refused without naming that room. An OAuth client's name follows the "
+        "same character rules and is stored NFKC.",
+        "security review 2026-12 (incidents\\u200b, ıncidents); Unicode TR39 §4, TR36; third security "
+        "review (issue 42: a client name reversing the consent page)",
         ("tests/server/test_store.py::test_room_names_are_unique_and_unconfusable_across_all_rooms",),
     ),
     "C7": Requirement(

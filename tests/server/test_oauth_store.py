@@ -8,6 +8,8 @@ from __future__ import annotations
 import time
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 from ai_search_server.store.base import Store
 from ai_search_server.store.records import OAuthClient, OAuthCode
 from ai_search_server.store.rules import new_id
@@ -80,13 +82,30 @@ def test_a_code_works_once_and_its_reuse_ends_the_grant(each_store: Store) -> No
     grant_id = new_id()
     soon = datetime.now(UTC) + timedelta(minutes=5)
     each_store.save_oauth_code("the-code", _code(grant_id, client.id, alice.id, soon))
-    assert each_store.take_oauth_code("the-code", "another-client") is None  # not that client's
     taken = each_store.take_oauth_code("the-code", client.id)
     assert taken is not None and (taken.grant_id, taken.user_id) == (grant_id, alice.id)
     _grant(each_store, alice.id, client.id, 0, grant_id=grant_id)
     assert each_store.resolve_oauth_access(f"access-0-{grant_id}") is not None
     assert each_store.take_oauth_code("the-code", client.id) is None
     assert each_store.resolve_oauth_access(f"access-0-{grant_id}") is None  # the reuse revoked them
+
+
+@pytest.mark.parametrize("after_its_own_exchange", [False, True], ids=["before-its-client", "after-its-client"])
+def test_a_code_another_client_presents_is_spent(each_store: Store, after_its_own_exchange: bool) -> None:
+    """RFC 6749 §10.5: a code shown by another client has leaked. Shown first, it is spent, so its own
+    client cannot exchange it after; shown after the exchange, it revokes what the exchange gave."""
+    alice = each_store.create_user("alice")
+    client, other = _client(each_store), _client(each_store)
+    assert client is not None and other is not None
+    grant_id = new_id()
+    soon = datetime.now(UTC) + timedelta(minutes=5)
+    each_store.save_oauth_code("the-code", _code(grant_id, client.id, alice.id, soon))
+    if after_its_own_exchange:
+        assert each_store.take_oauth_code("the-code", client.id) is not None
+        _grant(each_store, alice.id, client.id, 0, grant_id=grant_id)
+    assert each_store.take_oauth_code("the-code", other.id) is None
+    assert each_store.resolve_oauth_access(f"access-0-{grant_id}") is None  # (none yet before)
+    assert each_store.take_oauth_code("the-code", client.id) is None
 
 
 def test_an_expired_code_is_refused(each_store: Store) -> None:

@@ -11,6 +11,7 @@ step  gate                                                          status  code
 4     ``MCP-Protocol-Version`` absent or one we speak               400     -32022
 5     ``Accept`` absent or admitting application/json               406     -32600
 6     a PAT of that user, or an OAuth token for this endpoint       401     -32001
+6b    an OAuth token granted the ``mcp`` scope                      403     -32000
 7     at most 60 requests a minute per user (X-RateLimit-* kept)    429     -32000
 8     the ``access-mcp`` permission                                 403     -32000
 9     the body is JSON (checked only now, after the PAT)            400     -32700
@@ -22,7 +23,10 @@ A 401 carries ``WWW-Authenticate: Bearer resource_metadata="…"`` when OAuth is
 an OAuth client finds the authorization server (RFC 9728 §5.1), with ``error="invalid_token"`` when a
 bearer token was sent and refused. A bearer token (``Authorization: Bearer``) counts only when the
 ``X-User-Id``/``X-Auth-Token`` pair is absent; it must be an OAuth access token whose grant names this
-endpoint as its resource (RFC 8707 audience), so a token issued for another resource is refused.
+endpoint as its resource (RFC 8707 audience), so a token issued for another resource is refused, and
+that granted the ``mcp`` scope: a token granted ``offline_access`` alone (a client may ask for that)
+is answered 403 with ``WWW-Authenticate: Bearer error="insufficient_scope", …, scope="mcp"`` (RFC 6750
+§3.1; the MCP authorization specification's runtime scope challenge), so the client asks again.
 
 then the answer with its status (200; at 2026-07-28 a malformed request is 400 and an unknown method
 404, and a mirrored header contradicting the body is 400 at any revision: ``envelope.py``), or 202
@@ -55,7 +59,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .. import errors
 from ..accept_header import accepts
-from ..oauth import canonical_resource, challenge, public_origin
+from ..oauth import canonical_resource, challenge, grants_resource_access, public_origin
 from ..origins import OriginPolicy, request_origin_allowed
 from ..ratelimit import MCP_RATE_LIMIT
 from ..rest import ApiRoute
@@ -159,8 +163,13 @@ class McpEndpoint:
             raise self._unauthorized(request, refused_token=True) from None
         except StorageFailure:
             raise errors.ServiceUnavailable() from None
-        if grant.resource != canonical_resource(f"{public_origin(self.services.settings, request)}{MCP_PATH}"):
+        origin = public_origin(self.services.settings, request)
+        if grant.resource != canonical_resource(f"{origin}{MCP_PATH}"):
             raise self._unauthorized(request, refused_token=True)
+        if not grants_resource_access(grant.scope):
+            sentence = errors.ScopeRequired.default_message
+            value = challenge(origin, MCP_PATH, error="insufficient_scope", description=sentence)
+            raise errors.ScopeRequired(headers={"WWW-Authenticate": value})
         return caller
 
     async def _gate(self, request: Request, *, post: bool) -> tuple[Caller, dict[str, str]]:

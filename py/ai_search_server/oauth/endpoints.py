@@ -23,9 +23,11 @@ are refused unless the browser says it posts from this site (``Sec-Fetch-Site: s
 ``Origin`` when sent), which with the ticket stops cross-site requests from signing someone in or
 consenting for them.
 
-An authorization request that names no registered client or an unregistered redirect URI gets an
-error page, never a redirect (RFC 6749 §4.1.2.1); any other error goes back to the client's redirect
-URI as the protocol says.
+An authorization request that names no registered client, or a redirect URI that fails the
+registration rule or matches no registered one (``models.py``: a backslash, user information, a bad
+port, another scheme case...), gets an error page, never a redirect (RFC 6749 §4.1.2.1); any other
+error goes back to the client's redirect URI as the protocol says. No parameter's text is quoted in
+an error description (authlib refuses a quote, a backslash or non-ASCII there, which was a 500).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import re
 from collections.abc import Awaitable, Callable
 from urllib.parse import parse_qsl, urlsplit
 
@@ -43,6 +46,7 @@ from starlette.routing import BaseRoute, Route
 
 from .. import errors
 from ..origins import normalize_origin
+from ..rest import lone_surrogate_at
 from ..security_headers import build_csp
 from ..services import Services
 from ..store.base import StorageFailure
@@ -55,7 +59,7 @@ from .limits import (
     SIGN_IN_RATE_LIMIT,
     TOKEN_RATE_LIMIT,
 )
-from .models import Client
+from .models import Client, redirect_uri_problem
 from .pages import ConsentView, consent_page, error_page, sign_in_page
 from .requests import JsonOAuthRequest, OAuthRequest
 from .resource import PROTECTED_RESOURCE_PATH, protected_resource_metadata, public_origin
@@ -75,6 +79,8 @@ AUTHORIZATION_SERVER_METADATA_PATH = "/.well-known/oauth-authorization-server"
 # The login route's rate-limit key: the sign-in page spends the same budget (limits.SIGN_IN_RATE_LIMIT).
 _SIGN_IN_RATE_KEY = "login"
 _SIGN_IN_FAILED = "Incorrect username or password."
+# What no username holds (the login route's rule, routes/params.py): C0 controls and DEL.
+_CONTROL_CHARACTER = re.compile(r"[\x00-\x1f\x7f]")
 _SIGN_IN_AGAIN = "That sign-in has expired or was used already. Sign in again."
 _NEEDS_HTTPS = (
     "OAuth needs this site to be served over https (the setting site_url), or on a loopback address."
@@ -227,7 +233,9 @@ class OAuthEndpoints:
         try:
             grant = self.server.get_consent_grant(oauth_request, end_user=None)
         except OAuth2Error as error:
-            if error.redirect_uri:  # a registered client and redirect URI: tell the client
+            # A registered client and a redirect URI it may use (Client.check_redirect_uri, which
+            # applies the registration rule to it): tell the client. Anything else: our page.
+            if error.redirect_uri and redirect_uri_problem(error.redirect_uri) is None:
                 response: Response = self.server.handle_error_response(oauth_request, error)
                 self.server.add_issuer(response)
                 return response
@@ -266,7 +274,10 @@ class OAuthEndpoints:
         )
         username = fields.get("username", "").strip().removeprefix("@")[:100]
         password = fields.get("password", "")[:1024]
-        user = await services.sign_in(username, password) if username and password else None
+        # As the login route's parameter rule: no name holds a control character, so none is looked up
+        # (PostgreSQL refuses a NUL in a query parameter outright: a 500).
+        well_formed = bool(username and password) and not _CONTROL_CHARACTER.search(username)
+        user = await services.sign_in(username, password) if well_formed else None
         if user is None:
             # 200: the page again, with the reason; a 401 would ask for HTTP authentication it has none of.
             return self._page(sign_in_page(view, username=username, error=_SIGN_IN_FAILED))
@@ -358,6 +369,12 @@ class OAuthEndpoints:
         if not isinstance(data, dict) or not data:
             return _oauth_error(
                 400, "invalid_client_metadata", "The body must be a JSON object of client metadata."
+            )
+        if lone_surrogate_at(data) is not None:
+            # JSON may spell one (a bare \ud800) but it has no UTF-8 form: the answer, which repeats
+            # the metadata, could not be encoded (a 500), nor could the store keep it.
+            return _oauth_error(
+                400, "invalid_client_metadata", "The client metadata holds a lone surrogate, which is no Unicode text."
             )
         origin = public_origin(services.settings, request)
         json_request = JsonOAuthRequest("POST", f"{origin}{REGISTER_PATH}", request.headers, data)

@@ -8,6 +8,7 @@ __all__ = [
     "AUTHORIZATION_CODE_LIFETIME_SECONDS",
     "CONSENT_LIFETIME_SECONDS",
     "MAX_AUTHORIZATION_QUERY_CHARS",
+    "MAX_CLIENT_ID_CHARS",
     "MAX_CLIENT_NAME_CHARS",
     "MAX_GRANTS_PER_USER",
     "MAX_REDIRECT_URIS",
@@ -31,7 +32,10 @@ STALE_CLIENT_SECONDS = 24 * 60 * 60
 MAX_REDIRECT_URIS = 10
 # Characters of one redirect URI: far above any real callback, short enough to show on the page.
 MAX_REDIRECT_URI_CHARS = 2_000
-# Characters of a client's name as registered; the consent page shows it (escaped), so it stays short.
+# Characters of a client id a request may name: registration issues 24 letters and digits, so a
+# longer one is no client's and is looked up nowhere.
+MAX_CLIENT_ID_CHARS = 200
+# Characters of a client's name as registered (NFKC form); the consent page shows it, so it stays short.
 MAX_CLIENT_NAME_CHARS = 100
 # Characters of an authorization request's query string (state, challenge, scope...): browsers and
 # proxies cut URLs near 8 KiB, and nothing of ours needs more.

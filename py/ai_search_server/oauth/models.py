@@ -6,6 +6,20 @@ Redirect URIs (OAuth 2.1 §2.3.1, RFC 8252 §7): ``https`` URIs; ``http`` only t
 client listens on whatever port it got; and private-use schemes named by a reversed domain
 (``com.example.app:/callback``), which a native app claims. Nothing else: no ``javascript:``,
 ``data:`` or ``file:``, no fragment, no user information.
+
+Each URI is printable ASCII without a backslash, and an http(s) one's authority is a host (a name of
+letters, digits, ``.``, ``-``, ``_``, or a bracketed IPv6 address) and at most a port of 1 to 65535:
+the forms where Python's ``urlsplit`` and a browser could read different hosts are refused, not
+interpreted. ``http://evil.example\\@127.0.0.1/cb`` is 127.0.0.1 to ``urlsplit`` and evil.example to a
+browser (which reads ``\\`` as ``/``); ``user@host`` and ``%``-escapes are how the same trick hides.
+
+A request's ``redirect_uri`` must pass the same rule, and then equal a registered URI character for
+character, except for the port of an http loopback one (:meth:`Client.check_redirect_uri`); a URI that
+fails either never receives a redirect (RFC 6749 §4.1.2.1: the error page says why instead).
+
+Client names (:func:`client_name_problem`): the consent page shows the name a client gave itself, so
+it follows the room-name rules (``store.names``): nothing invisible or text-reordering (zero-width
+characters, bidi overrides and isolates), and it is kept in NFKC form.
 """
 
 from __future__ import annotations
@@ -20,17 +34,24 @@ from urllib.parse import urlsplit
 from authlib.oauth2.rfc6749 import AuthorizationCodeMixin, ClientMixin, TokenMixin
 
 from .. import store as store_package
+from ..store import names
 from ..store.records import OAuthClient, OAuthCode, OAuthGrant
-from .limits import MAX_REDIRECT_URI_CHARS
+from .limits import MAX_CLIENT_NAME_CHARS, MAX_REDIRECT_URI_CHARS
 from .resource import SCOPES
 
-__all__ = ["Client", "Code", "Grant", "redirect_uri_problem"]
+__all__ = ["Client", "Code", "Grant", "client_name_problem", "normal_client_name", "redirect_uri_problem"]
 
 # A private-use scheme as RFC 8252 §7.1 asks: a reversed domain name, so it has a dot.
 _PRIVATE_SCHEME = re.compile(r"^[a-z][a-z0-9+-]*(\.[a-z0-9+-]+)+$")
+# An http(s) redirect URI's whole authority: a host name (letters, digits, '.', '-', '_'; IPv4
+# addresses are such names) or a bracketed IPv6 address, then at most ':' and a port of 1-5 digits.
+# No user information, no '%'-escape, no character a browser ends or rewrites a host at.
+_AUTHORITY = re.compile(r"(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+)(?::(?P<port>[0-9]{1,5}))?")
+# The ports a redirect URI may name (TCP's, RFC 793; 0 is no port a browser connects to).
+_PORTS = range(1, 65_536)
 _LOOPBACK_NAMES = ("localhost",)
 # Scopes a client may ask for beyond the resource's: refresh tokens are ours to give (MCP lets a
-# client add offline_access), so it is accepted and changes nothing.
+# client add offline_access). Asked for alone, it grants no MCP access (the endpoint checks the scope).
 _EXTRA_SCOPES = ("offline_access",)
 
 
@@ -45,26 +66,47 @@ def _is_loopback(host: str | None) -> bool:
         return False
 
 
+def _authority_problem(netloc: str) -> str | None:
+    """Why an http(s) redirect URI's authority is refused (the module docstring's rule); None if it is not."""
+    if "@" in netloc:
+        return "a redirect URI may not hold user information (a name and @ before the host)"
+    match = _AUTHORITY.fullmatch(netloc)
+    if match is None:
+        return (
+            "an http or https redirect URI needs a host of letters, digits, dots, hyphens or underscores "
+            "(or a bracketed IPv6 address), then at most a port"
+        )
+    if match["port"] is not None and int(match["port"]) not in _PORTS:
+        return f"a redirect URI's port must be {_PORTS.start} to {_PORTS.stop - 1}"
+    return None
+
+
 def redirect_uri_problem(uri: Any) -> str | None:
-    """Why ``uri`` may not be registered as a redirect URI (the module docstring's rule); None if it may."""
+    """Why ``uri`` may not be a redirect URI (the module docstring's rule); None if it may.
+
+    Registration applies it to every URI registered, the authorization endpoint to the one requested.
+    Each reason is printable ASCII without a quote or backslash: it becomes an OAuth error
+    description, which may hold nothing else (RFC 6749 §4.1.2.1).
+    """
     if not isinstance(uri, str) or not uri:
         return "a redirect URI must be a non-empty string"
     if len(uri) > MAX_REDIRECT_URI_CHARS:
         return f"a redirect URI may hold at most {MAX_REDIRECT_URI_CHARS} characters"
     if any(ord(c) < 0x21 or ord(c) > 0x7E for c in uri):
         return "a redirect URI must be printable ASCII without spaces"
+    if "\\" in uri:
+        return "a redirect URI may not hold a backslash (browsers read it as a slash, ending the host)"
+    if "#" in uri:
+        return "a redirect URI may not have a fragment"
     try:
         parts = urlsplit(uri)
     except ValueError:
         return "a redirect URI must be a URI"
-    if "#" in uri:
-        return "a redirect URI may not have a fragment"
     scheme = parts.scheme.lower()
-    if scheme == "https":
-        ok = bool(parts.hostname) and not parts.username and not parts.password
-        return None if ok else "an https redirect URI needs a host and no user information"
-    if scheme == "http":
-        if not _is_loopback(parts.hostname) or parts.username or parts.password:
+    if scheme in ("http", "https"):
+        if problem := _authority_problem(parts.netloc):
+            return problem
+        if scheme == "http" and not _is_loopback(parts.hostname):
             return "an http redirect URI must go to a loopback address (127.0.0.1, [::1], localhost)"
         return None
     if _PRIVATE_SCHEME.match(scheme):
@@ -75,14 +117,48 @@ def redirect_uri_problem(uri: Any) -> str | None:
     )
 
 
+def _without_loopback_port(uri: str) -> str | None:
+    """An http loopback redirect URI as written but for its port (``http://127.0.0.1:53682/cb`` gives
+    ``http://127.0.0.1/cb``); None for any other URI. Only for URIs that passed the rule."""
+    parts = urlsplit(uri)
+    match = _AUTHORITY.fullmatch(parts.netloc)
+    if parts.scheme != "http" or match is None or not _is_loopback(parts.hostname):
+        return None
+    host_at = uri.index("//") + 2
+    return uri[:host_at] + match["host"] + uri[host_at + len(parts.netloc) :]
+
+
 def _same_ignoring_loopback_port(registered: str, asked: str) -> bool:
-    a, b = urlsplit(registered), urlsplit(asked)
-    return (
-        a.scheme == b.scheme == "http"
-        and _is_loopback(a.hostname)
-        and a.hostname == b.hostname
-        and (a.path, a.query) == (b.path, b.query)
-    )
+    """Whether two http loopback URIs differ in their port at most (RFC 8252 §7.3): scheme, host, path
+    and query compared as written, so ``HTTP://`` or ``localhost`` for ``127.0.0.1`` is another URI."""
+    bare = _without_loopback_port(registered)
+    return bare is not None and bare == _without_loopback_port(asked)
+
+
+def client_name_problem(name: Any) -> str | None:
+    """Why ``name`` may not be a client's name; None if it may. The room-name rules (``store.names``):
+    no invisible or text-reordering character, which could make the consent page's sentence around the
+    name say something else; at most ``MAX_CLIENT_NAME_CHARS`` in NFKC form. Reasons are printable
+    ASCII (they become an OAuth error description) and never quote the name."""
+    if not isinstance(name, str) or not name.strip():
+        return "client_name must be a non-empty string"
+    hidden = names.invisible_character(name)
+    if hidden is not None:
+        return (
+            f"client_name cannot hold invisible or text-reordering characters ({hidden}): the consent "
+            "page would show a name other than the one registered"
+        )
+    normal = normal_client_name(name)
+    if normal != normal.strip():
+        return "client_name cannot start or end with a space"
+    if len(normal) > MAX_CLIENT_NAME_CHARS:
+        return f"client_name may hold at most {MAX_CLIENT_NAME_CHARS} characters"
+    return None
+
+
+def normal_client_name(name: str) -> str:
+    """A client name as it is stored and shown: NFKC, as room names (``store.names.normal_room_name``)."""
+    return names.normal_room_name(name)
 
 
 class Client(ClientMixin):  # type: ignore[misc]
@@ -109,9 +185,10 @@ class Client(ClientMixin):  # type: ignore[misc]
         return self.record.id
 
     def get_default_redirect_uri(self) -> str | None:
-        # Only an unambiguous one: with several, the request must name which.
+        # Only an unambiguous one (with several, the request must name which) that passes today's
+        # rule: a client registered before the rule was tightened gets no redirect to a bad URI.
         uris = self.redirect_uris
-        return uris[0] if len(uris) == 1 else None
+        return uris[0] if len(uris) == 1 and redirect_uri_problem(uris[0]) is None else None
 
     def get_allowed_scope(self, scope: str | None) -> str:
         if not scope:
@@ -120,8 +197,14 @@ class Client(ClientMixin):  # type: ignore[misc]
         return " ".join(s for s in dict.fromkeys(asked) if s in SCOPES or s in _EXTRA_SCOPES)
 
     def check_redirect_uri(self, redirect_uri: str) -> bool:
+        """Whether a request may send the person to ``redirect_uri``: it passes the registration rule
+        itself, and equals a registered URI that passes it too, but for an http loopback URI's port
+        (module docstring). authlib asks this before any redirect, an error's included."""
+        if redirect_uri_problem(redirect_uri) is not None:
+            return False
         return any(
-            uri == redirect_uri or _same_ignoring_loopback_port(uri, redirect_uri)
+            redirect_uri_problem(uri) is None
+            and (uri == redirect_uri or _same_ignoring_loopback_port(uri, redirect_uri))
             for uri in self.redirect_uris
         )
 

@@ -5,6 +5,11 @@ name, an error's description) goes through ``html.escape``: a client registers i
 untrusted text. The pages load the site's stylesheets and nothing else (``static/app.css`` for the
 colours, light and dark by ``prefers-color-scheme``; ``static/oauth.css`` for their layout), under
 the site's CSP; the forms post to the page's own URL.
+
+Names are also set in ``<bdi>`` (:func:`_name`), a bidi isolate: registration refuses bidi controls
+in a client's name (``models.client_name_problem``), but a name stored before that rule, or a
+person's, must not reorder the sentence around it (an unclosed U+202E read "asks to use ai-search as
+you" backwards). ``<bdi>`` isolates by the browser's own stylesheet, so the CSP needs nothing more.
 """
 
 from __future__ import annotations
@@ -36,6 +41,12 @@ def _document(title: str, body: str) -> str:
     )
 
 
+def _name(text: str) -> str:
+    """A name someone else chose, escaped and isolated: its direction is its own (``dir=auto``, as
+    ``<bdi>`` has), and no bidi control in it reaches the text after it."""
+    return f"<bdi>{escape(text)}</bdi>"
+
+
 def _destination(redirect_uri: str) -> str:
     """Where the browser goes after consent, as a person checks it: the host (or the app's scheme)."""
     parts = urlsplit(redirect_uri)
@@ -61,7 +72,7 @@ def sign_in_page(view: ConsentView, *, username: str = "", error: str = "") -> s
     )
     body = (
         "<h1>Sign in to connect</h1>\n"
-        f'<p class="lead"><strong class="client">{escape(view.client_name)}</strong> asks to use '
+        f'<p class="lead"><strong class="client">{_name(view.client_name)}</strong> asks to use '
         "ai-search as you. Sign in first; you choose whether to allow it next.</p>\n"
         f"{alert}"
         f'<form method="post" action="{escape(view.action)}">\n'
@@ -82,9 +93,9 @@ def sign_in_page(view: ConsentView, *, username: str = "", error: str = "") -> s
 
 def consent_page(view: ConsentView, *, person: str, username: str, ticket: str) -> str:
     body = (
-        f"<h1>Allow {escape(view.client_name)}?</h1>\n"
-        f'<p class="lead">Signed in as <strong>{escape(person)}</strong> (@{escape(username)}).</p>\n'
-        f'<p><strong class="client">{escape(view.client_name)}</strong> will be able to, as you:</p>\n'
+        f"<h1>Allow {_name(view.client_name)}?</h1>\n"
+        f'<p class="lead">Signed in as <strong>{_name(person)}</strong> (@{_name(username)}).</p>\n'
+        f'<p><strong class="client">{_name(view.client_name)}</strong> will be able to, as you:</p>\n'
         "<ul>\n"
         "<li>search and read the rooms and messages you can read</li>\n"
         "<li>post messages and create rooms where you may</li>\n"

@@ -31,6 +31,7 @@ __all__ = [
     "SCOPES",
     "canonical_resource",
     "challenge",
+    "grants_resource_access",
     "protected_resource_metadata",
     "public_origin",
     "resource_metadata_url",
@@ -86,13 +87,25 @@ def protected_resource_metadata(origin: str, resource_path: str) -> dict[str, An
     }
 
 
-def challenge(origin: str, resource_path: str, *, error: str | None = None) -> str:
-    """The ``WWW-Authenticate`` value of a 401: where the metadata is, the scope, and for a token that
-    was sent and refused, ``error="invalid_token"`` (RFC 6750 §3.1)."""
+def challenge(
+    origin: str, resource_path: str, *, error: str | None = None, description: str | None = None
+) -> str:
+    """The ``WWW-Authenticate`` value of a 401 or 403: where the metadata is, the scope, and for a
+    token that was sent and refused, its ``error`` (RFC 6750 §3.1): ``invalid_token`` (401), or
+    ``insufficient_scope`` (403) with an ``error_description``, as the MCP authorization specification
+    asks. ``description`` is our own sentence: printable ASCII without a quote or backslash."""
     parts = [
         f'resource_metadata="{resource_metadata_url(origin, resource_path)}"',
         f'scope="{" ".join(SCOPES)}"',
     ]
     if error:
         parts.insert(0, f'error="{error}"')
+    if description:
+        parts.append(f'error_description="{description}"')
     return "Bearer " + ", ".join(parts)
+
+
+def grants_resource_access(scope: str) -> bool:
+    """Whether a grant's ``scope`` (space-separated) holds every scope of :data:`SCOPES`: a token
+    granted ``offline_access`` alone is for refreshing, and calls nothing."""
+    return set(SCOPES) <= set(scope.split())

@@ -23,6 +23,7 @@ endpoint's metadata read.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -46,7 +47,7 @@ from .grants import (
     Revocation,
     S256Only,
 )
-from .limits import MAX_GRANTS_PER_USER
+from .limits import MAX_CLIENT_ID_CHARS, MAX_GRANTS_PER_USER
 from .models import Client, Code, Grant
 from .requests import JsonOAuthRequest, OAuthRequest, Redirect
 from .resource import SCOPES, canonical_resource
@@ -68,6 +69,8 @@ TOKEN_PATH = "/token"
 REGISTER_PATH = "/register"
 REVOKE_PATH = "/revoke"
 _GRANT_TYPES = ["authorization_code", "refresh_token"]
+# A client id as one can be: printable ASCII without spaces, at most MAX_CLIENT_ID_CHARS.
+_CLIENT_ID = re.compile(rf"[\x21-\x7e]{{1,{MAX_CLIENT_ID_CHARS}}}")
 
 # What an error means, for the errors authlib raises without a description: every refusal says why.
 _DESCRIPTIONS = {
@@ -77,7 +80,8 @@ _DESCRIPTIONS = {
     "unauthorized_client": "This client did not register for this grant type or response type.",
     "unsupported_grant_type": "grant_type must be authorization_code or refresh_token.",
     "unsupported_token_type": "token_type_hint must be access_token or refresh_token.",
-    "invalid_scope": "The only scope here is mcp (offline_access is accepted and changes nothing).",
+    "invalid_scope": "The scope here is mcp (offline_access may be added; alone it grants no MCP access).",
+    "unsupported_response_type": "response_type must be code.",
     "access_denied": "The person did not allow access.",
 }
 
@@ -154,9 +158,30 @@ class AuthorizationServer(rfc6749.AuthorizationServer):  # type: ignore[misc]
     def _access_seconds(self, client: Client, grant_type: str) -> int:
         return self.settings.oauth_access_token_minutes * 60
 
+    def get_authorization_grant(self, request: OAuthRequest) -> Any:
+        """authlib's, but an unsupported ``response_type`` is refused without quoting it: authlib's
+        description did, and one holding a quote, a backslash or a non-ASCII character is no valid
+        description (authlib raises ValueError: a 500). Where the refusal goes is authlib's rule:
+        back to the client only for a registered client and a redirect URI it may use."""
+        if CodeGrant.check_authorization_endpoint(request):
+            return super().get_authorization_grant(request)
+        redirect_uri = None
+        client = self.query_client(request.payload.client_id) if request.payload.client_id else None
+        if client is not None:
+            asked = request.payload.redirect_uri
+            if not asked:
+                redirect_uri = client.get_default_redirect_uri()
+            elif client.check_redirect_uri(asked):
+                redirect_uri = asked
+        raise rfc6749.UnsupportedResponseTypeError(
+            None, _DESCRIPTIONS["unsupported_response_type"], redirect_uri=redirect_uri
+        )
+
     # -- what authlib leaves to the application ------------------------------------------------
     def query_client(self, client_id: str) -> Client | None:
-        if not isinstance(client_id, str) or not client_id or len(client_id) > 200:
+        # Only what a client id can be (registration issues printable ASCII): anything else is asked
+        # of no store (PostgreSQL refuses a NUL in a query parameter outright: a 500).
+        if not isinstance(client_id, str) or not _CLIENT_ID.fullmatch(client_id):
             return None
         found = self.store.oauth_client(client_id)
         return None if found is None else Client(*found)

@@ -176,8 +176,8 @@ class Store(Protocol):
 
     def save_oauth_code(self, plain: str, code: OAuthCode) -> None: ...
     def take_oauth_code(self, plain: str, client_id: str) -> OAuthCode | None:
-        """The unexpired code of ``client_id``, marked used; None otherwise. A code used before
-        revokes the grant its first use opened."""
+        """The unexpired code of ``client_id``, marked used; None otherwise. Any code presented is
+        spent, another client's included; a code used before revokes the grant its first use opened."""
         ...
 
     def save_oauth_tokens(

@@ -8,8 +8,9 @@ code for both; the store's methods are the interface (``base.Store``).
 
 Two replays are recognised and end the grant they belong to, because each means a value leaked:
 
-- an authorization code presented a second time (RFC 6749 §4.1.2: the server SHOULD revoke the
-  tokens issued from it);
+- an authorization code presented a second time, by its client or any other (RFC 6749 §4.1.2: the
+  server SHOULD revoke the tokens issued from it); a code another client presents first is spent
+  all the same, so its own client cannot use it after (RFC 6749 §10.5);
 - a refresh token that a refresh already replaced (OAuth 2.1 §4.3.1, refresh token rotation).
 """
 
@@ -246,20 +247,22 @@ def insert_code(conn: Conn, sql: OAuthSql, plain: str, code: OAuthCode, now_ms: 
 def take_code(conn: Conn, sql: OAuthSql, plain: str, client_id: str, now_ms: int) -> OAuthCode | None:
     """The code, marked used, when it is ``client_id``'s, unused and unexpired; else None.
 
-    A code used before ends the grant its first use opened (module docstring). Taking it is atomic
-    (one transaction, the row locked where the database allows writers beside each other), so two
+    Any code presented is spent, whoever presents it: one another client shows has leaked, so its
+    own client cannot use it after (RFC 6749 §10.5; OAuth 2.1 §4.1.3), and one shown again ends the
+    grant its first use opened (module docstring), whichever client shows it. Taking it is atomic (one
+    transaction, the row locked where the database allows writers beside each other), so two
     redemptions racing each other cannot both succeed.
     """
     digest = passwords.hash_token(plain)
     row = conn.execute(sql.read_code, (digest,)).fetchone()
-    if row is None or row[1] != client_id:
+    if row is None:
         return None
     if row[9] is not None:
         conn.execute(sql.delete_tokens_of_grant, (row[0],))
         return None
-    if row[8] <= now_ms:
-        return None
     conn.execute(sql.mark_code_used, (now_ms, digest))
+    if row[1] != client_id or row[8] <= now_ms:
+        return None
     return OAuthCode(
         grant_id=row[0],
         client_id=row[1],
