@@ -174,6 +174,7 @@ class Mirror:
         self.usernames: dict[str, str] = {}  # person key -> username
         self.room_links = store.external_links(origin, "room")  # conversation key -> room id, and how
         self.room_ids = {key: link.local_id for key, link in self.room_links.items()}  # conversation -> room id
+        self._linked_rooms = set(self.room_ids.values())  # rooms some conversation of this origin already is
         self.rooms: dict[str, _Room] = {}  # conversation key -> room, for the conversations of this run
         self.deletions = _Deletions()
         self._parents: dict[str, bool] = {}  # thread parents looked up in the store
@@ -280,6 +281,7 @@ class Mirror:
         else:
             self.room_links[key] = link
             self.room_ids[key] = link.local_id
+            self._linked_rooms.add(link.local_id)
         return link
 
     # -- conversations ---------------------------------------------------------------------------
@@ -333,7 +335,7 @@ class Mirror:
             return link
         if link is not None and link.local_id == room.id:
             return link if link.how == "mapped" else ExternalLink(room.id, "mapped")
-        if room.id in set(self.room_ids.values()):
+        if room.id in self._linked_rooms:
             self.report.notes.append(
                 f"room {conversation.name!r} is mapped to {room.name!r}, which another conversation of "
                 "this source is already: the mapping is left out"
@@ -381,7 +383,7 @@ class Mirror:
         candidates = [name, *alternative, unique]
         held = self._held(name)
         wished = next((c for c in candidates if c == unique or not self._held(c)), unique)
-        if held is not None and held.id not in set(self.room_ids.values()):
+        if held is not None and held.id not in self._linked_rooms:
             self.report.notes.append(
                 f"room {name!r} is named {wished!r} here: a room of that name exists here "
                 "(--map-rooms maps a conversation to a room)"
