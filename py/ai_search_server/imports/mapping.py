@@ -105,8 +105,8 @@ def read_mapping(*, users: Path | None = None, rooms: Path | None = None) -> Sou
             mapped twice, or two sources mapped to one account or room.
     """
     return SourceMapping(
-        users=_read(users, "@", "account") if users else _Side(),
-        rooms=_read(rooms, "#", "room") if rooms else _Side(),
+        users=_read(users, "@", "an account") if users else _Side(),
+        rooms=_read(rooms, "#", "a room") if rooms else _Side(),
     )
 
 
@@ -117,12 +117,12 @@ def _read(path: Path, prefix: str, what: str) -> _Side:
         source, separator, local = line.partition(_SEPARATOR)
         source, local = source.strip(), local.strip().removeprefix(prefix).strip()
         if not separator or not source or not local:
-            raise MappingError(f"{where}: write SOURCE = NAME-HERE (a source id or name, then a {what} here)")
+            raise MappingError(f"{where}: write SOURCE = NAME-HERE (a source id or name, then {what} here)")
         if fold(source) in sources:
             raise MappingError(f"{where}: {source!r} is mapped already ({sources[fold(source)]})")
         if fold(local) in side.lines:
             raise MappingError(
-                f"{where}: {local!r} is mapped already ({side.lines[fold(local)]}); one source a {what}"
+                f"{where}: {local!r} is mapped already ({side.lines[fold(local)]}): {what} here is one source's"
             )
         sources[fold(source)] = where
         side.exact[source] = local
@@ -166,7 +166,7 @@ def check_mapping(store: Store, mapping: SourceMapping) -> None:
         if room is None or fold(room.name) != fold(local):
             problems.append(f"{where}: no room here is named {local!r}")
         elif room.type == "d":
-            problems.append(f"{where}: {room.name!r} is a direct room; map its people (--map-users) instead")
+            problems.append(f"{where}: {room.name!r} is a direct room, and direct rooms share names: none is mapped")
     if problems:
         more = len(problems) - MAX_NAMED_PROBLEMS
         raise MappingError("; ".join(problems[:MAX_NAMED_PROBLEMS]) + (f"; and {more:,} more" if more > 0 else ""))
