@@ -148,6 +148,17 @@ def test_the_command_reads_the_files_and_refuses_with_a_sentence(
     assert "a mapping applies to a Slack, Mattermost or Zulip export" in capsys.readouterr().err
 
 
+def test_the_sync_checks_its_mapping_before_it_calls_out_or_writes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server (settings from the environment) is never reached: the mapping fails first."""
+    for name, value in (("URL", "http://127.0.0.1:9"), ("USER_ID", "rcAdmin"), ("TOKEN", "not-used")):
+        monkeypatch.setenv(f"AI_SEARCH_ROCKETCHAT_{name}", value)
+    people = mapping_file(tmp_path, "people.txt", "uSomeone = nobody")
+    assert main(["sync", "rocketchat", "--map-users", str(people), "--quiet", "--data", str(tmp_path / "data")]) == 2
+    assert f"ai-search: {people} line 1: no account here is named 'nobody'" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("command", [["import"], ["sync", "rocketchat"]])
 def test_both_commands_explain_the_mapping_options(command: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
