@@ -10,7 +10,7 @@ instead; the data dir then holds the search index and the config only.
     ai-search users create USERNAME --password P [--name N] [--role admin|user]
     ai-search users password USERNAME --password P
     ai-search tokens create USERNAME [--name LABEL]
-    ai-search import PATH [--source-url URL]     (JSONL, a Slack, Mattermost or Zulip export)
+    ai-search import PATH [--source-url URL] [--map-users FILE] [--map-rooms FILE]   (JSONL, or an export)
     ai-search feedback export [--since DATE] [--format jsonl|csv]
     ai-search sync rocketchat [--url URL --user-id ID --token PAT] [--watch [--interval S]]
 """
@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from .settings import Settings, SettingsError, load_settings
 
 if TYPE_CHECKING:
+    from .imports.mapping import SourceMapping
     from .store.base import Store
 
 __all__ = ["main"]
@@ -259,12 +260,13 @@ def cmd_import(args: argparse.Namespace) -> int:
     if not path.exists():
         raise CliError(f"no such file or folder: {path}")
     source_url = _source_url(args.source_url)
+    mapping = _mapping(args)
     data_dir = _data_dir(args)
     settings = _settings(data_dir)
     store = _open_store(args)
     try:
         try:
-            report = import_path(store, path, progress=not args.quiet, source_url=source_url)
+            report = import_path(store, path, progress=not args.quiet, source_url=source_url, mapping=mapping)
         except ImportFailed as exc:
             raise CliError(str(exc)) from None
         print(report.summary())
@@ -304,10 +306,41 @@ def _source_url(raw: str | None) -> str | None:
     return raw.strip().rstrip("/")
 
 
+def _mapping(args: argparse.Namespace) -> SourceMapping:
+    """The admin's ``--map-users`` and ``--map-rooms`` files (imports/mapping.py), read whole before
+    anything is imported, so a mistake in them costs nothing."""
+    from .imports.mapping import MappingError, read_mapping
+
+    try:
+        return read_mapping(users=args.map_users, rooms=args.map_rooms)
+    except MappingError as exc:
+        raise CliError(str(exc)) from None
+
+
+def _add_mapping_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--map-users",
+        type=Path,
+        metavar="FILE",
+        help="people of the source who are accounts here, one 'SOURCE-ID-OR-USERNAME = USERNAME' a line;"
+        " anyone else becomes an account of their own (alice-2 when alice is taken here), and a mapped"
+        " account is never renamed or deactivated by the source",
+    )
+    parser.add_argument(
+        "--map-rooms",
+        type=Path,
+        metavar="FILE",
+        help="conversations of the source that are rooms here, one 'SOURCE-ID-OR-NAME = ROOM' a line;"
+        " any other becomes a room of its own (leadership-Xq3F9a1c when leadership is taken here), and a"
+        " mapped room only gains members",
+    )
+
+
 # -- sync ----------------------------------------------------------------------------------------
 
 
 def cmd_sync_rocketchat(args: argparse.Namespace) -> int:
+    from .imports.mapping import MappingError, check_mapping
     from .imports.rocketchat_api import Credentials, RocketChatError
     from .mirror_job import MirrorJob, run_mirror_job
 
@@ -328,7 +361,13 @@ def cmd_sync_rocketchat(args: argparse.Namespace) -> int:
     interval = args.interval or settings.rocketchat_sync_interval_seconds
     if interval < 1:
         raise CliError("--interval is a number of seconds, at least 1")
+    mapping = _mapping(args)
     store = _open_store(args)
+    try:
+        check_mapping(store, mapping)
+    except MappingError as exc:
+        store.close()
+        raise CliError(str(exc)) from None
     job = MirrorJob(
         settings=settings,
         store=store,
@@ -338,6 +377,7 @@ def cmd_sync_rocketchat(args: argparse.Namespace) -> int:
         interval_seconds=interval,
         watch=args.watch,
         quiet=args.quiet,
+        mapping=mapping,
     )
     try:
         stopped = run_mirror_job(job)
@@ -432,6 +472,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="URL",
         help="the source's address, for links back to each message (https://acme.slack.com)",
     )
+    _add_mapping_options(imp)
     imp.add_argument("--quiet", action="store_true", help="no progress bar")
     imp.set_defaults(func=cmd_import)
 
@@ -458,6 +499,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         help="seconds between runs with --watch (default: rocketchat_sync_interval_seconds)",
     )
+    _add_mapping_options(rocketchat)
     rocketchat.add_argument("--quiet", action="store_true", help="no progress bar")
     rocketchat.set_defaults(func=cmd_sync_rocketchat)
     return parser

@@ -12,6 +12,7 @@ from pathlib import Path
 from .imports.batches import DEFAULT_IMPORT_BATCH_SIZE, ImportOptions, ImportReport
 from .imports.bundle import Bundle, BundleError, open_bundle
 from .imports.detect import Format, UnknownFormat, detect_format
+from .imports.mapping import NO_MAPPING, MappingError, SourceMapping, check_mapping
 from .store.base import Store
 
 __all__ = ["ImportFailed", "import_path"]
@@ -32,15 +33,19 @@ def import_path(
     batch_size: int = DEFAULT_IMPORT_BATCH_SIZE,
     source_url: str | None = None,
     format: Format | None = None,
+    mapping: SourceMapping = NO_MAPPING,
 ) -> ImportReport:
     """Imports the export at ``path``, recognised by its content unless ``format`` says.
 
     ``source_url`` is the address of the source system, for the links back to it (Slack's
     ``https://acme.slack.com``, Mattermost's site URL, Zulip's organisation URL) where the export
-    does not name it.
+    does not name it. ``mapping`` is the admin's word on which of the export's people and
+    conversations are accounts and rooms here (``imports/mapping.py``); nothing else is taken for
+    one by its name. Our own JSONL names accounts and rooms here itself, so it takes no mapping.
 
     Raises:
-        ImportFailed: the path is no export ai-search reads, or its archive cannot be opened.
+        ImportFailed: the path is no export ai-search reads, its archive cannot be opened, or the
+            mapping names an account or room that is not here (checked before anything is written).
         StorageFailure: the database failed; what was imported stays, and importing again completes it.
     """
     try:
@@ -50,10 +55,19 @@ def import_path(
     except OSError as error:
         raise ImportFailed(f"{path}: cannot be read ({error.strerror or error})") from None
     if found == "jsonl":
+        if mapping:
+            raise ImportFailed(
+                f"{path} is ai-search's own JSONL, whose lines name accounts and rooms here themselves: "
+                "a mapping applies to a Slack, Mattermost or Zulip export"
+            )
         from .importer import import_jsonl
 
         return import_jsonl(store, path, progress=progress, batch_size=batch_size)
-    options = ImportOptions(progress=progress, batch_size=batch_size, source_url=source_url)
+    try:
+        check_mapping(store, mapping)
+    except MappingError as error:
+        raise ImportFailed(str(error)) from None
+    options = ImportOptions(progress=progress, batch_size=batch_size, source_url=source_url, mapping=mapping)
     if found == "mattermost" and path.is_file() and not _is_archive(path):
         from .imports.mattermost import import_mattermost_file
 

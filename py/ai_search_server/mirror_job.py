@@ -25,6 +25,7 @@ import anyio
 import anyio.lowlevel
 import anyio.to_thread
 
+from .imports.mapping import NO_MAPPING, SourceMapping
 from .imports.rocketchat import RocketChatSync
 from .imports.rocketchat_api import Credentials, RocketChatAPI, RocketChatUnreachable
 from .outbound import BlockingClient, GuardedClient
@@ -48,6 +49,7 @@ class MirrorJob:
     interval_seconds: int
     watch: bool
     quiet: bool
+    mapping: SourceMapping = NO_MAPPING  # the admin's mapping to accounts and rooms here, checked by the command
 
 
 def run_mirror_job(job: MirrorJob) -> bool:
@@ -97,7 +99,8 @@ def _first_error(group: BaseExceptionGroup[Exception]) -> Exception:
 async def _mirror(job: MirrorJob, client: GuardedClient) -> None:
     # The index's embedder (an OpenAI-compatible one) calls out from its thread through this client.
     blocking = BlockingClient(client, anyio.lowlevel.current_token())
-    sync = RocketChatSync(job.store, RocketChatAPI(job.url, job.credentials, client), progress=not job.quiet)
+    api = RocketChatAPI(job.url, job.credentials, client)
+    sync = RocketChatSync(job.store, api, progress=not job.quiet, mapping=job.mapping)
     first = True
     while True:
         try:

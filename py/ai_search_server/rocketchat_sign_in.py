@@ -12,8 +12,11 @@ Two ways, both checked against the server in the setting ``rocketchat_url``, nev
   default) by a digest of the token, so a busy MCP client costs Rocket.Chat one call a minute; a
   refused token is remembered a shorter while, so a wrong one cannot make us hammer the server.
 
-Either way the person must already be mirrored (the sync links their Rocket.Chat id to a user here);
-who they are here, and what they may read, is what the last sync found: Rocket.Chat's
+Either way the person must already be mirrored: the sync linked their Rocket.Chat id to an account
+it created for that id, or an admin mapped that id to an account here (``--map-users``). A link an
+earlier version made by username alone is not trusted (usernames in Rocket.Chat can be changed by
+their owners, so ``alice`` there may be anyone): that person is refused until an admin maps them.
+Who they are here, and what they may read, is what the last sync found: Rocket.Chat's
 subscriptions. Someone Rocket.Chat deactivated is refused by Rocket.Chat itself.
 """
 
@@ -32,12 +35,13 @@ from .imports.rocketchat import origin_of
 from .imports.rocketchat_api import Credentials, RocketChatAPI, RocketChatError, RocketChatRefused
 from .outbound import GuardedClient
 from .store.base import Store
-from .store.records import Token, User
+from .store.records import LinkHow, Token, User
 
 __all__ = [
     "DEFAULT_SIGN_IN_CACHE_SECONDS",
     "MAX_CACHED_TOKENS",
     "REFUSED_CACHE_SECONDS",
+    "TRUSTED_LINKS",
     "RocketChatSignIn",
     "SignInRefused",
 ]
@@ -51,6 +55,9 @@ REFUSED_CACHE_SECONDS = 10
 MAX_CACHED_TOKENS = 10_000
 # How long one check may wait for Rocket.Chat (seconds): a sign-in is a person waiting.
 SIGN_IN_OUTAGE_SECONDS = 5.0
+# The links a person may sign in through: to an account the sync created for that Rocket.Chat id,
+# or one an admin mapped it to; never one matched by username (records.LinkHow).
+TRUSTED_LINKS: frozenset[LinkHow] = frozenset({"created", "mapped"})
 
 _log = logging.getLogger(__name__)
 
@@ -93,14 +100,19 @@ class RocketChatSignIn:
         )
 
     def _local(self, remote_id: object) -> User:
-        """Our user for a Rocket.Chat user id, as the sync linked them."""
+        """Our user for a Rocket.Chat user id, as the sync created or an admin mapped them."""
         if not isinstance(remote_id, str) or not remote_id:
             raise SignInRefused("Rocket.Chat answered without a user id")
-        local = self.store.external_ids(self.origin, "user").get(remote_id)
-        user = self.store.get_user(local) if local else None
-        if user is None:
+        link = self.store.external_links(self.origin, "user").get(remote_id)
+        user = self.store.get_user(link.local_id) if link is not None else None
+        if link is None or user is None:
             raise SignInRefused(
                 f"Rocket.Chat user {remote_id} is not mirrored here yet (run ai-search sync rocketchat)"
+            )
+        if link.how not in TRUSTED_LINKS:
+            raise SignInRefused(
+                f"Rocket.Chat user {remote_id} was matched to {user.username} by username only: an admin "
+                "maps them with ai-search sync rocketchat --map-users"
             )
         if not user.active:
             raise SignInRefused(f"user {user.username} is deactivated")

@@ -150,12 +150,14 @@ REQUIREMENTS: dict[str, Requirement] = {
         "client registered, compared as written but for an http loopback port, by the registration "
         "rule (no backslash, user information, bad port...); a code another client presents is spent "
         "and revokes what it gave; a token works on MCP only with the mcp scope (else 403 "
-        "insufficient_scope).",
+        "insufficient_scope). A Rocket.Chat sign-in (password or token, REST or MCP) is only ever the "
+        "account the sync created for that Rocket.Chat id or an admin mapped it to.",
         f"{_SPEC} C4; MCP security best practices (token passthrough); third security review (issue 42: "
         "http://evil.example\\@127.0.0.1); RFC 6749 §4.1.2.1, §10.5; RFC 8252 §7.3; RFC 6750 §3.1",
         (
             "tests/server/test_rest_routes.py::test_a_token_only_works_with_its_own_user_id",
             "tests/server/test_oauth_store.py::test_a_code_another_client_presents_is_spent",
+            "tests/server/test_rocketchat_sign_in.py",
         ),
     ),
     "C5": Requirement(
@@ -192,6 +194,18 @@ REQUIREMENTS: dict[str, Requirement] = {
         "and a session ends after 14 idle days or 90 days from the login (settings).",
         "security review 2026-12; OWASP session management cheat sheet; Rocket.Chat "
         "Accounts_LoginExpiration (90 days)",
+    ),
+    "C9": Requirement(
+        "Scoping",
+        "An import or a sync takes over no room and no account here: a person or conversation is "
+        "matched only by the source's own id (linked by an earlier run) or an admin's mapping, never by "
+        "name; what it did not create it never renames, deactivates or takes members out of, and one "
+        "whose name is taken comes in under a name of its own.",
+        "security review 2026-12 (issue 42: groups.json leadership, users.json alice deleted)",
+        (
+            "tests/server/test_import_mapping.py",
+            "tests/server/test_store_sources.py::test_links_from_before_step_10_are_created_only_where_the_workspace_shows_it",
+        ),
     ),
     "D1": Requirement(
         "SSRF",

@@ -4,6 +4,7 @@ bans, messages by origin, source links, and sync state, on SQLite and on Postgre
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -11,9 +12,10 @@ import pytest
 
 from ai_search_server.store import open_store
 from ai_search_server.store.base import AlreadyTaken, InvalidValue, RecordNotFound, Store
-from ai_search_server.store.records import ImportRow
+from ai_search_server.store.records import ExternalLink, ImportRow
 from ai_search_server.store.schema import MIGRATIONS, SCHEMA_VERSION, migrate
 from ai_search_server.store.sources import MAX_SYNC_STATE_BYTES
+from tests._postgres import PostgresCluster
 
 T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
 
@@ -33,16 +35,21 @@ def row(n: int, *, origin: str | None = "slack:T1", room: str = "ops", url: str 
 def test_external_ids_map_to_users_and_rooms_that_exist(store: Store) -> None:
     alice = store.create_user("alice")
     ops = store.create_room("c", "ops")
-    store.link_external("slack:T1", "user", "U01", alice.id)
-    store.link_external("slack:T1", "room", "C01", ops.id)
-    store.link_external("slack:T1", "room", "C01", ops.id)  # again: one mapping
+    store.link_external("slack:T1", "user", "U01", alice.id, how="created")
+    store.link_external("slack:T1", "room", "C01", ops.id, how="created")
+    store.link_external("slack:T1", "room", "C01", ops.id, how="mapped")  # again: one mapping, how replaced
     assert store.external_ids("slack:T1", "user") == {"U01": alice.id}
     assert store.external_ids("slack:T1", "room") == {"C01": ops.id}
+    assert store.external_links("slack:T1", "user") == {"U01": ExternalLink(alice.id, "created")}
+    assert store.external_links("slack:T1", "room") == {"C01": ExternalLink(ops.id, "mapped")}
     assert store.external_ids("zulip:acme", "room") == {}
     with pytest.raises(RecordNotFound):
-        store.link_external("slack:T1", "room", "C02", "no-such-room")
+        store.link_external("slack:T1", "room", "C02", "no-such-room", how="created")
     with pytest.raises(InvalidValue):
-        store.link_external("slack:T1", "team", "X", ops.id)  # type: ignore[arg-type]
+        store.link_external("slack:T1", "team", "X", ops.id, how="created")  # type: ignore[arg-type]
+    with pytest.raises(InvalidValue):
+        store.link_external("slack:T1", "room", "C01", ops.id, how="found")  # type: ignore[arg-type]
+    assert store.external_links("slack:T1", "room") == {"C01": ExternalLink(ops.id, "mapped")}
 
 
 @pytest.mark.parametrize(
@@ -88,6 +95,21 @@ def test_member_sets_add_and_remove_and_keep_bans(store: Store) -> None:
     assert store.set_members(ops.id, [b.id, c.id]) == (0, 0)
     with pytest.raises(RecordNotFound):
         store.set_members(ops.id, ["nobody"])
+
+
+def test_adding_members_takes_nobody_out_and_keeps_bans(store: Store) -> None:
+    """What a source may do to a room it did not create: subscribe its people, never unsubscribe."""
+    a, b, c = (store.create_user(n) for n in ("alice", "bob", "carol"))
+    ops = store.create_room("c", "ops", members=[a.id])
+    store.set_banned(c.id, ops.id, True)
+    assert store.add_members(ops.id, [b.id, c.id]) == 1
+    assert sorted(store.members_of(ops.id)) == sorted([a.id, b.id])  # alice stays, carol stays banned
+    assert store.get_subscription(c.id, ops.id).banned  # type: ignore[union-attr]
+    assert store.add_members(ops.id, [b.id]) == 0
+    with pytest.raises(RecordNotFound):
+        store.add_members(ops.id, ["nobody"])
+    with pytest.raises(RecordNotFound):
+        store.add_members("no-such-room", [a.id])
 
 
 def test_messages_by_origin_in_a_window(store: Store) -> None:
@@ -157,7 +179,7 @@ def test_a_version_6_file_keeps_its_messages_and_answers_when_migrated_to_7(tmp_
         assert message is not None and message.text == "hello" and message.source_url is None
         answer = store.get_answer("a1")
         assert answer is not None and answer.answer == "an answer"
-        store.link_external("slack:T1", "room", "C1", "r1")
+        store.link_external("slack:T1", "room", "C1", "r1", how="created")
         assert store.external_ids("slack:T1", "room") == {"C1": "r1"}
         assert store.set_source_urls({"m1": "https://acme.slack.com/archives/C1/p1"}) == 1
     conn = sqlite3.connect(data_dir / "workspace.db")
@@ -166,3 +188,91 @@ def test_a_version_6_file_keeps_its_messages_and_answers_when_migrated_to_7(tmp_
         assert conn.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
     finally:
         conn.close()
+
+
+# Links made before migration 10, by which users and rooms they name: the mirror makes users without
+# a password and never as admins, and rooms without a creator; one user or room is made by at most
+# one source. (origin, kind, external id, local id, how the migration tells it).
+_LEGACY_LINKS = [
+    ("slack:T1", "user", "U1", "u-made", "created"),  # no password, the user role: made by the import
+    ("slack:T1", "user", "U2", "u-local", "adopted"),  # a password: made here, matched by username
+    ("slack:T1", "user", "U3", "u-admin", "adopted"),  # an admin: never made by an import
+    ("slack:T1", "user", "U4", "u-shared", "adopted"),  # two sources link it: at most one made it
+    ("slack:T2", "user", "U9", "u-shared", "adopted"),
+    ("slack:T1", "room", "C1", "r-made", "created"),  # no creator: made by the import
+    ("slack:T1", "room", "C2", "r-local", "adopted"),  # a creator: made here, matched by name
+    ("slack:T1", "room", "C3", "r-shared", "adopted"),  # two sources link it
+    ("slack:T2", "room", "C9", "r-shared", "adopted"),
+]
+
+
+@pytest.fixture
+def _empty_database_url(pg_cluster: PostgresCluster) -> Iterator[str]:
+    with pg_cluster.empty_database() as url:
+        yield url
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_links_from_before_step_10_are_created_only_where_the_workspace_shows_it(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """Step 10 records how each link came to be; older links are told apart by what the workspace
+    shows, and whatever is not clearly the source's own is "adopted" (never changed by it)."""
+    users = [("u-made", None, "user"), ("u-local", "x", "user"), ("u-admin", None, "admin"), ("u-shared", None, "user")]
+    rooms = [("r-made", None), ("r-local", "u-local"), ("r-shared", None)]
+    if kind == "sqlite":
+        data_dir = tmp_path / "data"
+        data_dir.mkdir()
+        conn = sqlite3.connect(data_dir / "workspace.db", isolation_level=None)
+        try:
+            assert migrate(conn, migrations=MIGRATIONS[:9]) == 9
+            for user_id, password, role in users:
+                conn.execute(
+                    "INSERT INTO users (id, username, name, password_hash, roles, created_at) VALUES (?, ?, ?, ?, ?, 0)",
+                    (user_id, user_id, user_id, password, f'["{role}"]'),
+                )
+            for room_id, creator in rooms:
+                conn.execute(
+                    "INSERT INTO rooms (id, t, name, fname, creator_id, created_at) VALUES (?, 'c', ?, ?, ?, 0)",
+                    (room_id, room_id, room_id, creator),
+                )
+            conn.executemany(
+                "INSERT INTO external_ids (origin, kind, external_id, local_id) VALUES (?, ?, ?, ?)",
+                [link[:4] for link in _LEGACY_LINKS],
+            )
+        finally:
+            conn.close()
+        opened = open_store(data_dir)
+    else:
+        import psycopg
+
+        from ai_search_server.store import pg_schema
+
+        url = request.getfixturevalue("_empty_database_url")
+        with psycopg.connect(url, autocommit=True) as pg:
+            assert pg_schema.migrate(pg, migrations=pg_schema.MIGRATIONS[:9]) == 9
+            for user_id, password, role in users:
+                pg.execute(
+                    "INSERT INTO users (id, username, name, password_hash, roles, created_at)"
+                    " VALUES (%s, %s, %s, %s, %s, 0)",
+                    (user_id, user_id, user_id, password, [role]),
+                )
+            for room_id, creator in rooms:
+                pg.execute(
+                    "INSERT INTO rooms (id, t, name, fname, creator_id, created_at) VALUES (%s, 'c', %s, %s, %s, 0)",
+                    (room_id, room_id, room_id, creator),
+                )
+            for link in _LEGACY_LINKS:
+                pg.execute(
+                    "INSERT INTO external_ids (origin, kind, external_id, local_id) VALUES (%s, %s, %s, %s)",
+                    link[:4],
+                )
+        opened = open_store(tmp_path / "data", database_url=url)
+    with opened as store:
+        found = {
+            (origin, kind_, external_id): link.how
+            for origin in ("slack:T1", "slack:T2")
+            for kind_ in ("user", "room")
+            for external_id, link in store.external_links(origin, kind_).items()  # type: ignore[arg-type]
+        }
+    assert found == {(origin, k, external_id): how for origin, k, external_id, _local, how in _LEGACY_LINKS}

@@ -35,6 +35,7 @@ from rich.progress import (
 from ..store.base import Store
 from ..store.records import ImportRow, Message
 from ..store.rules import ID_LENGTH
+from .mapping import NO_MAPPING, SourceMapping
 
 __all__ = [
     "DEFAULT_IMPORT_BATCH_SIZE",
@@ -67,12 +68,14 @@ Where = int | str  # a JSONL line number, or "file position" of a record in an e
 
 @dataclass(frozen=True)
 class ImportOptions:
-    """How an import runs: a progress bar on stderr, rows per transaction, and the source system's
-    address for links back where the export does not hold it (``https://acme.slack.com``)."""
+    """How an import runs: a progress bar on stderr, rows per transaction, the source system's
+    address for links back where the export does not hold it (``https://acme.slack.com``), and the
+    admin's mapping of its people and conversations to accounts and rooms here (``mapping.py``)."""
 
     progress: bool = True
     batch_size: int = DEFAULT_IMPORT_BATCH_SIZE
     source_url: str | None = None
+    mapping: SourceMapping = NO_MAPPING
 
 
 DEFAULT_OPTIONS = ImportOptions()

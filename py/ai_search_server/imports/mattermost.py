@@ -41,6 +41,7 @@ from .batches import DEFAULT_OPTIONS, ImportOptions, ImportReport, hashed_id, pr
 from .bundle import Bundle
 from .fields import obj, seq, text
 from .lines import capped_lines
+from .mapping import SourceMapping
 from .markup import mattermost_text
 from .mirror import Conversation, Mirror, Person
 
@@ -74,9 +75,16 @@ def _ms(value: object, name: str) -> datetime:
 
 
 class _MattermostExport:
-    def __init__(self, store: Store, report: ImportReport, base_url: str | None, batch_size: int) -> None:
+    def __init__(
+        self,
+        store: Store,
+        report: ImportReport,
+        base_url: str | None,
+        batch_size: int,
+        mapping: SourceMapping,
+    ) -> None:
         self.report = report
-        self.mirror = Mirror(store, ORIGIN, report, batch_size=batch_size)
+        self.mirror = Mirror(store, ORIGIN, report, batch_size=batch_size, mapping=mapping)
         self.base_url = base_url.rstrip("/") if base_url else None
         self.teams: list[str] = []
         self.channels: dict[str, tuple[str, dict[str, Any]]] = {}  # key -> (where, channel)
@@ -340,7 +348,7 @@ def import_mattermost_file(
         StorageFailure: the database failed; what was imported stays, and importing again completes it.
     """
     export = _MattermostExport(
-        store, ImportReport(str(path), unit="records"), options.source_url, options.batch_size
+        store, ImportReport(str(path), unit="records"), options.source_url, options.batch_size, options.mapping
     )
     with path.open("rb") as stream:
         return _read(export, path.name, stream, path.stat().st_size, options.progress)
@@ -349,7 +357,7 @@ def import_mattermost_file(
 def import_mattermost(store: Store, bundle: Bundle, options: ImportOptions = DEFAULT_OPTIONS) -> ImportReport:
     """Imports the JSONL inside a Mattermost export zip (``mmctl export create`` makes one)."""
     export = _MattermostExport(
-        store, ImportReport(bundle.label, unit="records"), options.source_url, options.batch_size
+        store, ImportReport(bundle.label, unit="records"), options.source_url, options.batch_size, options.mapping
     )
     names = [n for n in bundle.names() if n.endswith(".jsonl")]
     if not names:

@@ -4,21 +4,30 @@ Every importer of an export (and the live Rocket.Chat sync) reads its source and
 what it found, in the source's own ids; the mirror makes the store say the same, again and again:
 
 1. ``people``: each person becomes a user, found by the source's id when an earlier run linked it
-   (``store.link_external``), else by username (an account made here by hand is reused), else
-   created without a password, as ``bot`` when the source says so. A person the source deactivated
-   is deactivated; display names follow the source.
-2. ``conversations``: each channel, group or direct conversation becomes a room the same way; a
-   renamed channel renames its room, so links and ids stay. A name held by a room of another type
-   is refused, with the record that named it, rather than mixing private messages into a channel.
+   (``store.link_external``), else by an admin's mapping (``mapping.py``), else created without a
+   password, as ``bot`` when the source says so, under a username of its own when theirs is taken
+   here (``alice-2``). Never by username alone: whoever names people in the source would otherwise
+   own the account here of that name. Only an account the source created follows it (display
+   name, deactivation); a mapped one is linked and left as it is.
+2. ``conversations``: each channel, group or direct conversation becomes a room the same way: found
+   by the source's id, else by an admin's mapping, else created, under a name of its own when a
+   room here has its name (``leadership-Xq3F9a1c``, and the report says so). A room the source
+   created follows it (a renamed channel renames its room, so links and ids stay); a mapped one
+   keeps its name and topic, and must be of the conversation's type.
 3. ``message``: rows go through the shared ``Batcher``. A row whose message exists is reconciled:
    a source edit newer than the stored one is applied (``store.edit_message``), reactions and pins
    follow the source, a link back is filled in. A reply whose thread's first message is neither in
    the export nor stored is kept as a message of its room.
-4. ``finish``: memberships are set to the source's (a person who left a channel is unsubscribed:
-   the room stops being searchable for them); then deletions: for every conversation the export
-   holds in full, a message from this origin between the export's first and last message that the
-   export no longer has is deleted, as are messages the source marks deleted (tombstones). A
-   conversation with a bad record deletes nothing: what cannot be read is never taken for gone.
+4. ``finish``: memberships are set to the source's in the rooms it created (a person who left a
+   channel is unsubscribed: the room stops being searchable for them); a mapped room only gains
+   members, as nobody here is taken out of a room by a source that did not make it. Then deletions:
+   for every conversation the export holds in full, a message from this origin between the
+   export's first and last message that the export no longer has is deleted, as are messages the
+   source marks deleted (tombstones). A conversation with a bad record deletes nothing: what cannot
+   be read is never taken for gone.
+
+How a link came to be is kept with it (``records.LinkHow``): "created", "mapped", or "adopted" for
+the links an earlier version made by name, which are treated as mapped ones.
 """
 
 from __future__ import annotations
@@ -31,7 +40,17 @@ from datetime import datetime, timedelta
 
 from ..store import names
 from ..store.base import AlreadyTaken, InvalidValue, RecordNotFound, Store
-from ..store.records import Attachment, ImportRow, Message, Reaction, Room, RoomType
+from ..store.records import (
+    Attachment,
+    ExternalKind,
+    ExternalLink,
+    ImportRow,
+    Message,
+    Reaction,
+    Room,
+    RoomType,
+    User,
+)
 from ..store.rules import (
     MAX_DISPLAY_NAME_LENGTH,
     MAX_MESSAGE_TEXT_LENGTH,
@@ -42,14 +61,19 @@ from ..store.rules import (
     fold,
 )
 from .batches import DEFAULT_IMPORT_BATCH_SIZE, Batcher, ImportReport, Where, hashed_id
+from .mapping import NO_MAPPING, SourceMapping
 
 __all__ = ["Conversation", "Mirror", "Person", "direct_name", "room_name", "username_of"]
 
 _NOT_USERNAME = re.compile(r"[^\w.-]+")
 _DIRECT_SEPARATOR = "__"
 _ELLIPSIS = "…"
-# Rooms named in the note on deletions an unreadable record spared (rooms): the first few say where.
+# Rooms named in the note on deletions an unreadable record spared (rooms), and people in the note on
+# usernames taken here (people): the first few say where.
 _NAMED_ROOMS = 3
+_NAMED_PEOPLE = 3
+# Usernames tried for one person (alice, alice-2, ... alice-999) before the run gives up.
+_MAX_USERNAME_TRIES = 1000
 # Characters of a direct room's name made from its members' usernames (the store's room-name cap).
 _MAX_DIRECT_NAME_LENGTH = MAX_ROOM_NAME_LENGTH
 
@@ -115,6 +139,7 @@ class _Room:
     name: str
     type: RoomType
     conversation: Conversation
+    owned: bool  # the source created it: its members are the source's (else it only gains members)
 
 
 @dataclass
@@ -136,20 +161,27 @@ class Mirror:
         report: ImportReport,
         *,
         batch_size: int = DEFAULT_IMPORT_BATCH_SIZE,
+        mapping: SourceMapping = NO_MAPPING,
     ) -> None:
         self.store = store
         self.origin = origin
         self.report = report
+        self.mapping = mapping
         self.batcher = Batcher(store, report, batch_size, reconcile=self._reconcile)
-        self.users = store.external_ids(origin, "user")  # person key -> user id
+        self.user_links = store.external_links(origin, "user")  # person key -> user id, and how
+        self.users = {key: link.local_id for key, link in self.user_links.items()}  # person key -> user id
         self._linked = set(self.users.values())  # users some person of this origin already is
         self.usernames: dict[str, str] = {}  # person key -> username
-        self.room_ids = store.external_ids(origin, "room")  # conversation key -> room id
+        self.room_links = store.external_links(origin, "room")  # conversation key -> room id, and how
+        self.room_ids = {key: link.local_id for key, link in self.room_links.items()}  # conversation -> room id
+        self._linked_rooms = set(self.room_ids.values())  # rooms some conversation of this origin already is
         self.rooms: dict[str, _Room] = {}  # conversation key -> room, for the conversations of this run
         self.deletions = _Deletions()
         self._parents: dict[str, bool] = {}  # thread parents looked up in the store
         self._orphans = 0
         self._cut = 0
+        self._taken_here: list[tuple[str, str]] = []  # (wished, given): usernames an account here holds
+        self._adopted: set[str] = set()  # person and conversation keys linked by name by an earlier version
 
     # -- people ----------------------------------------------------------------------------------
 
@@ -169,38 +201,88 @@ class Mirror:
         return self.usernames.get(key)
 
     def _person(self, person: Person, taken: set[str]) -> None:
-        user = self.store.get_user(self.users[person.key]) if person.key in self.users else None
-        if user is None:
-            base = username_of(person.username, person.key)
-            for attempt in range(1, 1000):
-                candidate = base if attempt == 1 else f"{base[: MAX_USERNAME_LENGTH - 4]}-{attempt}"
-                if fold(candidate) in taken:
-                    continue
-                found = self.store.get_user_by_username(candidate)
-                if found is None:
-                    name = person.name.strip()[:MAX_DISPLAY_NAME_LENGTH] or None
-                    try:
-                        user = self.store.create_user(
-                            candidate, name=name, roles=("bot",) if person.bot else ("user",)
-                        )
-                    except AlreadyTaken:
-                        continue
-                    self.report.users_created += 1
-                    break
-                if found.id not in self._linked:  # an account made here, or by an import of another kind
-                    user = found
-                    break
-            assert user is not None, "a thousand usernames taken"
-            self.store.link_external(self.origin, "user", person.key, user.id)
-            self.users[person.key] = user.id
-            self._linked.add(user.id)
-        name = person.name.strip()[:MAX_DISPLAY_NAME_LENGTH]
-        if name and name != user.name:
-            self.store.set_display_name(user.id, name)
-        if user.active != person.active:
-            self.store.set_active(user.id, person.active)
+        link = self._user_link(person)
+        user = self.store.get_user(link.local_id) if link is not None else None
+        if link is None or user is None:
+            user = self._new_user(person, taken)
+            link = self._link("user", person.key, ExternalLink(user.id, "created"))
+        if link.how == "created":  # the source's own account follows it; another is never changed
+            name = person.name.strip()[:MAX_DISPLAY_NAME_LENGTH]
+            if name and name != user.name:
+                self.store.set_display_name(user.id, name)
+            if user.active != person.active:
+                self.store.set_active(user.id, person.active)
+        elif link.how == "adopted":
+            self._adopted.add(f"user:{person.key}")
         self.usernames[person.key] = user.username
         taken.add(fold(user.username))
+
+    def _user_link(self, person: Person) -> ExternalLink | None:
+        """How ``person`` is linked: as an earlier run linked them, unless the admin maps them to
+        an account (then linked so; a mapping to an account another person of this source is, or
+        to no account, is reported and left out)."""
+        link = self.user_links.get(person.key)
+        wished = self.mapping.user_for(person.key, person.username)
+        if wished is None:
+            return link
+        account = self.store.get_user_by_username(wished)
+        if account is None:
+            self.report.notes.append(
+                f"person {person.username!r} is mapped to {wished!r}, which is no account here"
+            )
+            return link
+        mapped = ExternalLink(account.id, "mapped")
+        if link is not None and link.local_id == account.id:
+            return link if link.how == "mapped" else self._link("user", person.key, mapped)
+        if account.id in self._linked:
+            self.report.notes.append(
+                f"person {person.username!r} is mapped to {account.username!r}, which another person of "
+                "this source is already: the mapping is left out"
+            )
+            return link
+        if link is not None:
+            self.report.notes.append(
+                f"person {person.username!r} is mapped to {account.username!r} now; what was imported "
+                "before stays with the account they had"
+            )
+        return self._link("user", person.key, mapped)
+
+    def _new_user(self, person: Person, taken: set[str]) -> User:
+        """A new account for ``person``: their username, else the first free ``-2``, ``-3``...; an
+        account here that has the name is never taken for them (the module docstring says why)."""
+        base = username_of(person.username, person.key)
+        held_here = False
+        for attempt in range(1, _MAX_USERNAME_TRIES):
+            candidate = base if attempt == 1 else f"{base[: MAX_USERNAME_LENGTH - 4]}-{attempt}"
+            if fold(candidate) in taken:
+                continue
+            if self.store.get_user_by_username(candidate) is not None:
+                held_here = held_here or attempt == 1
+                continue
+            name = person.name.strip()[:MAX_DISPLAY_NAME_LENGTH] or None
+            try:
+                roles = ("bot",) if person.bot else ("user",)
+                user = self.store.create_user(candidate, name=name, roles=roles)
+            except AlreadyTaken:
+                continue
+            self.report.users_created += 1
+            if held_here:
+                self._taken_here.append((base, user.username))
+            return user
+        raise InvalidValue(f"no free username for {base!r} after {_MAX_USERNAME_TRIES:,} tries")
+
+    def _link(self, kind: ExternalKind, key: str, link: ExternalLink) -> ExternalLink:
+        """Remember ``link`` for the source's ``key`` (a person or a conversation), in the store and here."""
+        self.store.link_external(self.origin, kind, key, link.local_id, how=link.how)
+        if kind == "user":
+            self.user_links[key] = link
+            self.users[key] = link.local_id
+            self._linked.add(link.local_id)
+        else:
+            self.room_links[key] = link
+            self.room_ids[key] = link.local_id
+            self._linked_rooms.add(link.local_id)
+        return link
 
     # -- conversations ---------------------------------------------------------------------------
 
@@ -216,32 +298,59 @@ class Mirror:
             members = [self.usernames.get(key, key) for key in conversation.members or ()]
             conversation = dataclasses.replace(conversation, name=direct_name(members))
         name = room_name(conversation.name, conversation.key)
-        room = (
-            self.store.get_room(self.room_ids[conversation.key])
-            if conversation.key in self.room_ids
-            else None
-        )
         try:
-            if room is None:
-                room = self._find_or_create(conversation, name)
+            link = self._room_link(conversation)
+            room = self.store.get_room(link.local_id) if link is not None else None
+            if link is None or room is None:
+                room = self._create(conversation, name)
+                link = ExternalLink(room.id, "created")
             elif room.type != conversation.type:
-                raise InvalidValue(f"it was {room.type}, the export says {conversation.type}")
-            else:
+                raise InvalidValue(f"it is {room.type} here, the source says {conversation.type}")
+            elif link.how == "created":
                 room = self._update(room, conversation, name)
         except (AlreadyTaken, InvalidValue, RecordNotFound) as error:
             self.report.skip(conversation.where, f"room {name!r} cannot be mirrored: {error}")
             return None
-        if room is None:
-            return None
-        if self.room_ids.get(conversation.key) != room.id:
-            self.store.link_external(self.origin, "room", conversation.key, room.id)
-            self.room_ids[conversation.key] = room.id
-        mirrored = _Room(room.id, room.name, room.type, conversation)
+        if self.room_links.get(conversation.key) != link:
+            self._link("room", conversation.key, link)
+        if link.how == "adopted":
+            self._adopted.add(f"room:{conversation.key}")
+        mirrored = _Room(room.id, room.name, room.type, conversation, owned=link.how == "created")
         self.rooms[conversation.key] = mirrored
         return mirrored
 
+    def _room_link(self, conversation: Conversation) -> ExternalLink | None:
+        """How ``conversation`` is linked: as an earlier run linked it, unless the admin maps it to a
+        room here (a mapping to a room another conversation of this source is, or to no room, is
+        reported and left out). Written by the caller, once the types agree."""
+        link = self.room_links.get(conversation.key)
+        wished = self.mapping.room_for(conversation.key, conversation.name)
+        if wished is None:
+            return link
+        room = self.store.get_room_by_name(wished)
+        if room is None or fold(room.name) != fold(wished):
+            self.report.notes.append(
+                f"room {conversation.name!r} is mapped to {wished!r}, which is no room here"
+            )
+            return link
+        if link is not None and link.local_id == room.id:
+            return link if link.how == "mapped" else ExternalLink(room.id, "mapped")
+        if room.id in self._linked_rooms:
+            self.report.notes.append(
+                f"room {conversation.name!r} is mapped to {room.name!r}, which another conversation of "
+                "this source is already: the mapping is left out"
+            )
+            return link
+        if link is not None:
+            self.report.notes.append(
+                f"room {conversation.name!r} is mapped to {room.name!r} now; what was imported before "
+                "stays in the room it had"
+            )
+        return ExternalLink(room.id, "mapped")
+
     def _update(self, room: Room, conversation: Conversation, name: str) -> Room:
-        """A linked room follows the source: its topic, display name and name (a renamed channel)."""
+        """A room the source created follows it: its topic, display name and name (a renamed
+        channel); a name another room has here stays that room's."""
         topic = conversation.topic[:MAX_TOPIC_LENGTH]
         fname = conversation.fname.strip()[:MAX_DISPLAY_NAME_LENGTH]
         if (topic and room.topic != topic) or (fname and room.fname != fname):
@@ -250,6 +359,8 @@ class Mirror:
         if fold(room.name) in {fold(w) for w in wished}:
             return room
         for candidate in wished:
+            if self._held(candidate):
+                continue  # direct rooms may share a name, but messages find their room by it
             try:
                 room = self.store.update_room(room.id, name=candidate, fname=None if fname else candidate)
             except AlreadyTaken:
@@ -258,29 +369,34 @@ class Mirror:
             break
         return room
 
-    def _find_or_create(self, conversation: Conversation, name: str) -> Room:
+    def _held(self, name: str) -> Room | None:
+        """The room here whose name is ``name`` (case-insensitively), if any."""
         existing = self.store.get_room_by_name(name)
-        if (
-            existing is not None
-            and fold(existing.name) == fold(name)
-            and (existing.type == "d") == (conversation.type == "d")
-        ):
-            if existing.type != conversation.type:
-                raise AlreadyTaken(f"a room of that name is {existing.type}, not {conversation.type}")
-            if existing.id not in set(self.room_ids.values()):
-                return existing
-            fallback = f"{name[: MAX_ROOM_NAME_LENGTH - 9]}-{hashed_id(conversation.key)[:8]}"
-            name = room_name(conversation.alt_name, fallback) if conversation.alt_name else fallback
-        fname = conversation.fname.strip()[:MAX_DISPLAY_NAME_LENGTH] or None
+        return existing if existing is not None and fold(existing.name) == fold(name) else None
+
+    def _create(self, conversation: Conversation, name: str) -> Room:
+        """A new room for ``conversation``: its name, else its alternative name (a second team's
+        channel), else its name with a suffix of its id. A room here that has the name is never
+        taken for it (the module docstring says why), and the report says which name it got."""
+        unique = f"{name[: MAX_ROOM_NAME_LENGTH - 9]}-{hashed_id(conversation.key)[:8]}"
+        alternative = [room_name(conversation.alt_name, unique)] if conversation.alt_name else []
+        candidates = [name, *alternative, unique]
+        held = self._held(name)
+        wished = next((c for c in candidates if c == unique or not self._held(c)), unique)
+        if held is not None and held.id not in self._linked_rooms:
+            self.report.notes.append(
+                f"room {name!r} is named {wished!r} here: a room of that name exists here "
+                "(--map-rooms maps a conversation to a room)"
+            )
+        fname = conversation.fname.strip()[:MAX_DISPLAY_NAME_LENGTH] or (name if wished != name else None)
         topic = conversation.topic[:MAX_TOPIC_LENGTH]
         try:
-            created = self.store.create_room(conversation.type, name, fname=fname, topic=topic)
+            created = self.store.create_room(conversation.type, wished, fname=fname, topic=topic)
         except AlreadyTaken as clash:
-            # Another room has that name or one that looks like it (``incidents`` and ``іncidents``
-            # with a Cyrillic і): the conversation comes in under a name of its own, not skipped.
-            unique = f"{name[: MAX_ROOM_NAME_LENGTH - 9]}-{hashed_id(conversation.key)[:8]}"
+            # Another room has a name that looks like it (``incidents`` and ``іncidents`` with a
+            # Cyrillic і): the conversation comes in under a name of its own, not skipped.
             created = self.store.create_room(conversation.type, unique, fname=fname or name, topic=topic)
-            self.report.notes.append(f"room {name!r} is named {unique!r} here: {clash}")
+            self.report.notes.append(f"room {wished!r} is named {unique!r} here: {clash}")
         self.report.rooms_created += 1
         return created
 
@@ -428,13 +544,25 @@ class Mirror:
             if members is None:
                 continue
             user_ids = [self.users[key] for key in members if key in self.users]
-            added, removed = self.store.set_members(room.id, user_ids)
+            if room.owned:
+                added, removed = self.store.set_members(room.id, user_ids)
+                self.report.unsubscribed += removed
+            else:  # a room this source did not create: nobody here is taken out of it
+                added = self.store.add_members(room.id, user_ids)
             self.report.subscribed += added
-            self.report.unsubscribed += removed
         self._delete()
         if self._cut:
             self.report.notes.append(
                 f"{self._cut:,} messages longer than {MAX_MESSAGE_TEXT_LENGTH:,} characters were cut to fit"
+            )
+        if self._taken_here:
+            self.report.notes.append(self._taken_note())
+        if self._adopted:
+            people = sum(key.startswith("user:") for key in self._adopted)
+            self.report.notes.append(
+                f"{people:,} people and {len(self._adopted) - people:,} rooms were matched by name by an "
+                "earlier version: this source changes none of them (names, deactivation, members taken out); "
+                "--map-users and --map-rooms confirm them"
             )
         if self._orphans:
             self.report.notes.append(
@@ -442,6 +570,15 @@ class Mirror:
                 "as messages of their room"
             )
         return self.report
+
+    def _taken_note(self) -> str:
+        taken = self._taken_here
+        named = ", ".join(f"{wished} → {given}" for wished, given in taken[:_NAMED_PEOPLE])
+        return (
+            f"{len(taken):,} {'person comes' if len(taken) == 1 else 'people come'} in under usernames of "
+            f"their own, theirs being an account's here ({named}{', ...' if len(taken) > _NAMED_PEOPLE else ''}): "
+            "--map-users maps a person to an account here"
+        )
 
     def checkpoint(self) -> None:
         """Everything read so far written: the pending batch and the tombstones (a live mirror saves

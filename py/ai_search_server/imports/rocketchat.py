@@ -6,7 +6,8 @@ Through Rocket.Chat's REST API (``rocketchat_api``), with an admin's personal ac
 2. rooms: ``rooms.adminRooms`` (channels, private groups, DMs and group DMs; omnichannel rooms are
    not chat and are left out), and each room's members (``channels.members``, ``groups.members``; a
    DM's are on the room). Scoping is Rocket.Chat's subscriptions as this run found them: a person
-   who left a room stops finding it here, and a room gone from Rocket.Chat is searchable by nobody;
+   who left a room stops finding it here, and a room gone from Rocket.Chat is searchable by nobody
+   (in the rooms the sync created; a room an admin mapped only ever gains members, ``mirror.py``);
 3. messages: ``chat.syncMessages`` by cursor (``type=UPDATED|DELETED&next=<ms>``), a page at a time,
    per room: the first run reads every message, later runs what changed since (new, edited,
    reacted to, pinned) and what was deleted (Rocket.Chat's trash). Servers before the cursor API
@@ -18,6 +19,10 @@ Through Rocket.Chat's REST API (``rocketchat_api``), with an admin's personal ac
 After each page the rows are written and the room's cursor saved in the store
 (``store.set_sync_state``), so a sync stopped anywhere (a crash, Ctrl-C, the server going away)
 resumes at the page it was on. ``--watch`` runs again every interval.
+
+Nobody and nothing here is taken for a Rocket.Chat person or room by name (usernames there can be
+changed by their owners): each becomes an account or room of its own unless the admin maps it
+(``mapping.py``), and signing in with Rocket.Chat (``rocketchat_sign_in.py``) trusts only those links.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from ..store.records import Attachment, Reaction, RoomType
 from ..store.rules import MAX_ATTACHMENT_TEXT_LENGTH, MAX_ATTACHMENTS, MAX_MESSAGE_ID_LENGTH
 from .batches import DEFAULT_IMPORT_BATCH_SIZE, ImportReport, progress_bar
 from .fields import first_text, obj, seq, text
+from .mapping import NO_MAPPING, SourceMapping
 from .markup import rocketchat_text
 from .mirror import Conversation, Mirror, Person
 from .rocketchat_api import RocketChatAPI, RocketChatRefused
@@ -82,9 +88,11 @@ class RocketChatSync:
         *,
         progress: bool = False,
         batch_size: int = DEFAULT_IMPORT_BATCH_SIZE,
+        mapping: SourceMapping = NO_MAPPING,
     ) -> None:
         self.store = store
         self.api = api
+        self.mapping = mapping  # the admin's mapping to accounts and rooms here, checked by the caller
         self.origin = origin_of(api.base_url)
         self.progress = progress
         self.batch_size = batch_size
@@ -100,7 +108,7 @@ class RocketChatSync:
             StorageFailure: the database failed; likewise.
         """
         report = ImportReport(self.api.base_url, unit="records")
-        mirror = Mirror(self.store, self.origin, report, batch_size=self.batch_size)
+        mirror = Mirror(self.store, self.origin, report, batch_size=self.batch_size, mapping=self.mapping)
         await self._people(mirror)
         rooms = await self._rooms(mirror, report)
         with progress_bar("rooms", len(rooms), enabled=self.progress, unit="items") as advance:
@@ -169,8 +177,13 @@ class RocketChatSync:
         return members
 
     def _gone(self, mirror: Mirror, report: ImportReport, present: set[str]) -> None:
-        """Rooms an earlier run mirrored that Rocket.Chat no longer has: nobody searches them here."""
-        gone = [room_id for key, room_id in mirror.room_ids.items() if key not in present]
+        """Rooms an earlier run created that Rocket.Chat no longer has: nobody searches them here (a
+        room an admin mapped keeps its members: it is this workspace's, not Rocket.Chat's)."""
+        gone = [
+            link.local_id
+            for key, link in mirror.room_links.items()
+            if key not in present and link.how == "created"
+        ]
         emptied = 0
         for room_id in gone:
             if self.store.members_of(room_id):
@@ -328,16 +341,13 @@ class RocketChatSync:
         )
 
     def _reactions(self, mirror: Mirror, reactions: object) -> tuple[Reaction, ...]:
-        """Rocket.Chat's ``{":+1:": {"usernames": [...]}}`` with each username as it is here."""
+        """Rocket.Chat's ``{":+1:": {"usernames": [...]}}`` with each username as it is here; a
+        username ``users.list`` did not give is left out (it may be anyone's here)."""
         found = []
         for emoji, who in obj(reactions).items():
             usernames: Iterable[object] = seq(obj(who).get("usernames"))
-            local = (
-                mirror.username(self.keys_by_username.get(u, "")) or u
-                for u in usernames
-                if isinstance(u, str) and u
-            )
-            names = tuple(dict.fromkeys(local))
+            local = (mirror.username(self.keys_by_username.get(u, "")) for u in usernames if isinstance(u, str) and u)
+            names = tuple(dict.fromkeys(name for name in local if name))
             if names and isinstance(emoji, str):
                 found.append(Reaction(emoji if emoji.startswith(":") else f":{emoji}:", names))
         return tuple(found)

@@ -35,6 +35,7 @@ from ..store.rules import MAX_ATTACHMENT_TEXT_LENGTH, MAX_ATTACHMENTS
 from .batches import DEFAULT_OPTIONS, ImportOptions, ImportReport, hashed_id, progress_bar
 from .bundle import Bundle, BundleError
 from .fields import first_text, obj, seq, text
+from .mapping import SourceMapping
 from .markup import slack_text
 from .mirror import Conversation, Mirror, Person
 
@@ -96,7 +97,13 @@ class _SlackExport:
     """One import run over one export (the module docstring says what it reads)."""
 
     def __init__(
-        self, store: Store, bundle: Bundle, report: ImportReport, base_url: str | None, batch_size: int
+        self,
+        store: Store,
+        bundle: Bundle,
+        report: ImportReport,
+        base_url: str | None,
+        batch_size: int,
+        mapping: SourceMapping,
     ):
         self.bundle = bundle
         self.report = report
@@ -105,7 +112,11 @@ class _SlackExport:
             (u["team_id"] for u in users if isinstance(u, dict) and isinstance(u.get("team_id"), str)), ""
         )
         self.mirror = Mirror(
-            store, f"slack:{self.team}" if self.team else "slack", report, batch_size=batch_size
+            store,
+            f"slack:{self.team}" if self.team else "slack",
+            report,
+            batch_size=batch_size,
+            mapping=mapping,
         )
         self.base_url = base_url.rstrip("/") if base_url else None
         self.bots: dict[str, str] = {}  # bot id -> the user id of its bot user
@@ -374,4 +385,5 @@ def import_slack(store: Store, bundle: Bundle, options: ImportOptions = DEFAULT_
         StorageFailure: the database failed; what was imported stays, and importing again completes it.
     """
     report = ImportReport(bundle.label, unit="records")
-    return _SlackExport(store, bundle, report, options.source_url, options.batch_size).run(options.progress)
+    export = _SlackExport(store, bundle, report, options.source_url, options.batch_size, options.mapping)
+    return export.run(options.progress)

@@ -38,6 +38,7 @@ from ..store.rules import MAX_ATTACHMENT_TEXT_LENGTH, MAX_ATTACHMENTS
 from .batches import DEFAULT_OPTIONS, ImportOptions, ImportReport, hashed_id, progress_bar
 from .bundle import Bundle, BundleError
 from .fields import first_text, obj, seq, text
+from .mapping import SourceMapping
 from .markup import zulip_text
 from .mirror import Conversation, Mirror, Person
 
@@ -75,7 +76,13 @@ def _rows(realm: dict[str, Any], *tables: str) -> Iterable[tuple[int, dict[str, 
 
 class _ZulipExport:
     def __init__(
-        self, store: Store, bundle: Bundle, report: ImportReport, base_url: str | None, batch_size: int
+        self,
+        store: Store,
+        bundle: Bundle,
+        report: ImportReport,
+        base_url: str | None,
+        batch_size: int,
+        mapping: SourceMapping,
     ):
         self.bundle = bundle
         self.report = report
@@ -83,7 +90,7 @@ class _ZulipExport:
         realm = self._realm()
         realm_row = next((row for _, row in _rows(realm, "zerver_realm")), {})
         self.realm_key = first_text(realm_row.get("string_id"), str(realm_row.get("id", ""))) or "realm"
-        self.mirror = Mirror(store, f"zulip:{self.realm_key}", report, batch_size=batch_size)
+        self.mirror = Mirror(store, f"zulip:{self.realm_key}", report, batch_size=batch_size, mapping=mapping)
         self.recipients = {
             row["id"]: (row.get("type"), row.get("type_id"))
             for _, row in _rows(realm, "zerver_recipient")
@@ -333,7 +340,7 @@ def import_zulip(store: Store, bundle: Bundle, options: ImportOptions = DEFAULT_
     """
     report = ImportReport(bundle.label, unit="records")
     try:
-        export = _ZulipExport(store, bundle, report, options.source_url, options.batch_size)
+        export = _ZulipExport(store, bundle, report, options.source_url, options.batch_size, options.mapping)
     except _Unreadable as error:
         raise BundleError("realm.json", str(error)) from None
     return export.run(options.progress)

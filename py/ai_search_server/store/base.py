@@ -28,8 +28,10 @@ from .records import (
     AnswerFeedback,
     Attachment,
     ExternalKind,
+    ExternalLink,
     ImportResult,
     ImportRow,
+    LinkHow,
     Message,
     MessageChanges,
     MessageEvent,
@@ -392,12 +394,19 @@ class Store(Protocol):
         ...
 
     # -- mirrors of other systems (imports of exports, live sync) ---------------------------------
-    def link_external(self, origin: str, kind: ExternalKind, external_id: str, local_id: str) -> None:
-        """Remember that ``external_id`` (a user or room id in ``origin``) is our ``local_id``."""
+    def link_external(
+        self, origin: str, kind: ExternalKind, external_id: str, local_id: str, *, how: LinkHow
+    ) -> None:
+        """Remember that ``external_id`` (a user or room id in ``origin``) is our ``local_id``, and
+        how it came to be (``LinkHow``: what the source may change of it follows from that)."""
         ...
 
     def external_ids(self, origin: str, kind: ExternalKind) -> dict[str, str]:
         """Every external id of ``origin`` and ``kind`` that maps to a user or room that exists."""
+        ...
+
+    def external_links(self, origin: str, kind: ExternalKind) -> dict[str, ExternalLink]:
+        """``external_ids`` with how each link came to be."""
         ...
 
     def update_room(
@@ -410,6 +419,11 @@ class Store(Protocol):
     def set_members(self, room_id: str, user_ids: Sequence[str]) -> tuple[int, int]:
         """Make ``user_ids`` the room's members in one transaction (bans kept); returns
         (subscribed, unsubscribed)."""
+        ...
+
+    def add_members(self, room_id: str, user_ids: Sequence[str]) -> int:
+        """Subscribe those of ``user_ids`` who are not members (bans kept), taking nobody away;
+        returns how many were subscribed. What a source may do to a room it did not create."""
         ...
 
     def origin_message_ids(self, room_id: str, origin: str, *, start: datetime, end: datetime) -> list[str]:

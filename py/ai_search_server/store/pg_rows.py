@@ -29,7 +29,7 @@ from .message_rows import (
     mentioned_usernames,
 )
 from .oauth_rows import GRANT_COLUMNS, GRANT_FROM, OAuthSql
-from .records import AnswerFeedback, AnswerRating, Attachment, Message, StoredAnswer
+from .records import AnswerFeedback, AnswerRating, Attachment, ExternalLink, Message, StoredAnswer
 from .rules import (
     check_display_name,
     check_external_id,
@@ -40,11 +40,13 @@ from .rules import (
     fold,
     to_ms,
 )
-from .sources import check_external_kind, sync_state_from_text, sync_state_text
+from .sources import check_external_kind, check_link_how, sync_state_from_text, sync_state_text
 
 __all__ = [
     "OAUTH_SQL",
+    "add_members",
     "external_ids",
+    "external_links",
     "feedback_since",
     "insert_answer",
     "insert_room_name_keys",
@@ -196,27 +198,32 @@ def feedback_since(conn: Conn, since: datetime | None) -> Sequence[tuple[AnswerF
 # -- mirrors of other systems (sources.py's statements, with its reasons) -------------------------
 
 
-def link_external(conn: Conn, origin: str, kind: str, external_id: str, local_id: str) -> None:
+def link_external(conn: Conn, origin: str, kind: str, external_id: str, local_id: str, how: str) -> None:
     check_origin(origin)
     table = "users" if check_external_kind(kind) == "user" else "rooms"
     check_external_id(external_id)
+    check_link_how(how)
     if not conn.execute(f"SELECT 1 FROM {table} WHERE id = %s", (local_id,)).fetchone():
         raise RecordNotFound(f"{kind} {local_id!r} does not exist")
     conn.execute(
-        "INSERT INTO external_ids (origin, kind, external_id, local_id) VALUES (%s, %s, %s, %s)"
-        " ON CONFLICT (origin, kind, external_id) DO UPDATE SET local_id = excluded.local_id",
-        (origin, kind, external_id, local_id),
+        "INSERT INTO external_ids (origin, kind, external_id, local_id, how) VALUES (%s, %s, %s, %s, %s)"
+        " ON CONFLICT (origin, kind, external_id) DO UPDATE SET local_id = excluded.local_id, how = excluded.how",
+        (origin, kind, external_id, local_id, how),
     )
 
 
-def external_ids(conn: Conn, origin: str, kind: str) -> dict[str, str]:
+def external_links(conn: Conn, origin: str, kind: str) -> dict[str, ExternalLink]:
     table = "users" if check_external_kind(kind) == "user" else "rooms"
     rows = conn.execute(
-        f"SELECT e.external_id, e.local_id FROM external_ids e JOIN {table} t ON t.id = e.local_id"
+        f"SELECT e.external_id, e.local_id, e.how FROM external_ids e JOIN {table} t ON t.id = e.local_id"
         " WHERE e.origin = %s AND e.kind = %s",
         (origin, kind),
     ).fetchall()
-    return {row[0]: row[1] for row in rows}
+    return {row[0]: ExternalLink(row[1], check_link_how(row[2])) for row in rows}
+
+
+def external_ids(conn: Conn, origin: str, kind: str) -> dict[str, str]:
+    return {external_id: link.local_id for external_id, link in external_links(conn, origin, kind).items()}
 
 
 def rename_room(conn: Conn, room_id: str, *, name: str | None, fname: str | None, topic: str | None) -> None:
@@ -241,9 +248,23 @@ def rename_room(conn: Conn, room_id: str, *, name: str | None, fname: str | None
 
 def set_members(conn: Conn, room_id: str, user_ids: Sequence[str], now_ms: int) -> tuple[int, int]:
     """Returns (subscribed, unsubscribed); bans are kept either way."""
+    wanted = list(dict.fromkeys(user_ids))
+    added = _subscribe(conn, room_id, wanted, now_ms)
+    removed = conn.execute(
+        "DELETE FROM subscriptions WHERE room_id = %s AND NOT banned AND user_id <> ALL(%s::text[])",
+        (room_id, wanted),
+    ).rowcount
+    return added, removed
+
+
+def add_members(conn: Conn, room_id: str, user_ids: Sequence[str], now_ms: int) -> int:
+    """Returns how many were subscribed; nobody is unsubscribed, bans are kept."""
+    return _subscribe(conn, room_id, list(dict.fromkeys(user_ids)), now_ms)
+
+
+def _subscribe(conn: Conn, room_id: str, wanted: list[str], now_ms: int) -> int:
     if not conn.execute("SELECT 1 FROM rooms WHERE id = %s", (room_id,)).fetchone():
         raise RecordNotFound(f"room {room_id!r} does not exist")
-    wanted = list(dict.fromkeys(user_ids))
     missing = conn.execute(
         "SELECT w FROM unnest(%s::text[]) WITH ORDINALITY AS u(w, n)"
         " WHERE NOT EXISTS (SELECT 1 FROM users WHERE id = w) ORDER BY n LIMIT 1",
@@ -251,16 +272,13 @@ def set_members(conn: Conn, room_id: str, user_ids: Sequence[str], now_ms: int) 
     ).fetchone()
     if missing:
         raise RecordNotFound(f"user {missing[0]!r} does not exist")
-    added = conn.execute(
-        "INSERT INTO subscriptions (user_id, room_id, banned, created_at)"
-        " SELECT w, %s, false, %s FROM unnest(%s::text[]) w ON CONFLICT DO NOTHING",
-        (room_id, now_ms, wanted),
-    ).rowcount
-    removed = conn.execute(
-        "DELETE FROM subscriptions WHERE room_id = %s AND NOT banned AND user_id <> ALL(%s::text[])",
-        (room_id, wanted),
-    ).rowcount
-    return added, removed
+    return int(
+        conn.execute(
+            "INSERT INTO subscriptions (user_id, room_id, banned, created_at)"
+            " SELECT w, %s, false, %s FROM unnest(%s::text[]) w ON CONFLICT DO NOTHING",
+            (room_id, now_ms, wanted),
+        ).rowcount
+    )
 
 
 def set_source_urls(conn: Conn, urls: Mapping[str, str | None]) -> int:

@@ -347,6 +347,19 @@ _V8_OAUTH = (
 )
 
 
+# How each external id was linked (schema.py's step 10, with its reasons); roles are text[] here.
+_V10_LINK_HOW = (
+    "ALTER TABLE external_ids ADD COLUMN how text COLLATE \"C\" NOT NULL DEFAULT 'created'"
+    " CHECK (how IN ('created', 'mapped', 'adopted'))",
+    """UPDATE external_ids e SET how = 'adopted' WHERE
+        (e.kind = 'room' AND e.local_id IN (SELECT id FROM rooms WHERE creator_id IS NOT NULL))
+        OR (e.kind = 'user' AND e.local_id IN (
+            SELECT id FROM users WHERE password_hash IS NOT NULL OR 'admin' = ANY(roles)))
+        OR EXISTS (SELECT 1 FROM external_ids o WHERE o.kind = e.kind
+            AND o.local_id = e.local_id AND o.origin <> e.origin)""",
+)
+
+
 # Append only, numbered as schema.py's MIGRATIONS: a released step never changes.
 MIGRATIONS: tuple[PgMigration, ...] = (
     PgMigration(1, "users, role_permissions, rooms, subscriptions, messages, tokens", _run(_V1_TABLES)),
@@ -361,6 +374,9 @@ MIGRATIONS: tuple[PgMigration, ...] = (
     PgMigration(8, "OAuth clients, authorization codes and tokens (hashed)", _run(_V8_OAUTH)),
     PgMigration(
         9, "message terms for PostgreSQL full-text search (message_terms, GIN)", _run(MESSAGE_TERMS_SQL)
+    ),
+    PgMigration(
+        10, "how each external id was linked: created, mapped by an admin, or adopted", _run(_V10_LINK_HOW)
     ),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -52,8 +52,10 @@ from .records import (
     AnswerFeedback,
     Attachment,
     ExternalKind,
+    ExternalLink,
     ImportResult,
     ImportRow,
+    LinkHow,
     Message,
     MessageChanges,
     MessageEvent,
@@ -991,13 +993,19 @@ class PostgresStore(OAuthGrants):
 
     # -- mirrors of other systems ----------------------------------------------------------------
 
-    def link_external(self, origin: str, kind: ExternalKind, external_id: str, local_id: str) -> None:
+    def link_external(
+        self, origin: str, kind: ExternalKind, external_id: str, local_id: str, *, how: LinkHow
+    ) -> None:
         with self._transaction("link an external id") as write:
-            pg_rows.link_external(write.conn, origin, kind, external_id, local_id)
+            pg_rows.link_external(write.conn, origin, kind, external_id, local_id, how)
 
     def external_ids(self, origin: str, kind: ExternalKind) -> dict[str, str]:
         with self._errors("read the workspace"), self._connection() as conn:
             return pg_rows.external_ids(conn, origin, kind)
+
+    def external_links(self, origin: str, kind: ExternalKind) -> dict[str, ExternalLink]:
+        with self._errors("read the workspace"), self._connection() as conn:
+            return pg_rows.external_links(conn, origin, kind)
 
     def update_room(
         self, room_id: str, *, name: str | None = None, fname: str | None = None, topic: str | None = None
@@ -1020,6 +1028,10 @@ class PostgresStore(OAuthGrants):
     def set_members(self, room_id: str, user_ids: Sequence[str]) -> tuple[int, int]:
         with self._transaction("set a room's members") as write:
             return pg_rows.set_members(write.conn, room_id, user_ids, now_ms())
+
+    def add_members(self, room_id: str, user_ids: Sequence[str]) -> int:
+        with self._transaction("add members to a room") as write:
+            return pg_rows.add_members(write.conn, room_id, user_ids, now_ms())
 
     def origin_message_ids(self, room_id: str, origin: str, *, start: datetime, end: datetime) -> list[str]:
         rows = self._all(

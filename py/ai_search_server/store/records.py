@@ -16,6 +16,11 @@ RoomType = Literal["c", "p", "d"]  # public channel, private group, direct messa
 TokenKind = Literal["session", "pat", "oauth"]
 Role = Literal["admin", "user", "bot"]
 ExternalKind = Literal["user", "room"]  # what an external id names (store.link_external)
+# How an external id came to name a local user or room: the source's import made it ("created": the
+# source owns it and keeps it like the source's), an admin said so ("mapped"), or an import before
+# links were recorded found it by its name ("adopted"). Only "created" lets a source rename,
+# deactivate or take members away; only "created" and "mapped" let a person sign in through it.
+LinkHow = Literal["created", "mapped", "adopted"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +32,14 @@ class User:
     created_at: datetime
     has_password: bool
     active: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class ExternalLink:
+    """The local user or room an external id names, and how it came to (``LinkHow``)."""
+
+    local_id: str
+    how: LinkHow
 
 
 @dataclass(frozen=True, slots=True)

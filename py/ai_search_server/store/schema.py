@@ -441,6 +441,31 @@ def _add_oauth(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
+# How each external id came to name a local user or room (``external_ids.how``, records.LinkHow): only
+# a user or room the source created may be renamed, deactivated or lose members by it, and only a
+# created or admin-mapped account may be signed in to through it. Links made before this step say
+# nothing of how; an import then matched people by username and conversations by name. They are told
+# apart by what the workspace shows: the mirror creates rooms without a creator, and users without a
+# password and never as admins, and one user or room is made by at most one source. Whatever is not
+# clearly the source's own is "adopted": still linked, never changed by the source, never signed in
+# to through it, until an admin maps it (imports/mapping.py).
+_V10_LINK_HOW = (
+    "ALTER TABLE external_ids ADD COLUMN how TEXT NOT NULL DEFAULT 'created'"
+    " CHECK (how IN ('created', 'mapped', 'adopted'))",
+    """UPDATE external_ids SET how = 'adopted' WHERE
+        (kind = 'room' AND local_id IN (SELECT id FROM rooms WHERE creator_id IS NOT NULL))
+        OR (kind = 'user' AND local_id IN (
+            SELECT id FROM users WHERE password_hash IS NOT NULL OR roles LIKE '%"admin"%'))
+        OR EXISTS (SELECT 1 FROM external_ids o WHERE o.kind = external_ids.kind
+            AND o.local_id = external_ids.local_id AND o.origin <> external_ids.origin)""",
+)
+
+
+def _add_link_how(conn: sqlite3.Connection) -> None:
+    for statement in _V10_LINK_HOW:
+        conn.execute(statement)
+
+
 def _postgres_only(conn: sqlite3.Connection) -> None:
     """A step of ``pg_schema.py`` with nothing to do here: the number is kept so that both stores
     speak of one schema version."""
@@ -458,6 +483,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(8, "OAuth clients, authorization codes and tokens (hashed)", _add_oauth),
     # PostgreSQL's keyword table (pg_terms.py); SQLite's keyword index is the pipeline's index.db.
     Migration(9, "message terms for PostgreSQL full-text search (PostgreSQL only)", _postgres_only),
+    Migration(10, "how each external id was linked: created, mapped by an admin, or adopted", _add_link_how),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
 

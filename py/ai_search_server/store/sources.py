@@ -5,7 +5,9 @@ done again and again: a newer export renames a channel, drops a member, deletes 
 statements let them do it without SQL of their own (migration 5 made the tables):
 
 - ``external_ids`` maps a source's user and room ids to ours, so ``C024BE91L`` stays one room
-  whatever it is called today;
+  whatever it is called today, and says how each link came to be (``how``: the source created that
+  user or room, an admin mapped it, or an import from before links were recorded adopted it by
+  name), which bounds what the source may change of it (migration 10);
 - ``messages.origin`` says which source a message came from, so a newer export deletes only what
   that source held, never a message written here;
 - ``sync_state`` holds a mirror's cursors as JSON, so a crashed sync resumes where it stopped.
@@ -23,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .base import AlreadyTaken, InvalidValue, RecordNotFound
-from .records import ExternalKind
+from .records import ExternalKind, ExternalLink, LinkHow
 from .rules import (
     check_display_name,
     check_external_id,
@@ -36,9 +38,13 @@ from .rules import (
 from .schema import insert_room_name_keys, room_name_clash
 
 __all__ = [
+    "LINK_HOWS",
     "MAX_SYNC_STATE_BYTES",
+    "add_members",
     "check_external_kind",
+    "check_link_how",
     "external_ids",
+    "external_links",
     "link_external",
     "origin_message_ids",
     "read_sync_state",
@@ -54,6 +60,8 @@ __all__ = [
 # 10,000 rooms fits with room to spare; more means a bug writing something it should not.
 MAX_SYNC_STATE_BYTES = 4 * 1024 * 1024
 _KINDS = ("user", "room")
+# How a link came to be (records.LinkHow), as the column ``external_ids.how`` holds it.
+LINK_HOWS: tuple[LinkHow, ...] = ("created", "mapped", "adopted")
 
 
 def check_external_kind(kind: str) -> ExternalKind:
@@ -62,30 +70,44 @@ def check_external_kind(kind: str) -> ExternalKind:
     return kind  # type: ignore[return-value]
 
 
-def link_external(conn: sqlite3.Connection, origin: str, kind: str, external_id: str, local_id: str) -> None:
-    """Map (origin, kind, external id) to ``local_id``, replacing an earlier mapping."""
+def check_link_how(how: str) -> LinkHow:
+    if how not in LINK_HOWS:
+        raise InvalidValue(f"a link is {', '.join(LINK_HOWS)}, not {how!r}")
+    return how
+
+
+def link_external(
+    conn: sqlite3.Connection, origin: str, kind: str, external_id: str, local_id: str, how: str
+) -> None:
+    """Map (origin, kind, external id) to ``local_id``, replacing an earlier mapping and how it came to be."""
     check_origin(origin)
     check_external_kind(kind)
     check_external_id(external_id)
+    check_link_how(how)
     table = "users" if kind == "user" else "rooms"
     if not conn.execute(f"SELECT 1 FROM {table} WHERE id = ?", (local_id,)).fetchone():
         raise RecordNotFound(f"{kind} {local_id!r} does not exist")
     conn.execute(
-        "INSERT INTO external_ids (origin, kind, external_id, local_id) VALUES (?, ?, ?, ?)"
-        " ON CONFLICT (origin, kind, external_id) DO UPDATE SET local_id = excluded.local_id",
-        (origin, kind, external_id, local_id),
+        "INSERT INTO external_ids (origin, kind, external_id, local_id, how) VALUES (?, ?, ?, ?, ?)"
+        " ON CONFLICT (origin, kind, external_id) DO UPDATE SET local_id = excluded.local_id, how = excluded.how",
+        (origin, kind, external_id, local_id, how),
     )
+
+
+def external_links(conn: sqlite3.Connection, origin: str, kind: str) -> dict[str, ExternalLink]:
+    """Every link of one origin and kind, external id -> (local id, how), to users or rooms that exist."""
+    table = "users" if check_external_kind(kind) == "user" else "rooms"
+    rows = conn.execute(
+        f"SELECT e.external_id, e.local_id, e.how FROM external_ids e JOIN {table} t ON t.id = e.local_id"
+        " WHERE e.origin = ? AND e.kind = ?",
+        (origin, kind),
+    ).fetchall()
+    return {external_id: ExternalLink(local_id, check_link_how(how)) for external_id, local_id, how in rows}
 
 
 def external_ids(conn: sqlite3.Connection, origin: str, kind: str) -> dict[str, str]:
     """Every mapping of one origin and kind, external id -> local id, of users or rooms that exist."""
-    table = "users" if check_external_kind(kind) == "user" else "rooms"
-    rows = conn.execute(
-        f"SELECT e.external_id, e.local_id FROM external_ids e JOIN {table} t ON t.id = e.local_id"
-        " WHERE e.origin = ? AND e.kind = ?",
-        (origin, kind),
-    ).fetchall()
-    return dict(rows)
+    return {external_id: link.local_id for external_id, link in external_links(conn, origin, kind).items()}
 
 
 def rename_room(
@@ -118,25 +140,37 @@ def set_members(
     """Make ``user_ids`` the room's members: subscribe the missing ones, unsubscribe the others.
     A ban is kept either way (a banned member stays banned; a ban outlives leaving). Returns
     (subscribed, unsubscribed)."""
-    if not conn.execute("SELECT 1 FROM rooms WHERE id = ?", (room_id,)).fetchone():
-        raise RecordNotFound(f"room {room_id!r} does not exist")
     wanted = json.dumps(list(dict.fromkeys(user_ids)))
-    missing = conn.execute(
-        "SELECT value FROM json_each(?) WHERE value NOT IN (SELECT id FROM users)", (wanted,)
-    ).fetchone()
-    if missing:
-        raise RecordNotFound(f"user {missing[0]!r} does not exist")
-    added = conn.execute(
-        "INSERT OR IGNORE INTO subscriptions (user_id, room_id, banned, created_at)"
-        " SELECT value, ?, 0, ? FROM json_each(?)",
-        (room_id, now_ms, wanted),
-    ).rowcount
+    added = _subscribe(conn, room_id, wanted, now_ms)
     removed = conn.execute(
         "DELETE FROM subscriptions WHERE room_id = ? AND banned = 0"
         " AND user_id NOT IN (SELECT value FROM json_each(?))",
         (room_id, wanted),
     ).rowcount
     return added, removed
+
+
+def add_members(conn: sqlite3.Connection, room_id: str, user_ids: Sequence[str], now_ms: int) -> int:
+    """Subscribe those of ``user_ids`` who are not members (a ban kept), unsubscribing nobody;
+    returns how many were subscribed."""
+    return _subscribe(conn, room_id, json.dumps(list(dict.fromkeys(user_ids))), now_ms)
+
+
+def _subscribe(conn: sqlite3.Connection, room_id: str, wanted: str, now_ms: int) -> int:
+    """Subscribe the users of ``wanted`` (a JSON list of ids) who are not members yet; RecordNotFound
+    for an unknown room or user."""
+    if not conn.execute("SELECT 1 FROM rooms WHERE id = ?", (room_id,)).fetchone():
+        raise RecordNotFound(f"room {room_id!r} does not exist")
+    missing = conn.execute(
+        "SELECT value FROM json_each(?) WHERE value NOT IN (SELECT id FROM users)", (wanted,)
+    ).fetchone()
+    if missing:
+        raise RecordNotFound(f"user {missing[0]!r} does not exist")
+    return conn.execute(
+        "INSERT OR IGNORE INTO subscriptions (user_id, room_id, banned, created_at)"
+        " SELECT value, ?, 0, ? FROM json_each(?)",
+        (room_id, now_ms, wanted),
+    ).rowcount
 
 
 def origin_message_ids(

@@ -46,8 +46,10 @@ from .records import (
     AnswerFeedback,
     Attachment,
     ExternalKind,
+    ExternalLink,
     ImportResult,
     ImportRow,
+    LinkHow,
     Message,
     MessageChanges,
     MessageEvent,
@@ -1006,13 +1008,19 @@ class SQLiteStore(OAuthGrants):
             return answer_rows.feedback_since(self._connection(), since)
     # -- mirrors of other systems ----------------------------------------------------------------
 
-    def link_external(self, origin: str, kind: ExternalKind, external_id: str, local_id: str) -> None:
+    def link_external(
+        self, origin: str, kind: ExternalKind, external_id: str, local_id: str, *, how: LinkHow
+    ) -> None:
         with self._transaction("link an external id") as write:
-            sources.link_external(write.conn, origin, kind, external_id, local_id)
+            sources.link_external(write.conn, origin, kind, external_id, local_id, how)
 
     def external_ids(self, origin: str, kind: ExternalKind) -> dict[str, str]:
         with self._errors("read the workspace"):
             return sources.external_ids(self._connection(), origin, kind)
+
+    def external_links(self, origin: str, kind: ExternalKind) -> dict[str, ExternalLink]:
+        with self._errors("read the workspace"):
+            return sources.external_links(self._connection(), origin, kind)
 
     def update_room(
         self, room_id: str, *, name: str | None = None, fname: str | None = None, topic: str | None = None
@@ -1036,6 +1044,10 @@ class SQLiteStore(OAuthGrants):
     def set_members(self, room_id: str, user_ids: Sequence[str]) -> tuple[int, int]:
         with self._transaction("set a room's members") as write:
             return sources.set_members(write.conn, room_id, user_ids, now_ms())
+
+    def add_members(self, room_id: str, user_ids: Sequence[str]) -> int:
+        with self._transaction("add members to a room") as write:
+            return sources.add_members(write.conn, room_id, user_ids, now_ms())
 
     def origin_message_ids(self, room_id: str, origin: str, *, start: datetime, end: datetime) -> list[str]:
         with self._errors("read the workspace"):
