@@ -121,6 +121,12 @@ REQUIREMENTS: dict[str, Requirement] = {
         "security review 2026-12 (U+202E in an answer); Unicode TR9 X5a-X6a; CVE-2021-42574",
         ("tests/browser/test_web_pure.py::test_bidi_runs_isolate_every_formatting_character",),
     ),
+    "B7": Requirement(
+        "Rendering",
+        "The feedback export cannot run in a spreadsheet: every CSV cell that starts with = + - @, a tab "
+        "or a carriage return gets a leading ', every other cell and the JSON lines stay as stored.",
+        "third security review 2026-12 (issue 42, finding 6: =HYPERLINK beside private answers); OWASP CSV Injection",
+    ),
     "C1": Requirement(
         "Scoping",
         "No result, snippet, highlight, suggestion or count from a room the caller may not read, also "
