@@ -264,6 +264,15 @@ REQUIREMENTS: dict[str, Requirement] = {
         "256-descriptor limit leave every real request served.",
         "security review 2026-12 (300 idle sockets, ECONNRESET); CWE-400 (slowloris)",
     ),
+    "F7": Requirement(
+        "Limits",
+        "A hostile Rocket.Chat cannot make the sync page for ever: a listing reads no further than its "
+        "first page's total (at most 1,000,000 items) and stops at a page whose offset is not the one "
+        "asked for, that holds more than asked for or nothing new; a message cursor that does not move "
+        "stops, a room reads at most 10,000 cursor pages a run; the report says which and why, and a "
+        "cut listing changes no membership and takes no room for gone.",
+        "third security review 2026-12 (issue 42, finding 8: total 10**12 created 59,700 users in 100 s)",
+    ),
     "G1": Requirement(
         "Load and soak",
         "Sustained load on search and MCP over loopback: no errors; requests/s and p99 reported.",
