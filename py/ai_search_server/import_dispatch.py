@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from .imports.archive_limits import DEFAULT_ARCHIVE_LIMITS, ArchiveLimits
 from .imports.batches import DEFAULT_IMPORT_BATCH_SIZE, ImportOptions, ImportReport
 from .imports.bundle import Bundle, BundleError, open_bundle
 from .imports.detect import Format, UnknownFormat, detect_format
@@ -32,19 +33,21 @@ def import_path(
     batch_size: int = DEFAULT_IMPORT_BATCH_SIZE,
     source_url: str | None = None,
     format: Format | None = None,
+    limits: ArchiveLimits = DEFAULT_ARCHIVE_LIMITS,
 ) -> ImportReport:
     """Imports the export at ``path``, recognised by its content unless ``format`` says.
 
     ``source_url`` is the address of the source system, for the links back to it (Slack's
     ``https://acme.slack.com``, Mattermost's site URL, Zulip's organisation URL) where the export
-    does not name it.
+    does not name it. ``limits`` bound what an archive may cost (``imports.archive_limits``): one that goes
+    past them imports what came before and its report says where it stopped.
 
     Raises:
         ImportFailed: the path is no export ai-search reads, or its archive cannot be opened.
         StorageFailure: the database failed; what was imported stays, and importing again completes it.
     """
     try:
-        found = format or detect_format(path)
+        found = format or detect_format(path, limits)
     except UnknownFormat as error:
         raise ImportFailed(str(error)) from None
     except OSError as error:
@@ -59,7 +62,7 @@ def import_path(
 
         return import_mattermost_file(store, path, options)
     try:
-        with open_bundle(path) as bundle:
+        with open_bundle(path, limits=limits) as bundle:
             return _IMPORTERS[found]()(store, bundle, options)
     except BundleError as error:
         raise ImportFailed(str(error)) from None

@@ -273,6 +273,16 @@ REQUIREMENTS: dict[str, Requirement] = {
         "cut listing changes no membership and takes no room for gone.",
         "third security review 2026-12 (issue 42, finding 8: total 10**12 created 59,700 users in 100 s)",
     ),
+    "F8": Requirement(
+        "Limits",
+        "An export archive is bounded in total, not only per member: 32 GiB decompressed, 100 times the "
+        "archive's size past 64 MiB, 1,000,000 files; large JSON members are read an item at a time. A "
+        "bomb or a damaged archive imports what came before, says why the rest is missing, and shows no "
+        "traceback.",
+        "third security review 2026-12 (issue 42, finding 7: a 261 KB zip reached 838 MB, a 2 MB tar.gz "
+        "wrote 2 GiB, zlib.error as a traceback); CWE-409",
+        ("tests/server/test_import_formats.py",),
+    ),
     "G1": Requirement(
         "Load and soak",
         "Sustained load on search and MCP over loopback: no errors; requests/s and p99 reported.",
