@@ -43,7 +43,9 @@ _READ_BYTES = 256 * 1024
 # Characters before the end of the buffer within which a decoding error may only mean "read more"
 # (a number, a literal or an escape cut by the buffer's end).
 _CUT_TOKEN_CHARS = 16
+_BLANKS = " \t\n\r"
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
+_DELIMITER = re.compile(r"[ \t\n\r]*([,\]])")
 _DECODER = json.JSONDecoder()
 
 
@@ -128,7 +130,8 @@ class _Reader:
 
     def value(self) -> Any:
         """The next JSON value, decoded once all of it is in the window."""
-        self.peek()
+        if self.pos >= len(self.buf) or self.buf[self.pos] in _BLANKS:
+            self.peek()
         while True:
             try:
                 value, end = _DECODER.raw_decode(self.buf, self.pos)
@@ -169,8 +172,9 @@ class _Reader:
             return
         while True:
             yield self.value()
-            following = self.peek()
-            self.pos += 1
+            delimiter = _DELIMITER.match(self.buf, self.pos)  # the usual case, within the window
+            following = delimiter[1] if delimiter else self.peek()
+            self.pos = delimiter.end() if delimiter else self.pos + 1
             if following == "]":
                 return
             if following != ",":
