@@ -270,8 +270,12 @@ REQUIREMENTS: dict[str, Requirement] = {
         "first page's total (at most 1,000,000 items) and stops at a page whose offset is not the one "
         "asked for, that holds more than asked for or nothing new; a message cursor that does not move "
         "stops, a room reads at most 10,000 cursor pages a run; the report says which and why, and a "
-        "cut listing changes no membership and takes no room for gone.",
-        "third security review 2026-12 (issue 42, finding 8: total 10**12 created 59,700 users in 100 s)",
+        "cut listing changes no membership and takes no room for gone. The sync's admin token need not "
+        "be on a command line (--token-file, --token -, AI_SEARCH_ROCKETCHAT_TOKEN); --token VALUE warns "
+        "that every user of the machine can read it.",
+        "third security review 2026-12 (issue 42, finding 8: total 10**12 created 59,700 users in 100 s; "
+        "--token in the process list)",
+        ("tests/server/test_rocketchat_token.py",),
     ),
     "F8": Requirement(
         "Limits",
