@@ -156,7 +156,7 @@ def _limits(**changes: int) -> archive_limits.ArchiveLimits:
             lambda path: zulip_bomb(path / "big.tar.gz", mib=2),
             {"max_member_bytes": MIB},
             HONEST_MESSAGES,
-            "1 files not read, each larger than 1,048,576 bytes (MAX_MEMBER_BYTES)",
+            "1 file not read, each larger than 1,048,576 bytes (MAX_MEMBER_BYTES)",
             id="tar-gz-member-over-its-cap-reported",
         ),
         pytest.param(

@@ -350,7 +350,8 @@ def _copied(
     ):
         if skipped:
             names = ", ".join(skipped[:3]) + (" ..." if len(skipped) > 3 else "")
-            damage = "; ".join(filter(None, [damage, f"{len(skipped):,} files {why} ({names})"]))
+            files = f"{len(skipped):,} file{'s' * (len(skipped) != 1)}"
+            damage = "; ".join(filter(None, [damage, f"{files} {why} ({names})"]))
     bundle = _directory(folder)
     bundle.label = label
     bundle.damage = damage
