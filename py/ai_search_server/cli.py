@@ -12,7 +12,7 @@ instead; the data dir then holds the search index and the config only.
     ai-search tokens create USERNAME [--name LABEL]
     ai-search import PATH [--source-url URL] [--map-users FILE] [--map-rooms FILE]   (JSONL, or an export)
     ai-search feedback export [--since DATE] [--format jsonl|csv]
-    ai-search sync rocketchat [--url URL --user-id ID --token PAT] [--watch [--interval S]]
+    ai-search sync rocketchat [--url URL --user-id ID --token-file F | --token -] [--watch [--interval S]]
 """
 
 from __future__ import annotations
@@ -38,6 +38,8 @@ DEFAULT_PORT = 8000
 # Where `ai-search pipeline serve` listens unless told: beside a proxy's default port.
 DEFAULT_PIPELINE_PORT = 8001
 DEFAULT_DATA_DIR = "data"
+# Characters read from a --token-file or from standard input (a Rocket.Chat token is 43).
+MAX_TOKEN_INPUT_CHARS = 4096
 
 
 class CliError(Exception):
@@ -352,11 +354,12 @@ def cmd_sync_rocketchat(args: argparse.Namespace) -> int:
             "which Rocket.Chat? give --url https://chat.example.com (or the setting rocketchat_url)"
         )
     user_id = args.user_id or settings.rocketchat_user_id
-    token = args.token or settings.rocketchat_token
+    token = _rocketchat_token(args) or settings.rocketchat_token
     if not user_id or not token:
         raise CliError(
-            "the sync needs an admin's personal access token: --user-id and --token (or the settings "
-            "rocketchat_user_id and rocketchat_token); Rocket.Chat makes one under My Account > Personal Access Tokens"
+            "the sync needs an admin's personal access token: --user-id and --token-file, --token - "
+            "(standard input) or AI_SEARCH_ROCKETCHAT_TOKEN (or the settings rocketchat_user_id and "
+            "rocketchat_token); Rocket.Chat makes one under My Account > Personal Access Tokens"
         )
     interval = args.interval or settings.rocketchat_sync_interval_seconds
     if interval < 1:
@@ -390,6 +393,46 @@ def cmd_sync_rocketchat(args: argparse.Namespace) -> int:
     if stopped:
         print("ai-search: sync stopped; the next run resumes where this one was", file=sys.stderr)
     return 0
+
+
+def _rocketchat_token(args: argparse.Namespace) -> str | None:
+    """The token from ``--token-file``, from standard input (``--token -``), or from ``--token`` itself,
+    with a warning: a command line is readable by every user of the machine (``ps``, ``/proc``), a
+    file or a pipe is not. None: no flag, so the setting (``AI_SEARCH_ROCKETCHAT_TOKEN``) says."""
+    if args.token_file:
+        source = f"--token-file {args.token_file}"
+        try:
+            with open(args.token_file, encoding="utf-8") as file:
+                raw = file.read(MAX_TOKEN_INPUT_CHARS + 1)
+        except OSError as exc:
+            raise CliError(f"{source}: cannot be read ({exc.strerror or exc})") from None
+        except UnicodeDecodeError:
+            raise CliError(f"{source}: not UTF-8 text") from None
+    elif args.token == "-":
+        source = "standard input"
+        if sys.stdin.isatty():  # typed: not echoed
+            import getpass
+
+            raw = getpass.getpass("Rocket.Chat personal access token: ")
+        else:
+            raw = sys.stdin.read(MAX_TOKEN_INPUT_CHARS + 1)
+    elif args.token:
+        print(
+            "ai-search: warning: a token given as --token VALUE can be read by every user of this machine "
+            "(ps, /proc); use --token-file PATH, --token - (standard input) or AI_SEARCH_ROCKETCHAT_TOKEN",
+            file=sys.stderr,
+        )
+        return str(args.token)
+    else:
+        return None
+    token = next((line.strip() for line in raw.splitlines() if line.strip()), "")
+    if len(raw) > MAX_TOKEN_INPUT_CHARS:
+        raise CliError(
+            f"{source}: more than {MAX_TOKEN_INPUT_CHARS:,} characters; it should hold the token alone"
+        )
+    if not token:
+        raise CliError(f"{source}: holds no token")
+    return token
 
 
 # -- parser --------------------------------------------------------------------------------------
@@ -492,7 +535,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     rocketchat.add_argument("--url", help="the server, https://chat.example.com (default: rocketchat_url)")
     rocketchat.add_argument("--user-id", help="an admin's user id, X-User-Id (default: rocketchat_user_id)")
-    rocketchat.add_argument("--token", help="that admin's personal access token (default: rocketchat_token)")
+    token = rocketchat.add_mutually_exclusive_group()
+    token.add_argument(
+        "--token-file",
+        metavar="PATH",
+        help="read that admin's personal access token from this file (its first line that is not blank)",
+    )
+    token.add_argument(
+        "--token",
+        metavar="PAT",
+        help="the token itself, or - to read it from standard input; a value given here is visible to every"
+        " user of the machine (ps), so prefer --token-file, - or AI_SEARCH_ROCKETCHAT_TOKEN"
+        " (default: the setting rocketchat_token)",
+    )
     rocketchat.add_argument("--watch", action="store_true", help="keep mirroring, every --interval seconds")
     rocketchat.add_argument(
         "--interval",

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from .imports.archive_limits import DEFAULT_ARCHIVE_LIMITS, ArchiveLimits
 from .imports.batches import DEFAULT_IMPORT_BATCH_SIZE, ImportOptions, ImportReport
 from .imports.bundle import Bundle, BundleError, open_bundle
 from .imports.detect import Format, UnknownFormat, detect_format
@@ -34,6 +35,7 @@ def import_path(
     source_url: str | None = None,
     format: Format | None = None,
     mapping: SourceMapping = NO_MAPPING,
+    limits: ArchiveLimits = DEFAULT_ARCHIVE_LIMITS,
 ) -> ImportReport:
     """Imports the export at ``path``, recognised by its content unless ``format`` says.
 
@@ -42,6 +44,8 @@ def import_path(
     does not name it. ``mapping`` is the admin's word on which of the export's people and
     conversations are accounts and rooms here (``imports/mapping.py``); nothing else is taken for
     one by its name. Our own JSONL names accounts and rooms here itself, so it takes no mapping.
+    ``limits`` bound what an archive may cost (``imports.archive_limits``): one that goes
+    past them imports what came before and its report says where it stopped.
 
     Raises:
         ImportFailed: the path is no export ai-search reads, its archive cannot be opened, or the
@@ -49,7 +53,7 @@ def import_path(
         StorageFailure: the database failed; what was imported stays, and importing again completes it.
     """
     try:
-        found = format or detect_format(path)
+        found = format or detect_format(path, limits)
     except UnknownFormat as error:
         raise ImportFailed(str(error)) from None
     except OSError as error:
@@ -73,7 +77,7 @@ def import_path(
 
         return import_mattermost_file(store, path, options)
     try:
-        with open_bundle(path) as bundle:
+        with open_bundle(path, limits=limits) as bundle:
             return _IMPORTERS[found]()(store, bundle, options)
     except BundleError as error:
         raise ImportFailed(str(error)) from None

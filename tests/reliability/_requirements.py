@@ -125,6 +125,12 @@ REQUIREMENTS: dict[str, Requirement] = {
         "security review (issue 42: a client name reversing the consent page)",
         ("tests/browser/test_web_pure.py::test_bidi_runs_isolate_every_formatting_character",),
     ),
+    "B7": Requirement(
+        "Rendering",
+        "The feedback export cannot run in a spreadsheet: every CSV cell that starts with = + - @, a tab "
+        "or a carriage return gets a leading ', every other cell and the JSON lines stay as stored.",
+        "third security review 2026-12 (issue 42, finding 6: =HYPERLINK beside private answers); OWASP CSV Injection",
+    ),
     "C1": Requirement(
         "Scoping",
         "No result, snippet, highlight, suggestion or count from a room the caller may not read, also "
@@ -285,6 +291,29 @@ REQUIREMENTS: dict[str, Requirement] = {
         "descriptor limit leaves) the longest-idle connection makes room, so 300 idle sockets under a "
         "256-descriptor limit leave every real request served.",
         "security review 2026-12 (300 idle sockets, ECONNRESET); CWE-400 (slowloris)",
+    ),
+    "F7": Requirement(
+        "Limits",
+        "A hostile Rocket.Chat cannot make the sync page for ever: a listing reads no further than its "
+        "first page's total (at most 1,000,000 items) and stops at a page whose offset is not the one "
+        "asked for, that holds more than asked for or nothing new; a message cursor that does not move "
+        "stops, a room reads at most 10,000 cursor pages a run; the report says which and why, and a "
+        "cut listing changes no membership and takes no room for gone. The sync's admin token need not "
+        "be on a command line (--token-file, --token -, AI_SEARCH_ROCKETCHAT_TOKEN); --token VALUE warns "
+        "that every user of the machine can read it.",
+        "third security review 2026-12 (issue 42, finding 8: total 10**12 created 59,700 users in 100 s; "
+        "--token in the process list)",
+        ("tests/server/test_rocketchat_token.py",),
+    ),
+    "F8": Requirement(
+        "Limits",
+        "An export archive is bounded in total, not only per member: 32 GiB decompressed, 100 times the "
+        "archive's size past 64 MiB, 1,000,000 files; large JSON members are read an item at a time. A "
+        "bomb or a damaged archive imports what came before, says why the rest is missing, and shows no "
+        "traceback.",
+        "third security review 2026-12 (issue 42, finding 7: a 261 KB zip reached 838 MB, a 2 MB tar.gz "
+        "wrote 2 GiB, zlib.error as a traceback); CWE-409",
+        ("tests/server/test_import_formats.py",),
     ),
     "G1": Requirement(
         "Load and soak",

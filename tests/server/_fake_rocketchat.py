@@ -17,6 +17,15 @@ GET  /api/v1/chat.syncMessages  ``type=UPDATED|DELETED&next=<ms>&count`` pages s
 GET  /api/v1/chat.getMessage   one message by ``msgId``
 =========================  ==============================================================
 
+A route named in ``hostile`` (path -> one of ``HOSTILE_MODES``) answers as a hostile or broken server
+would: pages without end (``endless``: ``total`` 10**12, every page full of made-up items), the first
+page whatever the ``offset`` (``ignores-offset``), ``offset: 0`` on every page (``wrong-offset``), a
+``total`` that grows with every page after the first (``growing``), pages ten times the ``count`` asked for
+(``oversized``); ``chat.syncMessages`` the same page with a ``next`` cursor for ever (``stuck``) or
+made-up messages without end (``endless``). Past ``HOSTILE_PATIENCE_PAGES`` calls to the route it
+gives up and answers an empty page, so a client without bounds ends (and its test fails) rather than
+hangs.
+
 Every answer carries ``X-RateLimit-Limit/-Remaining/-Reset`` for a window of ``rate_window_seconds``
 per route and token; past ``rate_limit`` calls in a window the route answers 429 with
 ``Retry-After`` (Rocket.Chat's own error text, too). Tests change the workspace through methods
@@ -41,8 +50,13 @@ from starlette.routing import Route
 
 from .._uvicorn import UvicornThread
 
-__all__ = ["FakeRocketChat", "iso"]
+__all__ = ["HOSTILE_MODES", "HOSTILE_PATIENCE_PAGES", "FakeRocketChat", "iso"]
 
+HOSTILE_MODES = ("endless", "ignores-offset", "wrong-offset", "growing", "oversized", "stuck")
+# Calls to a hostile route after which it answers an empty page (the test fails instead of hanging).
+HOSTILE_PATIENCE_PAGES = 300
+# What an endless listing claims to hold.
+HOSTILE_TOTAL = 10**12
 T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
 ADMIN_ID = "rcAdminUser000001"
 ADMIN_TOKEN = "admin-pat-0123456789abcdefghijklmnopqrst"
@@ -79,6 +93,7 @@ class FakeRocketChat:
         self.ws = _Workspace()
         self.unreadable: set[str] = set()  # room ids whose members and messages the admin may not read
         self.two_factor: set[str] = set()  # usernames whose login asks for a TOTP code
+        self.hostile: dict[str, str] = {}  # route path -> one of HOSTILE_MODES
         self.requests: list[tuple[str, str, dict[str, str]]] = []  # (method, path, query)
         self.generations: list[int] = []  # the server's generation for each request
         self._failures: list[int] = []  # statuses to answer next, whatever the route
@@ -325,9 +340,29 @@ class FakeRocketChat:
     def _page(self, request: Request, items: list[dict[str, Any]], key: str) -> Response:
         offset = int(request.query_params.get("offset", 0))
         count = min(int(request.query_params.get("count", 50)), 100)
+        mode = self.hostile.get(request.url.path)
+        if mode is not None:
+            return self._hostile_page(request, items, key, mode, offset, count)
         chunk = items[offset : offset + count]
         return self._answer(
             request, {key: chunk, "count": len(chunk), "offset": offset, "total": len(items), "success": True}
+        )
+
+    def _hostile_page(
+        self, request: Request, items: list[dict[str, Any]], key: str, mode: str, offset: int, count: int
+    ) -> Response:
+        """A page as ``mode`` has it (module docstring): the real items, then made-up ones past them."""
+        calls = len(self.calls(request.url.path))
+        start = 0 if mode == "ignores-offset" else offset
+        size = count * 10 if mode == "oversized" else count
+        chunk = [items[n] if n < len(items) else _made_up(key, n) for n in range(start, start + size)]
+        growing = len(items) if offset == 0 else offset + 2 * count  # honest at first, then more and more
+        total = {"growing": growing, "oversized": len(items)}.get(mode, HOSTILE_TOTAL)
+        if calls > HOSTILE_PATIENCE_PAGES:
+            chunk = []
+        said = 0 if mode == "wrong-offset" else offset
+        return self._answer(
+            request, {key: chunk, "count": len(chunk), "offset": said, "total": total, "success": True}
         )
 
     def _error(self, request: Request, status: int, error: str, error_type: str) -> Response:
@@ -457,6 +492,9 @@ class FakeRocketChat:
         count, kind = int(q.get("count", 20)), q["type"]
         stamp = "_updatedAt" if kind == "UPDATED" else "_deletedAt"
         after = int(q.get("next") or 0)
+        mode = self.hostile.get(request.url.path)
+        if mode is not None and kind == "UPDATED":
+            return self._hostile_sync(request, room_id, mode, count, after)
         pool = (
             updated
             if kind == "UPDATED"
@@ -480,6 +518,28 @@ class FakeRocketChat:
             },
         )
 
+    def _hostile_sync(self, request: Request, room_id: str, mode: str, count: int, after: int) -> Response:
+        """``stuck``: the room's first page, whatever ``next`` says, with a cursor to follow; ``endless``:
+        made-up messages a millisecond apart after ``next``, always with a cursor to follow."""
+        if mode == "stuck":
+            found = sorted(
+                (m for m in self.ws.messages.values() if m["rid"] == room_id), key=lambda m: m["_updatedAt"]
+            )
+            found = found[:count]
+        else:
+            start = max(after, _ms(T0)) + 1
+            found = [_made_up_message(room_id, start + n) for n in range(count)]
+        if len(self.calls(request.url.path)) > HOSTILE_PATIENCE_PAGES:
+            found = []
+        following = str(after + 1) if found else None
+        return self._answer(
+            request,
+            {
+                "result": {"updated": found, "deleted": [], "cursor": {"next": following, "previous": None}},
+                "success": True,
+            },
+        )
+
     async def _get_message(self, request: Request) -> Response:
         _, refused = self._enter(request)
         if refused:
@@ -488,3 +548,31 @@ class FakeRocketChat:
         if message is None:
             return self._error(request, 400, "Message not found", "error-message-not-found")
         return self._answer(request, {"message": message, "success": True})
+
+
+def _made_up(key: str, n: int) -> dict[str, Any]:
+    """Item ``n`` of a listing past its real items: a person, a room or a member nobody has."""
+    made = f"{n:012d}"
+    if key == "rooms":
+        return {
+            "_id": f"rMadeUp{made}",
+            "t": "c",
+            "name": f"made-up-{made}",
+            "fname": f"made-up-{made}",
+            "usersCount": 0,
+        }
+    person = {
+        "_id": f"uMadeUp{made}",
+        "username": f"made-up-{made}",
+        "name": f"Made Up {made}",
+        "status": "online",
+    }
+    return person if key == "members" else {**person, "type": "user", "active": True, "roles": ["user"]}
+
+
+def _made_up_message(room_id: str, ms: int) -> dict[str, Any]:
+    moment = iso(datetime.fromtimestamp(ms / 1000, UTC))
+    return {
+        "_id": f"m{room_id[1:4]}{ms:013d}", "rid": room_id, "msg": f"made up {ms}", "ts": moment, "_updatedAt": moment,
+        "u": {"_id": ADMIN_ID, "username": "admin", "name": "Ada Admin"},
+    }  # fmt: skip

@@ -9,16 +9,29 @@ zulip          a directory or tar.gz with ``realm.json``
 
 A name that lies (``export.zip`` that is a tar.gz, a Mattermost file called ``.json``) is read for
 what it is. Anything else is refused with a sentence naming the formats that are understood.
+Looking costs what reading costs: a zip declaring more members than ``ArchiveLimits.max_members`` is
+refused before ``zipfile`` opens it, and a tar.gz is walked within the same limits as its import
+(``archive_limits.tar_entries``), forgetting each entry as it goes.
 """
 
 from __future__ import annotations
 
 import json
+import lzma
 import tarfile
 import zipfile
+import zlib
 from pathlib import Path
 from typing import Literal
 
+from .archive_limits import (
+    DEFAULT_ARCHIVE_LIMITS,
+    ArchiveBudget,
+    ArchiveLimitExceeded,
+    ArchiveLimits,
+    tar_entries,
+    zip_entry_count,
+)
 from .bundle import common_folder
 
 __all__ = ["Format", "UnknownFormat", "detect_format", "first_json_line"]
@@ -69,7 +82,21 @@ def _names_format(names: list[str]) -> Format | None:
     return None
 
 
-def detect_format(path: Path) -> Format:
+def _zip_format(path: Path) -> Format | None:
+    with zipfile.ZipFile(path) as archive:
+        names = [i.filename for i in archive.infolist() if not i.is_dir()]
+        found = _names_format(names)
+        if found:
+            return found
+        for name in names:
+            if name.endswith(".jsonl"):
+                with archive.open(name) as member:
+                    if _lines_format(member.read(_FIRST_LINE_BYTES)) == "mattermost":
+                        return "mattermost"
+    return None
+
+
+def detect_format(path: Path, limits: ArchiveLimits = DEFAULT_ARCHIVE_LIMITS) -> Format:
     """The format of the export at ``path``.
 
     Raises:
@@ -91,26 +118,30 @@ def detect_format(path: Path) -> Format:
     with path.open("rb") as file:
         head = file.read(_FIRST_LINE_BYTES)
     if zipfile.is_zipfile(path):
-        with zipfile.ZipFile(path) as archive:
-            names = [i.filename for i in archive.infolist() if not i.is_dir()]
-            found = _names_format(names)
-            if found:
-                return found
-            for name in names:
-                if name.endswith(".jsonl"):
-                    with archive.open(name) as member:
-                        if _lines_format(member.read(_FIRST_LINE_BYTES)) == "mattermost":
-                            return "mattermost"
+        declared = zip_entry_count(path)
+        if declared is not None and declared > limits.max_members:
+            raise UnknownFormat(
+                f"{path}: a zip of {declared:,} files, more than {limits.max_members:,} (MAX_MEMBERS); "
+                "unpack it and import the folder"
+            )
+        try:
+            found = _zip_format(path)
+        except (zipfile.BadZipFile, zlib.error, lzma.LZMAError, EOFError, RuntimeError) as error:
+            raise UnknownFormat(f"{path}: a damaged zip ({error}); {_UNDERSTOOD}") from None
+        if found:
+            return found
         raise UnknownFormat(
             f"{path}: a zip that holds neither a Slack export nor a Mattermost .jsonl; {_UNDERSTOOD}"
         )
     if head.startswith(_GZIP_MAGIC) or tarfile.is_tarfile(path):
         try:
             with tarfile.open(path, mode="r:*") as archive:
-                for entry in archive:
+                for entry in tar_entries(archive, ArchiveBudget(path.stat().st_size, limits), limits):
                     if entry.name.rsplit("/", 1)[-1] == "realm.json":
                         return "zulip"
-        except (tarfile.TarError, EOFError, OSError) as error:
+        except ArchiveLimitExceeded as error:
+            raise UnknownFormat(f"{path}: no realm.json before {error.name}, where {error.reason}") from None
+        except (tarfile.TarError, EOFError, OSError, zlib.error) as error:
             raise UnknownFormat(f"{path}: a damaged or unknown archive ({error}); {_UNDERSTOOD}") from None
         raise UnknownFormat(f"{path}: an archive without realm.json; {_UNDERSTOOD}")
     found = _lines_format(head)

@@ -38,7 +38,7 @@ from ..store.base import Store
 from ..store.records import Attachment, Reaction
 from ..store.rules import MAX_ATTACHMENT_TEXT_LENGTH, MAX_ATTACHMENTS
 from .batches import DEFAULT_OPTIONS, ImportOptions, ImportReport, hashed_id, progress_bar
-from .bundle import Bundle
+from .bundle import Bundle, BundleError
 from .fields import obj, seq, text
 from .lines import capped_lines
 from .mapping import SourceMapping
@@ -307,27 +307,35 @@ _HANDLERS = {
 def _read(
     export: _MattermostExport, name: str, stream: IO[bytes], total: int, progress: bool
 ) -> ImportReport:
+    """Every line of the export, then the end (memberships, deletions). A zip member that breaks or
+    goes past the archive's limits part way is reported, and what came before is imported."""
     with progress_bar(PurePosixPath(name).name, total, enabled=progress) as advance:
-        for line_no, line in capped_lines(stream, MAX_LINE_BYTES, advance):
-            where = f"{PurePosixPath(name).name} line {line_no}"
-            if line is None:
-                export.mirror.reject(where, f"line longer than {MAX_LINE_BYTES:,} bytes")
-                continue
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line.decode("utf-8"))
-            except UnicodeDecodeError:
-                export.mirror.reject(where, "line is not valid UTF-8")
-                continue
-            except (json.JSONDecodeError, RecursionError):
-                export.mirror.reject(where, "invalid JSON")
-                continue
-            try:
-                export.line(where, record)
-            except _Skip as error:
-                export.mirror.reject(where, str(error), _key_of(record))
+        try:
+            for line_no, line in capped_lines(stream, MAX_LINE_BYTES, advance):
+                _line(export, f"{PurePosixPath(name).name} line {line_no}", line)
+        except BundleError as error:
+            export.mirror.reject(name, error.reason)
     return export.finish()
+
+
+def _line(export: _MattermostExport, where: str, line: bytes | None) -> None:
+    if line is None:
+        export.mirror.reject(where, f"line longer than {MAX_LINE_BYTES:,} bytes")
+        return
+    if not line.strip():
+        return
+    try:
+        record = json.loads(line.decode("utf-8"))
+    except UnicodeDecodeError:
+        export.mirror.reject(where, "line is not valid UTF-8")
+        return
+    except (json.JSONDecodeError, RecursionError):
+        export.mirror.reject(where, "invalid JSON")
+        return
+    try:
+        export.line(where, record)
+    except _Skip as error:
+        export.mirror.reject(where, str(error), _key_of(record))
 
 
 def _key_of(record: object) -> str | None:
@@ -363,5 +371,9 @@ def import_mattermost(store: Store, bundle: Bundle, options: ImportOptions = DEF
     if not names:
         export.mirror.reject(bundle.label, "holds no .jsonl file")
         return export.finish()
-    with bundle.open(names[0]) as stream:
-        return _read(export, names[0], stream, bundle.size(names[0]), options.progress)
+    try:
+        with bundle.open(names[0]) as stream:
+            return _read(export, names[0], stream, bundle.size(names[0]), options.progress)
+    except BundleError as error:  # the member cannot even be opened
+        export.mirror.reject(names[0], error.reason)
+        return export.finish()

@@ -23,10 +23,17 @@ resumes at the page it was on. ``--watch`` runs again every interval.
 Nobody and nothing here is taken for a Rocket.Chat person or room by name (usernames there can be
 changed by their owners): each becomes an account or room of its own unless the admin maps it
 (``mapping.py``), and signing in with Rocket.Chat (``rocketchat_sign_in.py``) trusts only those links.
+
+A server that pages without end cannot hold a run: listings are bounded by ``RocketChatAPI.pages``
+(its docstring), and a room's cursor pages stop at one that does not move the cursor and after
+``MAX_CURSOR_PAGES_PER_RUN`` (the next run reads on). Each stop is a skipped record of the report,
+and a cut listing is never taken for the whole one: a room whose members were cut keeps its members,
+and a cut room listing takes no room for gone.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
@@ -40,9 +47,9 @@ from .fields import first_text, obj, seq, text
 from .mapping import NO_MAPPING, SourceMapping
 from .markup import rocketchat_text
 from .mirror import Conversation, Mirror, Person
-from .rocketchat_api import RocketChatAPI, RocketChatRefused
+from .rocketchat_api import RocketChatAPI, RocketChatListingCut, RocketChatRefused
 
-__all__ = ["ROOM_TYPES", "RocketChatSync", "origin_of"]
+__all__ = ["MAX_CURSOR_PAGES_PER_RUN", "ROOM_TYPES", "RocketChatSync", "origin_of"]
 
 # Rocket.Chat room types mirrored: channels, private groups, direct messages. Omnichannel (l) and
 # voice (v) rooms are customer conversations, not the team's chat.
@@ -52,6 +59,10 @@ _LINK_PATH = {"c": "channel", "p": "group", "d": "direct"}
 _EPOCH = "1970-01-01T00:00:00.000Z"
 # Rocket.Chat's "message removed" marker, kept in the room when "show deleted status" is on.
 _REMOVED = "rm"
+# Pages of chat.syncMessages one run reads for one room and one kind (UPDATED, DELETED), at most
+# (pages of DEFAULT_PAGE_SIZE): a million changes. The cursor is saved after each page, so a room with
+# more (a first sync of a huge room, or a server inventing messages without end) goes on next run.
+MAX_CURSOR_PAGES_PER_RUN = 10_000
 
 
 def origin_of(url: str) -> str:
@@ -78,6 +89,12 @@ def _ms(value: object) -> str | None:
     return None if moment is None else str(int(moment.timestamp() * 1000))
 
 
+def _cut(report: ImportReport, where: str, cut: RocketChatListingCut, consequence: str) -> None:
+    """A listing that stopped early, as a skipped record: what stopped it, and what follows from it."""
+    report.lines_read += 1
+    report.skip(where, f"{cut}; {consequence}")
+
+
 class RocketChatSync:
     """One mirror run (``run``) of one server into one store; see the module docstring."""
 
@@ -89,6 +106,7 @@ class RocketChatSync:
         progress: bool = False,
         batch_size: int = DEFAULT_IMPORT_BATCH_SIZE,
         mapping: SourceMapping = NO_MAPPING,
+        max_cursor_pages: int = MAX_CURSOR_PAGES_PER_RUN,
     ) -> None:
         self.store = store
         self.api = api
@@ -96,6 +114,7 @@ class RocketChatSync:
         self.origin = origin_of(api.base_url)
         self.progress = progress
         self.batch_size = batch_size
+        self.max_cursor_pages = max_cursor_pages
         self.cursor_api: bool | None = None  # None until a server told which chat.syncMessages it has
         self.keys_by_username: dict[str, str] = {}  # Rocket.Chat username -> user _id, for reactions
 
@@ -110,17 +129,24 @@ class RocketChatSync:
         report = ImportReport(self.api.base_url, unit="records")
         mirror = Mirror(self.store, self.origin, report, batch_size=self.batch_size, mapping=self.mapping)
         await self._people(mirror)
-        rooms = await self._rooms(mirror, report)
+        rooms, listed = await self._rooms(mirror, report)
         with progress_bar("rooms", len(rooms), enabled=self.progress, unit="items") as advance:
             for room in rooms:
                 await self._messages(mirror, room)
                 advance(1)
-        self._gone(mirror, report, {room["_id"] for room in rooms})
+        if listed:  # a room missing from a cut listing is not gone
+            self._gone(mirror, report, {room["_id"] for room in rooms})
         return mirror.finish()
 
     # -- people and rooms ------------------------------------------------------------------------
 
     async def _people(self, mirror: Mirror) -> None:
+        try:
+            await self._people_pages(mirror)
+        except RocketChatListingCut as cut:
+            _cut(mirror.report, "users.list", cut, "people it did not list come in with their first message")
+
+    async def _people_pages(self, mirror: Mirror) -> None:
         async for page in self.api.pages("users.list", "users"):
             for user in page:
                 if isinstance(user.get("_id"), str) and isinstance(user.get("username"), str):
@@ -137,21 +163,34 @@ class RocketChatSync:
                 if isinstance(user.get("_id"), str) and user["_id"]
             )
 
-    async def _rooms(self, mirror: Mirror, report: ImportReport) -> list[dict[str, Any]]:
+    async def _rooms(self, mirror: Mirror, report: ImportReport) -> tuple[list[dict[str, Any]], bool]:
+        """The rooms mirrored this run, and whether the listing was whole (a cut one gone nowhere)."""
         found: list[dict[str, Any]] = []
+        try:
+            await self._room_pages(mirror, report, found)
+        except RocketChatListingCut as cut:
+            _cut(report, "rooms.adminRooms", cut, "no room it did not list is taken for gone")
+            return found, False
+        return found, True
+
+    async def _room_pages(self, mirror: Mirror, report: ImportReport, found: list[dict[str, Any]]) -> None:
         async for page in self.api.pages("rooms.adminRooms", "rooms", {"types[]": list(ROOM_TYPES)}):
             for room in page:
                 rid, kind = room.get("_id"), room.get("t")
                 if not isinstance(rid, str) or kind not in ROOM_TYPES:
                     continue
                 where = f"room {first_text(room.get('fname'), room.get('name'), rid)}"
+                members: list[str] | None
                 try:
                     members = await self._members(room)
                 except RocketChatRefused as error:
                     report.lines_read += 1
                     report.skip(where, f"its members cannot be read with this token ({error})")
                     continue
-                for user_id in members:
+                except RocketChatListingCut as cut:
+                    _cut(report, where, cut, "its members here are left as they were")
+                    members = None
+                for user_id in members or ():
                     if mirror.username(user_id) is None:
                         mirror.person(Person(user_id, user_id))
                 conversation = Conversation(
@@ -161,12 +200,11 @@ class RocketChatSync:
                     where,
                     fname=text(room.get("fname")),
                     topic=text(room.get("topic")),
-                    members=tuple(members),
+                    members=None if members is None else tuple(members),
                     complete=False,  # deletions come from Rocket.Chat's trash, never from absence
                 )
                 if mirror.conversation(conversation) is not None:
                     found.append(room)
-        return found
 
     async def _members(self, room: dict[str, Any]) -> list[str]:
         if room["t"] == "d":
@@ -218,7 +256,7 @@ class RocketChatSync:
             # The first run needs no tombstones older than what it read: a message deleted since was
             # deleted after its last update, by the server's own clock.
             cursor = str(state.get(field) or state.get("updated") or "0")
-            while True:
+            for page in itertools.count(1):
                 answer = await self.api.get(
                     "chat.syncMessages",
                     {"roomId": room["_id"], "type": kind, "next": cursor, "count": self.api.page_size},
@@ -236,13 +274,24 @@ class RocketChatSync:
                         if isinstance(item.get("_id"), str):
                             mirror.tombstone(item["_id"], _when(item.get("_deletedAt")))
                 stamps = [s for s in (_ms(item.get(stamp)) for item in items) if s is not None]
-                cursor = max([cursor, *stamps], key=int)
+                before, cursor = cursor, max([cursor, *stamps], key=int)
                 mirror.checkpoint()
                 if state.get(field) != cursor or not self.store.get_sync_state(key):
                     self.store.set_sync_state(key, {**state, field: cursor})
                     state[field] = cursor
                 following = obj(result.get("cursor")).get("next")
                 if not items or not following:
+                    break
+                stuck = cursor == before  # the same page again: asking again would get it again
+                if stuck or page >= self.max_cursor_pages:
+                    why = (
+                        f"sent a page of {len(items):,} items that does not move its cursor past {cursor}"
+                        if stuck
+                        else f"has more than {self.max_cursor_pages:,} pages of changes; the next run reads on from here"
+                    )
+                    mirror.report.lines_read += 1
+                    where = f"room {first_text(room.get('fname'), room.get('name'), room['_id'])}"
+                    mirror.report.skip(f"{where} chat.syncMessages {kind}", f"Rocket.Chat {why}")
                     break
 
     async def _by_last_update(

@@ -11,7 +11,14 @@ cap) with Rocket.Chat's ``X-User-Id``/``X-Auth-Token`` headers. What this adds:
 - **Outages.** A refused connection, a timeout or a 502/503/504 (a server restarting, a proxy in
   front of it) is retried with growing pauses for up to ``max_outage_seconds``; then
   ``RocketChatUnreachable``. A sync that gives up keeps what it wrote and resumes from there.
-- **Pages.** ``pages(path, key)`` walks ``offset``/``count`` until ``total``.
+- **Pages.** ``pages(path, key)`` walks ``offset``/``count`` until ``total``, as far as the first
+  page's ``total`` said and never past ``max_listed_items`` (``MAX_LISTED_ITEMS``), whatever later
+  pages claim: a server that answers ``total: 10**12`` with full pages forever is read to the cap,
+  not for ever. A page whose ``offset`` is not the one asked for, that holds more items than asked
+  for, or that brings no ``_id`` not read before (a server that ignores ``offset``) ends the listing
+  too. Whatever stops a listing early, the pages read before are yielded and then
+  ``RocketChatListingCut`` says why, so the caller can tell a partial listing from a whole one (and
+  never take what is missing from it for gone).
 
 Errors (``RocketChatError`` and its kinds) carry a sentence for people; a refused token, a missing
 permission and a bad parameter are told apart by ``status`` and Rocket.Chat's ``errorType``.
@@ -43,16 +50,23 @@ from ..outbound import (
 __all__ = [
     "DEFAULT_MAX_OUTAGE_SECONDS",
     "DEFAULT_PAGE_SIZE",
+    "MAX_LISTED_ITEMS",
     "MAX_RATE_LIMITED_RETRIES",
     "Credentials",
     "RocketChatAPI",
     "RocketChatError",
+    "RocketChatListingCut",
     "RocketChatRefused",
     "RocketChatUnreachable",
 ]
 
 # Items a page asks for: Rocket.Chat's default API_Upper_Count_Limit is 100, and more is cut to it.
 DEFAULT_PAGE_SIZE = 100
+# Items one listing (users.list, rooms.adminRooms, one room's members) reads at most (items), whatever
+# its pages say: the bound on a server that claims a listing without end. A million people, rooms or
+# members of one room is beyond the largest Rocket.Chat workspaces we know of; the first page's
+# ``total`` bounds a listing well before this in any other case.
+MAX_LISTED_ITEMS = 1_000_000
 # How long a server may stay unreachable before the sync gives up (seconds): a restart or an
 # upgrade of Rocket.Chat takes a minute or two.
 DEFAULT_MAX_OUTAGE_SECONDS = 300.0
@@ -90,6 +104,16 @@ class RocketChatUnreachable(RocketChatError):
     """The server stayed unreachable (or rate-limited) longer than the sync waits."""
 
 
+class RocketChatListingCut(RocketChatError):
+    """A listing ended before its end: the cap, or pages that contradict each other. Raised by
+    ``pages`` after the pages read before it were yielded; the message says which listing, why, and
+    how many items were read (``items``)."""
+
+    def __init__(self, message: str, *, items: int) -> None:
+        super().__init__(message)
+        self.items = items
+
+
 @dataclass(frozen=True)
 class Credentials:
     """``X-User-Id`` and ``X-Auth-Token``: an admin's personal access token, or a login's token."""
@@ -111,6 +135,11 @@ def _error_of(error: OutboundHTTPError) -> tuple[str, str]:
     return (str(text)[:300], str(kind)[:100])
 
 
+def _count(value: object) -> int | None:
+    """A count Rocket.Chat answered (``total``, ``offset``), or None when it is no count."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
 def _where(path: str) -> str:
     """A call as people read it in a message: ``users.list``, without version or query."""
     return path.split("?", 1)[0].removeprefix("v1/")
@@ -128,6 +157,7 @@ class RocketChatAPI:
         sleep: Sleep = anyio.sleep,
         max_outage_seconds: float = DEFAULT_MAX_OUTAGE_SECONDS,
         page_size: int = DEFAULT_PAGE_SIZE,
+        max_listed_items: int = MAX_LISTED_ITEMS,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.credentials = credentials
@@ -135,6 +165,7 @@ class RocketChatAPI:
         self.sleep = sleep
         self.max_outage_seconds = max_outage_seconds
         self.page_size = page_size
+        self.max_listed_items = max_listed_items
         self.calls = 0
         self.rate_limited = 0  # 429s answered
         self.waited_seconds = 0.0  # waits for rate limits, in all
@@ -157,16 +188,71 @@ class RocketChatAPI:
     async def pages(
         self, path: str, key: str, params: Mapping[str, Any] | None = None
     ) -> AsyncIterator[list[dict[str, Any]]]:
-        """The items under ``key`` of every page of ``path``, a page at a time."""
+        """The items under ``key`` of every page of ``path``, a page at a time.
+
+        Raises:
+            RocketChatListingCut: after the last page it yields, when the listing stopped early (the
+                module docstring says when); the pages yielded before stand.
+        """
         offset = 0
+        claimed: int | None = None  # the first page's total
+        bound: int | None = None  # the items this listing reads: that total, within max_listed_items
+        seen: set[str] = set()
         while True:
             answer = await self.get(path, {**(params or {}), "offset": offset, "count": self.page_size})
             items = [item for item in answer.get(key) or () if isinstance(item, dict)]
-            yield items
-            offset += len(items)
-            total = answer.get("total")
-            if not items or (isinstance(total, int) and offset >= total) or len(items) < self.page_size:
+            total = _count(answer.get("total"))
+            if bound is None:
+                claimed = total
+                bound = self.max_listed_items if total is None else min(total, self.max_listed_items)
+            contradiction = self._contradiction(answer, offset, items, seen)
+            if contradiction:
+                raise self._cut(path, contradiction, offset)
+            wanted = items[: max(0, bound - offset)]
+            if wanted:
+                yield wanted
+            offset += len(wanted)
+            more = (
+                len(wanted) < len(items)  # the page went past the bound
+                or (claimed is not None and claimed > bound)  # the first page said more than the cap
+                or (claimed is None and len(items) == self.page_size)  # full pages, and no total
+            )
+            if offset >= bound and more:
+                raise self._cut(path, self._past(claimed, bound), offset)
+            if not items or offset >= bound or len(items) < self.page_size:
                 return
+            if total is not None and offset >= total:
+                return
+
+    @staticmethod
+    def _past(claimed: int | None, bound: int) -> str:
+        if claimed is None:
+            return f"sent full pages past the {bound:,} items one listing reads, naming no total"
+        if claimed > bound:
+            return f"said it holds {claimed:,} items, more than the {bound:,} one listing reads"
+        return f"sent more than the {claimed:,} items its first page said it holds"
+
+    def _contradiction(
+        self, answer: Mapping[str, Any], offset: int, items: list[dict[str, Any]], seen: set[str]
+    ) -> str:
+        """Why this page cannot be the one asked for (empty when it can): the offset it names, more
+        items than asked for, or nothing new (a server that ignores ``offset`` sends page 1 again)."""
+        said = answer.get("offset")
+        if said is not None and _count(said) != offset:
+            return f"answered offset {str(said)[:20]} when asked for offset {offset:,}"
+        if len(items) > self.page_size:
+            return f"answered {len(items):,} items when asked for at most {self.page_size:,}"
+        ids = {item["_id"] for item in items if isinstance(item.get("_id"), str)}
+        if items and not ids - seen:
+            return f"answered the page at offset {offset:,} with no _id it had not sent before"
+        seen |= ids
+        return ""
+
+    @staticmethod
+    def _cut(path: str, why: str, items: int) -> RocketChatListingCut:
+        return RocketChatListingCut(
+            f"Rocket.Chat {_where(path)} {why}: stopped after {items:,} items", items=items
+        )
 
     async def _call(self, method: str, path: str, body: dict[str, Any] | None) -> dict[str, Any]:
         url = f"{self.base_url}/api/{path}"

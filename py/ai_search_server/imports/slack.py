@@ -24,8 +24,9 @@ gives it. Without it messages link to their channel in Slack's web client (by te
 
 from __future__ import annotations
 
+import itertools
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -61,6 +62,9 @@ _LISTS: tuple[tuple[str, RoomType], ...] = (
     ("mpims.json", "d"),
 )
 _DAY_FILE = re.compile(r"(?P<folder>.+)/(?P<day>\d{4}-\d{2}-\d{2})\.json")
+# Users read before the workspace's id is taken from the first with a team_id (every user of a Slack
+# export has one), so that users.json is streamed rather than held to find it.
+_TEAM_FROM_USERS = 1000
 _SKIN_TONE = re.compile(r"::skin-tone-\d+$")
 
 
@@ -77,20 +81,26 @@ def _ts(value: object, what: str = "ts") -> datetime:
         raise _Skip(f"{what} is not a time: {value!r:.40}") from None
 
 
-def _list(bundle: Bundle, name: str, report: ImportReport) -> list[dict[str, Any]]:
+def _entries(bundle: Bundle, name: str, report: ImportReport) -> Iterator[Any]:
+    """The entries of one of the export's lists, read one at a time; one that cannot be read is
+    reported (after the entries before the fault)."""
     if name not in bundle:
-        return []
+        return
     try:
-        data = bundle.read_json(name)
+        yield from bundle.items(name, shape="must hold a JSON list")
     except BundleError as error:
         report.lines_read += 1
         report.skip(name, error.reason)
-        return []
-    if not isinstance(data, list):
-        report.lines_read += 1
-        report.skip(name, "must hold a JSON list")
-        return []
-    return data
+
+
+def _users(bundle: Bundle, report: ImportReport) -> Iterator[Any]:
+    """users.json's entries, or org_users.json's when it has none (an Enterprise Grid export)."""
+    found = False
+    for entry in _entries(bundle, "users.json", report):
+        found = True
+        yield entry
+    if not found:
+        yield from _entries(bundle, "org_users.json", report)
 
 
 class _SlackExport:
@@ -107,9 +117,10 @@ class _SlackExport:
     ):
         self.bundle = bundle
         self.report = report
-        users = _list(bundle, "users.json", report) or _list(bundle, "org_users.json", report)
+        users = _users(bundle, report)
+        first = list(itertools.islice(users, _TEAM_FROM_USERS))
         self.team = next(
-            (u["team_id"] for u in users if isinstance(u, dict) and isinstance(u.get("team_id"), str)), ""
+            (u["team_id"] for u in first if isinstance(u, dict) and isinstance(u.get("team_id"), str)), ""
         )
         self.mirror = Mirror(
             store,
@@ -120,15 +131,17 @@ class _SlackExport:
         )
         self.base_url = base_url.rstrip("/") if base_url else None
         self.bots: dict[str, str] = {}  # bot id -> the user id of its bot user
-        self.people(users)
+        self.people(itertools.chain(first, users))
         self.channel_names: dict[str, str] = {}
         self.folders: dict[str, str] = {}  # folder name -> conversation key
         self.conversations()
 
     # -- people and conversations ----------------------------------------------------------------
 
-    def people(self, users: list[Any]) -> None:
-        persons = []
+    def people(self, users: Iterable[Any]) -> None:
+        self.mirror.people(self._persons(users))
+
+    def _persons(self, users: Iterable[Any]) -> Iterator[Person]:
         for n, user in enumerate(users, start=1):
             if not isinstance(user, dict) or not isinstance(user.get("id"), str) or not user["id"]:
                 self.report.lines_read += 1
@@ -139,20 +152,17 @@ class _SlackExport:
             handle = text(user.get("name")) or user["id"]
             if isinstance(profile.get("bot_id"), str):
                 self.bots[profile["bot_id"]] = user["id"]
-            persons.append(
-                Person(
-                    user["id"],
-                    handle,
-                    name,
-                    bot=bool(user.get("is_bot")) or user["id"] == "USLACKBOT",
-                    active=not user.get("deleted"),
-                )
+            yield Person(
+                user["id"],
+                handle,
+                name,
+                bot=bool(user.get("is_bot")) or user["id"] == "USLACKBOT",
+                active=not user.get("deleted"),
             )
-        self.mirror.people(persons)
 
     def conversations(self) -> None:
         for list_name, room_type in _LISTS:
-            for n, entry in enumerate(_list(self.bundle, list_name, self.report), start=1):
+            for n, entry in enumerate(_entries(self.bundle, list_name, self.report), start=1):
                 where = f"{list_name} entry {n}"
                 if not isinstance(entry, dict) or not isinstance(entry.get("id"), str) or not entry["id"]:
                     self.mirror.reject(where, "a conversation needs an id", "conversations")
@@ -222,6 +232,8 @@ class _SlackExport:
             enabled=progress,
         ) as advance:
             for name, key, _day in files:
+                if self.bundle.stopped:
+                    break  # the archive went past a limit: nothing more is read (its damage says so)
                 self.day(name, key)
                 advance(self.bundle.size(name))
         if self.base_url is None:
@@ -234,23 +246,21 @@ class _SlackExport:
         return self.mirror.finish()
 
     def day(self, name: str, key: str) -> None:
+        """One day file's messages, read one at a time: those before a fault in the file are imported,
+        and the fault is reported (the conversation then deletes nothing)."""
+        messages = self.bundle.items(name, shape="a day file must hold a JSON list of messages")
         try:
-            messages = self.bundle.read_json(name)
+            for n, message in enumerate(messages, start=1):
+                where = f"{name} message {n}"
+                try:
+                    self.message(where, key, message)
+                except _Skip as error:
+                    ts = message.get("ts") if isinstance(message, dict) else None
+                    self.mirror.reject(
+                        where, str(error), key, message_id=self._id(key, ts) if isinstance(ts, str) else None
+                    )
         except BundleError as error:
             self.mirror.reject(name, error.reason, key)
-            return
-        if not isinstance(messages, list):
-            self.mirror.reject(name, "a day file must hold a JSON list of messages", key)
-            return
-        for n, message in enumerate(messages, start=1):
-            where = f"{name} message {n}"
-            try:
-                self.message(where, key, message)
-            except _Skip as error:
-                ts = message.get("ts") if isinstance(message, dict) else None
-                self.mirror.reject(
-                    where, str(error), key, message_id=self._id(key, ts) if isinstance(ts, str) else None
-                )
 
     def message(self, where: str, key: str, message: object) -> None:
         if not isinstance(message, dict):

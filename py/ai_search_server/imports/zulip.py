@@ -210,17 +210,15 @@ class _ZulipExport:
         if "attachment.json" not in self.bundle:
             return found
         try:
-            data = obj(self.bundle.read_json("attachment.json"))
+            for row in self.bundle.items("attachment.json", key="zerver_attachment", shape=None):
+                row = obj(row)
+                name = text(row.get("file_name")).strip()[:MAX_ATTACHMENT_TEXT_LENGTH]
+                size = _int(row.get("size")) or 0
+                for message in seq(row.get("messages")):
+                    if name and _int(message) is not None:
+                        found[message].append(Attachment(name, size=max(0, size)))
         except BundleError as error:
             self.mirror.reject("attachment.json", error.reason, "attachments")
-            return found
-        for row in seq(data.get("zerver_attachment")):
-            row = obj(row)
-            name = text(row.get("file_name")).strip()[:MAX_ATTACHMENT_TEXT_LENGTH]
-            size = _int(row.get("size")) or 0
-            for message in seq(row.get("messages")):
-                if name and _int(message) is not None:
-                    found[message].append(Attachment(name, size=max(0, size)))
         return found
 
     def files(self) -> list[str]:
@@ -233,6 +231,8 @@ class _ZulipExport:
             self.bundle.label.rsplit("/", 1)[-1], self.bundle.total_size(files), enabled=progress
         ) as advance:
             for name in files:
+                if self.bundle.stopped:
+                    break  # the archive went past a limit: nothing more is read (its damage says so)
                 self.messages_file(name)
                 advance(self.bundle.size(name))
         if self.base_url is None:
@@ -242,31 +242,28 @@ class _ZulipExport:
         return self.mirror.finish()
 
     def messages_file(self, name: str) -> None:
+        """One messages file, read a message at a time (the file is never held whole): those before a
+        fault in it are imported, and the fault is reported."""
+        messages = self.bundle.items(name, key="zerver_message", shape='must hold {"zerver_message": [...]}')
         try:
-            data = self.bundle.read_json(name)
+            for n, message in enumerate(messages, start=1):
+                self.one(f"{name} message {n}", message)
         except BundleError as error:
             self.mirror.reject(name, error.reason)
-            return
-        messages = data.get("zerver_message") if isinstance(data, dict) else None
-        if not isinstance(messages, list):
-            self.mirror.reject(name, 'must hold {"zerver_message": [...]}')
-            return
-        for n, message in enumerate(messages, start=1):
-            where = f"{name} message {n}"
-            key = None
-            try:
-                if not isinstance(message, dict):
-                    raise _Skip("a message must be a JSON object")
-                sender, recipient, message_id = (_int(message.get(k)) for k in ("sender", "recipient", "id"))
-                if sender is None or recipient is None or message_id is None:
-                    raise _Skip("a message needs numeric id, sender and recipient")
-                key = self.conversation_of(where, sender, recipient)
-                self.message(where, key, message, message_id, sender)
-            except _Skip as error:
-                known = _int(message.get("id")) if isinstance(message, dict) else None
-                self.mirror.reject(
-                    where, str(error), key, message_id=None if known is None else self._id(known)
-                )
+
+    def one(self, where: str, message: object) -> None:
+        key = None
+        try:
+            if not isinstance(message, dict):
+                raise _Skip("a message must be a JSON object")
+            sender, recipient, message_id = (_int(message.get(k)) for k in ("sender", "recipient", "id"))
+            if sender is None or recipient is None or message_id is None:
+                raise _Skip("a message needs numeric id, sender and recipient")
+            key = self.conversation_of(where, sender, recipient)
+            self.message(where, key, message, message_id, sender)
+        except _Skip as error:
+            known = _int(message.get("id")) if isinstance(message, dict) else None
+            self.mirror.reject(where, str(error), key, message_id=None if known is None else self._id(known))
 
     def message(self, where: str, key: str, message: dict[str, Any], message_id: int, sender: int) -> None:
         sent = _time(message.get("date_sent", message.get("pub_date")), "date_sent")
