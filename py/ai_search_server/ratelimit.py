@@ -28,6 +28,10 @@ request that carried credentials (an API token, or the served pipeline's X-API-K
 the client address's :data:`AUTH_FAILURE_RATE_LIMIT` (10 a minute), and once it is spent, requests
 from that address that carry credentials are answered 429 before the credentials are checked, so a
 correct guess is not told apart from a wrong one.
+
+Besides the windows, plain counters live in the same storage (:meth:`RateLimiter.add`,
+:meth:`RateLimiter.value`), under the same storage-error policy: ``login_throttle.py`` counts each
+account's failed sign-ins with them, so every process on one Redis agrees on an account's wait.
 """
 
 from __future__ import annotations

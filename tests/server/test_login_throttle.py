@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 import stat
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -117,6 +119,17 @@ def test_an_unreadable_data_dir_names_the_file_and_the_setting(tmp_path: Path) -
             load_device_key("", locked)
     finally:
         locked.chmod(0o700)
+
+
+def test_serve_with_a_damaged_key_file_exits_with_the_fix_and_no_traceback(tmp_path: Path) -> None:
+    (tmp_path / DEVICE_KEY_FILE).write_bytes(b"short")
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root / "py"), str(root)]), "AI_SEARCH_EMBEDDER": "none"}
+    command = [sys.executable, "-m", "ai_search_server", "serve", "--data", str(tmp_path), "--port", "1"]
+    done = subprocess.run(command, env=env, cwd=root, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert DEVICE_KEY_FILE in done.stderr and "delete it" in done.stderr
+    assert "Traceback" not in done.stderr and "serving" not in done.stderr
 
 
 def test_a_short_device_secret_is_refused_at_start_up() -> None:
