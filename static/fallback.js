@@ -48,13 +48,18 @@ function failure(status, retryAfter) {
   return error;
 }
 
+const LOGIN_PATH = "/api/v1/login";
+
 async function call(path, init = {}) {
   const session = readSession();
   const headers = { Accept: "application/json", ...(init.body ? { "Content-Type": "application/json" } : {}) };
   if (session) Object.assign(headers, { "X-User-Id": session.userId, "X-Auth-Token": session.authToken });
   let response;
   try {
-    response = await fetch(path, { ...init, headers, credentials: "omit", cache: "no-store" });
+    // Cookies only for the login: its device cookie (HttpOnly, path /api/v1/login) lets this browser
+    // skip the wait that others' failed sign-ins start for an account. Every other call sends none.
+    const credentials = path === LOGIN_PATH ? "same-origin" : "omit";
+    response = await fetch(path, { ...init, headers, credentials, cache: "no-store" });
   } catch {
     throw failure(0);
   }
@@ -231,7 +236,7 @@ $("login-form").addEventListener("submit", async (event) => {
   const password = $("login-password");
   try {
     const user = $("login-user").value.trim();
-    const { data } = await call("/api/v1/login", { method: "POST", body: JSON.stringify({ user, password: password.value }) });
+    const { data } = await call(LOGIN_PATH, { method: "POST", body: JSON.stringify({ user, password: password.value }) });
     password.value = "";
     if (python()) return;
     const session = { userId: data.userId, authToken: data.authToken, username: data.me?.username || user, name: data.me?.name || "" };

@@ -50,6 +50,7 @@ SERVER_LAYERS: tuple[tuple[str, ...], ...] = (
     ("imports",),
     ("redaction",),
     ("settings",),
+    ("login_throttle",),
     ("store", "ratelimit", "outbound"),
     ("origin_middleware", "body_limit", "security_headers"),
     ("origins",),

@@ -86,6 +86,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from .app import create_app
+    from .login_throttle import DeviceKeyError, load_device_key
     from .ratelimit import RateLimiter
     from .serving import server_options
     from .workers import ServePlan, check_workers, serve_workers
@@ -112,6 +113,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
     store = _open_store(args)
     if args.demo:
         _load_demo(store)
+    try:  # made once here, before any worker starts; a problem is one sentence at the terminal
+        load_device_key(settings.login_device_secret, store.data_dir)
+    except DeviceKeyError as exc:
+        store.close()
+        raise CliError(str(exc)) from None
     if args.workers > 1:
         store.close()
         print(f"ai-search: serving {settings.site_url}/ with {args.workers} workers", file=sys.stderr)

@@ -27,7 +27,8 @@ schemas refuse ``null``). Messages are written for the person calling the API; u
     ├── RequestTooLarge        413     error-request-too-large           -32000  the body is too big
     ├── HostNotAllowed         421     error-host-not-allowed            -32000  not this server's Host
     ├── TooManyRequests        429     error-too-many-requests           -32000  a rate limit reached
-    │   └── AuthFailuresSpent  429                                       -32000  failed sign-ins spent
+    │   ├── AuthFailuresSpent  429                                       -32000  failed sign-ins spent
+    │   └── SignInsSlowed      429                                       -32000  an account's wait
     ├── UpstreamFailure        502     error-ai-provider-request-failed  -32000  a provider failed
     │   ├── UpstreamTimeout    504                                       -32000  too slow
     │   └── UpstreamBusy       503                                       -32000  outbound calls at cap
@@ -80,6 +81,7 @@ __all__ = [
     "ResponseTooLarge",
     "ScopeRequired",
     "ServiceUnavailable",
+    "SignInsSlowed",
     "TooManyConnections",
     "TooManyRequests",
     "Unauthorized",
@@ -315,6 +317,14 @@ class TooManyRequests(ApiError):
 
 class AuthFailuresSpent(TooManyRequests):
     reason = "Too many failed authentications from this address"
+
+
+class SignInsSlowed(TooManyRequests):
+    """An account's failed sign-ins started a wait (login_throttle.py); answered alike for every
+    username, known or not, before the password is checked."""
+
+    default_message = "Too many failed sign-ins for this username: wait before trying again"
+    reason = "Too many failed sign-ins for this username: retry after Retry-After (a known device skips the wait)"
 
 
 class HeadTimeout(ApiError):

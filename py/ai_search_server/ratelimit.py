@@ -28,6 +28,10 @@ request that carried credentials (an API token, or the served pipeline's X-API-K
 the client address's :data:`AUTH_FAILURE_RATE_LIMIT` (10 a minute), and once it is spent, requests
 from that address that carry credentials are answered 429 before the credentials are checked, so a
 correct guess is not told apart from a wrong one.
+
+Besides the windows, plain counters live in the same storage (:meth:`RateLimiter.add`,
+:meth:`RateLimiter.value`), under the same storage-error policy: ``login_throttle.py`` counts each
+account's failed sign-ins with them, so every process on one Redis agrees on an account's wait.
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ import ipaddress
 import logging
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -265,6 +269,38 @@ class RateLimiter:
         reset = math.ceil(time.time() + max(1.0, self.redis_retry_interval_seconds))
         allowed = self.on_storage_error == "allow"
         return RateLimitResult(allowed, limit.count, limit.count if allowed else 0, reset, degraded=True)
+
+    async def add(self, key: str, amount: int, expiry_seconds: int) -> int | None:
+        """Add ``amount`` to the counter ``key`` and return its new value; a counter that did not exist
+        starts at ``amount`` and is forgotten ``expiry_seconds`` later (adding never extends that).
+
+        A counter of its own, beside the windows of :meth:`hit`, in the same storage: several
+        processes on one Redis share it (``login_throttle.py`` counts failed sign-ins per account
+        with it). None when the shared storage failed and ``on_storage_error`` is ``"allow"`` or
+        ``"deny"``: the caller applies that policy (``"local"`` counts in this process instead).
+        """
+        return await self._counter(lambda storage, k: storage.incr(k, expiry_seconds, amount), key)
+
+    async def value(self, key: str) -> int | None:
+        """The counter ``key`` as :meth:`add` left it (0 when absent or expired); None as there."""
+        return await self._counter(lambda storage, k: storage.get(k), key)
+
+    async def _counter(self, operation: Callable[[Storage, str], Awaitable[int]], key: str) -> int | None:
+        """``operation`` on the shared storage, or as the storage-error policy says (:meth:`add`)."""
+        full_key = f"{self.key_prefix}/{key}"
+        if not self._redis_resting():
+            try:
+                result = await operation(self._storage, full_key)
+            except _STORAGE_FAILURES as exc:
+                self._note_failure(exc)
+            else:
+                if self._failed_at is not None:
+                    log.info("rate limit storage answers again; shared budgets are back")
+                    self._failed_at = None
+                return int(result)
+        if self.on_storage_error == "local":
+            return int(await operation(self._local_storage, full_key))
+        return None
 
     async def aclose(self) -> None:
         """Close the Redis connections and stop the in-memory expiry tasks."""

@@ -19,6 +19,7 @@ from starlette.requests import Request
 
 from . import errors
 from .answers.answer_service import AnswerService
+from .login_throttle import LoginThrottle, load_device_key
 from .outbound import GuardedClient, OutboundPolicy
 from .ratelimit import (
     RateLimit,
@@ -86,7 +87,9 @@ class Services:
     #: The search service (embedded index or remote pipeline), built at start-up or on first use.
     search: SearchHandle
     answers: AnswerService
-    #: None disables rate limits (tests of single routes).
+    #: Failed sign-ins per account and the device cookies that skip their wait (login_throttle.py).
+    login_throttle: LoginThrottle
+    #: None disables rate limits (tests of single routes), the per-account sign-in waits among them.
     limiter: RateLimiter | None = None
     #: Signing in with Rocket.Chat credentials (setting ``rocketchat_sign_in``); None when it is off.
     rocketchat_sign_in: RocketChatSignIn | None = None
@@ -108,7 +111,9 @@ class Services:
 
         Raises:
             ValueError: the outbound allow-list does not parse.
+            login_throttle.DeviceKeyError: the data dir's device key cannot be read or made.
         """
+        device_key = load_device_key(settings.login_device_secret, store.data_dir)
         outbound = GuardedClient(outbound_policy(settings) if policy is None else policy)
         return cls(
             settings=settings,
@@ -116,6 +121,7 @@ class Services:
             outbound=outbound,
             search=SearchHandle(settings, store, outbound=outbound, data_dir=store.data_dir),
             answers=AnswerService.from_settings(settings, store, outbound),
+            login_throttle=LoginThrottle(limiter, device_key),
             limiter=limiter,
             rocketchat_sign_in=(
                 RocketChatSignIn(
@@ -162,9 +168,24 @@ class Services:
             raise errors.Unauthorized() from None
         return Caller(user=user, token=token, permissions=self.store.permissions_of(user))
 
-    async def sign_in(self, username: str, password: str) -> User | None:
+    async def sign_in(self, username: str, password: str, *, device_cookie: str | None = None) -> User | None:
         """The active user these credentials name: a local password, else (with Rocket.Chat sign-in
-        on) the person's Rocket.Chat password. The login route and the OAuth sign-in page both ask here."""
+        on) the person's Rocket.Chat password. The login route and the OAuth sign-in page both ask here.
+
+        Both kinds of password spend the account's budget of failed sign-ins (login_throttle.py):
+        while the account waits, the attempt is refused before any password is checked, unless
+        ``device_cookie`` is a valid device cookie for it.
+
+        Raises:
+            errors.SignInsSlowed: the account's wait is not over (``Retry-After``).
+        """
+        attempt = await self.login_throttle.admit(username, device_cookie)
+        user = await self._check_password(username, password)
+        if user is None:
+            await self.login_throttle.failed(attempt)
+        return user
+
+    async def _check_password(self, username: str, password: str) -> User | None:
         user = self.store.verify_password(username, password)
         if user is None and self.rocketchat_sign_in is not None:
             try:

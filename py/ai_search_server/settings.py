@@ -36,6 +36,7 @@ from ai_search import (
 )
 
 from .body_limit import DEFAULT_MAX_REQUEST_BODY_BYTES, DEFAULT_REQUEST_BODY_TIMEOUT_SECONDS
+from .login_throttle import MIN_DEVICE_SECRET_CHARS
 from .origins import normalize_origin
 from .outbound import (
     DEFAULT_MAX_CONCURRENT_CALLS,
@@ -167,6 +168,12 @@ class Settings:
         "A login session ends this many days after the login, however much it is used (days).",
         low=1,
         high=3650,
+    )
+    login_device_secret: str = _s(
+        "",
+        "The key that signs device cookies, which let a person's own devices skip the wait after "
+        "failed sign-ins for their account (secret; at least 32 characters). Empty: a key made in "
+        "the data dir (login-device.key); set the same value on every machine of a deployment.",
     )
     log_level: str = _s(
         "info", "Log level: debug, info, warning, error.", choices=("debug", "info", "warning", "error")
@@ -348,6 +355,7 @@ SECRET_SETTINGS = frozenset(
         "embedded_pipeline_api_key_secret",
         "embedding_api_key",
         "llm_api_key",
+        "login_device_secret",
         "rocketchat_token",
     }
 )
@@ -508,6 +516,11 @@ def check_settings(settings: Settings) -> None:
         raise SettingsError(
             f"setting 'session_idle_days': {settings.session_idle_days} is longer than "
             f"session_max_age_days ({settings.session_max_age_days})"
+        )
+    if settings.login_device_secret and len(settings.login_device_secret) < MIN_DEVICE_SECRET_CHARS:
+        raise SettingsError(
+            f"setting 'login_device_secret': at least {MIN_DEVICE_SECRET_CHARS} characters (with it, "
+            "device cookies could be forged for any account), or empty for a key made in the data dir"
         )
     check_complete(settings)
     _check_origins(settings)

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "API_PREFIX",
+    "LOGIN_ROUTE",
     "REQUEST_DEADLINE_MS",
     "STREAM_DEADLINE_MS",
     "ApiClient",
@@ -52,6 +53,8 @@ __all__ = [
 ]
 
 API_PREFIX = "/api/v1/"
+# The one route whose calls carry cookies (its device cookie, set with the path /api/v1/login).
+LOGIN_ROUTE = "login"
 # Milliseconds one plain request may take, end to end, before the page gives up on it. The server's
 # own deadline for an outside call is 20 s; a little more lets its error arrive first.
 REQUEST_DEADLINE_MS = 25_000
@@ -127,7 +130,9 @@ class ApiClient:
             headers["X-User-Id"], headers["X-Auth-Token"] = credentials
         return headers
 
-    def _init(self, body: "Any", accept: str, deadline_ms: int, signal: "JsProxy | None") -> "JsProxy":
+    def _init(
+        self, body: "Any", accept: str, deadline_ms: int, signal: "JsProxy | None", route: str = ""
+    ) -> "JsProxy":
         signals = [js.AbortSignal.timeout(deadline_ms)]
         if signal is not None:
             signals.append(signal)
@@ -135,7 +140,10 @@ class ApiClient:
             "method": "GET" if body is None else "POST",
             "headers": to_js(self._headers(accept, body is not None)),
             "signal": js.AbortSignal.any(to_js(signals)),
-            "credentials": "omit",
+            # Cookies only for the login: its device cookie (HttpOnly, path /api/v1/login) lets this
+            # browser skip the wait that others' failed sign-ins start for an account. Every other
+            # call sends none: the API's credentials are headers.
+            "credentials": "same-origin" if route == LOGIN_ROUTE else "omit",
             "cache": "no-store",
         }
         if body is not None:
@@ -146,7 +154,7 @@ class ApiClient:
         self, route: str, params: "QueryParams | None", body: "Any", signal: "JsProxy | None"
     ) -> "Any":
         url = API_PREFIX + route + ("?" + encode_query(params) if params else "")
-        init = self._init(body, "application/json", REQUEST_DEADLINE_MS, signal)
+        init = self._init(body, "application/json", REQUEST_DEADLINE_MS, signal, route)
         try:
             if RUNTIME == "micropython":
                 # Two awaits: a Python function in the promise chain is called back from JavaScript,

@@ -685,13 +685,14 @@ async def test_60_a_minute_per_key_whatever_the_headers_say(
     async with asgi(app) as http:
         mcp = await _hammer(http, 100, lambda h, i: h.post(MCP_PATH, json=ping, headers=alice))
         # Anonymous: the login route's budget is the client address's (10 a minute), and a forged
-        # X-Forwarded-For from an untrusted peer changes nothing.
+        # X-Forwarded-For from an untrusted peer changes nothing. A name per attempt, so that only
+        # the address's budget is at play (one account's wait is the next test's subject).
         spoofed = await _hammer(
             http,
             30,
             lambda h, i: h.post(
                 "/api/v1/login",
-                json={"user": "alice", "password": "wrong"},
+                json={"user": f"guess-{i}", "password": "wrong"},
                 headers={"X-Forwarded-For": f"198.51.100.{i}, 10.0.0.{i}"},
             ),
         )

@@ -40,6 +40,7 @@ BAD_VALUES = [
     ),
     pytest.param("embedding_base_url", {"embedding_model": "m"}, BAD_IDNA_URL, id="embedding-bad-idna"),
     pytest.param("outbound_allow_hosts", {}, "http://ollama:11434", id="allow-list-with-scheme"),
+    pytest.param("login_device_secret", {}, "short-guessable", id="device-secret-too-short"),
 ]
 
 
@@ -70,6 +71,7 @@ CLI_CASES = [
     pytest.param(
         {"AI_SEARCH_LLM_BASE_URL": BAD_IDNA_URL, "AI_SEARCH_LLM_MODEL": "m"}, "llm_base_url", id="bad-idna"
     ),
+    pytest.param({"AI_SEARCH_LOGIN_DEVICE_SECRET": "short"}, "login_device_secret", id="device-secret-too-short"),
 ]
 
 

@@ -105,17 +105,36 @@ def test_the_page_and_its_runtime_are_served_with_the_right_headers(server: str)
 
 @pytest.mark.skipif(shutil.which("redis-server") is None, reason="redis-server not installed")
 def test_two_processes_share_one_rate_limit_budget_through_redis(tmp_path: Path) -> None:
-    """Login allows 10 attempts a minute per client address; two servers sharing Redis allow 10 in all."""
+    """Login allows 10 attempts a minute per client address; two servers sharing Redis allow 10 in all.
+    (A name per attempt: one name's own budget, the next test's subject, would end it sooner.)"""
     with running_redis(tmp_path) as redis_url:
         env = {"AI_SEARCH_RATE_LIMIT_STORAGE": redis_url}
         data_a, data_b = tmp_path / "a", tmp_path / "b"
         with running_server(data_a, env=env) as a, running_server(data_b, env=env) as b:
             statuses = [
-                httpx.post(f"{base}/api/v1/login", json={"user": "x", "password": "y"}).status_code
-                for base in [a, b] * 6
+                httpx.post(f"{base}/api/v1/login", json={"user": f"x{i}", "password": "y"}).status_code
+                for i, base in enumerate([a, b] * 6)
             ]
     assert statuses[:10] == [401] * 10
     assert statuses[10:] == [429, 429]
+
+
+def test_two_processes_share_one_accounts_sign_in_wait_through_redis(tmp_path: Path) -> None:
+    """Five failures for one username, alternating between two servers on one Redis, start its wait
+    on both: the next attempt is refused by either, with Retry-After (login_throttle.py). The first
+    wait is 1 s of real time, so on a machine too busy to send the sixth within it the seventh (2 s)
+    is the one refused."""
+    with running_redis(tmp_path) as redis_url:
+        env = {"AI_SEARCH_RATE_LIMIT_STORAGE": redis_url}
+        with running_server(tmp_path / "a", env=env) as a, running_server(tmp_path / "b", env=env) as b:
+            answers = [
+                httpx.post(f"{base}/api/v1/login", json={"user": "x", "password": "y"})
+                for base in [a, b, a, b, a, b, a]
+            ]
+    statuses = [r.status_code for r in answers]
+    assert statuses[:5] == [401] * 5
+    refused = [r for r in answers[5:] if r.status_code == 429]
+    assert refused and refused[0].headers["retry-after"] in ("1", "2")
 
 
 # Seconds a message posted through one server may take to be found by keyword through another: the

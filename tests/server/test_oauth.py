@@ -442,7 +442,9 @@ async def test_denying_goes_back_to_the_client_with_access_denied(
 async def test_sign_in_attempts_share_the_login_budget(http: httpx.AsyncClient, oauth: OAuthClient) -> None:
     _verifier, challenge = pkce()
     query = oauth.authorization_query(challenge)
-    statuses = [(await oauth.sign_in(query, "alice", "guess")).status_code for _ in range(11)]
+    # A name per attempt: the address's budget is the subject here, not one account's wait
+    # (tests/server/test_login_throttle.py has that, on this page too).
+    statuses = [(await oauth.sign_in(query, f"guess-{i}", "guess")).status_code for i in range(11)]
     assert statuses == [200] * 10 + [429]
     login = await http.post("/api/v1/login", json={"user": "alice", "password": "guess"})
     assert login.status_code == 429

@@ -183,12 +183,13 @@ def test_a_rate_limit_spent_through_one_proxy_refuses_through_the_others(
     deployment: Deployment, trio: list[ServerProcess]
 ) -> None:
     """The login route allows 10 attempts a minute per client address, and an address may fail to
-    authenticate 10 times a minute (AUTH_FAILURE_RATE_LIMIT), whichever proxies answer."""
+    authenticate 10 times a minute (AUTH_FAILURE_RATE_LIMIT), whichever proxies answer. (A name per
+    attempt: one name's own budget of failed sign-ins would end it sooner: login_throttle.py.)"""
     ws = deployment.workspace
     first, second, third = trio
     spent = [
-        post(f"{first.url}/api/v1/login", json={"user": "x", "password": "y"}).status_code
-        for _ in range(10)
+        post(f"{first.url}/api/v1/login", json={"user": f"x{n}", "password": "y"}).status_code
+        for n in range(10)
     ]
     refused = [post(f"{p.url}/api/v1/login", json={"user": "x", "password": "y"}) for p in (second, third)]
     assert spent == [401] * 10

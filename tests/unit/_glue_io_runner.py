@@ -75,6 +75,21 @@ async def _get(api: "Any", scenario: "Any", params: "Any") -> "Any":
     return {"data": data, "url": call["url"], "headers": call["headers"], "method": call["method"]}
 
 
+async def _credentials(api: "Any") -> "Any":
+    """The ``credentials`` mode of a GET, of the login and of another POST."""
+    from ai_search_web.ffi import to_js, to_py
+
+    js.globalThis.scenario = to_js({"kind": "json", "status": 200, "text": "{}", "headers": {}})
+    client = _client(api)
+    out = {}
+    await client.get("ai.search", {"q": "x"})
+    out["ai.search"] = to_py(js.globalThis.lastCall)["credentials"]
+    for route in ("login", "logout"):
+        await client.post(route, {"user": "a", "password": "b"})
+        out[route] = to_py(js.globalThis.lastCall)["credentials"]
+    return out
+
+
 def _signed_in(auth: "Any", text: str) -> "Any":
     found = auth.SignedIn.from_json(text)
     if found is None:
@@ -158,6 +173,7 @@ async def run(cases: "Any") -> "Any":
     for scenario, params in cases["gets"]:
         gets.append(await _get(api, scenario, params))
     out["signed_in"] = [_signed_in(auth, text) for text in cases["signed_in"]]
+    out["credentials"] = await _credentials(api)
     return out
 
 

@@ -56,7 +56,10 @@ globalThis.localStorage = {
 };
 globalThis.fetch = async (url, init) => {
   const s = globalThis.scenario;
-  globalThis.lastCall = { url, method: init.method, headers: init.headers, signal: init.signal instanceof AbortSignal };
+  globalThis.lastCall = {
+    url, method: init.method, headers: init.headers, signal: init.signal instanceof AbortSignal,
+    credentials: init.credentials,
+  };
   if (s.kind === "network") throw new TypeError("Failed to fetch");
   if (s.kind === "stream") {
     let next = 0;
@@ -357,3 +360,5 @@ def test_the_io_glue_gives_on_micropython_what_it_gives_on_cpython(
     }
     assert got["import_failures"] == {}
     assert got["replies"] == {"taken": True, "silent": False, "left": 0}
+    # Only the login sends (and keeps) cookies: its device cookie; every other call sends none.
+    assert got["credentials"] == {"ai.search": "omit", "login": "same-origin", "logout": "omit"}

@@ -1,15 +1,23 @@
-"""Login, logout and the current user: ``login`` is the only data route that takes no token."""
+"""Login, logout and the current user: ``login`` is the only data route that takes no token.
+
+Guessing is slowed twice: per client address (``LOGIN_RATE_LIMIT``, the route's budget) and per
+account (``login_throttle.py``: a wait that grows after five failures). A successful login also
+answers a device cookie (``Set-Cookie``, path ``/api/v1/login`` only), with which the same client's
+later logins skip the account's wait; the JSON body is the same with or without it.
+"""
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
 from pydantic import Field
+from starlette.responses import Response
 
 from .. import errors
 from ..api_limits import MAX_PASSWORD_CHARS
+from ..login_throttle import DEVICE_COOKIE_MAX_AGE_SECONDS, DEVICE_COOKIE_NAME, DEVICE_COOKIE_PATH
 from ..ratelimit import RateLimit
-from ..rest import ApiRequest, Refusal, Router
+from ..rest import ApiRequest, Refusal, Router, json_response
 from .params import Name, NoParams, Params
 from .shapes import user_json
 
@@ -30,24 +38,44 @@ class LoginParams(Params):
     LoginParams,
     title="Log in",
     description="Log in with username and password (or, with Rocket.Chat sign-in on, a Rocket.Chat "
-    "username and password); answers a session token for the X-Auth-Token header.",
+    "username and password); answers a session token for the X-Auth-Token header, and sets a device "
+    "cookie with which this client's later logins skip the wait that failed sign-ins for the account "
+    "start (5 free failures, then 1 s doubling to 60 s, answered 429 with Retry-After).",
     auth=False,
     rate_limit=LOGIN_RATE_LIMIT,
-    refuses=(Refusal(errors.Unauthorized.status, LOGIN_FAILED),),
+    refuses=(Refusal(errors.Unauthorized.status, LOGIN_FAILED), Refusal.of(errors.SignInsSlowed)),
 )
-async def login(req: ApiRequest[LoginParams]) -> dict[str, Any]:
-    store = req.services.store
-    # A password of ours or, with Rocket.Chat sign-in on, the person's Rocket.Chat one.
-    user = await req.services.sign_in(req.params.user, req.params.password)
+async def login(req: ApiRequest[LoginParams]) -> Response:
+    services = req.services
+    store = services.store
+    # A password of ours or, with Rocket.Chat sign-in on, the person's Rocket.Chat one; refused
+    # unchecked while the account waits, unless this client's device cookie names this account.
+    user = await services.sign_in(
+        req.params.user, req.params.password, device_cookie=req.http.cookies.get(DEVICE_COOKIE_NAME)
+    )
     if user is None:
         raise errors.Unauthorized(LOGIN_FAILED, error_type="error-login-failed")
     # Sessions this user let expire are cleared here, so the table does not keep every old login.
-    store.delete_expired_sessions(user.id, req.services.session_lifetime)
+    store.delete_expired_sessions(user.id, services.session_lifetime)
     _token, plain = store.create_token(user.id, "session", label="login")
-    return {
-        "status": "success",
-        "data": {"userId": user.id, "authToken": plain, "me": user_json(user, full=True)},
-    }
+    response = json_response(
+        {
+            "status": "success",
+            "data": {"userId": user.id, "authToken": plain, "me": user_json(user, full=True)},
+            "success": True,
+        }
+    )
+    # A fresh cookie at every login (a new nonce, a new 90 days), for the name as the person typed it.
+    response.set_cookie(
+        DEVICE_COOKIE_NAME,
+        services.login_throttle.device_cookie(req.params.user),
+        max_age=DEVICE_COOKIE_MAX_AGE_SECONDS,
+        path=DEVICE_COOKIE_PATH,
+        secure=req.http.url.scheme == "https" or services.settings.site_url.startswith("https://"),
+        httponly=True,
+        samesite="strict",
+    )
+    return response
 
 
 LOGOUT_NEEDS_SESSION = (

@@ -53,11 +53,16 @@ class CreateChannelParams(Params):
     CreateChannelParams,
     title="Create a channel",
     description="Create a public channel. Requires `name`; optional `members` (array of usernames). "
-    "The name may not be any room's name (direct rooms included) nor look like one.",
+    "The name may not be any room's name (direct rooms included) nor look like one, nor be shaped like "
+    "a direct room's name (people's usernames joined by `__`, such as `alice__bob`).",
     permissions=("create-c",),
     rate_limit=CREATE_RATE_LIMIT,
     refuses=(
-        Refusal(errors.Conflict.status, "A room with this name already exists, or one that looks like it"),
+        Refusal(
+            errors.Conflict.status,
+            "A room with this name already exists, or one that looks like it, or the name is shaped "
+            "like a direct room's (usernames joined by '__')",
+        ),
         Refusal(errors.Forbidden.status, MEMBERS_NEED_PERMISSION),
     ),
 )

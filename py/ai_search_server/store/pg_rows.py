@@ -136,6 +136,10 @@ def room_name_clash(conn: Conn, room_type: str, name: str) -> str | None:
             f"room name {name!r} looks like the name of an existing room (it differs only in "
             "characters that look alike, such as a dotless i or a Cyrillic letter); choose another"
         )
+    if room_type != "d" and names.names_people(
+        name, lambda: (row[0] for row in conn.execute("SELECT username FROM users"))
+    ):
+        return names.direct_name_reason(name)
     return None
 
 

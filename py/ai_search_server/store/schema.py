@@ -283,9 +283,10 @@ def room_name_clash(conn: sqlite3.Connection, room_type: str, name: str) -> str 
     """Why a new room of ``room_type`` may not take ``name``, or None (inside a write transaction).
 
     A channel or group may not share its name (case-insensitively) with any room, direct rooms
-    included, nor look like one (names.confusable_keys). A direct room may repeat another direct
-    room's name (they are named after their members) but not a channel's or group's. The message
-    never names the look-alike, which may be a room the caller cannot see.
+    included, nor look like one (names.confusable_keys), nor take the name a direct room of people
+    here has or would have (names.names_people). A direct room may repeat another direct room's name
+    (they are named after their members) but not a channel's or group's. The message never names the
+    look-alike, which may be a room the caller cannot see.
     """
     others = "" if room_type != "d" else " AND r.t != 'd'"
     if conn.execute(f"SELECT 1 FROM rooms r WHERE r.name = ?{others}", (name,)).fetchone():
@@ -300,6 +301,10 @@ def room_name_clash(conn: sqlite3.Connection, room_type: str, name: str) -> str 
             f"room name {name!r} looks like the name of an existing room (it differs only in "
             "characters that look alike, such as a dotless i or a Cyrillic letter); choose another"
         )
+    if room_type != "d" and names.names_people(
+        name, lambda: (username for (username,) in conn.execute("SELECT username FROM users"))
+    ):
+        return names.direct_name_reason(name)
     return None
 
 
