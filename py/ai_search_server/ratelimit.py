@@ -38,13 +38,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import enum
 import ipaddress
 import logging
 import math
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, TypeVar
 
 from limits import RateLimitItemPerSecond
 from limits.aio.storage import MemoryStorage, RedisStorage, Storage
@@ -59,6 +60,17 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from . import errors
+
+_T = TypeVar("_T")
+
+
+class _Unanswered(enum.Enum):
+    """What :meth:`RateLimiter._on_shared` answers when the shared storage did not."""
+
+    UNANSWERED = enum.auto()
+
+
+_UNANSWERED = _Unanswered.UNANSWERED
 
 __all__ = [
     "AUTH_FAILURE_RATE_LIMIT",
@@ -254,16 +266,9 @@ class RateLimiter:
         # The strategy is part of the key: the two keep different Redis types under a key, so processes
         # configured differently (a rolling deploy) must not meet on one.
         identifiers = (self.key_prefix, self.strategy_name, route_key, caller_key)
-        if not self._redis_resting():
-            try:
-                result = await operation(self._shared, item, identifiers, degraded=False)
-            except _STORAGE_FAILURES as exc:
-                self._note_failure(exc)
-            else:
-                if self._failed_at is not None:
-                    log.info("rate limit storage answers again; shared budgets are back")
-                    self._failed_at = None
-                return result
+        result = await self._on_shared(lambda: operation(self._shared, item, identifiers, degraded=False))
+        if result is not _UNANSWERED:
+            return result
         if self.on_storage_error == "local":
             return await operation(self._local, item, identifiers, degraded=True)
         reset = math.ceil(time.time() + max(1.0, self.redis_retry_interval_seconds))
@@ -288,19 +293,28 @@ class RateLimiter:
     async def _counter(self, operation: Callable[[Storage, str], Awaitable[int]], key: str) -> int | None:
         """``operation`` on the shared storage, or as the storage-error policy says (:meth:`add`)."""
         full_key = f"{self.key_prefix}/{key}"
-        if not self._redis_resting():
-            try:
-                result = await operation(self._storage, full_key)
-            except _STORAGE_FAILURES as exc:
-                self._note_failure(exc)
-            else:
-                if self._failed_at is not None:
-                    log.info("rate limit storage answers again; shared budgets are back")
-                    self._failed_at = None
-                return int(result)
+        counted = await self._on_shared(lambda: operation(self._storage, full_key))
+        if counted is not _UNANSWERED:
+            return int(counted)
         if self.on_storage_error == "local":
             return int(await operation(self._local_storage, full_key))
         return None
+
+    async def _on_shared(self, call: Callable[[], Awaitable[_T]]) -> _T | _Unanswered:
+        """The answer of ``call()`` on the shared storage, or ``_UNANSWERED`` when that storage
+        failed or rests after a failure (the caller then applies the storage-error policy). One place
+        notes a failure and, when the storage answers again, that shared budgets are back."""
+        if self._redis_resting():
+            return _UNANSWERED
+        try:
+            result = await call()
+        except _STORAGE_FAILURES as exc:
+            self._note_failure(exc)
+            return _UNANSWERED
+        if self._failed_at is not None:
+            log.info("rate limit storage answers again; shared budgets are back")
+            self._failed_at = None
+        return result
 
     async def aclose(self) -> None:
         """Close the Redis connections and stop the in-memory expiry tasks."""
