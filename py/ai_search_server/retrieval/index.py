@@ -634,7 +634,7 @@ class EmbeddedIndex:
         """The `k` messages in scope matching any term, those matching more of the query's weight first.
 
         Ranked by coverage (the share of the query's squared IDF weight a message holds: "checkout"
-        and "slow" outweigh "why was the"), then BM25, then the newest first; BM25 alone lets a
+        and "slow" outweigh "why was the"), then BM25, then the oldest first; BM25 alone lets a
         three-word message holding only "slow" and "was" beat a long one holding "checkout", "slow"
         and "month". Both are read from the tokens the index stored (``keyword_rank.TokenRanker``),
         not by cutting each text again, and every weight is counted over `scope`'s rooms only
@@ -665,15 +665,19 @@ class EmbeddedIndex:
             matches = self.db.keyword_matches(fts_match_expression(plan.searched), scope, conditions=conditions)
         else:
             matches = self._bounded_matches(plan, scope, conditions)
-        ranker = plan.ranker()
+        score = plan.ranker().score
         ranked = []
-        for match in matches:
-            coverage, bm25 = ranker.score(match.words, match.parts)
-            ranked.append((-round(coverage, 9), bm25, -match.key, coverage, match))
-        best = heapq.nsmallest(k, ranked, key=lambda item: item[:3])
-        rows = self.db.keyword_rows([match.rowid for *_key, match in best])
+        for n, (key, words, parts) in enumerate(matches):
+            coverage, bm25 = score(words, parts)
+            # Coverage first (to 9 decimals: equal sums tie), BM25, then the oldest (the order FTS5
+            # hands equal ranks over in): a term key is unique, so the order depends on nothing
+            # but the matches themselves.
+            ranked.append((-round(coverage, 9), bm25, key, n, coverage))
+        best = heapq.nsmallest(k, ranked)
+        rows = self.db.keyword_rows([matches[n].rowid for *_order, n, _coverage in best])
         hits = []
-        for _order, bm25, _newest, coverage, match in best:
+        for _order, bm25, _key, n, coverage in best:
+            match = matches[n]
             found = rows.get(match.rowid)
             if found is not None:  # deleted since the match
                 row, text = found

@@ -23,7 +23,7 @@ in each process's ``index.db``. Same inputs and outputs as ``EmbeddedIndex.keywo
 - **rank**: coverage (the share of the query's squared IDF weight a message holds), then BM25
   computed in the statement, FTS5's: its constants (``keyword_rank.BM25_K1``, ``BM25_B``), its
   IDF (``ln((N - n + 0.5) / (n + 0.5))``), its column weights (a part counts half a word), the
-  tokens stored as the length, all from the scope's counts; then the newest first. The term
+  tokens stored as the length, all from the scope's counts; then the oldest first. The term
   frequency is read back from ``ts_rank`` of the term alone, once with only the words weighted and
   once with only the parts (the ``term_frequency`` SQL function inverts ts_rank's sum of 1/j^2:
   exact for one lexeme, the count of lexemes for a prefix matching several). ``ts_rank``/
@@ -542,7 +542,7 @@ class PgKeywordIndex:
         conditions: MessageConditions | None = None,
     ) -> list[KeywordHit]:
         """``EmbeddedIndex.keyword_search`` over ``message_terms``: the same bounds, statistics of the
-        scope's rooms only, coverage, then BM25, then the newest first.
+        scope's rooms only, coverage, then BM25, then the oldest first.
 
         Raises:
             PipelineError: PostgreSQL failed (branch ``keyword``).
@@ -583,9 +583,9 @@ class PgKeywordIndex:
                 )
                 for msg_id, hit in every.items():
                     found.setdefault(msg_id, hit)
-        # The statement's order, again over both queries' hits: coverage, BM25, the newest first
+        # The statement's order, again over both queries' hits: coverage, BM25, the oldest first
         # (``rowid`` holds the row's ``seq``: the order rows were first written, for equal times).
-        scored = sorted(found.values(), key=lambda hit: (-round(hit.coverage, 9), hit.bm25, -hit.ts_ms, -hit.rowid))
+        scored = sorted(found.values(), key=lambda hit: (-round(hit.coverage, 9), hit.bm25, hit.ts_ms, hit.rowid))
         return scored[:k]
 
     def _ranked(
@@ -610,7 +610,7 @@ class PgKeywordIndex:
         sql = (
             f"SELECT m.message_id, m.seq, m.room_id, m.username, m.ts, {ranking.score_sql} AS score,"
             f" ARRAY[{ranking.held_sql}] FROM ({matches}) m CROSS JOIN LATERAL ({ranking.rank_sql}) r"
-            f" ORDER BY {ranking.coverage_sql} DESC, score, m.ts DESC, m.seq DESC LIMIT %(pool)s"
+            f" ORDER BY {ranking.coverage_sql} DESC, score, m.ts, m.seq LIMIT %(pool)s"
         )
         found: dict[str, KeywordHit] = {}
         for msg_id, seq, rid, username, ts, score, held in conn.execute(sql, params):
