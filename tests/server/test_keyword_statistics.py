@@ -13,6 +13,8 @@ its own rooms (``keyword_rank.py``). Checked here:
 - counting a scope's statistics costs the same number of SQLite steps whatever other rooms hold (a
   primary-key lookup per room and term);
 - a layout-6 file is counted in place: no vector is embedded again, every result stays;
+- the ranking reads the stored columns as ``TermMatcher`` does (the highlights' rule), and counts
+  every occurrence FTS5's BM25 counts (a Hypothesis property against splitting the columns);
 - **PostgreSQL**: the counts and the deltas not folded yet equal a recount of ``message_terms``
   per room, before and after folding, through posts, edits, moves, the store's deletes (its trigger
   removes the row) and a second writer; and the scope's statistics are the FTS5 branch's.
@@ -20,6 +22,7 @@ its own rooms (``keyword_rank.py``). Checked here:
 
 from __future__ import annotations
 
+import doctest
 import random
 import sqlite3
 from collections import Counter
@@ -30,11 +33,15 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from ai_search_server.retrieval import keyword_rank
 from ai_search_server.retrieval.index import INDEX_FILENAME, EmbeddedIndex
 from ai_search_server.retrieval.index_db import ROOM_CODE_BITS, IndexDatabase, KeywordScope
+from ai_search_server.retrieval.keyword_rank import BM25_B, BM25_K1, PART_WEIGHT, TokenRanker
 from ai_search_server.retrieval.pg_keyword import PgKeywordIndex
-from ai_search_server.retrieval.terms import query_terms
+from ai_search_server.retrieval.terms import TermMatcher, is_prefix_term, query_terms, term_coverage
 from ai_search_server.store import open_store
 from ai_search_server.store.records import Attachment, Message
 from tests._postgres import PostgresCluster
@@ -187,6 +194,53 @@ def test_a_layout_6_file_is_counted_in_place_keeping_vectors_and_results(
         _assert_counts_hold(index.db)
     finally:
         index.close()
+
+
+TOKENS = ["deploy", "deployment", "de", "canary", "err", "conn", "reset", "老化", "化测", "16", "pg"]
+RANKED_TERMS = [("deploy",), ("de",), ("canary",), ("err", "conn"), ("老化", "化测"), ("16",), ("conn", "reset", "err")]
+
+
+def _occurrences(term: tuple[str, ...], tokens: list[str]) -> int:
+    """The reference: occurrences of the term among split tokens (a phrase without overlap)."""
+    if is_prefix_term(term):
+        return sum(1 for token in tokens if token.startswith(term[0]))
+    count, i = 0, 0
+    while i <= len(tokens) - len(term):
+        if tuple(tokens[i : i + len(term)]) == term:
+            count, i = count + 1, i + len(term)
+        else:
+            i += 1
+    return count
+
+
+@settings(max_examples=300)
+@given(
+    words=st.lists(st.sampled_from(TOKENS), max_size=12),
+    parts=st.lists(st.sampled_from(TOKENS), max_size=6),
+    terms=st.lists(st.sampled_from(RANKED_TERMS), min_size=1, max_size=4, unique=True),
+    data=st.data(),
+)
+def test_the_ranking_reads_the_columns_as_the_highlights_and_bm25_do(
+    words: list[str], parts: list[str], terms: list[tuple[str, ...]], data: st.DataObject
+) -> None:
+    searched = data.draw(st.lists(st.sampled_from(terms), min_size=1, unique=True))
+    weights = {term: 1.0 + n for n, term in enumerate(terms)}
+    idf = {term: 2.0 for term in searched}
+    ranker = TokenRanker(terms, searched, weights, idf, 5.0)
+    coverage, bm25 = ranker.score(" ".join(words), " ".join(parts))
+    matched = TermMatcher(terms).matched_columns(" ".join(words), " ".join(parts))
+    assert coverage == pytest.approx(term_coverage(matched, weights), abs=1e-12)
+    norm = BM25_K1 * (1 - BM25_B + BM25_B * (len(words) + len(parts)) / 5.0)
+    expected = 0.0
+    for term in searched:
+        frequency = _occurrences(term, words) + PART_WEIGHT * _occurrences(term, parts)
+        if frequency:
+            expected += 2.0 * frequency * (BM25_K1 + 1) / (frequency + norm)
+    assert bm25 == pytest.approx(-expected, abs=1e-12)
+
+
+def test_the_ranking_module_examples_hold() -> None:
+    assert doctest.testmod(keyword_rank).failed == 0
 
 
 # -- PostgreSQL ---------------------------------------------------------------------------------
