@@ -381,8 +381,9 @@ class PgKeywordIndex:
                 return
             self._compare_all(conn)
             self._save_state(conn, latest)
-            # The planner's statistics, after a bulk write.
-            conn.execute("ANALYZE message_terms, message_term_counts, message_term_deltas")
+            # The planner's statistics, after a bulk write (not the deltas': just folded, they would
+            # say "empty" to every later plan).
+            conn.execute("ANALYZE message_terms, message_term_counts")
 
     def _save_state(self, conn: psycopg.Connection[Any], change: int) -> None:
         conn.execute(
@@ -641,11 +642,16 @@ class PgKeywordIndex:
                 words.setdefault(word, None)
             if is_prefix_term(term):
                 prefixes.setdefault(term[0], None)
-        params: dict[str, Any] = {"rooms": list(dict.fromkeys(rooms)), "words": list(words)}
-        parts = [
-            f"SELECT term AS key, documents, tokens FROM {table} WHERE room_id = ANY(%(rooms)s) AND term = ANY(%(words)s)"
-            for table in ("message_term_counts", "message_term_deltas")
-        ]
+        # One branch per word and table, each an index range on (room_id, term): with `term = ANY`
+        # the planner filtered a burst of deltas row by row (the deltas' statistics are rarely fresh).
+        params: dict[str, Any] = {"rooms": list(dict.fromkeys(rooms))}
+        parts = []
+        for i, word in enumerate(words):
+            params[f"w{i}"] = word
+            parts += [
+                f"SELECT term AS key, documents, tokens FROM {table} WHERE room_id = ANY(%(rooms)s) AND term = %(w{i})s"
+                for table in ("message_term_counts", "message_term_deltas")
+            ]
         for i, prefix in enumerate(prefixes):
             params[f"p{i}"], params[f"e{i}"] = prefix, prefix + _LAST_CHARACTER
             parts += [
