@@ -829,7 +829,9 @@ class IndexDatabase:
         any other room holds.
         """
         conn = self._connection()
-        conn.execute("BEGIN")
+        snapshot = not conn.in_transaction  # inside the caller's transaction, that one is the snapshot
+        if snapshot:
+            conn.execute("BEGIN")
         try:
             rows = conn.execute(
                 "SELECT code, documents, tokens FROM doc_rooms WHERE rid IN (SELECT value FROM json_each(?))",
@@ -848,7 +850,8 @@ class IndexDatabase:
                     ).fetchone()[0]
                 )
         finally:
-            conn.execute("COMMIT")
+            if snapshot:
+                conn.execute("COMMIT")
         return ScopeCounts(sum(int(r[1]) for r in rows), sum(int(r[2]) for r in rows), counts)
 
     def condition_rowids(
