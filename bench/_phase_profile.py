@@ -25,8 +25,8 @@ from typing import Any
 PHASES: tuple[tuple[str, str, str, str], ...] = (
     ("plan: readable rooms, filters", "ai_search_server.retrieval.search_service", "SearchService", "_plan"),
     ("keyword branch", "ai_search_server.retrieval.embedded", "EmbeddedPipeline", "_keyword"),
-    ("  term document counts", "ai_search_server.retrieval.index", "EmbeddedIndex", "_term_counts"),
-    ("  FTS5 query (match, scope, BM25)", "ai_search_server.retrieval.index_db", "IndexDatabase", "keyword_search"),
+    ("  term counts in the caller's rooms", "ai_search_server.retrieval.index", "EmbeddedIndex", "_scope_statistics"),
+    ("  FTS5 query (match, scope, tokens)", "ai_search_server.retrieval.index_db", "IndexDatabase", "keyword_matches"),
     ("semantic branch", "ai_search_server.retrieval.embedded", "EmbeddedPipeline", "_semantic"),
     ("  query embedding", "ai_search_server.retrieval.index", "EmbeddedIndex", "embed_query"),
     ("  vector search, both matrices", "ai_search_server.retrieval.index", "EmbeddedIndex", "semantic_search"),

@@ -134,9 +134,11 @@ REQUIREMENTS: dict[str, Requirement] = {
     "C1": Requirement(
         "Scoping",
         "No result, snippet, highlight, suggestion or count from a room the caller may not read, also "
-        "right after an unsubscribe, even when the pipeline returns every room.",
-        f"{_SPEC} C1; DESIGN decision 3; OWASP LLM08",
-        ("tests/server/test_search_scoping_property.py",),
+        "right after an unsubscribe, even when the pipeline returns every room; keyword search counts "
+        "words over the caller's rooms only, so what other rooms hold changes no keyword result, order "
+        "or score.",
+        f"{_SPEC} C1; DESIGN decision 3; OWASP LLM08; security review 2026-12 (issue 42 finding 4)",
+        ("tests/server/test_search_scoping_property.py", "tests/server/test_keyword_statistics.py"),
     ),
     "C2": Requirement(
         "Scoping",

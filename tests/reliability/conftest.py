@@ -5,7 +5,7 @@
 - ``@pytest.mark.soak`` tests (the long counts) are skipped unless ``AI_SEARCH_SOAK=1`` (what
   ``scripts/test-reliability`` sets) or ``-m`` selects ``soak``; the default run keeps reduced counts.
 - The workspace, ``app`` and ``client`` fixtures come from ``tests/server/conftest.py`` (alice, bob,
-  carol and four rooms);
+  carol and four rooms), and ``new_database`` (a fresh workspace database per property example);
   ``settings`` here turns the local embedding model off, so search is keyword-only and starts at once.
 """
 
@@ -19,9 +19,9 @@ import pytest
 
 from ai_search_server.settings import Settings, load_settings
 from tests._figures import Figure
-from tests.server.conftest import BASE_URL, app, client, data_dir, store, workspace
+from tests.server.conftest import BASE_URL, app, client, data_dir, new_database, store, workspace
 
-__all__ = ["BASE_URL", "SOAK_ENV", "Figure", "app", "client", "data_dir", "store", "workspace"]
+__all__ = ["BASE_URL", "SOAK_ENV", "Figure", "app", "client", "data_dir", "new_database", "store", "workspace"]
 
 SOAK_ENV = "AI_SEARCH_SOAK"
 HERE = Path(__file__).resolve().parent

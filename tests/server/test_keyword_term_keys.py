@@ -1,9 +1,10 @@
 """The keyword branch reads the room from the FTS5 rowid (index layout 6, ``index_db.term_key``).
 
 Every case is checked against the same FTS5 query scoped the old way (each match joined to ``docs``
-and its room read there): the term key must change no result and no order, never let a room in that
-the caller cannot read, and follow a message that moves to another room. Plus the migration of a
-layout-5 file, and common words over rooms of very different sizes against the exhaustive ranking.
+and its room read there): the term key must change no match (the ranking is the index's, from the
+scope's own statistics, since layout 7), never let a room in that the caller cannot read, and follow
+a message that moves to another room. Plus the migration of a layout-5 file, and common words over
+rooms of very different sizes against the exhaustive ranking.
 """
 
 from __future__ import annotations
@@ -21,13 +22,16 @@ import ai_search_server.retrieval.index as index_module
 from ai_search_server.retrieval.floor import KEYWORD_MIN_COVERAGE
 from ai_search_server.retrieval.index import INDEX_FILENAME, EmbeddedIndex
 from ai_search_server.retrieval.index_db import (
+    INDEX_SCHEMA_VERSION,
     ROOM_CODE_BITS,
     DocConditions,
     IndexDatabase,
     KeywordHit,
+    KeywordMatch,
     KeywordScope,
 )
 from ai_search_server.retrieval.terms import fts_match_expression, query_terms
+from ai_search_server.retrieval.tokens import text_tokens, token_column_text
 from ai_search_server.store.records import Attachment, Message
 
 from ._search_support import EMBED_WAIT_SECONDS, HashingEmbedder
@@ -114,8 +118,8 @@ def scoped_the_old_way(
     return [(int(rowid), float(rank)) for rowid, rank in rows]
 
 
-def _ranked(hits: list[KeywordHit]) -> list[tuple[int, float]]:
-    return sorted(((hit.rowid, hit.bm25) for hit in hits), key=lambda pair: (pair[1], pair[0]))
+def _found(db: IndexDatabase, match: str, scope: KeywordScope, conditions: DocConditions | None) -> list[str]:
+    return [db.rows([m.rowid]).popitem()[1].msg_id for m in db.keyword_matches(match, scope, conditions=conditions)]
 
 
 def _ms(minutes: int) -> int:
@@ -154,15 +158,19 @@ def test_the_term_key_scopes_as_the_docs_table_does(
     scope = SCOPES[scope_name]
     query, conditions = QUERIES[query_name]
     match = fts_match_expression(query_terms(query))
-    reference = scoped_the_old_way(db, match, scope, conditions)
-    if newest is not None:  # the newest matches in scope, then ranked
-        kept = {rowid for rowid, _rank in sorted(reference, reverse=True)[:newest]}
-        reference = [pair for pair in reference if pair[0] in kept]
-    hits = db.keyword_search(match, scope, k=1000, newest=newest, conditions=conditions)
-    assert _ranked(hits) == reference
+    reference = sorted(rowid for rowid, _rank in scoped_the_old_way(db, match, scope, conditions))
+    if newest is not None:  # the newest matches in scope
+        reference = sorted(reference[-newest:])
+    hits: list[KeywordMatch] = db.keyword_matches(match, scope, newest=newest, conditions=conditions)
+    assert sorted(hit.rowid for hit in hits) == reference
     rows = db.rows([hit.rowid for hit in hits])
     assert {row.rid for row in rows.values()} <= set(scope.rooms)
-    assert all(hit.rid == rows[hit.rowid].rid for hit in hits)
+    codes = dict(db._connection().execute("SELECT rid, code FROM doc_rooms").fetchall())
+    assert all(hit.key & ((1 << ROOM_CODE_BITS) - 1) == codes[rows[hit.rowid].rid] for hit in hits)
+    texts = db.texts([hit.rowid for hit in hits])
+    for hit in hits:  # the tokens the ranking reads are the document's
+        tokens = text_tokens(texts[hit.rowid][0])
+        assert (hit.words, hit.parts) == (token_column_text(tokens.words), token_column_text(tokens.parts))
     if scope_name in ("the largest room", "most rooms") and query_name in ("a common word", "a prefix"):
         assert hits, "the case must find something for the comparison to mean anything"
 
@@ -173,16 +181,19 @@ def test_a_message_moved_to_another_room_is_found_there_only(fresh_db: IndexData
     moved = Message("moving", "room-3", "u-1", "bob", "Bob", START, "zeppelin launch notes")
     with db.transaction() as conn:
         db.upsert(conn, [moved])
-    assert [h.msg_id for h in db.keyword_search(match, KeywordScope(["room-3"]), 10)] == ["moving"]
+    assert _found(db, match, KeywordScope(["room-3"]), None) == ["moving"]
     terms = db._connection().execute("SELECT count(*) FROM doc_terms").fetchone()[0]
     with db.transaction() as conn:
         db.upsert(conn, [Message("moving", "room-8", "u-1", "bob", "Bob", START, "zeppelin launch notes")])
-    assert db.keyword_search(match, KeywordScope(["room-3"]), 10) == []
-    assert [h.msg_id for h in db.keyword_search(match, KeywordScope(["room-8"]), 10)] == ["moving"]
+    assert _found(db, match, KeywordScope(["room-3"]), None) == []
+    assert _found(db, match, KeywordScope(["room-8"]), None) == ["moving"]
+    assert db.scope_counts(["room-3"], ["zeppelin"], []).terms == {"zeppelin": 0}, "the count moved too"
+    assert db.scope_counts(["room-8"], ["zeppelin"], []).terms == {"zeppelin": 1}
     assert db._connection().execute("SELECT count(*) FROM doc_terms").fetchone()[0] == terms
     with db.transaction() as conn:
         db.delete(conn, ["moving"])
-    assert db.keyword_search(match, KeywordScope(ROOMS), 10) == []
+    assert _found(db, match, KeywordScope(ROOMS), None) == []
+    assert db.scope_counts(ROOMS, ["zeppelin"], []).terms == {"zeppelin": 0}
     assert db._connection().execute("SELECT count(*) FROM doc_terms").fetchone()[0] == terms - 1
 
 
@@ -256,7 +267,7 @@ def test_a_layout_5_file_is_migrated_in_place_keeping_vectors_and_results(
     finally:
         index.close()
     with sqlite3.connect(data_dir / INDEX_FILENAME) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone() == (6,)
+        assert conn.execute("PRAGMA user_version").fetchone() == (INDEX_SCHEMA_VERSION,)
     conn.close()
 
 

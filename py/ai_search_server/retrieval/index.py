@@ -20,18 +20,19 @@
 Without an embedder the index is keyword-only; ``semantic_available`` says so.
 
     index = EmbeddedIndex.open(data_dir / "index.db", store, embedder)
-    index.keyword_search('"deploy"*', KeywordScope(rooms=["r1"]), k=20)
+    index.keyword_search(query_terms("deploy"), KeywordScope(rooms=["r1"]), k=20)
     index.wait_until_embedded(timeout_seconds=30)     # tests and benchmarks
     index.close()
 """
 
 from __future__ import annotations
 
+import heapq
 import logging
 import threading
 import time
-from collections.abc import Iterable, Sequence
-from dataclasses import replace
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -47,19 +48,14 @@ from .index_db import (
     DocRow,
     IndexDatabase,
     KeywordHit,
+    KeywordMatch,
     KeywordScope,
     content_key,
     message_digest,
 )
+from .keyword_rank import ScopeStatistics, TokenRanker, bm25_idf
 from .progress import ProgressReporter
-from .terms import (
-    Term,
-    TermMatcher,
-    fts_match_expression,
-    is_prefix_term,
-    term_coverage,
-    term_weights,
-)
+from .terms import Term, fts_match_expression, is_prefix_term, term_weights
 from .vector_snapshot import Column, read_snapshot, snapshot_path, write_snapshot
 from .vectors import REGROUP_SHARE, ExactVectors, VectorMatrix, VectorScope
 
@@ -75,6 +71,8 @@ __all__ = [
     "KEYWORD_NEWEST_MATCHES",
     "KEYWORD_POOL_SIZE",
     "EmbeddedIndex",
+    "KeywordPlan",
+    "plan_keyword_search",
 ]
 
 log = logging.getLogger(__name__)
@@ -83,27 +81,27 @@ INDEX_FILENAME = "index.db"
 # Documents embedded per call of the embedder (texts): several model batches, so the embedder can
 # group similar lengths (less padding) while one call stays a few seconds on a CPU.
 EMBED_BATCH_TEXTS = 256
-# Messages BM25 proposes to the coverage ranking of one keyword search (messages): enough that a
-# message matching the rarest words is in the pool, few enough to re-read in a millisecond or two.
+# Messages the PostgreSQL branch's statement ranks and hands back per keyword search (messages),
+# best first by coverage and BM25: several times the candidates a search asks for (30 for 10 results).
 KEYWORD_POOL_SIZE = 200
-# A term in more than this share of all messages is not sent to FTS5 when rarer terms remain.
+# A term in more than this share of the scope's messages is not sent to FTS5 when rarer terms remain.
 COMMON_TERM_SHARE = 0.2
-# Matches (the sum of the searched terms' document counts, known before the query) up to which
-# BM25 ranks every match in scope, exactly. Past it the cost of ranking grows with the lists
-# (at 1M distinct messages a common word holds 100k+ of them: hundreds of ms), so only the
-# `KEYWORD_NEWEST_MATCHES` most recent matches in scope are ranked, and the messages holding every
-# searched term are searched on their own beside them. The judged workspaces stay well below it.
-KEYWORD_EXACT_MAX_MATCHES = 20_000
-# In-scope matches ranked when the lists are longer than `KEYWORD_EXACT_MAX_MATCHES` (messages):
-# ten pools' worth, a few milliseconds of FTS5 work whatever the size of the workspace.
-KEYWORD_NEWEST_MATCHES = 2_000
+# Matches in scope (the sum of the searched terms' counts in the scope's rooms, known before the
+# query) up to which every match is ranked, exactly. Ranking costs 5-8 us a match (reading its
+# tokens, then coverage and BM25 in Python), so past it only the `KEYWORD_NEWEST_MATCHES` most recent
+# matches in scope are ranked, and the messages holding every searched term are searched on their
+# own beside them. Chosen on the bench's 300k distinct messages: recall@10 0.996 against ranking
+# every match, p99 15 ms of CPU (5,000 and 2,000: 1.000 and 29 ms). The judged workspaces stay well
+# below it.
+KEYWORD_EXACT_MAX_MATCHES = 2_000
+# In-scope matches ranked when there are more than `KEYWORD_EXACT_MAX_MATCHES` (messages): about
+# 8 ms of ranking whatever the size of the workspace.
+KEYWORD_NEWEST_MATCHES = 1_000
 # Slack on the coverage floor when leaving terms out (share): the pipeline reports coverage rounded
 # to 4 decimals, so a message just under the floor could read as on it.
 _COVERAGE_ROUNDING = 1e-4
-# Indexes smaller than this (messages) search every term, common or not.
+# Scopes smaller than this (messages in the caller's rooms) search every term, common or not.
 COMMON_TERM_MIN_DOCUMENTS = 1000
-# Longest a cached message count (for term weights) is used before counting again (seconds).
-DOCUMENT_COUNT_SECONDS = 5.0
 # Longest wait between retries after the embedder failed (seconds); waits double from 1 s up to it.
 EMBED_RETRY_MAX_SECONDS = 60.0
 # Time between two reads of the store's change log (seconds): what another process wrote is
@@ -143,7 +141,6 @@ class EmbeddedIndex:
         # Messages-with-their-conversation sent to the embedder since opening (retrieval/context.py).
         self.embedded_contexts = 0
         self.last_embed_error: str | None = None
-        self._document_count: tuple[int, float] | None = None  # (count, when counted)
         self._embedding: set[int] = set()  # rowids of the batch being embedded
         self._applied_change = 0  # the store change number the index has applied through
         self._vectors_loaded = False
@@ -636,105 +633,98 @@ class EmbeddedIndex:
         conditions: DocConditions | None = None,
         exhaustive: bool = False,
     ) -> list[KeywordHit]:
-        """Messages matching any term, those matching more of the query's weight first.
+        """The `k` messages in scope matching any term, those matching more of the query's weight first.
 
-        FTS5 finds the `KEYWORD_POOL_SIZE` best by BM25; they are then ordered by coverage (the
-        share of the query's IDF weight a message holds: "checkout" and "slow" outweigh "why was
-        the"), BM25 breaking ties. BM25 alone lets a three-word message holding only "slow" and
-        "was" beat a long one holding "checkout", "slow" and "month". Coverage is read from the
-        tokens the index stored, not by cutting each text again.
+        Ranked by coverage (the share of the query's squared IDF weight a message holds: "checkout"
+        and "slow" outweigh "why was the"), then BM25, then the oldest first; BM25 alone lets a
+        three-word message holding only "slow" and "was" beat a long one holding "checkout", "slow"
+        and "month". Both are read from the tokens the index stored (``keyword_rank.TokenRanker``),
+        not by cutting each text again, and every weight is counted over `scope`'s rooms only
+        (``plan_keyword_search``): what other rooms hold changes neither which messages come back
+        nor their order.
 
-        What FTS5 is asked is bounded three ways, each from the document counts known before the
-        query:
+        What FTS5 is asked is bounded three ways, each from those counts, known before the query:
 
-        - terms in more than `COMMON_TERM_SHARE` of all messages are left out when rarer ones remain
-          (small indexes, under `COMMON_TERM_MIN_DOCUMENTS`, search every term);
+        - terms in more than `COMMON_TERM_SHARE` of the scope's messages are left out when rarer
+          ones remain (scopes under `COMMON_TERM_MIN_DOCUMENTS` search every term);
         - with `min_coverage` (the relevance floor the caller applies), the lightest terms are left
           out as long as a message holding only left-out terms stays under it: such a message can
           never be a result, and a rare word's short list then stands for the whole query;
-        - past `KEYWORD_EXACT_MAX_MATCHES` matches, only the `KEYWORD_NEWEST_MATCHES` most recent
-          ones in scope are ranked, beside every message holding all the searched terms (their own,
-          much shorter, AND query): the cost stays bounded by what is returned, at any size.
+        - past `KEYWORD_EXACT_MAX_MATCHES` matches in scope, only the `KEYWORD_NEWEST_MATCHES` most
+          recent ones are ranked, beside every message holding all the searched terms (their own,
+          much shorter, AND query): the cost stays bounded by what is ranked, at any size.
 
         `conditions` (the search line's ``has:``, ``is:``, excluded words...) sit inside each FTS5
-        query, so the pool holds only messages that meet them.
+        query, so only messages that meet them are ranked.
 
-        `exhaustive` ranks every match of the searched terms in scope by coverage, then BM25, with
-        no pool and no bound: the reference the keyword recall bench compares with (slow on long
-        lists; never on a request's path).
+        `exhaustive` ranks every match of the searched terms in scope, with no bound: the reference
+        the keyword recall bench compares with (slow on long lists; never on a request's path).
         """
         if not terms or not scope.rooms or k <= 0:
             return []
-        counts = self._term_counts(terms)
-        total = self._documents()
-        weights = term_weights(counts, total)
-        rare = [t for t in terms if 0 < counts[t] <= COMMON_TERM_SHARE * total]
-        searched = rare if rare and total >= COMMON_TERM_MIN_DOCUMENTS else list(terms)
-        searched = _essential_terms(searched, weights, min_coverage)
-        pool = max(k, KEYWORD_POOL_SIZE)
-        if exhaustive:
-            everything = max(1, sum(counts[t] for t in searched))
-            hits = self.db.keyword_search(fts_match_expression(searched), scope, everything, conditions=conditions)
-        elif sum(counts[t] for t in searched) <= KEYWORD_EXACT_MAX_MATCHES:
-            hits = self.db.keyword_search(fts_match_expression(searched), scope, pool, conditions=conditions)
+        plan = plan_keyword_search(terms, self._scope_statistics(terms, scope.rooms), min_coverage)
+        if exhaustive or plan.matches <= KEYWORD_EXACT_MAX_MATCHES:
+            matches = self.db.keyword_matches(fts_match_expression(plan.searched), scope, conditions=conditions)
         else:
-            hits = self._bounded_search(searched, counts, scope, pool, conditions)
-        matcher = TermMatcher(terms)
-        scored = [
-            replace(hit, coverage=term_coverage(matcher.matched_columns(hit.words, hit.parts), weights))
-            for hit in hits
-        ]
-        scored.sort(key=lambda hit: (-round(hit.coverage, 9), hit.bm25))
-        return scored[:k]
+            matches = self._bounded_matches(plan, scope, conditions)
+        score = plan.ranker().score
+        ranked = []
+        for n, (key, words, parts) in enumerate(matches):
+            coverage, bm25 = score(words, parts)
+            # Coverage first (to 9 decimals: equal sums tie), BM25, then the oldest (the order FTS5
+            # hands equal ranks over in): a term key is unique, so the order depends on nothing
+            # but the matches themselves.
+            ranked.append((-round(coverage, 9), bm25, key, n, coverage))
+        best = heapq.nsmallest(k, ranked)
+        rows = self.db.keyword_rows([matches[n].rowid for *_order, n, _coverage in best])
+        hits = []
+        for _order, bm25, _key, n, coverage in best:
+            match = matches[n]
+            found = rows.get(match.rowid)
+            if found is not None:  # deleted since the match
+                row, text = found
+                hits.append(
+                    KeywordHit(
+                        row.rowid, row.msg_id, row.rid, row.username, row.ts_ms, bm25, text,
+                        coverage=coverage, words=match.words, parts=match.parts,
+                    )
+                )  # fmt: skip
+        return hits
 
-    def _bounded_search(
-        self,
-        searched: Sequence[Term],
-        counts: dict[Term, int],
-        scope: KeywordScope,
-        pool: int,
-        conditions: DocConditions | None,
-    ) -> list[KeywordHit]:
-        """The keyword query over lists too long to rank whole: the newest matches, and the messages
-        holding every searched term (ranked whole when that AND is short enough)."""
-        hits = {
-            hit.rowid: hit
-            for hit in self.db.keyword_search(
-                fts_match_expression(searched),
-                scope,
-                pool,
-                newest=KEYWORD_NEWEST_MATCHES,
-                conditions=conditions,
+    def _bounded_matches(
+        self, plan: KeywordPlan, scope: KeywordScope, conditions: DocConditions | None
+    ) -> list[KeywordMatch]:
+        """The keyword query over lists too long to rank whole: the newest matches in scope, and the
+        messages holding every searched term (all of them when that AND is short enough)."""
+        searched = plan.searched
+        found = {
+            match.key: match
+            for match in self.db.keyword_matches(
+                fts_match_expression(searched), scope, newest=KEYWORD_NEWEST_MATCHES, conditions=conditions
             )
         }
         if len(searched) > 1:
             every = " AND ".join(f"({fts_match_expression([term])})" for term in searched)
-            exact = min(counts[t] for t in searched) <= KEYWORD_EXACT_MAX_MATCHES
-            for hit in self.db.keyword_search(
-                every, scope, pool, newest=None if exact else KEYWORD_NEWEST_MATCHES, conditions=conditions
+            exact = min(plan.counts[t] for t in searched) <= KEYWORD_EXACT_MAX_MATCHES
+            for match in self.db.keyword_matches(
+                every, scope, newest=None if exact else KEYWORD_NEWEST_MATCHES, conditions=conditions
             ):
-                hits.setdefault(hit.rowid, hit)
-        return list(hits.values())
+                found.setdefault(match.key, match)
+        return list(found.values())
 
-    def _term_counts(self, terms: Sequence[Term]) -> dict[Term, int]:
+    def _scope_statistics(self, terms: Sequence[Term], rooms: Sequence[str]) -> ScopeStatistics:
+        """The scope's documents and tokens, and per term the documents holding it, in its rooms only."""
         singles = [t[0] for t in terms if len(t) == 1 and not is_prefix_term(t)]
         prefixes = [t[0] for t in terms if is_prefix_term(t)]
         words_in_phrases = [w for t in terms if len(t) > 1 for w in t]
-        counts = self.db.document_counts([*singles, *words_in_phrases], prefixes)
+        counted = self.db.scope_counts(rooms, [*singles, *words_in_phrases], prefixes)
         per_term: dict[Term, int] = {}
         for term in terms:
             if is_prefix_term(term):
-                per_term[term] = counts[term[0] + "*"]
+                per_term[term] = counted.terms[term[0] + "*"]
             else:  # a phrase is at most as common as its rarest word
-                per_term[term] = min(counts[word] for word in term)
-        return per_term
-
-    def _documents(self) -> int:
-        """The number of indexed messages, re-counted at most every `DOCUMENT_COUNT_SECONDS`."""
-        now = time.monotonic()
-        if self._document_count is None or now - self._document_count[1] > DOCUMENT_COUNT_SECONDS:
-            self._document_count = (self.db.count(), now)
-        return self._document_count[0]
+                per_term[term] = min(counted.terms[word] for word in term)
+        return ScopeStatistics(counted.documents, counted.tokens, per_term)
 
     def rows(self, rowids: Sequence[int]) -> dict[int, DocRow]:
         return self.db.rows(rowids)
@@ -773,6 +763,46 @@ class EmbeddedIndex:
                     best[rowid] = score
         ranked = sorted(best.items(), key=lambda item: (-item[1], item[0]))
         return ranked[:k]
+
+
+@dataclass(frozen=True, slots=True)
+class KeywordPlan:
+    """What one keyword search asks the index for, and how it ranks, decided from its scope's
+    statistics only (``plan_keyword_search``; the FTS5 and the PostgreSQL branch alike)."""
+
+    terms: tuple[Term, ...]
+    searched: tuple[Term, ...]  # the terms the index is asked for
+    counts: Mapping[Term, int]  # messages in scope holding each term (upper bounds: keyword_rank)
+    weights: dict[Term, float]  # each term's weight in the coverage (terms.term_weights)
+    idf: dict[Term, float]  # each searched term's BM25 IDF (keyword_rank.bm25_idf)
+    mean_tokens: float  # BM25's mean length in scope
+
+    @property
+    def matches(self) -> int:
+        """An upper bound of the messages in scope that match a searched term."""
+        return sum(self.counts[term] for term in self.searched)
+
+    def ranker(self) -> TokenRanker:
+        return TokenRanker(self.terms, self.searched, self.weights, self.idf, self.mean_tokens)
+
+
+def plan_keyword_search(terms: Sequence[Term], statistics: ScopeStatistics, min_coverage: float) -> KeywordPlan:
+    """The terms to search and their weights, from `statistics` (the scope's rooms only): the
+    common-term cut (`COMMON_TERM_SHARE` of the scope's messages, in scopes of at least
+    `COMMON_TERM_MIN_DOCUMENTS`), then MaxScore's essential terms under `min_coverage`."""
+    counts, total = statistics.counts, statistics.documents
+    weights = term_weights(counts, total)
+    rare = [t for t in terms if 0 < counts[t] <= COMMON_TERM_SHARE * total]
+    searched = rare if rare and total >= COMMON_TERM_MIN_DOCUMENTS else list(terms)
+    searched = _essential_terms(searched, weights, min_coverage)
+    return KeywordPlan(
+        tuple(terms),
+        tuple(searched),
+        counts,
+        weights,
+        {term: bm25_idf(counts[term], total) for term in searched},
+        statistics.mean_tokens,
+    )
 
 
 def _essential_terms(searched: Sequence[Term], weights: dict[Term, float], min_coverage: float) -> list[Term]:

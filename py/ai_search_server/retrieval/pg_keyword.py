@@ -13,23 +13,31 @@ in each process's ``index.db``. Same inputs and outputs as ``EmbeddedIndex.keywo
   'conn' <-> 'reset'`` for a phrase), OR-ed; excluded words become ``& !(...)``, required phrases
   ``& (...)``; ``has:``/``is:`` read the row's marks (``has:thread``: ``messages.tmid`` names it);
   rooms, authors and time sit in the same ``WHERE``, so nothing out of scope is ever ranked;
-- **rank**: BM25 computed in the statement, FTS5's: its constants (``BM25_K1``, ``BM25_B``), its
-  IDF (``ln((N - n + 0.5) / (n + 0.5))`` from each term's matches, counted through the GIN index
-  before the query), its column weights (a part counts half a word), the tokens stored as the
-  length. The term frequency is read back from ``ts_rank`` of the term alone, once with only the
-  words weighted and once with only the parts (the ``term_frequency`` SQL function inverts
-  ts_rank's sum of 1/j^2: exact for one lexeme, the count of lexemes for a prefix matching
-  several). ``ts_rank``/``ts_rank_cd`` alone were not used: they know no term's rarity, so the
-  pool of 200 they would pick for an OR query is led by the common words;
-- then, as in the FTS5 branch, the pool is ordered by **coverage** (the share of the query's squared
-  IDF weight a message holds), with the same bounds (common terms, MaxScore's essential terms, and
-  past ``KEYWORD_EXACT_MAX_MATCHES`` the newest matches beside an AND of every term).
+- **statistics of the caller's rooms only** (``keyword_rank``): a trigger on ``message_terms``
+  appends, per row written or deleted, what it changes to its room's counts (the messages holding
+  each lexeme, the room's messages and tokens) to ``message_term_deltas``; whoever follows the
+  store folds them into ``message_term_counts`` every ``FOLLOW_INTERVAL_SECONDS``. A search sums
+  both over its own rooms (``room_id``, ``term`` keyed), in one statement: appending never waits
+  on a row another writer holds, so writers in one room never serialise or deadlock on its
+  common words, and no count depends on a room outside the scope;
+- **rank**: coverage (the share of the query's squared IDF weight a message holds), then BM25
+  computed in the statement, FTS5's: its constants (``keyword_rank.BM25_K1``, ``BM25_B``), its
+  IDF (``ln((N - n + 0.5) / (n + 0.5))``), its column weights (a part counts half a word), the
+  tokens stored as the length, all from the scope's counts; then the oldest first. The term
+  frequency is read back from ``ts_rank`` of the term alone, once with only the words weighted and
+  once with only the parts (the ``term_frequency`` SQL function inverts ts_rank's sum of 1/j^2:
+  exact for one lexeme, the count of lexemes for a prefix matching several). ``ts_rank``/
+  ``ts_rank_cd`` alone were not used: they know no term's rarity;
+- the statement hands back the best ``KEYWORD_POOL_SIZE`` in that order, with the FTS5 branch's
+  bounds (common terms, MaxScore's essential terms, and past ``KEYWORD_EXACT_MAX_MATCHES`` matches
+  in scope the newest matches beside an AND of every term).
 
 **Kept current** like ``index.db``: this process's writes through the store's listener (findable as
 soon as ``post_message`` returns, by every process), any process's through the store's change log,
 read every ``FOLLOW_INTERVAL_SECONDS``. The log position the table is level with lives in the
 database (``message_terms_state``), and an advisory lock lets one process apply changes at a time, so N proxies do the work once. A deleted message's row goes in the delete's own
-transaction (a trigger). A table of another layout (``TERMS_LAYOUT``) is rebuilt from the store.
+transaction (a trigger), and with it what it counted for (the counting trigger). A table of another
+layout (``TERMS_LAYOUT``) is rebuilt from the store, its counts with it.
 
 Raises ``PipelineError`` (branch ``keyword``) when PostgreSQL fails during a search: the service then
 answers with the other branch.
@@ -38,9 +46,7 @@ answers with the other branch.
 from __future__ import annotations
 
 import logging
-import math
 import threading
-import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
@@ -54,12 +60,13 @@ from ..store.records import Message, MessageEvent
 from . import index as fts_index  # the FTS5 branch's bounds, read at each search: one set for both
 from .conditions import MessageConditions
 from .embedded import HAS_MARKS, IS_MARKS
-from .index import DOCUMENT_COUNT_SECONDS, FOLLOW_BATCH_MESSAGES, FOLLOW_INTERVAL_SECONDS, _essential_terms
+from .index import FOLLOW_BATCH_MESSAGES, FOLLOW_INTERVAL_SECONDS, KeywordPlan, plan_keyword_search
 from .index_db import ROOT_MARK, KeywordHit, KeywordScope, message_digest
+from .keyword_rank import BM25_B, BM25_K1, PART_WEIGHT, ScopeStatistics
 from .message_checks import message_marks
 from .pipeline_client import PipelineError
 from .progress import ProgressReporter
-from .terms import Term, is_prefix_term, term_coverage, term_weights, value_term
+from .terms import Term, is_prefix_term, term_coverage, value_term
 from .tokens import TextTokens, text_tokens
 
 __all__ = [
@@ -76,8 +83,9 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-#: The layout of ``message_terms`` rows (tokens and tsvector); a table of another is rebuilt.
-TERMS_LAYOUT = "1"
+#: The layout of ``message_terms`` rows (tokens and tsvector) and of their per-room counts; a table
+#: of another is rebuilt. 2: the counts (``message_term_counts``, ``message_term_deltas``).
+TERMS_LAYOUT = "2"
 # PostgreSQL refuses a lexeme longer than this (bytes of UTF-8); such a token (a pasted blob) is not
 # indexed, as no one types it.
 MAX_LEXEME_BYTES = 2046
@@ -87,22 +95,75 @@ MAX_POSITION = 16383
 PG_KEYWORD_CONNECTIONS = 4
 # How long a search or write waits for a free connection (seconds).
 PG_KEYWORD_WAIT_SECONDS = 10.0
-# BM25's constants, FTS5's: term-frequency saturation and length normalisation.
-BM25_K1 = 1.2
-BM25_B = 0.75
-# FTS5's floor on a term's IDF.
-_MIN_IDF = 1e-6
 # ts_rank's weights (D, C, B, A) that rank the words alone (A) and the parts alone (B).
 _WORDS_ONLY = "'{0, 0, 0, 1}'::float4[]"
 _PARTS_ONLY = "'{0, 0, 1, 0}'::float4[]"
-# A part counts half a word, as FTS5's column weights say (index_db._BM25_WEIGHTS).
-_PART_WEIGHT = 0.5
+# The term of a room's own row in the counts: its messages and their tokens (no lexeme is empty).
+_ROOM_TOTALS = ""
+# The highest code point: every term starting with a prefix sorts below prefix + it (collation "C").
+_LAST_CHARACTER = "\U0010ffff"
 # Transaction-level advisory lock taken by whoever applies the change log to the table.
 KEYWORD_TERMS_LOCK = 0x61692D736561_03
 _LAYOUT_KEY = "layout"
 _CHANGE_KEY = "change"
 # Messages read from the store per step of a full comparison (messages).
 CATCH_UP_BATCH_MESSAGES = 2000
+
+# The per-room counts of layout 2, made when the table takes that layout (the store's migration 9
+# made ``message_terms``; these are the keyword index's own, rebuilt with it). A row of the deltas
+# is what one message's write or delete changed; the counts are their folded sums.
+_COUNTS_SQL = (
+    """CREATE TABLE IF NOT EXISTS message_term_counts (
+        room_id text COLLATE "C" NOT NULL,
+        term text COLLATE "C" NOT NULL,
+        documents bigint NOT NULL,
+        tokens bigint NOT NULL DEFAULT 0,
+        PRIMARY KEY (room_id, term)
+    )""",
+    """CREATE TABLE IF NOT EXISTS message_term_deltas (
+        room_id text COLLATE "C" NOT NULL,
+        term text COLLATE "C" NOT NULL,
+        documents bigint NOT NULL,
+        tokens bigint NOT NULL DEFAULT 0
+    )""",
+    "CREATE INDEX IF NOT EXISTS message_term_deltas_key ON message_term_deltas (room_id, term)",
+    # Each distinct lexeme of the row counts once for its room; the room's own row ('') its
+    # message and tokens. An update that changes neither room nor terms changes nothing.
+    f"""CREATE OR REPLACE FUNCTION count_message_terms() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        IF TG_OP = 'UPDATE' AND OLD.room_id = NEW.room_id AND OLD.terms = NEW.terms
+                AND OLD.tokens = NEW.tokens THEN
+            RETURN NULL;
+        END IF;
+        IF TG_OP <> 'INSERT' THEN
+            INSERT INTO message_term_deltas (room_id, term, documents, tokens)
+                SELECT OLD.room_id, lexeme, -1, 0 FROM unnest(OLD.terms)
+                UNION ALL SELECT OLD.room_id, '{_ROOM_TOTALS}', -1, -OLD.tokens;
+        END IF;
+        IF TG_OP <> 'DELETE' THEN
+            INSERT INTO message_term_deltas (room_id, term, documents, tokens)
+                SELECT NEW.room_id, lexeme, 1, 0 FROM unnest(NEW.terms)
+                UNION ALL SELECT NEW.room_id, '{_ROOM_TOTALS}', 1, NEW.tokens;
+        END IF;
+        RETURN NULL;
+    END $$""",
+    "DROP TRIGGER IF EXISTS message_terms_count ON message_terms",
+    """CREATE TRIGGER message_terms_count AFTER INSERT OR UPDATE OR DELETE ON message_terms
+        FOR EACH ROW EXECUTE FUNCTION count_message_terms()""",
+)
+# The deltas folded into the counts, in one statement (the keys in one order); the keys whose count
+# reached 0, for the caller to delete in the same transaction.
+_FOLD_DELTAS = """
+WITH moved AS (DELETE FROM message_term_deltas RETURNING room_id, term, documents, tokens),
+merged AS (
+    INSERT INTO message_term_counts AS c (room_id, term, documents, tokens)
+    SELECT room_id, term, sum(documents), sum(tokens) FROM moved GROUP BY room_id, term ORDER BY room_id, term
+    ON CONFLICT (room_id, term) DO UPDATE
+        SET documents = c.documents + excluded.documents, tokens = c.tokens + excluded.tokens
+    RETURNING room_id, term, documents
+)
+SELECT room_id, term FROM merged WHERE documents = 0
+"""
 
 _UPSERT = """
 INSERT INTO message_terms (message_id, room_id, username, ts, marks, tokens, terms, digest)
@@ -225,7 +286,6 @@ class PgKeywordIndex:
         self._closed = False
         self._stop = threading.Event()
         self._follower: threading.Thread | None = None
-        self._statistics: tuple[int, float, float] | None = None  # (documents, mean tokens, when)
         self._seen_change = 0  # the latest store change this process saw applied
 
     # -- lifecycle --------------------------------------------------------------------------------
@@ -304,7 +364,10 @@ class PgKeywordIndex:
             if state.get(_LAYOUT_KEY) != TERMS_LAYOUT:
                 if state:
                     log.info("keyword index: the PostgreSQL terms are of another layout; rebuilding them")
-                conn.execute("TRUNCATE message_terms")
+                with conn.transaction():
+                    for statement in _COUNTS_SQL:
+                        conn.execute(statement)
+                    conn.execute("TRUNCATE message_terms, message_term_counts, message_term_deltas")
             elif (
                 saved is not None
                 and saved.isdigit()
@@ -314,10 +377,13 @@ class PgKeywordIndex:
                 self._seen_change = int(saved)
                 while self._apply_log(conn, latest):
                     pass
+                self._fold(conn)
                 return
             self._compare_all(conn)
             self._save_state(conn, latest)
-            conn.execute("ANALYZE message_terms")  # the planner's statistics, after a bulk write
+            # The planner's statistics, after a bulk write (not the deltas': just folded, they would
+            # say "empty" to every later plan).
+            conn.execute("ANALYZE message_terms, message_term_counts")
 
     def _save_state(self, conn: psycopg.Connection[Any], change: int) -> None:
         conn.execute(
@@ -341,6 +407,7 @@ class PgKeywordIndex:
                 stale = [m for m in batch if known.get(m.id) != message_digest(m)]
                 with conn.transaction():
                     changed += self._write(conn, stale)
+                self._fold(conn)
                 bar.advance(len(batch))
         gone = sorted(set(known) - seen)
         if gone:
@@ -375,26 +442,35 @@ class PgKeywordIndex:
         return changes.last < latest
 
     def follow_once(self) -> bool:
-        """Apply what any process changed since the table's position, if no other process is doing
-        it right now; True when something was applied."""
+        """Apply what any process changed since the table's position and fold the counts' deltas,
+        if no other process is doing it right now; True when a change was applied."""
         latest = self.store.latest_message_change()
-        if latest == self._seen_change:
-            return False
         with self._turn(wait=False) as conn:
             if conn is None:
                 return False  # another process is applying it; the table is shared
-            while self._apply_log(conn, latest) and not self._stop.is_set():
+            applied = latest != self._seen_change
+            while applied and self._apply_log(conn, latest) and not self._stop.is_set():
                 pass
-        return True
+            self._fold(conn)
+        return applied
+
+    def _fold(self, conn: psycopg.Connection[Any]) -> None:
+        """Fold the counts' deltas into the counts (the caller holds the turn, so one process folds
+        at a time): a search then sums few rows per room and term. A count that reaches 0 goes."""
+        with conn.transaction():
+            emptied = conn.execute(_FOLD_DELTAS).fetchall()
+            if emptied:
+                conn.execute(
+                    "DELETE FROM message_term_counts c USING unnest(%s::text[], %s::text[]) AS e(room_id, term)"
+                    " WHERE c.room_id = e.room_id AND c.term = e.term AND c.documents = 0",
+                    ([str(r[0]) for r in emptied], [str(r[1]) for r in emptied]),
+                )
 
     def _follow_loop(self) -> None:
         failing = False
         while not self._stop.wait(FOLLOW_INTERVAL_SECONDS) and not self.store.closed:
             try:
                 self.follow_once()
-                if self._statistics_stale():
-                    with self._pool.connection() as conn:
-                        self._count_documents(conn)
                 failing = False
             except (psycopg.Error, StorageFailure) as exc:  # said once per outage, retried
                 if not failing and not self._closed:
@@ -466,7 +542,8 @@ class PgKeywordIndex:
         min_coverage: float = 0.0,
         conditions: MessageConditions | None = None,
     ) -> list[KeywordHit]:
-        """``EmbeddedIndex.keyword_search`` over ``message_terms``: the same bounds, BM25 and coverage.
+        """``EmbeddedIndex.keyword_search`` over ``message_terms``: the same bounds, statistics of the
+        scope's rooms only, coverage, then BM25, then the oldest first.
 
         Raises:
             PipelineError: PostgreSQL failed (branch ``keyword``).
@@ -490,29 +567,26 @@ class PgKeywordIndex:
         min_coverage: float,
         conditions: MessageConditions | None,
     ) -> list[KeywordHit]:
-        total, mean_tokens = self._documents(conn)
-        counts, matches = self._term_counts(conn, terms)
-        weights = term_weights(counts, total)
-        rare = [t for t in terms if 0 < counts[t] <= fts_index.COMMON_TERM_SHARE * total]
-        searched = rare if rare and total >= fts_index.COMMON_TERM_MIN_DOCUMENTS else list(terms)
-        searched = _essential_terms(searched, weights, min_coverage)
+        plan = plan_keyword_search(terms, self._scope_statistics(conn, terms, scope.rooms), min_coverage)
+        searched = plan.searched
         pool = max(k, fts_index.KEYWORD_POOL_SIZE)
         filters = _filters(scope, conditions)
-        ranking = _Ranking(searched, terms, weights, _fts5_idf(matches, total), mean_tokens)
+        ranking = _Ranking(plan)
         exact_max, newest = fts_index.KEYWORD_EXACT_MAX_MATCHES, fts_index.KEYWORD_NEWEST_MATCHES
-        if sum(counts[t] for t in searched) <= exact_max:
+        if plan.matches <= exact_max:
             found = self._ranked(conn, _any_query(searched), filters, ranking, pool, newest=None)
         else:
             found = self._ranked(conn, _any_query(searched), filters, ranking, pool, newest=newest)
             if len(searched) > 1:
-                exact = min(counts[t] for t in searched) <= exact_max
+                exact = min(plan.counts[t] for t in searched) <= exact_max
                 every = self._ranked(
                     conn, _every_query(searched), filters, ranking, pool, newest=None if exact else newest
                 )
                 for msg_id, hit in every.items():
                     found.setdefault(msg_id, hit)
-        scored = list(found.values())
-        scored.sort(key=lambda hit: (-round(hit.coverage, 9), hit.bm25))
+        # The statement's order, again over both queries' hits: coverage, BM25, the oldest first
+        # (``rowid`` holds the row's ``seq``: the order rows were first written, for equal times).
+        scored = sorted(found.values(), key=lambda hit: (-round(hit.coverage, 9), hit.bm25, hit.ts_ms, hit.rowid))
         return scored[:k]
 
     def _ranked(
@@ -527,20 +601,23 @@ class PgKeywordIndex:
     ) -> dict[str, KeywordHit]:
         params = {**filters.params, **ranking.params, "match": f"({match}){filters.required}", "pool": pool}
         where = " AND ".join(("t.terms @@ %(match)s::tsquery", *filters.where))
-        matches = f"SELECT t.message_id, t.room_id, t.username, t.ts, t.tokens, t.terms FROM message_terms t WHERE {where}"
+        matches = (
+            "SELECT t.message_id, t.seq, t.room_id, t.username, t.ts, t.tokens, t.terms"
+            f" FROM message_terms t WHERE {where}"
+        )
         if newest is not None:
             matches += " ORDER BY t.ts DESC, t.seq DESC LIMIT %(newest)s"
             params["newest"] = newest
         sql = (
-            f"SELECT h.message_id, h.room_id, h.username, h.ts, h.score, ARRAY[{ranking.held_sql}] FROM ("
-            f" SELECT m.*, {ranking.score_sql} AS score FROM ({matches}) m CROSS JOIN LATERAL ({ranking.rank_sql}) r"
-            " ORDER BY score LIMIT %(pool)s) h ORDER BY h.score"
+            f"SELECT m.message_id, m.seq, m.room_id, m.username, m.ts, {ranking.score_sql} AS score,"
+            f" ARRAY[{ranking.held_sql}] FROM ({matches}) m CROSS JOIN LATERAL ({ranking.rank_sql}) r"
+            f" ORDER BY {ranking.coverage_sql} DESC, score, m.ts, m.seq LIMIT %(pool)s"
         )
         found: dict[str, KeywordHit] = {}
-        for position, (msg_id, rid, username, ts, score, held) in enumerate(conn.execute(sql, params)):
+        for msg_id, seq, rid, username, ts, score, held in conn.execute(sql, params):
             matched = [term for term, holds in zip(ranking.every, held, strict=True) if holds]
             found[msg_id] = KeywordHit(
-                position,
+                int(seq),
                 msg_id,
                 rid,
                 username,
@@ -551,100 +628,88 @@ class PgKeywordIndex:
             )
         return found
 
-    def _documents(self, conn: psycopg.Connection[Any]) -> tuple[int, float]:
-        """Messages in the table and their mean tokens, at most `DOCUMENT_COUNT_SECONDS` old.
-
-        The count reads the whole table (40 ms at 100k messages on a busy machine), so with a
-        follower thread it is refreshed there, off the searches; a search counts only when there is
-        no count yet, or no follower to refresh it.
-        """
-        cached = self._statistics
-        if cached is None or (self._follower is None and self._statistics_stale()):
-            cached = self._count_documents(conn)
-        return cached[0], cached[1]
-
-    def _statistics_stale(self) -> bool:
-        cached = self._statistics
-        return cached is None or time.monotonic() - cached[2] > DOCUMENT_COUNT_SECONDS
-
-    def _count_documents(self, conn: psycopg.Connection[Any]) -> tuple[int, float, float]:
-        row = conn.execute("SELECT count(*), coalesce(avg(tokens), 0) FROM message_terms").fetchone()
-        assert row is not None
-        self._statistics = (int(row[0]), float(row[1]), time.monotonic())
-        return self._statistics
-
-    def _term_counts(
-        self, conn: psycopg.Connection[Any], terms: Sequence[Term]
-    ) -> tuple[dict[Term, int], dict[Term, int]]:
-        """Per term, counted through the GIN index: (the count its weight is made from, as the FTS5
-        branch counts it: a phrase by its rarest word; the messages it matches, BM25's as FTS5's).
-        A prefix's count is the messages holding a word it starts (FTS5's weight sums each word's)."""
-        asked: dict[str, None] = {}
+    def _scope_statistics(
+        self, conn: psycopg.Connection[Any], terms: Sequence[Term], rooms: Sequence[str]
+    ) -> ScopeStatistics:
+        """The scope's messages and tokens, and per term the messages holding it, summed over the
+        counts and the deltas not folded yet of its rooms only, in one statement (one snapshot):
+        a few index lookups per room and term, whatever other rooms hold. A prefix sums the words it
+        starts and a phrase takes its rarest word's count (upper bounds, as the FTS5 branch's)."""
+        words = {_ROOM_TOTALS: None}
+        prefixes: dict[str, None] = {}
         for term in terms:
-            asked.setdefault(term_query(term), None)
-            if len(term) > 1:
-                for word in term:
-                    asked.setdefault(term_query((word,)), None)
-        queries = list(asked)
-        counts_sql = ", ".join(
-            "(SELECT count(*) FROM message_terms WHERE terms @@ %s::tsquery)" for _ in queries
-        )
-        row = conn.execute(f"SELECT {counts_sql}", queries).fetchone()
-        assert row is not None
-        count_of = dict(zip(queries, (int(c) for c in row), strict=True))
-        matches = {term: count_of[term_query(term)] for term in terms}
-        weighed = {
-            term: matches[term] if len(term) == 1 else min(count_of[term_query((word,))] for word in term)
-            for term in terms
-        }
-        return weighed, matches
-
-
-def _fts5_idf(matches: dict[Term, int], total: int) -> dict[Term, float]:
-    """BM25's IDF as FTS5 computes it, ln((N - n + 0.5) / (n + 0.5)), floored at 1e-6 as FTS5 floors
-    it (a term in over half the messages still counts a little)."""
-    return {
-        term: max(math.log((total - n + 0.5) / (n + 0.5)) if total > 0 else 0.0, _MIN_IDF)
-        for term, n in matches.items()
-    }
+            for word in term if len(term) > 1 or not is_prefix_term(term) else ():
+                words.setdefault(word, None)
+            if is_prefix_term(term):
+                prefixes.setdefault(term[0], None)
+        # One branch per word and table, each an index range on (room_id, term): with `term = ANY`
+        # the planner filtered a burst of deltas row by row (the deltas' statistics are rarely fresh).
+        params: dict[str, Any] = {"rooms": list(dict.fromkeys(rooms))}
+        parts = []
+        for i, word in enumerate(words):
+            params[f"w{i}"] = word
+            parts += [
+                f"SELECT term AS key, documents, tokens FROM {table} WHERE room_id = ANY(%(rooms)s) AND term = %(w{i})s"
+                for table in ("message_term_counts", "message_term_deltas")
+            ]
+        for i, prefix in enumerate(prefixes):
+            params[f"p{i}"], params[f"e{i}"] = prefix, prefix + _LAST_CHARACTER
+            parts += [
+                f"SELECT %(p{i})s || '*', documents, 0 FROM {table}"
+                f" WHERE room_id = ANY(%(rooms)s) AND term >= %(p{i})s AND term < %(e{i})s"
+                for table in ("message_term_counts", "message_term_deltas")
+            ]
+        rows = conn.execute(
+            f"SELECT key, sum(documents), sum(tokens) FROM ({' UNION ALL '.join(parts)}) c GROUP BY key", params
+        ).fetchall()
+        counted = {str(key): (int(documents), int(tokens)) for key, documents, tokens in rows}
+        documents, tokens = counted.get(_ROOM_TOTALS, (0, 0))
+        per_term: dict[Term, int] = {}
+        for term in terms:
+            if is_prefix_term(term):
+                per_term[term] = counted.get(term[0] + "*", (0, 0))[0]
+            else:
+                per_term[term] = min(counted.get(word, (0, 0))[0] for word in term)
+        return ScopeStatistics(documents, tokens, per_term)
 
 
 class _Ranking:
-    """The SQL of one query's BM25 over the searched terms, and of the flags of every query term."""
+    """The SQL of one query's coverage and BM25 over the searched terms, from its plan (the scope's
+    statistics only), and of the flags of every query term."""
 
-    def __init__(
-        self,
-        searched: Sequence[Term],
-        every: Sequence[Term],
-        weights: dict[Term, float],
-        idf: dict[Term, float],
-        mean_tokens: float,
-    ) -> None:
-        self.every = tuple(every)
-        self.weights = weights
-        self.params: dict[str, Any] = {"mean_tokens": max(mean_tokens, 1.0)}
+    def __init__(self, plan: KeywordPlan) -> None:
+        self.every = plan.terms
+        self.weights = plan.weights
+        self.params: dict[str, Any] = {"mean_tokens": plan.mean_tokens}
         frequencies = []
         scores = []
-        for i, term in enumerate(searched):
+        for i, term in enumerate(plan.searched):
             self.params[f"q{i}"] = term_query(term)
-            self.params[f"idf{i}"] = idf[term]
+            self.params[f"idf{i}"] = plan.idf[term]
             if len(term) > 1 and not is_prefix_term(term):  # ts_rank scores a phrase on another scale
-                frequencies.append(f"(t.terms @@ %(q{i})s::tsquery)::int::float8 AS f{i}")
+                frequencies.append(f"(m.terms @@ %(q{i})s::tsquery)::int::float8 AS f{i}")
             else:  # FTS5's frequency: occurrences among the words, plus half those among the parts
                 frequencies.append(
-                    f"term_frequency(ts_rank({_WORDS_ONLY}, t.terms, %(q{i})s::tsquery, 0))"
-                    f" + {_PART_WEIGHT} * term_frequency(ts_rank({_PARTS_ONLY}, t.terms, %(q{i})s::tsquery, 0)) AS f{i}"
+                    f"term_frequency(ts_rank({_WORDS_ONLY}, m.terms, %(q{i})s::tsquery, 0))"
+                    f" + {PART_WEIGHT} * term_frequency(ts_rank({_PARTS_ONLY}, m.terms, %(q{i})s::tsquery, 0)) AS f{i}"
                 )
             scores.append(
                 f"%(idf{i})s * r.f{i} * {BM25_K1 + 1} / (r.f{i} + {BM25_K1} * "
                 f"({1 - BM25_B} + {BM25_B} * m.tokens::float8 / %(mean_tokens)s))"
             )
-        # `t` inside the lateral is the match row.
-        self.rank_sql = "SELECT " + ", ".join(frequencies).replace("t.terms", "m.terms")
+        # Whether the match holds each query term, as the coverage counts it (a phrase among the words).
+        total = sum(w * w for w in plan.weights.values())
+        held = []
+        shares = []
+        for j, term in enumerate(plan.terms):
+            self.params[f"c{j}"] = term_query(term, words_only=True)
+            self.params[f"w{j}"] = plan.weights[term] ** 2 / total if total > 0 else 0.0
+            frequencies.append(f"m.terms @@ %(c{j})s::tsquery AS h{j}")
+            held.append(f"r.h{j}")
+            shares.append(f"r.h{j}::int * %(w{j})s")
+        self.rank_sql = "SELECT " + ", ".join(frequencies)
         # Negative, as SQLite's bm25(): smaller is better, so both branches sort the same way.
         self.score_sql = "-(" + " + ".join(scores) + ")"
-        held = []
-        for j, term in enumerate(every):
-            self.params[f"c{j}"] = term_query(term, words_only=True)
-            held.append(f"h.terms @@ %(c{j})s::tsquery")
         self.held_sql = ", ".join(held)
+        # Rounded as the final order rounds it (9 decimals), so near-equal sums tie there too.
+        self.coverage_sql = "round((" + " + ".join(shares) + ")::numeric, 9)"
