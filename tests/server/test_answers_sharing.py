@@ -21,7 +21,7 @@ from ai_search_server.cli import main
 from ai_search_server.store.base import Store
 
 from ._fake_openai import FakeOpenAI
-from .conftest import Workspace
+from .conftest import Workspace, cited
 from .test_answers_route import ANSWER, SSE, events, llm, serving
 
 pytestmark = pytest.mark.anyio
@@ -88,9 +88,7 @@ async def test_a_reader_without_the_room_sees_the_answer_without_that_source(
     assert r.status_code == 200, r.text
     data = r.json()
     assert data["answer"] == "The deploy went fine today [2]."
-    assert data["citations"] == [
-        {"n": 2, "msgId": workspace.messages["general-2"].id, "rid": workspace.rooms["general"].id}
-    ]
+    assert data["citations"] == [cited(workspace, 2, workspace.messages["general-2"])]
     assert [s["supported"] for s in data["sentences"]] == [True]
     assert (data["hiddenSources"], data["note"], data["mine"]) == (1, HIDDEN_SOURCES_NOTE, False)
     # Nothing of the secret message anywhere in what the reader gets: not its words, not its id.
