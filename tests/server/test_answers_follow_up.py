@@ -77,7 +77,8 @@ async def test_a_follow_up_is_searched_again_and_cited_across_both_turns(
     cited = {c["msgId"] for c in data["citations"]}
     assert talk["fixed"].id in cited
     # The earlier turn's source is among the sources too (it was loaded under alice's rooms).
-    assert data["answer"].splitlines()[0].startswith("carol fixed the postgres failover")
+    # "who fixed it": the person first (carol, named by the sentence), then what she did.
+    assert data["answer"].splitlines()[0].startswith("Carol — carol fixed the postgres failover")
     assert talk["secret"].id not in cited
     assert "secret cluster" not in r.text
 

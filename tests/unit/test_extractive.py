@@ -14,6 +14,8 @@ from ai_search._citations import extract_citations
 from ai_search._constants import MAX_SEARCH_ANSWER_MESSAGES, MAX_SEARCH_ANSWER_TEXT_LENGTH
 from ai_search._extractive import (
     EXTRACTIVE_ANSWER_MAX_SENTENCES,
+    EXTRACTIVE_CLOSEST_SENTENCES,
+    EXTRACTIVE_CLOSEST_TEXT,
     EXTRACTIVE_NO_ANSWER_TEXT,
     EXTRACTIVE_NO_SOURCES_TEXT,
     EXTRACTIVE_SENTENCE_MAX_CHARS,
@@ -173,24 +175,41 @@ def test_a_reply_with_no_question_word_needs_its_conversation_to_match() -> None
 
 
 @pytest.mark.parametrize(
-    ("query", "sources"),
+    ("query", "sources", "closest"),
     [
-        pytest.param("kubernetes upgrade", THREAD, id="no-shared-word"),
-        pytest.param("?!", THREAD, id="wordless-question"),
+        pytest.param("kubernetes upgrade", THREAD, True, id="no-shared-word"),
+        pytest.param("?!", THREAD, True, id="wordless-question"),
         pytest.param(
             "did we make an offer to the SRE candidate",
             [src("we're opening an SRE role on bob's team, referrals welcome", 0.3)],
+            True,
             id="a-weak-match-answers-nothing",
         ),
         pytest.param(
             "why did the deploy fail",
             [src("why did the deploy fail?", 0.9), src("did the deploy fail again?", 0.9)],
+            False,
             id="only-questions",
         ),
     ],
 )
-def test_when_nothing_answers_it_says_so_plainly(query: str, sources: list[AnswerSource]) -> None:
-    assert build_extractive_answer(query, sources) == EXTRACTIVE_NO_ANSWER_TEXT
+def test_when_nothing_answers_it_says_so_and_shows_the_closest(
+    query: str, sources: list[AnswerSource], closest: bool
+) -> None:
+    """The answer says plainly that the sources do not answer; under it, the closest sentences (never
+    a question), each led by when and by whom, so the reader sees what was found."""
+    answer = build_extractive_answer(query, sources)
+    head, *lines = answer.splitlines()
+    if not closest:
+        assert answer == EXTRACTIVE_NO_ANSWER_TEXT
+        return
+    assert head == f"{EXTRACTIVE_NO_ANSWER_TEXT} {EXTRACTIVE_CLOSEST_TEXT}"
+    assert 1 <= len(lines) <= EXTRACTIVE_CLOSEST_SENTENCES
+    for line in lines:
+        lead, _, quoted = line.partition(" — ")
+        assert lead.endswith("bob"), "who wrote it"
+        assert extract_citations(line, len(sources))
+        assert not is_question(quoted)
 
 
 @pytest.mark.parametrize(
@@ -206,7 +225,7 @@ def test_one_sentence_per_message_before_a_message_repeats() -> None:
         src("the deploy failed on db-2. the deploy disk was full. the deploy was retried.", 0.9),
         src("the deploy is green again after the retry", 0.5),
     ]
-    answer = build_extractive_answer("deploy", sources)
+    answer = build_extractive_answer("what happened to the deploy", sources)
     cited = [extract_citations(line, 2)[0] for line in answer.splitlines()]
     assert sorted(cited) == [1, 1, 2]
 
@@ -219,7 +238,9 @@ def test_a_source_without_a_score_counts_as_an_average_match() -> None:
 
 
 def test_bracketed_numbers_in_quotes_are_defused() -> None:
-    answer = build_extractive_answer("refund", [src("approved the refund for 214 payments, see [2] and [9]")])
+    answer = build_extractive_answer(
+        "what about the refund", [src("approved the refund for 214 payments, see [2] and [9]")]
+    )
     assert answer == "approved the refund for 214 payments, see (2) and (9) [1]"
 
 
@@ -270,11 +291,18 @@ def test_answers_are_deterministic_cited_lines_that_never_ask(
         return
     every = [*sources, *context]
     lines = answer.split("\n")
+    if lines[0] == f"{EXTRACTIVE_NO_ANSWER_TEXT} {EXTRACTIVE_CLOSEST_TEXT}":
+        lines = lines[1:]
     assert 1 <= len(lines) <= EXTRACTIVE_ANSWER_MAX_SENTENCES
     for line in lines:
         cited = extract_citations(line, len(every))
         assert len(cited) == 1
         assert line.endswith(f" [{cited[0]}]")
         quoted = line.removesuffix(f" [{cited[0]}]")
+        # A lead (a name, a date) comes before " — ", and the quote after it is the source's.
+        if " — " in quoted and quoted.split(" — ", 1)[1].replace("(", "[").replace(")", "]") in every[
+            cited[0] - 1
+        ].text:
+            quoted = quoted.split(" — ", 1)[1]
         assert not is_question(quoted)
         assert quoted.replace("(", "[").replace(")", "]") in every[cited[0] - 1].text or quoted.endswith("…")

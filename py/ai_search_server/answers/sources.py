@@ -34,7 +34,14 @@ def loaded_source(message: Message, rooms: Mapping[str, Room], score: float | No
     """A stored message as an answer source: its text, author, room name and time."""
     room = rooms.get(message.room_id)
     room_name = (room.fname or room.name) if room is not None else None
-    source = AnswerSource(message.text, message.username, room_name, to_iso_timestamp(message.ts), score)
+    source = AnswerSource(
+        message.text,
+        message.username,
+        room_name,
+        to_iso_timestamp(message.ts),
+        score,
+        author_name=message.user_name or None,
+    )
     return LoadedSource(message.id, message.room_id, source, message.username, message.user_name, room)
 
 
