@@ -57,7 +57,8 @@ _I = re.IGNORECASE
 _TABLE: Final[tuple[tuple[str, str, str], ...]] = (
     (
         "cause",
-        r"^\W*(why|how come)\b|\bwhat\s+(caused|causes|made|broke|went wrong|happened)\b|\b(reason|cause)s?\b",
+        r"^\W*(why|how come)\b|\bwhat\s+(caused|causes|made|broke|went wrong|happened)\b|\b(reason|cause)s?\b"
+        r"|\b(and|or|but)\s+why\b",
         r"\b(because|due to|caused|causes|thanks to|that's why|which is why|the reason|means|assumes?|"
         r"driven by|because of|only|doesn't|don't|didn't|isn't|wasn't|won't|"
         r"expired|stalled|rotated|kept|without|instead of|never|blip|timed out|timeout|failed to|"
@@ -106,7 +107,8 @@ _TABLE: Final[tuple[tuple[str, str, str], ...]] = (
     ),
     (
         "time",
-        r"^\W*when\b|\bwhat\s+(time|day|date|week|month)\b|\b(by|until)\s+when\b|\b(deadline|holidays?)\b",
+        r"^\W*when\b|\bwhat\s+(time|day|date|week|month)\b|\b(by|until)\s+when\b|\b(deadline|holidays?)\b"
+        r"|\b(and|or|but)\s+when\b",
         r"\b(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d|\b\d{1,2}:\d{2}\b|"
         r"\b(monday|tuesday|wednesday|thursday|friday|saturday|sunday|today|tomorrow|yesterday|tonight|"
         r"january|february|march|april|june|july|august|september|october|november|december|"
@@ -114,7 +116,8 @@ _TABLE: Final[tuple[tuple[str, str, str], ...]] = (
     ),
     (
         "person",
-        r"^\W*(who|whom|whose)\b|\bwhich\s+(person|people|engineer|team|one of us)\b",
+        r"^\W*(who|whom|whose)\b|\bwhich\s+(person|people|engineer|team|one of us)\b"
+        r"|\b(and|or|but)\s+(by\s+)?(who|whom)\b",
         r"@\w+",
     ),
     (
@@ -158,7 +161,7 @@ _WEEKDAYS: Final = r"(monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
 _GRADED: Final[tuple[tuple[str, str, str], ...]] = (
     (
         "cause",
-        r"\b(because|due to|caused by|root cause|the cause|the reason|reason (is|was)|"
+        r"\b(because|due to|caused by|root cause|(the|its|the real) (cause|reason)\s*(is|was|:)|reason (is|was)|"
         r"the real (bug|problem|issue|cause)|turns? out|turned out|that's why|which is why|this is why|"
         r"as a result|led to|leads to)\b|\b(is|was|are|were)\s+caused\b"
         r"|\bsince\s+(?:(?:the|our|their|his|her|its|we|they|it)\s+(?!(?:morning|afternoon|evening|night|"

@@ -91,7 +91,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Final
 
-from ._answer_kinds import CUE_MEDIUM, CUE_STRONG, kind_strengths, question_kinds
+from ._answer_kinds import CUE_MEDIUM, CUE_STRONG, CUE_WEAK, kind_strengths, question_kinds
 from ._answers import AnswerSource
 from ._constants import MAX_SEARCH_ANSWER_TEXT_LENGTH
 from ._grounding import RELATIVE_DAYS, denied_stems
@@ -139,6 +139,12 @@ MAX_INFO_FEATURES: Final = 3
 _INFO_KINDS: Final = frozenset({"amount", "duration", "count", "time", "person", "decision"})
 # Usefulness of a reply to a question of the kind asked, asked in its own conversation.
 REPLY_BONUS: Final = 0.3
+# For a keyword query, which asks for no kind: usefulness per kind a sentence offers at least
+# likely (a cause, a fix, a decision, a date, a name, a figure), up to MAX_INFO_FEATURES kinds.
+KEYWORD_KIND_BONUS: Final = 0.2
+# The kinds a question asks for that each get a sentence of their own, when a sentence offers them
+# at least likely ("when did it expire and why": a date, and a cause).
+_COVERED_KINDS: Final = ("person", "time", "cause", "method", "decision", "amount", "count", "duration")
 # Up to this much usefulness late in a conversation, for what settles one (see the module docstring).
 POSITION_BONUS: Final = 0.2
 _LATE_KINDS: Final = frozenset({"method", "decision", "polar"})
@@ -319,6 +325,10 @@ def _named(scorer: _Scorer, text: str) -> str | None:
 
 def _offers(scorer: _Scorer, candidate: _Candidate) -> dict[str, float]:
     offered = kind_strengths(candidate.text, scorer.names, scorer.question)
+    # A failure named in the question's own words is the problem reported ("webhook deliveries
+    # failing since 00:00"); named of something else, it may be its cause ("the renew job failing").
+    if offered.get("cause") == CUE_MEDIUM and candidate.stems & scorer.question:
+        offered["cause"] = CUE_WEAK
     if "person" in scorer.kinds:
         # A person named outright, or the author acting in the first person or deciding.
         if _named(scorer, candidate.text) is not None:
@@ -344,12 +354,18 @@ def _usefulness(
     own, message = shares
     offered = _offers(scorer, candidate)
     asked = scorer.kinds
+    # A "yes" or a "no" answers a question only as a reply to one ("no blockers" in a standup is none).
+    if offered.get("polar") == CUE_STRONG and not replies_to:
+        offered["polar"] = CUE_WEAK
     useful = 1.0 + KIND_BONUS * math.fsum(offered.get(kind, 0.0) for kind in sorted(asked))
     if replies_to & asked:
         useful += REPLY_BONUS
     if asked & _LATE_KINDS and place > 0.0:
         useful += POSITION_BONUS * place
     useful += INFO_BONUS * min(MAX_INFO_FEATURES, len(offered.keys() & _INFO_KINDS))
+    if scorer.keyword:
+        telling = sum(1 for kind in _COVERED_KINDS if offered.get(kind, 0.0) >= CUE_MEDIUM)
+        useful += KEYWORD_KIND_BONUS * min(MAX_INFO_FEATURES, telling)
     # The opening message, or a sentence made of the question's own words, reports the problem; it
     # answers a "why" or "how" only by saying why or how.
     asks_why = asked & _EXPLAINING_KINDS
@@ -385,15 +401,44 @@ def _pick(ranked: Sequence[_Candidate], max_sentences: int) -> list[_Candidate]:
     return sorted(picked, key=ranked.index)
 
 
+def _cover(scorer: _Scorer, ranked: Sequence[_Candidate], picked: list[_Candidate], max_sentences: int) -> list[_Candidate]:
+    """`picked` (best first), with the best sentence offering each kind the question asks for that
+    none of them offers yet ("when ... and why": a date, then a cause), within `max_sentences`."""
+    chosen = list(picked[:1])
+    offers = {id(c): _offers(scorer, c) for c in ranked}
+
+    def gives(candidate: _Candidate, kind: str) -> bool:
+        # A time answers "when" when it is said of what was asked about (a date of the question's
+        # own words), not of some other event of the conversation ("failing since Oct 1").
+        about = kind != "time" or bool(candidate.stems & scorer.question)
+        return about and offers[id(candidate)].get(kind, 0.0) >= CUE_MEDIUM
+
+    for kind in _COVERED_KINDS:
+        if kind not in scorer.kinds or len(chosen) >= max_sentences or any(gives(c, kind) for c in chosen):
+            continue
+        offering = [c for c in ranked if c not in chosen and gives(c, kind)]
+        if kind == "time":
+            # The date of the very thing asked about: the most of the question's words, then rank.
+            offering.sort(key=lambda c: -scorer.share(c.stems))
+        if offering:
+            chosen.append(offering[0])
+    for candidate in picked:
+        if len(chosen) < max_sentences and candidate not in chosen:
+            chosen.append(candidate)
+    return chosen
+
+
 def _pick_conversations(ranked: Sequence[_Candidate], count: int) -> list[_Candidate]:
-    """The best sentence of each of the best `count` conversations, best first."""
+    """The best sentence of each of the best `count` conversations, best first; fewer conversations
+    than that give more of their messages' sentences (one per message first)."""
     picked: list[_Candidate] = []
     seen: set[str] = set()
     for candidate in ranked:
         if candidate.conversation not in seen and len(picked) < count:
             picked.append(candidate)
             seen.add(candidate.conversation)
-    return picked
+    rest = [c for c in _pick(ranked, count) if c not in picked]
+    return picked + rest[: count - len(picked)]
 
 
 _Ranked = tuple[float, _Candidate, tuple[float, ...]]
@@ -541,14 +586,15 @@ def build_extractive_answer(
     scorer, scored = ranked
     order = [candidate for _, candidate, _parts in scored]
     saying = [candidate for _, candidate, parts in scored if parts[0] > 0.0]
-    if scorer.keyword and saying:
-        # A keyword query: what the best conversations say of its words, when and by whom.
-        summary = _pick_conversations(saying, min(max_sentences, KEYWORD_SUMMARY_CONVERSATIONS))
+    if scorer.keyword and order:
+        # A keyword query: what the best conversations say of its words (or, when none says them,
+        # what the conversations the search found say), when and by whom.
+        summary = _pick_conversations(saying or order, min(max_sentences, KEYWORD_SUMMARY_CONVERSATIONS))
         return "\n".join(_quote(c.text, c.number, _attribution(messages[c.message])) for c in summary)
     if not scored or scored[0][0] < MIN_ANSWER_SCORE:
         closest = _pick(order or _by_search(messages, len(sources)), EXTRACTIVE_CLOSEST_SENTENCES)
         lines = [_quote(c.text, c.number, _attribution(messages[c.message])) for c in closest]
         head = f"{EXTRACTIVE_NO_ANSWER_TEXT} {EXTRACTIVE_CLOSEST_TEXT}" if lines else EXTRACTIVE_NO_ANSWER_TEXT
         return "\n".join([head, *lines])
-    best = _pick(order, max_sentences)
+    best = _cover(scorer, order, _pick(order, max_sentences), max_sentences)
     return "\n".join(_quote(c.text, c.number, _lead(scorer, c, messages[c.message])) for c in best)
