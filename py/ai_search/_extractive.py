@@ -64,7 +64,8 @@ How a sentence is scored, deterministically (no randomness, no model):
    how itself.
 5. *Left out*: questions (the asker's words are not the answer), sentences that restate the question
    (holding `RESTATE_MIN_SHARE` of it and adding at most `RESTATE_MAX_NEW_WORDS` words, unless the
-   question is a yes/no one, which the statement it turns into answers: "SRE-14 accepted!"), sentences
+   question is a yes/no one, which the statement it turns into answers: "SRE-14 accepted!", a "who" or
+   a "when", which the statement answers by its author or its date, or a keyword query), sentences
    of fewer than `MIN_CONTENT_WORDS` content words ("on it 👍"), and sentences of messages holding no
    question word whose conversation holds less than `MIN_CONTEXT_SHARE` of the question.
 6. Up to `max_sentences` in score order (usefulness, not search rank), one per message while others
@@ -148,6 +149,8 @@ _COVERED_KINDS: Final = ("person", "time", "cause", "method", "decision", "amoun
 # Up to this much usefulness late in a conversation, for what settles one (see the module docstring).
 POSITION_BONUS: Final = 0.2
 _LATE_KINDS: Final = frozenset({"method", "decision", "polar"})
+# Kinds a statement of the question's own words answers (with its author, its date, its truth).
+_STATED_KINDS: Final = frozenset({"polar", "person", "time"})
 # A report of the problem scores this share (0..1) for a "why" or "how" it does not explain.
 OPENER_FACTOR: Final = 0.6
 _EXPLAINING_KINDS: Final = frozenset({"cause", "method"})
@@ -380,9 +383,10 @@ def _left_out(scorer: _Scorer, candidate: _Candidate, own: float, message: float
     if is_question(candidate.text) or len(candidate.stems) < MIN_CONTENT_WORDS:
         return True
     restates = own >= RESTATE_MIN_SHARE and len(candidate.stems - scorer.question) <= RESTATE_MAX_NEW_WORDS
-    # A yes-or-no question is answered by the statement it turns into ("SRE-14 accepted!"); a
-    # keyword query asks for what the results say about its words, which may be all they say.
-    if restates and "polar" not in scorer.kinds and not scorer.keyword:
+    # A yes-or-no question is answered by the statement it turns into ("SRE-14 accepted!"), a "who"
+    # or a "when" by the statement of what was done, with its author or its date ("restarted the
+    # pods"); a keyword query asks for what the results say about its words, which may be all.
+    if restates and not scorer.kinds & _STATED_KINDS and not scorer.keyword:
         return True
     return message == 0.0 and context < MIN_CONTEXT_SHARE
 
