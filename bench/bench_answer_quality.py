@@ -238,6 +238,8 @@ def score(rows: list[dict[str, Any]], set_name: str = "demo") -> dict[str, Any]:
     any_ok = [r for r in answerable if set(r["cited"]) & set(questions[r["id"]]["answers"])]
     asks = [r for r in rows if r["answer"] and is_question(sentences(r["answer"])[0])]
     plain = [r for r in unanswerable if _verdict(questions[r["id"]], r)]
+    # Older rows (a kept baseline) may not say what their answer read: no figure then.
+    knows = any("drawn" in r for r in rows)
     reachable = [r for r in answerable if set(r.get("drawn", ())) & set(questions[r["id"]]["answers"])]
     forms: dict[str, dict[str, float]] = {}
     for form in FORMS:
@@ -257,7 +259,7 @@ def score(rows: list[dict[str, Any]], set_name: str = "demo") -> dict[str, Any]:
         "begins_with_question": len(asks),
         "plain_share": len(plain) / len(unanswerable) if unanswerable else 0.0,
         # Answerable questions with an answering message among what the answer read (the search's part).
-        "reachable_share": len(reachable) / len(answerable),
+        "reachable_share": len(reachable) / len(answerable) if knows else None,
         "forms": forms,
         "misses": [r["id"] for r in answerable if r not in first_ok],
         "asking": [r["id"] for r in asks],
@@ -389,7 +391,10 @@ def main() -> None:
             ("plain_share", "unanswerable questions answered plainly"),
             ("reachable_share", "an answering message among what the answer read"),
         ):
-            before = f"   ({label}: {baseline[key]:.3g})" if baseline and key in baseline else ""
+            if figures[key] is None:
+                continue
+            was = baseline.get(key) if baseline else None
+            before = f"   ({label}: {was:.3g})" if was is not None else ""
             print(f"{name:<58} {figures[key]:.3g}{before}")
         print_forms(set_name, figures, baseline, label)
         print(f"misses: {' '.join(figures['misses']) or '-'}; asking: {' '.join(figures['asking']) or '-'}")

@@ -58,7 +58,7 @@ _TABLE: Final[tuple[tuple[str, str, str], ...]] = (
     (
         "cause",
         r"^\W*(why|how come)\b|\bwhat\s+(caused|causes|made|broke|went wrong|happened)\b|\b(reason|cause)s?\b"
-        r"|\b(and|or|but)\s+why\b",
+        r"|\b(and|or|but|out|see|know|explain|understand|wonder)\s+why\b",
         r"\b(because|due to|caused|causes|thanks to|that's why|which is why|the reason|means|assumes?|"
         r"driven by|because of|only|doesn't|don't|didn't|isn't|wasn't|won't|"
         r"expired|stalled|rotated|kept|without|instead of|never|blip|timed out|timeout|failed to|"

@@ -18,7 +18,9 @@ share an `AnswerSource.conversation` key form one conversation; a message withou
 from its wording (`_answer_kinds.question_kinds`), and each line is written for them:
 
 - *who*: the sentence that names the person who did or decided it, led by the name: the person it
-  names, or its author when it names nobody (chat leaves the subject out: "fixed it, PR #2291");
+  names, or its author when it names nobody and its author is the one who acted (the first person,
+  a decision, chat's subjectless "fixed it, PR #2291"); a sentence that says who in other words
+  ("the contractor doing the exports") is quoted as it is;
 - *when*: the sentence that says when, led by the date written out ("Feb 3, 2027") when the sentence
   gives only a clock time or a relative day ("at midnight", "yesterday": resolved against the
   message's own date, UTC);
@@ -559,7 +561,10 @@ def _when(source: AnswerSource, text: str) -> str:
 def _lead(scorer: _Scorer, candidate: _Candidate, source: AnswerSource) -> str:
     """What a line of an answer to this question starts with (see the module docstring)."""
     if "person" in scorer.kinds:
-        return _named(scorer, candidate.text) or _author(source)
+        # The person it names, or its author when the author is the one who acted; a sentence that
+        # says who in other words ("the contractor doing the exports") is led by no name.
+        named = _named(scorer, candidate.text)
+        return named or (_author(source) if _AGENT.search(candidate.text) else "")
     if "time" in scorer.kinds:
         return _when(source, candidate.text)
     return ""
