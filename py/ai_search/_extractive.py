@@ -199,6 +199,14 @@ _AGENT: Final = re.compile(
     r"switched|moved|raised|lowered|patched|implemented|resized|sent|created|updated|done)\b",
     re.IGNORECASE,
 )
+# Words around a person's name that make them the one who acts: "by carol", "decision from ingrid",
+# "captain: tomas"; "carol fixed", "tomas did it", "jonah owns the alert", "priya will".
+_AGENT_BEFORE: Final = frozenset({"by", "from", "captain", "owner", "with", "and"})
+_AGENT_AFTER_TEXT = """
+    did does will would is was has had owns own took takes wrote writes made makes said says decided
+    approved agreed fixed found set sets ll picks picked leads led runs ran handles handled
+"""
+_AGENT_AFTER: Final = frozenset(_AGENT_AFTER_TEXT.split())
 # A name's possessive, capitalised ("Erik's developer account"): a person though no author.
 _POSSESSIVE: Final = re.compile(r"(?<![\w.])([A-Z][a-z]{1,20})'s\b")
 _MENTION: Final = re.compile(r"@([\w.-]+)")
@@ -316,16 +324,22 @@ def _candidates(messages: Sequence[AnswerSource]) -> list[_Candidate]:
     return out
 
 
-def _named(scorer: _Scorer, text: str) -> str | None:
-    """The person a sentence names: an author of these messages, an @mention, a name's possessive."""
-    for word in tokens(text):
+def _named(scorer: _Scorer, text: str) -> tuple[str, bool] | None:
+    """The person a sentence names (an author of these messages, an @mention, a name's possessive),
+    and whether it names them as the one who acts: first, after "by" or "from", or before a verb
+    ("tomas did it", "jonah owns the alert"), not as the one acted on ("pages go to alice")."""
+    words = tokens(text)
+    for index, word in enumerate(words):
         if word in scorer.people:
-            return scorer.people[word]
+            before = words[index - 1] if index else ""
+            after = words[index + 1] if index + 1 < len(words) else ""
+            acts = not before or before in _AGENT_BEFORE or after in _AGENT_AFTER or after.endswith("ed")
+            return scorer.people[word], acts
     mention = _MENTION.search(text)
     if mention:
-        return mention.group(1)
+        return mention.group(1), True
     possessive = _POSSESSIVE.search(text)
-    return possessive.group(1) if possessive and possessive.start() > 0 else None
+    return (possessive.group(1), True) if possessive and possessive.start() > 0 else None
 
 
 def _offers(scorer: _Scorer, candidate: _Candidate) -> dict[str, float]:
@@ -336,9 +350,10 @@ def _offers(scorer: _Scorer, candidate: _Candidate) -> dict[str, float]:
         offered["cause"] = CUE_WEAK
     if "person" in scorer.kinds:
         # A person named outright, or the author acting in the first person or deciding.
-        if _named(scorer, candidate.text) is not None:
+        named = _named(scorer, candidate.text)
+        if named is not None and named[1]:
             offered["person"] = CUE_STRONG
-        elif _AGENT.search(candidate.text):
+        elif named is not None or _AGENT.search(candidate.text):
             offered["person"] = max(offered.get("person", 0.0), CUE_MEDIUM)
     # A yes or no in other words: the sentence denies a word of the question ("no real money").
     if "polar" in scorer.kinds and denied_stems(candidate.text) & scorer.question:
@@ -365,7 +380,7 @@ def _usefulness(
     useful = 1.0 + KIND_BONUS * math.fsum(offered.get(kind, 0.0) for kind in sorted(asked))
     if replies_to & asked:
         useful += REPLY_BONUS
-    if asked & _LATE_KINDS and place > 0.0:
+    if asked & _LATE_KINDS and not asked & _STATED_KINDS and place > 0.0:
         useful += POSITION_BONUS * place
     useful += INFO_BONUS * min(MAX_INFO_FEATURES, len(offered.keys() & _INFO_KINDS))
     if scorer.keyword:
@@ -373,7 +388,8 @@ def _usefulness(
         useful += KEYWORD_KIND_BONUS * min(MAX_INFO_FEATURES, telling)
     # The opening message, or a sentence made of the question's own words, reports the problem; it
     # answers a "why" or "how" only by saying why or how.
-    asks_why = asked & _EXPLAINING_KINDS
+    # (A "who" or a "when" is answered by the statement of what was done, however it restates.)
+    asks_why = asked & _EXPLAINING_KINDS if not asked & _STATED_KINDS else frozenset()
     reports = place == 0.0 or own >= RESTATE_MIN_SHARE or message >= RESTATE_MIN_SHARE
     # A fix verb names a fix; a failure word names the symptom a report is about, not its cause.
     explains = offered.get("method", 0.0) >= CUE_MEDIUM if "method" in asks_why else False
@@ -517,7 +533,7 @@ def _rank(query: str, messages: Sequence[AnswerSource], sources: int) -> tuple[_
         weight = SENTENCE_WEIGHT
         if scorer.keyword:
             weight = KEYWORD_SENTENCE_WEIGHT
-        elif scorer.kinds & _EXPLAINING_KINDS:
+        elif scorer.kinds & _EXPLAINING_KINDS and not scorer.kinds & _STATED_KINDS:
             weight = EXPLAINING_SENTENCE_WEIGHT
         relevance += weight * (own + MESSAGE_WEIGHT * message)
         replies_to = around.replies_to.get(candidate.message, frozenset())
@@ -564,7 +580,11 @@ def _lead(scorer: _Scorer, candidate: _Candidate, source: AnswerSource) -> str:
         # The person it names, or its author when the author is the one who acted; a sentence that
         # says who in other words ("the contractor doing the exports") is led by no name.
         named = _named(scorer, candidate.text)
-        return named or (_author(source) if _AGENT.search(candidate.text) else "")
+        if named is not None and named[1]:
+            return named[0]
+        if _AGENT.search(candidate.text):
+            return _author(source)
+        return named[0] if named is not None else ""
     if "time" in scorer.kinds:
         return _when(source, candidate.text)
     return ""

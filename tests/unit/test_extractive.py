@@ -371,6 +371,18 @@ CERTIFICATE = [
             id="who-names-the-person-the-sentence-names",
         ),
         pytest.param(
+            "who fixed the alert routing",
+            [
+                by("the alert routing now sends the certificate pages to ingrid as well", "dana", "Dana Ruiz",
+                   "2027-05-12T09:00:00Z", 0.7),
+                by("fixed the alert routing, pages reach on-call again", "omar", "Omar Haddad",
+                   "2027-05-12T08:00:00Z", 0.6),
+                by("ingrid watches the alert pages this week", "ingrid", "Ingrid Berg", "2027-05-12T09:30:00Z", 0.5),
+            ],
+            "Omar Haddad — fixed the alert routing, pages reach on-call again [2]",
+            id="who-is-the-one-who-acted-not-the-one-acted-on",
+        ),
+        pytest.param(
             "why did the invoice export fail",
             EXPORT,
             "root cause: the VAT lookup service changed its date format, so our parser threw on every EU row [4]",
