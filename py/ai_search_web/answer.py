@@ -149,6 +149,7 @@ class AnswerPanel:
         self._follow_form.hidden = True
         self.actions.hide()
         self._panel.hidden = not available
+        self._ask.hidden = False
         self._ask.disabled = self.stale
 
     def set_stale(self, stale: bool) -> None:
@@ -290,8 +291,11 @@ class AnswerPanel:
             mine=payload.get("mine") is not False,
         )
 
-    def show_kept(self, data: "Mapping[str, Any]") -> None:
-        """A kept answer (``ai.search.answer.get``: a shared link) as this reader may see it."""
+    def show_kept(self, data: "Mapping[str, Any]", *, results: bool = False) -> None:
+        """A kept answer (``ai.search.answer.get``: a shared link) as this reader may see it, with
+        only the actions that work for them: "Ask AI about these results" only over results on the
+        page (``results``); when nothing of the answer can be shown to this reader, no rating and no
+        follow-up (there is nothing to rate or follow), and the note says plainly what is hidden."""
         self.reset(True)
         question = text_field(data, "query")
         self.turn = Turn(question)
@@ -304,7 +308,11 @@ class AnswerPanel:
         note = data.get("note")
         set_text(self._note, note if isinstance(note, str) else "")
         self._note.hidden = not isinstance(note, str) or not note
-        self._follow_form.hidden = False
+        self._ask.hidden = not results
+        visible = bool(strip_text(self.turn.text))
+        self._follow_form.hidden = not visible
+        if not visible:
+            self.actions.hide()
 
     def _fail(self, message: str) -> None:
         set_text(self._label, "")

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from ai_search import HIDDEN_ANSWER_NOTE
 from ai_search_web.answer_text import UNSUPPORTED_LABEL
 
 from .conftest import Server, open_page
@@ -192,3 +193,11 @@ def test_a_shared_answer_hides_what_its_reader_cannot_read(tabs: Any, server: Se
     assert page.inner_text("#answer-body .answer-text") == seen["answer"]
     assert "pg-ledger-02" not in page.inner_text("#answer")
     assert page.is_hidden("#answer-share"), "only its owner shares it"
+    # Issue 36: only the actions that work. No results on the page: nothing to "Ask AI about"; and
+    # when nothing of the answer can be shown to her, nothing to rate or to follow up either.
+    assert page.is_hidden("#ask")
+    if not seen["answer"]:
+        assert seen["note"] == HIDDEN_ANSWER_NOTE
+        assert page.is_hidden("#answer-actions") and page.is_hidden("#follow-up-form")
+    else:
+        assert page.is_visible("#answer-up") and page.is_visible("#follow-up-form")

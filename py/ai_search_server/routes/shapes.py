@@ -7,10 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 from ai_search import (
-    HIDDEN_SOURCES_NOTE,
     CheckedSentence,
     describe_candidate_check,
     describe_search_scope,
+    hidden_note,
     to_iso_timestamp,
 )
 
@@ -261,7 +261,7 @@ def opened_answer_json(opened: OpenedAnswer) -> dict[str, Any]:
         "shared": stored.shared_at is not None,
         "mine": opened.mine,
         "hiddenSources": view.hidden_sources,
-        "note": HIDDEN_SOURCES_NOTE if view.hidden_sources or view.dropped_sentences else None,
+        "note": hidden_note(view),
         "feedback": None if feedback is None else {"rating": feedback.rating, "reason": feedback.reason},
     }
     if stored.searched is not None:
