@@ -16,6 +16,17 @@ Both are tables of regular expressions over English wording (the demo's and most
 language); a question in another language asks for no kind, and its sentences are then ranked by
 the words they share with it alone. The cues are broad on purpose: a kind only adds weight, it never
 excludes a sentence.
+
+Not every cue says as much: "because" or "root cause" gives a cause outright, "failing since Oct 1"
+gives one less surely, and "only" or "never" (in the broad table) may give one. `kind_strengths`
+grades what a sentence offers, `CUE_STRONG` (an explicit cue: a causal connective, a calendar date, a
+"decision:", "the fix", "since" an event, a yes or a no), `CUE_MEDIUM` (a failure named, a clock
+time or a day named relative to today), or `CUE_WEAK` (the broad table alone):
+
+    >>> kind_strengths("root cause: the sessions keep 6x more keys alive")["cause"] == CUE_STRONG
+    True
+    >>> kind_strengths("the renew job has been failing since Oct 1")["cause"] == CUE_MEDIUM
+    True
 """
 
 from __future__ import annotations
@@ -25,7 +36,20 @@ from typing import Final
 
 from ._sentences import stem
 
-__all__ = ["ANSWER_KINDS", "question_kinds", "sentence_kinds"]
+__all__ = [
+    "ANSWER_KINDS",
+    "CUE_MEDIUM",
+    "CUE_STRONG",
+    "CUE_WEAK",
+    "kind_strengths",
+    "question_kinds",
+    "sentence_kinds",
+]
+
+# How surely a sentence offers a kind (0..1), by the cue that offers it (see the module docstring).
+CUE_STRONG: Final = 1.0
+CUE_MEDIUM: Final = 0.6
+CUE_WEAK: Final = 0.3
 
 _I = re.IGNORECASE
 
@@ -33,7 +57,8 @@ _I = re.IGNORECASE
 _TABLE: Final[tuple[tuple[str, str, str], ...]] = (
     (
         "cause",
-        r"^\W*(why|how come)\b|\bwhat\s+(caused|causes|made|broke|went wrong|happened)\b|\b(reason|cause)s?\b",
+        r"^\W*(why|how come)\b|\bwhat\s+(caused|causes|made|broke|went wrong|happened)\b|\b(reason|cause)s?\b"
+        r"|\b(and|or|but|out|see|know|explain|understand|wonder)\s+why\b",
         r"\b(because|due to|caused|causes|thanks to|that's why|which is why|the reason|means|assumes?|"
         r"driven by|because of|only|doesn't|don't|didn't|isn't|wasn't|won't|"
         r"expired|stalled|rotated|kept|without|instead of|never|blip|timed out|timeout|failed to|"
@@ -82,7 +107,8 @@ _TABLE: Final[tuple[tuple[str, str, str], ...]] = (
     ),
     (
         "time",
-        r"^\W*when\b|\bwhat\s+(time|day|date|week|month)\b|\b(by|until)\s+when\b|\b(deadline|holidays?)\b",
+        r"^\W*when\b|\bwhat\s+(time|day|date|week|month)\b|\b(by|until)\s+when\b|\b(deadline|holidays?)\b"
+        r"|\b(and|or|but)\s+when\b",
         r"\b(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d|\b\d{1,2}:\d{2}\b|"
         r"\b(monday|tuesday|wednesday|thursday|friday|saturday|sunday|today|tomorrow|yesterday|tonight|"
         r"january|february|march|april|june|july|august|september|october|november|december|"
@@ -90,7 +116,8 @@ _TABLE: Final[tuple[tuple[str, str, str], ...]] = (
     ),
     (
         "person",
-        r"^\W*(who|whom|whose)\b|\bwhich\s+(person|people|engineer|team|one of us)\b",
+        r"^\W*(who|whom|whose)\b|\bwhich\s+(person|people|engineer|team|one of us)\b"
+        r"|\b(and|or|but)\s+(by\s+)?(who|whom)\b",
         r"@\w+",
     ),
     (
@@ -127,6 +154,75 @@ _NOT_A_QUANTITY: Final = re.compile(
 )
 
 
+_MONTHS: Final = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
+_WEEKDAYS: Final = r"(monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+# (kind, strong cue, medium cue): what offers a kind outright, and what offers it less surely. The
+# broad table above is the weakest grade of every kind.
+_GRADED: Final[tuple[tuple[str, str, str], ...]] = (
+    (
+        "cause",
+        r"\b(because|due to|caused by|root cause|(the|its|the real) (cause|reason)\s*(is|was|:)|reason (is|was)|"
+        r"the real (bug|problem|issue|cause)|turns? out|turned out|that's why|which is why|this is why|"
+        r"as a result|led to|leads to)\b|\b(is|was|are|were)\s+caused\b"
+        r"|\bsince\s+(?:(?:the|our|their|his|her|its|we|they|it)\s+(?!(?:morning|afternoon|evening|night|"
+        r"weekend|week|month|year|start|beginning|day)\b)\w|v?\d+\.\d+)",
+        r"\b(fails?|failed|failing|errors?|errors out|exception|timed out|timeout|refused|refuses|"
+        r"revoked|revokes|rotated|expired|no longer|runs out|ran out|gives up|gave up|"
+        r"too (slow|many|much|small|big)|over the limit|stalled|sized for|"
+        r"permission denied|no ack)\b|,\s*so\b|\bERR_[A-Z_]+\b|\b[a-z]+_exception\b|\b[A-Z][a-z]+Exception\b",
+    ),
+    (
+        "time",
+        rf"\b{_MONTHS}\s+\d{{1,2}}\b|\b\d{{1,2}}(st|nd|rd|th)?\s+{_MONTHS}(?![a-z])|\b\d{{4}}-\d{{2}}-\d{{2}}\b"
+        rf"|\b(on|by|from|until|since|before|after|next|this|last)\s+{_WEEKDAYS}\b"
+        r"|\b(in|by|from|until|since|before|after)\s+(january|february|march|april|june|july|august|"
+        r"september|october|november|december)\b",
+        rf"\b\d{{1,2}}:\d{{2}}\b|\b{_WEEKDAYS}\b|\b(today|tomorrow|yesterday|tonight|this morning|"
+        r"last night|midnight|noon|next week|this week|next month)\b|\bq[1-4]\b",
+    ),
+    (
+        "decision",
+        r"^\W*(decision|decided|final|approved|agreed|ok(ay)?\s*[:,]|yes\b|no\b)|\b(decision|decided|"
+        r"we decided|agreed|approved|going with|go with|final:|from now on|going forward)\b",
+        r"\b(let's|we'll|we will|we won't|must|no more)\b",
+    ),
+    (
+        "method",
+        r"\b(the fix|real fix|fix for|fix:|fixed (it|by|the|in)|resolved by|workaround|the plan)\b"
+        r"|\(1\)|^\W*1[.)]\s",
+        r"\b(fixed|patched|restarted|rolled back|reverted|replaced|switched|added|raised|lowered|"
+        r"increased|bumped|moved|set up|enabled|disabled|pinned|deployed|shipped|merged)\b",
+    ),
+    ("polar", r"^\W*(yes|no|nope|yep|yeah)\b", r"\b(not|never|none|nothing)\b"),
+)
+_STRONG: Final = tuple((kind, re.compile(strong, _I)) for kind, strong, _medium in _GRADED)
+_MEDIUM: Final = tuple((kind, re.compile(medium, _I)) for kind, _strong, medium in _GRADED)
+
+
+def kind_strengths(
+    sentence: str, names: frozenset[str] = frozenset(), ignore: frozenset[str] = frozenset()
+) -> dict[str, float]:
+    """What `sentence` offers, each kind with how surely (`CUE_STRONG`, `CUE_MEDIUM` or `CUE_WEAK`); the
+    question's own words (`ignore`, stems) offer nothing, as in `sentence_kinds`."""
+    graded = {kind: CUE_WEAK for kind in sentence_kinds(sentence, names, ignore)}
+    masked = _masked(sentence, ignore)
+    for table, strength in ((_MEDIUM, CUE_MEDIUM), (_STRONG, CUE_STRONG)):
+        for kind, pattern in table:
+            if pattern.search(masked):
+                graded[kind] = max(graded.get(kind, 0.0), strength)
+    # A proposal or a fix that names a failure ("let's alert when a job has failed 3 times", "the fix
+    # for the real problem") says what to do about it more surely than why it happened.
+    if "cause" in graded and max(graded.get("decision", 0.0), graded.get("method", 0.0)) >= CUE_MEDIUM:
+        graded["cause"] = {CUE_STRONG: CUE_MEDIUM, CUE_MEDIUM: CUE_WEAK}.get(graded["cause"], CUE_WEAK)
+    return graded
+
+
+def _masked(sentence: str, ignore: frozenset[str]) -> str:
+    if not ignore:
+        return sentence
+    return _WORD.sub(lambda m: "qq" if stem(m.group(0).casefold()) in ignore else m.group(0), sentence)
+
+
 def question_kinds(question: str) -> frozenset[str]:
     """The kinds of answer `question` asks for (empty when its wording names none)."""
     return frozenset(kind for kind, pattern in _ASKS if pattern.search(question))
@@ -140,10 +236,7 @@ def sentence_kinds(
     Words whose stem is in `ignore` (the question's own words) offer nothing: "the certificate
     expired" does not give the cause of "why did the certificate expire", nor "SRE-14" a number.
     """
-    if ignore:
-        sentence = _WORD.sub(
-            lambda m: "qq" if stem(m.group(0).casefold()) in ignore else m.group(0), sentence
-        )
+    sentence = _masked(sentence, ignore)
     kinds = {kind for kind, pattern in _OFFERS if pattern.search(sentence)}
     if kinds & _NUMBER_KINDS:
         counted = _NOT_A_QUANTITY.sub(" ", sentence)

@@ -52,7 +52,9 @@ class AnswerSource:
     `ts` is an ISO 8601 string; `score` is the retrieval score in [0, 1] the client sent back, or
     None. Empty or None metadata is left out of the prompt. `conversation` groups the messages of one
     conversation (a thread, or a stretch of a room around a source) under one key, so an extractive
-    answer can weigh a reply by the thread it is in; the prompt does not use it.
+    answer can weigh a reply by the thread it is in; the prompt does not use it. `author_name` is the
+    author's display name ("Carol Diaz"): an extractive answer names the person who did something by
+    it, and the citation check counts it among the source's words, as it counts the username.
     """
 
     text: str
@@ -61,6 +63,7 @@ class AnswerSource:
     ts: str | None = None
     score: float | None = None
     conversation: str | None = None
+    author_name: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,8 +19,10 @@ How, deterministically:
    marks it) cites nothing.
 2. *Claim words*: the sentence's content stems, without its citations; words that name no topic
    (`WEAK_WORDS`) weigh `WEAK_WORD_WEIGHT`, the others 1.
-3. *Source words*: a passage's content stems, plus its source's author, room and date (a sentence may
-   say "bob reported on Sep 17" of a message bob wrote that day).
+3. *Source words*: a passage's content stems, plus its source's author (username and display name),
+   room and date (a sentence may say "Bob Lindqvist reported on Sep 17" of a message bob wrote that
+   day), and the dates of the days its text names relative to it (`RELATIVE_DAYS`: "yesterday" in a
+   message of Mar 29 offers Mar 28).
 4. *Supported* when the best passages of the cited sources together hold `MIN_SUPPORT_SHARE` of the
    claim's weight, and also
    - every number of the claim is in them (`38 minutes` is not `4 minutes`; digits are compared as
@@ -48,7 +50,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Final
 
 from ._answers import AnswerSource
@@ -77,6 +79,8 @@ MAX_SPAN_SENTENCES: Final = 3
 NEGATION_SCOPE_WORDS: Final = 1
 # Weight of a claim word that names no topic by itself, against 1.
 WEAK_WORD_WEIGHT: Final = 0.5
+# Words of a message that name a day relative to the day it was written (days from it).
+RELATIVE_DAYS: Final = {"yesterday": -1, "today": 0, "tonight": 0, "tomorrow": 1}
 
 _CITATION: Final = re.compile(r"\[([0-9]{1,6})\]")
 _ANY_CITATION: Final = re.compile(r"\[[0-9]{1,6}\??\]")
@@ -173,7 +177,7 @@ def source_words(source: AnswerSource) -> tuple[frozenset[str], frozenset[str]]:
     """Every content stem and number a source offers: its text's (as far as the prompt reads it),
     and its author's, room's and date's."""
     text = source.text[:MAX_SEARCH_ANSWER_TEXT_LENGTH]
-    words, numbers = _meta(source)
+    words, numbers = _meta(source, text)
     return content_stems(text) | words, _numbers(text) | numbers
 
 
@@ -225,18 +229,23 @@ class _Source:
     meta_numbers: frozenset[str]
 
 
-def _meta(source: AnswerSource) -> tuple[frozenset[str], frozenset[str]]:
-    """The words and numbers of a source's author, room and date."""
-    text = " ".join(part for part in (source.username, source.room_name) if part)
-    words, numbers = set(content_stems(text)), set()
+def _meta(source: AnswerSource, text: str = "") -> tuple[frozenset[str], frozenset[str]]:
+    """The words and numbers of a source's author, room and date, and of the days its `text` names
+    relative to that date."""
+    named = " ".join(part for part in (source.username, source.author_name, source.room_name) if part)
+    words, numbers = set(content_stems(named)), set()
     if source.ts:
         try:
             moment = datetime.fromisoformat(source.ts.replace("Z", "+00:00"))
         except ValueError:
             moment = None
         if moment is not None:
-            words |= content_stems(f"{moment:%b %B %A}")
-            numbers |= {str(moment.day), str(moment.year)}
+            said = set(tokens(text))
+            days = {0, *(offset for word, offset in RELATIVE_DAYS.items() if word in said)}
+            for offset in sorted(days):
+                day = moment + timedelta(days=offset)
+                words |= content_stems(f"{day:%b %B %A}")
+                numbers |= {str(day.day), str(day.year)}
     return frozenset(words), frozenset(numbers)
 
 
@@ -253,7 +262,7 @@ def _source(source: AnswerSource) -> _Source:
                     start, end, content_stems(piece), _numbers(piece), denied_stems(piece), _negates(piece)
                 )
             )
-    words, numbers = _meta(source)
+    words, numbers = _meta(source, text)
     return _Source(tuple(passages), words, numbers)
 
 

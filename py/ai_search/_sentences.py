@@ -23,6 +23,9 @@ a word means the same thing on both sides:
   and leaves digits alone. It is deliberately small: words of other languages mostly keep their form
   and match only themselves, which is what the plain token comparison did before.
 - **Content stems** are the stems of tokens that are not stop words: the words that name something.
+  Chinese and Japanese are written without spaces, so a run of their characters is read as its pairs
+  of characters (`钢网` in `新的钢网` is the pair `钢网`; one character alone is itself), as the
+  keyword search reads them.
 - **Questions**: a sentence that ends with `?` (before any closing emoji or brackets), or that asks
   with a question word followed by an auxiliary ("why did", "how do", "what is"), even without the
   mark, as chat often leaves it out.
@@ -169,9 +172,31 @@ _WEAK_WORDS_TEXT = """
 WEAK_WORDS: Final = frozenset(stem(word) for word in _WEAK_WORDS_TEXT.split())
 
 
+# Characters of the scripts written without spaces between words: kana, CJK ideographs.
+_UNSPACED: Final = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+
+
+def _words(token: str) -> list[str]:
+    """A token as words: itself, or, where it holds unspaced script, its other parts and each pair of
+    consecutive unspaced characters (a lone character is itself)."""
+    if not _UNSPACED.search(token):
+        return [token]
+    words: list[str] = []
+    position = 0
+    for run in _UNSPACED.finditer(token):
+        if run.start() > position:
+            words.append(token[position : run.start()])
+        chars = run.group(0)
+        words.extend([chars] if len(chars) == 1 else [chars[i : i + 2] for i in range(len(chars) - 1)])
+        position = run.end()
+    if position < len(token):
+        words.append(token[position:])
+    return words
+
+
 def content_stems(text: str) -> frozenset[str]:
-    """The stems of the tokens of `text` that are not stop words."""
-    return frozenset(stem(token) for token in tokens(text) if token not in STOP_WORDS)
+    """The stems of the tokens of `text` that are not stop words (unspaced script as character pairs)."""
+    return frozenset(stem(word) for token in tokens(text) if token not in STOP_WORDS for word in _words(token))
 
 
 def is_question(sentence: str) -> bool:

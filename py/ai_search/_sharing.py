@@ -37,8 +37,13 @@ from ._answers import AnswerSource
 from ._grounding import CheckedSentence, answer_sentences, check_citations, claim_numbers, source_words
 from ._sentences import content_stems
 
-__all__ = ["HIDDEN_SOURCES_NOTE", "ReaderView", "answer_for_reader"]
+__all__ = ["HIDDEN_ANSWER_NOTE", "HIDDEN_SOURCES_NOTE", "ReaderView", "answer_for_reader", "hidden_note"]
 
+# What a reader is told when nothing of a shared answer can be shown to them.
+HIDDEN_ANSWER_NOTE = (
+    "Nothing of this answer can be shown to you: what it says comes from messages in rooms you cannot "
+    "read, or deleted since. Only its question is shown."
+)
 HIDDEN_SOURCES_NOTE = (
     "Some sources of this answer are hidden from you (in rooms you cannot read, or deleted); "
     "what they said is left out."
@@ -103,3 +108,11 @@ def answer_for_reader(answer: str, sources: Sequence[AnswerSource | None]) -> Re
         len(cited_everywhere & hidden),
         dropped,
     )
+
+
+def hidden_note(view: ReaderView) -> str | None:
+    """What the reader is told of what is hidden from them: nothing when nothing is,
+    `HIDDEN_ANSWER_NOTE` when no sentence is left to show, `HIDDEN_SOURCES_NOTE` otherwise."""
+    if not view.hidden_sources and not view.dropped_sentences:
+        return None
+    return HIDDEN_ANSWER_NOTE if not view.answer.strip() else HIDDEN_SOURCES_NOTE

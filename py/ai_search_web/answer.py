@@ -2,10 +2,14 @@
 its follow-ups.
 
 "Ask" sends the question (the search words) and the ids and scores of the results shown, never
-their texts (the server loads them under the caller's permissions). The answer streams in as
-``delta`` events and is replaced by the ``done`` event's final text. Each ``[N]`` that names a source
-becomes a link; following it opens that message in its conversation (the context view), with the
-span of its text that supports the sentence marked (the citation check's ``spans``). A sentence the
+their texts (the server loads them under the caller's permissions). The server first says which
+message each number of the answer names (the ``sources`` event), then the answer streams in as
+``delta`` events and is replaced by the ``done`` event's final text. Each ``[N]`` becomes a link
+showing the result list's own number of the message it cites, so a message has one number on the
+page in every answer and follow-up, whatever the server numbered it; a message the list does not
+hold is named by its author and room instead (``answer_text.citation_link``). Following a link
+opens that message in its conversation (the context view), with the span of its text that supports
+the sentence marked (the citation check's ``spans``). A sentence the
 check finds unsupported by the sources it cites is marked (a wavy underline and a flag whose label
 says why) and the panel says how many there are. Answer text is untrusted like any message: it only
 ever becomes text nodes and these links.
@@ -38,9 +42,11 @@ from ai_search import (
 from . import storage
 from .answer_actions import AnswerActions
 from .answer_text import (
+    PENDING_CITATION,
     UNSUPPORTED_LABEL,
     Turn,
     answer_segments,
+    citation_link,
     cited_ids,
     read_citations,
     read_sentences,
@@ -59,7 +65,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine, Mapping, Sequence
     from typing import Any
 
-    from .answer_text import SentenceCheck, Span
+    from .answer_text import CitedMessage, SentenceCheck, Span
     from .api import ApiClient
     from .ffi import JsProxy
 
@@ -114,7 +120,6 @@ class AnswerPanel:
         self._cite = cite
         self._spawn = spawn
         self.actions = AnswerActions(api, spawn=spawn)
-        self._sources: tuple[str, ...] = ()
         self._earlier: list[Turn] = []  # the turns above the current one, oldest first
         self._turns: list[dict[str, object]] = []  # what the next follow-up sends (ids only)
         self.turn: Turn | None = None
@@ -144,6 +149,7 @@ class AnswerPanel:
         self._follow_form.hidden = True
         self.actions.hide()
         self._panel.hidden = not available
+        self._ask.hidden = False
         self._ask.disabled = self.stale
 
     def set_stale(self, stale: bool) -> None:
@@ -162,7 +168,6 @@ class AnswerPanel:
         """Ask for an answer over ``results`` (best first) and stream it into the panel."""
         self.reset(True)
         sources = [r for r in results if isinstance(r.get("_id"), str)][:MAX_SEARCH_ANSWER_MESSAGES]
-        self._sources = tuple(str(r["_id"]) for r in sources)
         await self._stream(Turn(question), {"query": question, "messages": [_source(r) for r in sources]})
 
     def _on_follow_up(self, event: "JsProxy") -> None:
@@ -178,7 +183,6 @@ class AnswerPanel:
         previous, rating, reason = self.turn, self.actions.rating, str(self._reason_box.value or "")
         if previous is not None:
             self._earlier.append(previous)
-        self._sources = ()
         self._follow_box.value = ""
         self._render_thread()
         turn = Turn(question)
@@ -234,6 +238,10 @@ class AnswerPanel:
         if not isinstance(payload, dict) or self.turn is None:
             self._fail(ApiError(BAD_RESPONSE_ERROR_TYPE).message)
             return False
+        if name == "sources":
+            # What each number of the answer names, before its text: the links are right as it streams.
+            self.turn.citations = read_citations(payload.get("citations"))
+            return True
         if name == "delta":
             if isinstance(payload.get("text"), str):
                 self.turn.text += payload["text"]
@@ -283,8 +291,11 @@ class AnswerPanel:
             mine=payload.get("mine") is not False,
         )
 
-    def show_kept(self, data: "Mapping[str, Any]") -> None:
-        """A kept answer (``ai.search.answer.get``: a shared link) as this reader may see it."""
+    def show_kept(self, data: "Mapping[str, Any]", *, results: bool = False) -> None:
+        """A kept answer (``ai.search.answer.get``: a shared link) as this reader may see it, with
+        only the actions that work for them: "Ask AI about these results" only over results on the
+        page (``results``); when nothing of the answer can be shown to this reader, no rating and no
+        follow-up (there is nothing to rate or follow), and the note says plainly what is hidden."""
         self.reset(True)
         question = text_field(data, "query")
         self.turn = Turn(question)
@@ -297,7 +308,11 @@ class AnswerPanel:
         note = data.get("note")
         set_text(self._note, note if isinstance(note, str) else "")
         self._note.hidden = not isinstance(note, str) or not note
-        self._follow_form.hidden = False
+        self._ask.hidden = not results
+        visible = bool(strip_text(self.turn.text))
+        self._follow_form.hidden = not visible
+        if not visible:
+            self.actions.hide()
 
     def _fail(self, message: str) -> None:
         set_text(self._label, "")
@@ -310,17 +325,12 @@ class AnswerPanel:
         set_text(self._question, asked)
         self._question.hidden = not asked
 
-    def _citation_map(self, turn: Turn) -> "Mapping[int, tuple[str, str]]":
-        if turn.done or turn is not self.turn:
-            return turn.citations
-        # While it streams, [N] is the Nth result sent (a follow-up's sources are the server's).
-        return {n: (msg_id, "") for n, msg_id in enumerate(self._sources, start=1)}
-
     def _paragraph(self, turn: Turn) -> "JsProxy":
-        cited = self._citation_map(turn)
+        # Streaming from a server that has not said what its numbers name: every [N] is held back.
+        pending = not turn.done and not turn.citations
         children: list[Any] = []
         for text, check in sentence_runs(turn.text, turn.checks):
-            parts = self._cited(text, cited, check)
+            parts = self._cited(text, turn.citations, check, pending=pending)
             if check is not None and check.unsupported:
                 flag = element("span", class_="unsupported-flag", role="img", aria_label=UNSUPPORTED_LABEL,
                                title=UNSUPPORTED_LABEL)  # fmt: skip
@@ -332,29 +342,35 @@ class AnswerPanel:
         return element("p", *children, class_="answer-text", dir="auto")
 
     def _cited(
-        self, text: str, cited: "Mapping[int, tuple[str, str]]", check: "SentenceCheck | None"
+        self, text: str, cited: "Mapping[int, CitedMessage]", check: "SentenceCheck | None", *, pending: bool
     ) -> "list[Any]":
+        """``text`` with each ``[n]`` as the link to the message it cites, shown by the list's number
+        of it (or its author and room); while ``pending``, a ``[n]`` shows no number at all."""
         parts: list[Any] = []
-        for segment in answer_segments(text, lambda n: n in cited):
+        for segment in answer_segments(text, lambda n: pending or n in cited):
             if isinstance(segment, str):
                 parts.append(segment)
                 continue
-            msg_id, rid = cited[segment]
-            position = self._locate(msg_id)
+            link = citation_link(segment, cited, self._locate)
+            if link is None:
+                parts.append(element("span", PENDING_CITATION, class_="cite-pending"))
+                continue
+            position = link.number
             span = check.spans.get(segment) if check is not None else None
             parts.append(
                 element(
                     "a",
-                    f"[{segment}]",
+                    link.text,
                     href=f"#{result_anchor(position)}" if position else "#context",
-                    class_="cite",
-                    data_msg_id=msg_id,
-                    data_rid=rid or None,
+                    class_="cite" if position else "cite cite-off-list",
+                    data_msg_id=link.msg_id,
+                    data_rid=link.rid or None,
+                    data_n=str(segment),  # the server's number of it, which the page never shows
                     data_position=str(position) if position else None,
                     data_span=f"{span[0]},{span[1]}" if span else None,
-                    aria_label=f"Source {segment}: result {position}"
-                    if position
-                    else f"Source {segment}: a message of the conversation",
+                    aria_label=link.label,
+                    title=None if position else link.label,
+                    dir=None if position else "auto",
                 )
             )
         return parts
@@ -471,7 +487,7 @@ def _source(result: "Mapping[str, Any]") -> "dict[str, Any]":
 
 def _cited_messages(turn: Turn) -> dict[int, str]:
     """The message id of each source number the answer cites."""
-    return {number: cited[0] for number, cited in turn.citations.items()}  # portable: a lookup table
+    return {number: cited.msg_id for number, cited in turn.citations.items()}  # portable: a lookup table
 
 
 def _is_digits(text: str) -> bool:

@@ -15,9 +15,23 @@ sent (a sentence it cannot find is left unmarked)::
 
 :func:`answer_segments` cuts a run into plain text and the citation numbers that name a source, and
 :func:`cited_ids` lists the messages an answer cited, for the next follow-up's ``turns``.
+
+**One number per message.** The server numbers an answer's sources its own way (a follow-up's own
+search, the replies of a source's thread after the sources, a shared answer's numbering of long
+ago); the page numbers its result list. A message has one number on the page, the list's: each
+``[n]`` of an answer is shown through :func:`citation_link` as the list's number of the message it
+cites (``number_of``: the list's one mapping, ``ResultNumbers``), or, for a message the list does
+not hold, as a link that names its author and room, never as a number that names another result::
+
+    >>> cited = read_citations([{"n": 9, "msgId": "m21"}, {"n": 10, "msgId": "m99",
+    ...     "u": {"username": "carol", "name": "Carol"}, "room": {"t": "c", "name": "ops"}}])
+    >>> [citation_link(n, cited, {"m21": 21}.get).text for n in (9, 10)]
+    ['[21]', '[Carol in #ops]']
 """
 
 from ai_search import MAPPINGS, MICROPYTHON, FrozenRecord, Record, record
+
+from .wording import room_label
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -25,11 +39,15 @@ if TYPE_CHECKING:
     from typing import Any
 
 __all__ = [
+    "PENDING_CITATION",
     "UNSUPPORTED_LABEL",
+    "CitationLink",
+    "CitedMessage",
     "SentenceCheck",
     "Span",
     "Turn",
     "answer_segments",
+    "citation_link",
     "cited_ids",
     "read_citations",
     "read_sentences",
@@ -46,6 +64,9 @@ else:
 # The flag's label on a sentence the citation check finds unsupported (its screen-reader text and
 # tooltip).
 UNSUPPORTED_LABEL = "Not supported by the messages it cites: check it against them."
+# What a citation shows while the answer streams and the server has not yet said which message it
+# names: no number, so it cannot name the wrong result.
+PENDING_CITATION = "[…]"
 # A citation in an answer's text: `[N]`, N of 1 to 3 decimal digits (what `\d` takes: any script's).
 _CITATION_OPEN, _CITATION_CLOSE = "[", "]"
 _MAX_CITATION_DIGITS = 3
@@ -215,6 +236,69 @@ def cited_ids(answer: str, citations: "Mapping[int, str]") -> "list[str]":
 
 
 @record
+class CitedMessage(FrozenRecord):
+    """What an answer's ``[n]`` cites: the message and its room (ids), and, in words, who wrote it
+    (``author``: the name, else the username) and where (``room``: ``#ops``, ``Direct: a, b``)."""
+
+    __slots__ = _fields = ("msg_id", "rid", "author", "room")
+    msg_id: str
+    rid: str
+    author: str
+    room: str
+
+    def __init__(self, msg_id: str, rid: str = "", author: str = "", room: str = "") -> None:
+        self._set("msg_id", msg_id)
+        self._set("rid", rid)
+        self._set("author", author)
+        self._set("room", room)
+
+    @property
+    def name(self) -> str:
+        """The message in words, for a page that does not list it: ``Carol in #ops``."""
+        if self.author and self.room:
+            return f"{self.author} in {self.room}"
+        if self.author or self.room:
+            return self.author or f"a message in {self.room}"
+        return "a message"
+
+
+@record
+class CitationLink(FrozenRecord):
+    """How one ``[n]`` of an answer is shown: the message it opens, the list's ``number`` of it (None:
+    the list does not hold it), the link's ``text`` and its accessible name (``label``)."""
+
+    __slots__ = _fields = ("msg_id", "rid", "number", "text", "label")
+    msg_id: str
+    rid: str
+    number: "int | None"
+    text: str
+    label: str
+
+    def __init__(self, msg_id: str, rid: str, number: "int | None", text: str, label: str) -> None:
+        self._set("msg_id", msg_id)
+        self._set("rid", rid)
+        self._set("number", number)
+        self._set("text", text)
+        self._set("label", label)
+
+
+def citation_link(
+    n: int, citations: "Mapping[int, CitedMessage]", number_of: "Callable[[str], int | None]"
+) -> "CitationLink | None":
+    """The answer's ``[n]`` as the page shows it: the list's number of the message it cites
+    (``number_of``), or its author and room when the list does not hold it; None when the server
+    has not said which message ``n`` is (yet)."""
+    cited = citations.get(n)
+    if cited is None:
+        return None
+    number = number_of(cited.msg_id)
+    if isinstance(number, int) and not isinstance(number, bool) and number > 0:
+        return CitationLink(cited.msg_id, cited.rid, number, f"[{number}]", f"Result {number}")
+    name = cited.name
+    return CitationLink(cited.msg_id, cited.rid, None, f"[{name}]", f"{name}: a message not among the results")
+
+
+@record
 class Turn(Record):
     """One question of the conversation and its answer, as the panel shows it (it fills in as the
     answer streams: its fields are assigned)."""
@@ -222,7 +306,7 @@ class Turn(Record):
     __slots__ = _fields = ("question", "text", "citations", "checks", "answer_id", "truncated", "done", "note")
     question: str
     text: str
-    citations: "dict[int, tuple[str, str]]"  # n -> (msgId, rid)
+    citations: "dict[int, CitedMessage]"  # the server's n -> the message it cites
     checks: "list[SentenceCheck]"
     answer_id: str
     truncated: bool
@@ -233,7 +317,7 @@ class Turn(Record):
         self,
         question: str,
         text: str = "",
-        citations: "dict[int, tuple[str, str]] | None" = None,
+        citations: "dict[int, CitedMessage] | None" = None,
         checks: "list[SentenceCheck] | None" = None,
         answer_id: str = "",
         truncated: bool = False,
@@ -250,17 +334,25 @@ class Turn(Record):
         self.note = note
 
 
-def read_citations(value: "Any") -> "dict[int, tuple[str, str]]":
-    """The response's ``citations`` (``{n, msgId, rid}``) as number -> (message id, room id)."""
-    cited: dict[int, tuple[str, str]] = {}
+def _text(value: "Any") -> str:
+    return value if isinstance(value, str) else ""
+
+
+def read_citations(value: "Any") -> "dict[int, CitedMessage]":
+    """The response's ``citations`` (``{n, msgId, rid, u?, room?}``, also the stream's ``sources``)
+    as number -> the message it cites; anything malformed is left out (the first item of a number
+    counts)."""
+    cited: dict[int, CitedMessage] = {}
     for item in value if isinstance(value, list) else []:
-        if (
-            isinstance(item, MAPPINGS)
-            and isinstance(item.get("n"), int)
-            and isinstance(item.get("msgId"), str)
-        ):
-            rid = item.get("rid")
-            cited.setdefault(item["n"], (item["msgId"], rid if isinstance(rid, str) else ""))
+        if not isinstance(item, MAPPINGS) or _whole(item.get("n")) is None or not _text(item.get("msgId")):
+            continue
+        user = item.get("u")
+        user = user if isinstance(user, MAPPINGS) else {}
+        author = _text(user.get("name")) or _text(user.get("username"))
+        room = item.get("room")
+        where = room_label(room) if isinstance(room, dict) else ""
+        if item["n"] not in cited:
+            cited[item["n"]] = CitedMessage(item["msgId"], _text(item.get("rid")), author, where)
     return cited
 
 

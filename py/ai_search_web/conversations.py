@@ -24,7 +24,14 @@ if TYPE_CHECKING:
 
     Result = Mapping[str, Any]
 
-__all__ = ["MAX_HITS_PER_CONVERSATION", "Conversation", "group_by_conversation", "message_id", "thread_of"]
+__all__ = [
+    "MAX_HITS_PER_CONVERSATION",
+    "Conversation",
+    "ResultNumbers",
+    "group_by_conversation",
+    "message_id",
+    "thread_of",
+]
 
 # Hits of one thread listed under it: enough to show why the thread matched, few enough that one busy
 # thread cannot fill the first page and push every other conversation below the fold.
@@ -102,3 +109,28 @@ def group_by_conversation(
         ranked = sorted(range(len(kept)), key=lambda i: (_written(kept[i]), i))  # portable: ties broken by rank
         groups.append(Conversation(key, threads[key], tuple(kept[i] for i in ranked), tuple(more)))
     return groups
+
+
+class ResultNumbers:
+    """The page's one numbering of messages: result ``n`` of the list (1-based, in the list's order,
+    shown or behind "Show more") is ``[n]``, and so is every citation of its message in every answer
+    (``answer_text.citation_link``). Built once per result list; "Show more" reveals, never renumbers.
+
+        >>> ResultNumbers([{"_id": "a"}, {"_id": "b"}]).number("b")
+        2
+    """
+
+    def __init__(self, results: "Sequence[Result]" = ()) -> None:
+        self._numbers: dict[str, int] = {}
+        for index, result in enumerate(results):
+            msg_id = message_id(result)
+            if msg_id and msg_id not in self._numbers:
+                self._numbers[msg_id] = index + 1
+        self._count = len(results)
+
+    def number(self, msg_id: str) -> "int | None":
+        """The list's number of this message, or None when the list does not hold it."""
+        return self._numbers.get(msg_id) if msg_id else None
+
+    def __len__(self) -> int:
+        return self._count

@@ -410,7 +410,7 @@ class Page:
         except ApiError as exc:
             set_text(self.status, exc.message)
             return
-        self.answer.show_kept(data)
+        self.answer.show_kept(data, results=self.results.shown > 0)
         set_text(self.status, "A shared answer.")
 
     def result_element(self, msg_id: str) -> JsProxy | None:

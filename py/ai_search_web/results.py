@@ -28,10 +28,10 @@ import js
 
 from ai_search import AI_SEARCH_PAGE_SIZE, AI_SEARCH_RESULTS_PAGE_SIZE, MAX_SOURCE_MESSAGE_LENGTH, strip_text
 
-from .conversations import group_by_conversation, message_id
+from .conversations import ResultNumbers, group_by_conversation, message_id
 from .dom import closest, data_index, element, highlighted, icon, listen, present, replace_children, set_text
 from .message_view import author, file_chips, source_anchor, thread_note, when
-from .wording import match_words, more_in_thread_text, reason_text, replies_text
+from .wording import match_words, more_in_thread_text, reason_text, replies_text, room_label
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -48,9 +48,6 @@ if TYPE_CHECKING:
 __all__ = ["RESULT_ID_PREFIX", "ResultsView", "result_anchor", "room_label"]
 
 RESULT_ID_PREFIX = "result-"
-# Room types whose name is a room name (shown with #); direct messages are named after their members.
-_NAMED_ROOM_TYPES = frozenset({"c", "p"})
-_DIRECT_NAME_SEPARATOR = "__"
 _DIGITS = "0123456789"
 
 
@@ -61,17 +58,6 @@ def result_anchor(position: int) -> str:
 
 def _text(value: "Any") -> str:
     return value if isinstance(value, str) else ""
-
-
-def room_label(room: "Any") -> str:
-    """``#name`` for a channel or group; ``Direct: a, b`` for a direct message."""
-    if not isinstance(room, dict):
-        return ""
-    name = _text(room.get("fname")) or _text(room.get("name"))
-    if _text(room.get("t")) in _NAMED_ROOM_TYPES or not name:
-        return f"#{name}" if name else ""
-    parts = name.split(_DIRECT_NAME_SEPARATOR)  # portable: an ASCII separator splits any text alike
-    return "Direct: " + ", ".join(part for part in parts if part)
 
 
 class ResultsView:
@@ -92,6 +78,7 @@ class ResultsView:
         self._on_open = on_open
         self.found: tuple[Result, ...] = ()  # every result of the search, best first
         self.results: tuple[Result, ...] = ()  # those listed, in the list's order: result n is [n]
+        self.numbers = ResultNumbers()  # the page's one numbering: the list's and every answer's [n]
         self._on_relax = on_relax
         self._relaxations: tuple[str, ...] = ()
         self.shown = 0
@@ -107,6 +94,7 @@ class ResultsView:
 
     def clear(self) -> None:
         self.found, self.results, self.shown, self._drops = (), (), 0, ()
+        self.numbers = ResultNumbers()
         self._groups, self._group_of, self._containers = (), (), {}
         replace_children(self._list)
         replace_children(self._empty)
@@ -120,6 +108,7 @@ class ResultsView:
         self.found = tuple(result for result in results if isinstance(result, dict))
         self._groups = tuple(group_by_conversation(self.found))
         self.results = tuple(hit for group in self._groups for hit in group.hits)
+        self.numbers = ResultNumbers(self.results)
         self._group_of = tuple(index for index, group in enumerate(self._groups) for _hit in group.hits)
         self._reveal(min(AI_SEARCH_PAGE_SIZE, len(self.results)))
 
@@ -229,11 +218,9 @@ class ResultsView:
         )
 
     def position_of(self, msg_id: str) -> int | None:
-        """The 1-based position of the result with this message id, if it is in the list."""
-        for index, result in enumerate(self.results):
-            if msg_id and msg_id == message_id(result):
-                return index + 1
-        return None
+        """The list's number of this message (its 1-based position), if the list holds it: what every
+        answer's citation of it shows too."""
+        return self.numbers.number(msg_id)
 
     # -- opening a result in its conversation ----------------------------------------------------
 

@@ -37,6 +37,7 @@ __all__ = [
     "more_in_thread_text",
     "reason_text",
     "replies_text",
+    "room_label",
     "too_long_text",
 ]
 
@@ -48,6 +49,9 @@ MATCH_REASONS: "Mapping[str, str]" = {
     "semantic": "Similar in meaning",
     "both": "Matches {words}, and similar in meaning",
 }
+# Room types whose name is a room name (shown with #); direct messages are named after their members.
+_NAMED_ROOM_TYPES = frozenset({"c", "p"})
+_DIRECT_NAME_SEPARATOR = "__"
 # What "{words}" says when the highlights mark no word (the spans do not show the match).
 _SOME_WORDS = "your words"
 # Matched words a reason names; the rest are counted ("and 2 more").
@@ -98,6 +102,22 @@ _casefolds: "dict[str, str]" = {}
 # Cherokee: capitals fold to themselves (U+13A0..U+13F5), the small letters to their capitals.
 _CHEROKEE_CAPITALS = (0x13A0, 0x13F5)
 _CHEROKEE_SMALL = ((0x13F8, 0x13FD, 8), (0xAB70, 0xABBF, 0xAB70 - 0x13A0))
+
+
+def room_label(room: "Any") -> str:
+    """``#name`` for a channel or group; ``Direct: a, b`` for a direct message (a search result's or
+    a citation's ``room``)."""
+    if not isinstance(room, dict):
+        return ""
+    name = _text(room.get("fname")) or _text(room.get("name"))
+    if _text(room.get("t")) in _NAMED_ROOM_TYPES or not name:
+        return f"#{name}" if name else ""
+    parts = name.split(_DIRECT_NAME_SEPARATOR)  # portable: an ASCII separator splits any text alike
+    return "Direct: " + ", ".join(part for part in parts if part)
+
+
+def _text(value: "Any") -> str:
+    return value if isinstance(value, str) else ""
 
 
 def count_text(count: int) -> str:

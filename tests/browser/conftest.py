@@ -178,7 +178,14 @@ def pyodide_server() -> Iterator[Server]:
     yield from _serving({"AI_SEARCH_PAGE_PYTHON": "pyodide"})
 
 
-def _serving(extra_env: dict[str, str]) -> Iterator[Server]:
+@pytest.fixture(scope="session")
+def extractive_server() -> Iterator[Server]:
+    """The demo server with no language model: answers are extractive, as on the embedded default
+    (what most people try first). A module uses it by naming it its ``server``."""
+    yield from _serving({}, llm=False)
+
+
+def _serving(extra_env: dict[str, str], *, llm: bool = True) -> Iterator[Server]:
     base_env = {"AI_SEARCH_EMBEDDER": "none", "AI_SEARCH_LOG_LEVEL": "warning", **extra_env}
     python = load_settings(environ={**os.environ, **base_env}).page_python
     root = Path(tempfile.mkdtemp(prefix="ai-search-browser-"))
@@ -188,8 +195,9 @@ def _serving(extra_env: dict[str, str]) -> Iterator[Server]:
     try:
         from tests.server._fake_openai import FakeOpenAI
 
-        fake = FakeOpenAI()
-        thread = fake.serve().start()
+        if llm:
+            fake = FakeOpenAI()
+            thread = fake.serve().start()
     except ImportError:
         pass
     try:

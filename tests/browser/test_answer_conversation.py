@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from ai_search import HIDDEN_ANSWER_NOTE
 from ai_search_web.answer_text import UNSUPPORTED_LABEL
 
 from .conftest import Server, open_page
@@ -120,7 +121,18 @@ def test_ask_follow_up_open_a_citation_in_context_and_rate(page: Any, server: Se
     assert page.locator("#answer-thread .answer-question").all_inner_texts() == ["patroni"]
     assert page.inner_text("#answer-thread .answer-text") == FIRST_ANSWER
     assert page.inner_text("#answer-question") == FOLLOW_UP
-    assert page.inner_text("#answer-body .answer-text") == SECOND_ANSWER
+    # The follow-up's [1] is the server's first source of its own search: the page shows it as the
+    # list's number of that message (issue 36), or by author and room when the list does not hold it.
+    cite = page.locator("#answer-body a.cite")
+    assert cite.count() == 1 and cite.get_attribute("data-n") == "1"
+    position = cite.get_attribute("data-position")
+    if position is not None:
+        assert cite.inner_text() == f"[{position}]"
+        assert page.get_attribute(f"#result-{position}", "data-msg-id") == cite.get_attribute("data-msg-id")
+    else:
+        assert not cite.inner_text()[1:-1].isdigit()
+    shown_second = SECOND_ANSWER.replace("[1]", cite.inner_text())
+    assert page.inner_text("#answer-body .answer-text") == shown_second
     assert page.input_value("#follow-up") == ""
     second_id = page.get_attribute("#answer", "data-answer-id")
     assert second_id and second_id != first_id
@@ -147,10 +159,15 @@ def test_ask_follow_up_open_a_citation_in_context_and_rate(page: Any, server: Se
     link = page.evaluate("navigator.clipboard.readText()")
     assert link == f"{server.url}?answer={second_id}"
     assert server.call("bob", "GET", "ai.search.answer.get", params={"answerId": second_id})["shared"] is True
+    cited = page.get_attribute("#answer-body a.cite", "data-msg-id")
     page.goto(link)
     page.wait_for_selector("#answer:not([hidden]) #answer-body .answer-text")
     assert page.inner_text("#answer-question") == FOLLOW_UP
-    assert page.inner_text("#answer-body .answer-text") == SECOND_ANSWER
+    # No result list under a shared answer: its source is named by author and room, not numbered.
+    named = page.locator("#answer-body a.cite")
+    assert named.get_attribute("data-msg-id") == cited and named.get_attribute("data-position") is None
+    assert page.inner_text("#answer-body .answer-text") == SECOND_ANSWER.replace("[1]", named.inner_text())
+    assert not named.inner_text()[1:-1].isdigit() and " in #" in named.inner_text()
     assert page.get_attribute("#answer-down", "aria-pressed") == "true", "the reader's own rating"
 
 
@@ -176,3 +193,11 @@ def test_a_shared_answer_hides_what_its_reader_cannot_read(tabs: Any, server: Se
     assert page.inner_text("#answer-body .answer-text") == seen["answer"]
     assert "pg-ledger-02" not in page.inner_text("#answer")
     assert page.is_hidden("#answer-share"), "only its owner shares it"
+    # Issue 36: only the actions that work. No results on the page: nothing to "Ask AI about"; and
+    # when nothing of the answer can be shown to her, nothing to rate or to follow up either.
+    assert page.is_hidden("#ask")
+    if not seen["answer"]:
+        assert seen["note"] == HIDDEN_ANSWER_NOTE
+        assert page.is_hidden("#answer-actions") and page.is_hidden("#follow-up-form")
+    else:
+        assert page.is_visible("#answer-up") and page.is_visible("#follow-up-form")

@@ -11,7 +11,10 @@ from hypothesis import strategies as st
 
 from ai_search import append_turn
 from ai_search_web.answer_text import (
+    CitationLink,
+    CitedMessage,
     SentenceCheck,
+    citation_link,
     cited_ids,
     read_citations,
     read_sentences,
@@ -95,8 +98,8 @@ def test_cited_ids_are_the_next_turns_messages() -> None:
     citations = read_citations(
         [{"n": 1, "msgId": "m1", "rid": "r"}, {"n": 2, "msgId": "m2"}, {"n": 3, "msgId": "m3"}, {"n": "4"}]
     )
-    assert citations == {1: ("m1", "r"), 2: ("m2", ""), 3: ("m3", "")}
-    ids = cited_ids(ANSWER, {n: c[0] for n, c in citations.items()})
+    assert citations == {1: CitedMessage("m1", "r"), 2: CitedMessage("m2"), 3: CitedMessage("m3")}
+    ids = cited_ids(ANSWER, {n: c.msg_id for n, c in citations.items()})
     assert ids == ["m1", "m2"], "in the order first cited, each once; [3] was never cited"
     assert append_turn([], "why", ids) == [{"query": "why", "messages": [{"_id": "m1"}, {"_id": "m2"}]}]
 
@@ -111,3 +114,72 @@ def test_cited_ids_are_the_next_turns_messages() -> None:
 )
 def test_unsupported_text(count: int, start: str) -> None:
     assert unsupported_text(count).startswith(start) and bool(unsupported_text(count)) is bool(count)
+
+
+CAROL = {"username": "carol", "name": "Carol Diaz"}
+OPS = {"_id": "r-ops", "t": "c", "name": "ops", "fname": "ops"}
+
+
+@pytest.mark.parametrize(
+    ("item", "expected"),
+    [
+        pytest.param(
+            {"n": 4, "msgId": "m", "rid": "r-ops", "u": CAROL, "room": OPS},
+            CitedMessage("m", "r-ops", "Carol Diaz", "#ops"),
+            id="author-and-room",
+        ),
+        pytest.param(
+            {"n": 4, "msgId": "m", "u": {"username": "carol"}, "room": {"t": "d", "name": "alice__carol"}},
+            CitedMessage("m", "", "carol", "Direct: alice, carol"),
+            id="a-username-in-a-direct-room",
+        ),
+        pytest.param(
+            {"n": 4, "msgId": "m", "u": "carol", "room": ["ops"]}, CitedMessage("m"), id="malformed-left-out"
+        ),
+    ],
+)
+def test_citations_say_who_wrote_what_and_where(item: dict[str, Any], expected: CitedMessage) -> None:
+    assert read_citations([item]) == {4: expected}
+
+
+LISTED = {"m-listed": 21}.get
+
+
+@pytest.mark.parametrize(
+    ("n", "cited", "expected"),
+    [
+        pytest.param(
+            9,
+            {9: CitedMessage("m-listed", "r-ops", "Carol Diaz", "#ops")},
+            CitationLink("m-listed", "r-ops", 21, "[21]", "Result 21"),
+            id="a-listed-message-shows-the-lists-number-not-the-servers",
+        ),
+        pytest.param(
+            21,
+            {21: CitedMessage("m-other", "r-ops", "Carol Diaz", "#ops")},
+            CitationLink(
+                "m-other", "r-ops", None, "[Carol Diaz in #ops]", "Carol Diaz in #ops: a message not among the results"
+            ),
+            id="an-unlisted-message-is-named-never-numbered",
+        ),
+        pytest.param(
+            2,
+            {2: CitedMessage("m-other")},
+            CitationLink("m-other", "", None, "[a message]", "a message: a message not among the results"),
+            id="nothing-known-of-it",
+        ),
+        pytest.param(
+            2,
+            {2: CitedMessage("m-other", room="#ops")},
+            CitationLink(
+                "m-other", "", None, "[a message in #ops]", "a message in #ops: a message not among the results"
+            ),
+            id="only-its-room",
+        ),
+        pytest.param(3, {2: CitedMessage("m-listed")}, None, id="a-number-the-server-has-not-named"),
+    ],
+)
+def test_a_citation_shows_the_lists_number_of_its_message(
+    n: int, cited: dict[int, CitedMessage], expected: CitationLink | None
+) -> None:
+    assert citation_link(n, cited, LISTED) == expected

@@ -58,6 +58,18 @@ class Workspace:
         return self.people[username]
 
 
+def cited(ws: Workspace, n: int, message: Message) -> dict[str, object]:
+    """The ``citations`` item of an answer that cites ``message`` as ``[n]``: its ids, author and room."""
+    room = next(r for r in ws.rooms.values() if r.id == message.room_id)
+    return {
+        "n": n,
+        "msgId": message.id,
+        "rid": room.id,
+        "u": {"username": message.username, "name": message.user_name},
+        "room": {"_id": room.id, "t": room.type, "name": room.name, "fname": room.fname},
+    }
+
+
 def build_workspace(store: Store) -> Workspace:
     people: dict[str, Person] = {}
     for username, roles in (("alice", ("user",)), ("bob", ("user",)), ("carol", ("admin",))):

@@ -87,3 +87,29 @@ def test_judged_messages_still_say_what_was_judged(
     judged = load(name)
     digest = judged_text_digest([{"relevant": item[ids]} for item in judged[key]], text_of)
     assert digest == judged["judged_text_sha256"], f"new digest: {digest}"
+
+
+HALDEN_QUESTIONS = BENCH / "halden" / "answer_questions.json"
+
+
+def test_the_held_out_halden_questions_hold() -> None:
+    """bench/halden/answer_questions.json (issue 36's held-out questions on the Halden workspace):
+    every answer is a Halden message its asker reads, answerable questions name answers and the
+    unanswerable ones none, and every kind of question is there."""
+    from bench.halden.build import WORKSPACE_PATH, load_workspace
+    from bench.halden.workspace import rooms_of as halden_rooms_of
+
+    questions = json.loads(HALDEN_QUESTIONS.read_text(encoding="utf-8"))["questions"]
+    room_of = {str(row["id"]): str(row["room"]) for row in load_workspace(WORKSPACE_PATH)}
+    assert len({q["id"] for q in questions}) == len(questions)
+    assert {q["form"] for q in questions} == {"who", "when", "why", "how/what", "yes/no"}
+    problems = []
+    for question in questions:
+        assert bool(question["answers"]) == (question["kind"] == "answerable"), question["id"]
+        assert 0 < len(question["question"]) <= MAX_SEARCH_QUERY_LENGTH
+        for message_id in question["answers"]:
+            if message_id not in room_of:
+                problems.append(f"{question['id']}: {message_id} does not exist")
+            elif room_of[message_id] not in halden_rooms_of(question["user"]):
+                problems.append(f"{question['id']}: {question['user']} cannot read #{room_of[message_id]}")
+    assert problems == []

@@ -113,3 +113,33 @@ async def test_the_answer_cites_the_reply_that_answers_by_its_own_id(
     assert number > 1
     assert cited[number] == thread[2].id
     assert not any("?" in line for line in data["answer"].splitlines())
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("query", "first"),
+    [
+        pytest.param(
+            "who restarted the pods",
+            "Alice — restarted the pods, all green [",
+            id="who-leads-with-the-authors-name",
+        ),
+        pytest.param(
+            "when did billing-api start failing its health checks",
+            "Nov 4, 2026 — billing-api is failing its health checks [",
+            id="when-leads-with-the-messages-date",
+        ),
+    ],
+)
+async def test_the_answer_leads_with_what_was_asked_and_the_check_supports_it(
+    client: httpx.AsyncClient, workspace: Workspace, query: str, first: str
+) -> None:
+    """Issue 36: the server hands the extractive answerer each message's author name and date, and
+    the line that leads with them is supported by the citation check like any quote."""
+    thread = incident(workspace)
+    body = {"query": query, "messages": [{"_id": m.id, "score": 0.8} for m in thread]}
+    r = await client.post(ANSWER, json=body, headers=workspace["alice"].headers)
+    assert r.status_code == 200, r.text
+    data = r.json()
+    assert data["answer"].splitlines()[0].startswith(first), data["answer"]
+    assert data["sentences"][0]["supported"] is True

@@ -22,7 +22,7 @@ from ai_search_server.store.records import Message
 from ._fake_openai import FakeOpenAI
 from ._mcp_fixtures import call, mcp_headers, post, tool_text
 from ._search_support import search_stack
-from .conftest import BASE_URL, T0, Workspace
+from .conftest import BASE_URL, T0, Workspace, cited
 from .test_answers_route import ANSWER, LOOPBACK, SSE, build_app, events, llm
 
 pytestmark = pytest.mark.anyio
@@ -77,7 +77,8 @@ async def test_a_follow_up_is_searched_again_and_cited_across_both_turns(
     cited = {c["msgId"] for c in data["citations"]}
     assert talk["fixed"].id in cited
     # The earlier turn's source is among the sources too (it was loaded under alice's rooms).
-    assert data["answer"].splitlines()[0].startswith("carol fixed the postgres failover")
+    # "who fixed it": the person first (carol, named by the sentence), then what she did.
+    assert data["answer"].splitlines()[0].startswith("Carol — carol fixed the postgres failover")
     assert talk["secret"].id not in cited
     assert "secret cluster" not in r.text
 
@@ -163,7 +164,7 @@ async def test_a_follow_up_keeps_its_own_sources_first_and_at_most_twenty(
     body = follow_up(talk, messages=[{"_id": talk["fixed"].id, "score": 0.9}])
     r = await client.post(ANSWER, json=body, headers=workspace["alice"].headers)
     assert r.status_code == 200, r.text
-    assert {"n": 1, "msgId": talk["fixed"].id, "rid": workspace.rooms["ops"].id} in r.json()["citations"]
+    assert cited(workspace, 1, talk["fixed"]) in r.json()["citations"]
     assert FOLLOW_UP_SEARCH_RESULTS < 20
 
 

@@ -33,7 +33,7 @@ from ai_search_server.settings import load_settings
 from ai_search_server.store.base import Store
 
 from ._fake_openai import PROVIDER_SECRET_TEXT, FakeOpenAI, UvicornThread
-from .conftest import BASE_URL, Person, Workspace
+from .conftest import BASE_URL, Person, Workspace, cited
 
 pytestmark = pytest.mark.anyio
 
@@ -128,8 +128,7 @@ async def test_with_no_provider_the_answer_is_extractive_and_cited(
     data = r.json()
     assert data["provider"] == {"name": "extractive"}
     assert data["answer"].startswith("deploy failed on billing-api with ERR_CONN_RESET [1]")
-    ops = workspace.rooms["ops"].id
-    assert data["citations"][0] == {"n": 1, "msgId": workspace.messages["ops-3"].id, "rid": ops}
+    assert data["citations"][0] == cited(workspace, 1, workspace.messages["ops-3"])
     assert data["success"] is True
 
 
@@ -138,10 +137,13 @@ async def test_extractive_answers_stream_too(client: httpx.AsyncClient, workspac
         ANSWER, json=body(workspace, "ops-3"), headers={**workspace["alice"].headers, **SSE}
     )
     assert r.headers["content-type"].startswith("text/event-stream")
-    (kind, delta), (done_kind, done) = events(r)
-    assert (kind, done_kind) == ("delta", "done")
+    (sources_kind, sources), (kind, delta), (done_kind, done) = events(r)
+    assert (sources_kind, kind, done_kind) == ("sources", "delta", "done")
     assert delta["text"] == done["answer"]
     assert done["provider"] == {"name": "extractive"}
+    # What each number names is said before the text, and the answer's citations say the same.
+    assert sources["citations"][0] == cited(workspace, 1, workspace.messages["ops-3"])
+    assert all(c in sources["citations"] for c in done["citations"])
 
 
 # -- LLM answers ---------------------------------------------------------------------------------
@@ -155,15 +157,14 @@ async def test_llm_answer_is_built_from_sources_the_server_loaded(
             ANSWER, json=body(workspace, "ops-3", "ops-4"), headers=workspace["alice"].headers
         )
     assert r.status_code == 200, r.text
-    ops = workspace.rooms["ops"].id
     data = r.json()
     # Kept under a fresh random id, to share and rate it (answers/records.py).
     assert re.fullmatch(r"[0-9A-Za-z]{17}", data.pop("answerId"))
     assert data == {
         "answer": "The deploy failed on billing-api [1] and was rolled back [2].",
         "citations": [
-            {"n": 1, "msgId": workspace.messages["ops-3"].id, "rid": ops},
-            {"n": 2, "msgId": workspace.messages["ops-4"].id, "rid": ops},
+            cited(workspace, 1, workspace.messages["ops-3"]),
+            cited(workspace, 2, workspace.messages["ops-4"]),
         ],
         "provider": {"name": "OpenAI compatible", "model": "gpt-4o"},
         "truncated": False,
@@ -427,11 +428,16 @@ async def test_streamed_deltas_join_to_the_same_answer_as_json(
     assert streamed.headers["content-type"].startswith("text/event-stream")
     stream = events(streamed)
     kinds = [kind for kind, _ in stream]
-    assert kinds == ["delta"] * (len(kinds) - 1) + ["done"]
-    assert len(kinds) > 2, "the answer came in several deltas"
+    assert kinds == ["sources"] + ["delta"] * (len(kinds) - 2) + ["done"]
+    assert len(kinds) > 3, "the answer came in several deltas"
     done = stream[-1][1]
     # The 【1†L1-L2】 group the provider split over three chunks arrives as one [1].
-    assert "".join(d["text"] for _, d in stream[:-1]) == done["answer"] == plain.json()["answer"]
+    assert "".join(d["text"] for _, d in stream[1:-1]) == done["answer"] == plain.json()["answer"]
+    # The numbers were known before the text: each [N] names in the stream what it names at the end.
+    assert stream[0][1]["citations"] == [
+        cited(workspace, 1, workspace.messages["ops-3"]),
+        cited(workspace, 2, workspace.messages["ops-4"]),
+    ]
     assert done["citations"] == plain.json()["citations"]
     assert done["provider"] == plain.json()["provider"]
     assert fake.completions()[1].body["stream"] is True
@@ -457,7 +463,7 @@ async def test_a_failure_after_the_first_text_ends_the_stream_with_an_error_even
             )
     assert r.status_code == 200
     stream = events(r)
-    assert stream[0][0] == "delta"
+    assert [kind for kind, _ in stream[:2]] == ["sources", "delta"]
     kind, data = stream[-1]
     assert kind == "error"
     assert data["errorType"] == error_type
@@ -517,7 +523,9 @@ async def test_the_first_delta_reaches_the_client_while_the_provider_is_still_wr
                 start = await received.receive()
                 assert (start["type"], start["status"]) == ("http.response.start", 200)
                 first = await received.receive()
-                assert first["body"].startswith(b"event: delta\n")
+                # The numbers' sources, then the first words, in the first chunk.
+                assert first["body"].startswith(b"event: sources\n")
+                assert b"\n\nevent: delta\n" in first["body"]
                 assert not fake.release.is_set(), "the provider has not sent the rest yet"
                 fake.release.set()
                 rest = b""

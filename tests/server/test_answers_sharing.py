@@ -16,12 +16,12 @@ from typing import Any
 import httpx
 import pytest
 
-from ai_search import HIDDEN_SOURCES_NOTE, content_stems
+from ai_search import HIDDEN_ANSWER_NOTE, HIDDEN_SOURCES_NOTE, content_stems
 from ai_search_server.cli import main
 from ai_search_server.store.base import Store
 
 from ._fake_openai import FakeOpenAI
-from .conftest import Workspace
+from .conftest import Workspace, cited
 from .test_answers_route import ANSWER, SSE, events, llm, serving
 
 pytestmark = pytest.mark.anyio
@@ -88,9 +88,7 @@ async def test_a_reader_without_the_room_sees_the_answer_without_that_source(
     assert r.status_code == 200, r.text
     data = r.json()
     assert data["answer"] == "The deploy went fine today [2]."
-    assert data["citations"] == [
-        {"n": 2, "msgId": workspace.messages["general-2"].id, "rid": workspace.rooms["general"].id}
-    ]
+    assert data["citations"] == [cited(workspace, 2, workspace.messages["general-2"])]
     assert [s["supported"] for s in data["sentences"]] == [True]
     assert (data["hiddenSources"], data["note"], data["mine"]) == (1, HIDDEN_SOURCES_NOTE, False)
     # Nothing of the secret message anywhere in what the reader gets: not its words, not its id.
@@ -216,3 +214,36 @@ async def test_admins_export_the_feedback(
     assert main(["feedback", "export", *where, "--since", "2999-01-01"]) == 0
     assert capsys.readouterr().out == ""
     assert main(["feedback", "export", *where, "--since", "yesterday"]) == 2
+
+
+@pytest.mark.parametrize(
+    ("answer", "reader", "note", "shown"),
+    [
+        pytest.param(BOBS_ANSWER, "bob", None, True, id="its-owner-sees-everything"),
+        pytest.param(BOBS_ANSWER, "alice", HIDDEN_SOURCES_NOTE, True, id="some-sources-hidden"),
+        pytest.param(
+            "The acquisition closes in march [1].", "alice", HIDDEN_ANSWER_NOTE, False, id="every-source-hidden"
+        ),
+    ],
+)
+async def test_the_note_says_plainly_how_much_is_hidden(
+    provider: tuple[FakeOpenAI, str],
+    http: httpx.AsyncClient,
+    workspace: Workspace,
+    answer: str,
+    reader: str,
+    note: str | None,
+    shown: bool,
+) -> None:
+    """Issue 36: a shared answer whose every source the reader cannot read is no empty body under
+    "some sources are hidden": the note says that nothing of it can be shown, and nothing is."""
+    provider[0].answer = answer
+    answer_id = await bobs_answer(http, workspace)
+    r = await http.get(GET, params={"answerId": answer_id}, headers=workspace[reader].headers)
+    assert r.status_code == 200, r.text
+    data = r.json()
+    assert data["note"] == note
+    assert bool(data["answer"]) is shown
+    if not shown:
+        assert (data["citations"], data["sentences"]) == ([], [])
+        assert not any(word in content_stems(r.text.casefold()) for word in secret_words(workspace))

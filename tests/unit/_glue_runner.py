@@ -74,7 +74,7 @@ def _cited(answer: str, pairs: "list[list[Any]]") -> "Any":
 def _turn() -> "Any":
     turn = answer_text.Turn("why?")
     turn.text = "because [1]"
-    turn.citations[1] = ("m1", "r1")
+    turn.citations[1] = answer_text.CitedMessage("m1", "r1", "Carol", "#ops")
     return plain(turn)
 
 
@@ -114,10 +114,12 @@ _OPERATIONS: "dict[str, Callable[..., Any]]" = {
     "more_in_thread_text": wording.more_in_thread_text,
     "file_size_text": wording.file_size_text,
     "casefold": lambda text: wording._casefold(text),
+    "room_label": wording.room_label,
     # conversations
     "groups": _groups,
     "message_id": conversations.message_id,
     "thread_of": lambda result: plain(conversations.thread_of(result)),
+    "numbers": lambda results, ids: [conversations.ResultNumbers(results).number(i) for i in ids],
     # answer_text
     "sentences": _sentences,
     "runs": _runs,
@@ -125,6 +127,9 @@ _OPERATIONS: "dict[str, Callable[..., Any]]" = {
     "cited": _cited,
     "citations": lambda value: plain(answer_text.read_citations(value)),
     "unsupported_text": answer_text.unsupported_text,
+    "citation_link": lambda n, value, listed: plain(
+        answer_text.citation_link(n, answer_text.read_citations(value), {k: v for k, v in listed}.get)
+    ),
     "turn": _turn,
 }
 

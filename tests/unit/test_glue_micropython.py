@@ -219,6 +219,10 @@ WORDING_CASES += [["file_size_text", size] for size in (
     1048576, 2516582, 2621440, 1073741824, 1099511627776, 1125899906842624, 2**53 + 1, 2**60 + 12345, 0, -5, True,
 )]  # fmt: skip
 WORDING_CASES += [["file_size_text", "12"], ["file_size_text", None], ["file_size_text", 1.5]]
+WORDING_CASES += [["room_label", room] for room in (
+    {"t": "c", "name": "ops", "fname": "Ops Team"}, {"t": "p", "name": "ça"}, {"t": "d", "name": "alice__ça"},
+    {"t": "d", "name": ""}, {"t": "c"}, "ops", None,
+)]  # fmt: skip
 WORDING_CASES += [["casefold", text] for text in ("", "ASCII Only", "Straße ΣΊΣΥΦΟΣ ς ﬁ ǅ İ ẞ ꭰ Ꭰ ᏸ µ ᾳ ῼ")]
 RESULTS = [
     {"msgId": "a", "ts": "2026-11-03T10:00:00Z", "thread": {"_id": "t1", "title": "Deploy", "replies": 4}},
@@ -235,6 +239,7 @@ CONVERSATION_CASES: list[list[Any]] = [
     ["groups", RESULTS, 3], ["groups", RESULTS, 1], ["groups", RESULTS, 0], ["groups", [], 3],
     ["message_id", {"msgId": "", "_id": "x"}], ["message_id", {"msgId": 3}], ["message_id", {}],
     ["thread_of", {"thread": {"_id": "t", "title": "T"}}], ["thread_of", {"thread": {"_id": 1}}], ["thread_of", {"thread": "t"}],
+    ["numbers", RESULTS, ["a", "h", "g", "", "nope"]], ["numbers", [], ["a"]],
 ]
 SENTENCES = [
     {"text": "It failed [1].", "citations": [1, "2", -1, True, 3], "supported": False,
@@ -257,6 +262,10 @@ ANSWER_CASES: list[list[Any]] = [
     ["cited", "[1][1] [3]", [[1, "m1"], [3, "m1"]]],
     ["citations", [{"n": 1, "msgId": "m1", "rid": "r1"}, {"n": 1, "msgId": "m9"}, {"n": 2, "msgId": "m2"}, {"n": "3", "msgId": "m3"}, 5]],
     ["unsupported_text", 0], ["unsupported_text", 1], ["unsupported_text", 3],
+    ["citations", [{"n": 2, "msgId": "m", "u": {"username": "ça", "name": "Çé"}, "room": {"t": "d", "name": "a__ça"}}, {"n": 3, "msgId": "x", "u": 5}]],
+    ["citation_link", 9, [{"n": 9, "msgId": "m21", "u": {"name": "Çé"}, "room": {"t": "c", "name": "ops"}}], [["m21", 21]]],
+    ["citation_link", 9, [{"n": 9, "msgId": "m9", "u": {"name": "Çé"}, "room": {"t": "c", "name": "ops"}}], [["m21", 21]]],
+    ["citation_link", 8, [{"n": 9, "msgId": "m9"}], []],
     ["turn"],
 ]
 TABLES = {

@@ -125,3 +125,36 @@ def test_check_citations_properties(answer: str, texts: list[str]) -> None:
         for span in sentence.spans:
             assert span.n in sentence.citations
             assert 0 <= span.start < span.end <= len(sources[span.n - 1].text)
+
+
+@pytest.mark.parametrize(
+    ("claim", "source"),
+    [
+        pytest.param(
+            "Dana Ruiz — backup stopped [1]",
+            AnswerSource("backup stopped", "dr", "ops", "2027-05-11T08:00:00Z", author_name="Dana Ruiz"),
+            id="the-authors-display-name",
+        ),
+        pytest.param(
+            "May 10, 2027 — the backup stopped yesterday [1]",
+            AnswerSource("the backup stopped yesterday", "dr", "ops", "2027-05-11T08:00:00Z"),
+            id="the-day-before-a-message-that-says-yesterday",
+        ),
+        pytest.param(
+            "Jun 2, 2027 — the migration runs tomorrow [1]",
+            AnswerSource("the migration runs tomorrow", "dr", "ops", "2027-06-01T08:00:00Z"),
+            id="the-day-after-a-message-that-says-tomorrow",
+        ),
+    ],
+)
+def test_a_sources_author_name_and_the_days_it_names_count_as_its_words(claim: str, source: AnswerSource) -> None:
+    """An extractive answer leads a line with its message's author or date (issue 36): the check
+    reads them as the source's words, a relative day resolved against the message's date."""
+    (checked,) = check_citations(claim, [source])
+    assert checked.supported is True
+
+
+def test_a_relative_day_is_not_any_day() -> None:
+    source = AnswerSource("the backup stopped yesterday", "dr", "ops", "2027-05-11T08:00:00Z")
+    (checked,) = check_citations("May 3, 2027 — the backup stopped yesterday [1]", [source])
+    assert checked.supported is False

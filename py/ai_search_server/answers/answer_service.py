@@ -25,8 +25,16 @@ around the app's ``GuardedClient``. Per request, in order:
    answer the model stopped before finishing (``finish_reason`` ``length`` or ``content_filter``) is
    kept and marked ``truncated: true``.
 
-``answer`` returns the whole result; ``answer_events`` yields ``AnswerDelta``s then one
-``AnswerDone``, for the streamed route. Both return records (``routes/shapes.py`` writes them as JSON)
+**Numbering.** Source ``n`` is the ``n``-th source the answer was given; an extractive answer
+numbers the messages of their conversations after them. Every number an answer may cite is kept
+with the answer (``records.keep_answer``), context messages included, so a shared answer still
+knows what each of its numbers cites. The page shows each cited message by its own number in the
+result list, never by these (``ai_search_web.answer_text``): the citations say which message each
+``[n]`` is, and its author and room for a message the page does not list.
+
+``answer`` returns the whole result; ``answer_events`` yields one ``AnswerSources`` (every numbered
+message the answer may cite, before any text, so a page can show each ``[n]`` as it streams in),
+``AnswerDelta``s, then one ``AnswerDone``, for the streamed route. Both return records (``routes/shapes.py`` writes them as JSON)
 and raise the answers' own errors (``answer_errors``) or the provider's ``ProviderError``; the routes
 turn those into refusals.
 """
@@ -63,7 +71,7 @@ from .echo import PromptEcho
 from .follow_ups import FollowUpSearch
 from .provider import OpenAICompatibleProvider, ProviderConfig
 from .records import keep_answer
-from .sources import Citation, LoadedSource, loaded_source
+from .sources import Citation, LoadedSource, citation, loaded_source
 from .stream import AnswerTextStream, shape_answer_text
 
 __all__ = [
@@ -72,6 +80,7 @@ __all__ = [
     "AnswerDone",
     "AnswerResult",
     "AnswerService",
+    "AnswerSources",
     "Citation",
 ]
 
@@ -109,6 +118,21 @@ class _Asked:
     refs: tuple[AnswerSourceRef, ...]
     earlier: tuple[str, ...] = ()
     searched: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerSources:
+    """Every message the streamed answer may cite, by its number: sent before the first text."""
+
+    citations: tuple[Citation, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Drawn:
+    """An extractive answer and every message it numbered (its sources, then their conversations)."""
+
+    result: AnswerResult
+    numbered: tuple[LoadedSource, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,14 +251,16 @@ class AnswerService:
         return _Asked(planned.searched, planned.refs, tuple(t.query for t in turns), planned.searched)
 
     def _finish(
-        self, user: User, query: str, asked: _Asked, result: AnswerResult, sources: Sequence[LoadedSource]
+        self, user: User, query: str, asked: _Asked, result: AnswerResult, numbered: Sequence[LoadedSource]
     ) -> AnswerResult:
-        """The result with what a follow-up searched, kept under a new id (``records.keep_answer``)."""
-        numbered = [(s.msg_id, s.rid) for s in sources]
-        answer_id = keep_answer(self.store, user, query, result.answer, numbered, result.provider, asked.searched)
+        """The result with what a follow-up searched, kept under a new id (``records.keep_answer``)
+        with every message it numbered, so each of its ``[n]`` still names the same message when
+        the answer is shared."""
+        ids = [(s.msg_id, s.rid) for s in numbered]
+        answer_id = keep_answer(self.store, user, query, result.answer, ids, result.provider, asked.searched)
         return replace(result, searched=asked.searched, answer_id=answer_id)
 
-    def _extractive(self, user: User, query: str, sources: Sequence[LoadedSource]) -> AnswerResult:
+    def _extractive(self, user: User, query: str, sources: Sequence[LoadedSource]) -> _Drawn:
         """The answer quoted from the sources and their conversations (``context.load_context``)."""
         readable = self.store.readable_room_ids(user.id)
         rooms = self.store.get_rooms({s.rid for s in sources})
@@ -242,7 +268,8 @@ class AnswerService:
         text = build_extractive_answer(
             query, [s.source for s in drawn.sources], [s.source for s in drawn.context]
         )
-        return self._result(text, [*drawn.sources, *drawn.context], None)
+        numbered = (*drawn.sources, *drawn.context)
+        return _Drawn(self._result(text, numbered, None), numbered)
 
     # -- answers ---------------------------------------------------------------------------------
 
@@ -283,7 +310,8 @@ class AnswerService:
         asked = await self._asked(user, query, refs, turns, search)
         sources = self.load_sources(user, asked.refs)
         if provider is None:
-            return self._finish(user, query, asked, self._extractive(user, asked.question, sources), sources)
+            drawn = self._extractive(user, asked.question, sources)
+            return self._finish(user, query, asked, drawn.result, drawn.numbered)
         prompt = self._prompt(query, sources, asked.earlier)
         completion = await provider.complete(self.system_prompt, prompt)
         result = self._result(completion.text, sources, provider, truncated=completion.truncated)
@@ -298,9 +326,10 @@ class AnswerService:
         model: str | None = None,
         turns: Sequence[AnswerTurn] = (),
         search: FollowUpSearch | None = None,
-    ) -> AsyncGenerator[AnswerDelta | AnswerDone, None]:
-        """The answer as it is written: ``AnswerDelta``s whose texts join to the final answer, then
-        one ``AnswerDone`` with the answer, its citations and the provider.
+    ) -> AsyncGenerator[AnswerSources | AnswerDelta | AnswerDone, None]:
+        """The answer as it is written: one ``AnswerSources`` (what each number the answer may cite
+        names), ``AnswerDelta``s whose texts join to the final answer, then one ``AnswerDone`` with
+        the answer, its citations and the provider.
 
         Raises (from any step of the iteration):
             the same errors as ``answer``. Status and sources are checked before anything is yielded.
@@ -309,7 +338,9 @@ class AnswerService:
         asked = await self._asked(user, query, refs, turns, search)
         sources = self.load_sources(user, asked.refs)
         if provider is None:
-            result = self._finish(user, query, asked, self._extractive(user, asked.question, sources), sources)
+            drawn = self._extractive(user, asked.question, sources)
+            result = self._finish(user, query, asked, drawn.result, drawn.numbered)
+            yield AnswerSources(_numbered(drawn.numbered))
             yield AnswerDelta(result.answer)
             yield AnswerDone(result)
             return
@@ -320,6 +351,7 @@ class AnswerService:
         secrets = self.secrets.stream()
         parts: list[str] = []
         prompt = self._prompt(query, sources, asked.earlier)
+        yield AnswerSources(_numbered(sources))
         async with aclosing(provider.stream(self.system_prompt, prompt)) as deltas:
             async for delta in deltas:
                 parts.append(delta)
@@ -366,7 +398,7 @@ class AnswerService:
                 # The text stays out of the log too: it is what the operator keeps private.
                 log.warning("an answer repeated the system prompt: %d run(s) redacted", stream.redacted_runs)
         cited = extract_citations(answer, len(sources))
-        citations = tuple(Citation(n, sources[n - 1].msg_id, sources[n - 1].rid) for n in cited)
+        citations = tuple(citation(n, sources[n - 1]) for n in cited)
         label = (
             {"name": provider.name, "model": provider.model}
             if provider is not None
@@ -374,3 +406,8 @@ class AnswerService:
         )
         sentences = tuple(check_citations(answer, [s.source for s in sources]))
         return AnswerResult(answer, citations, label, truncated, sentences)
+
+
+def _numbered(sources: Sequence[LoadedSource]) -> tuple[Citation, ...]:
+    """Every numbered message, as the citation it would be."""
+    return tuple(citation(n, source) for n, source in enumerate(sources, start=1))

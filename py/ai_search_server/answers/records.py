@@ -23,7 +23,7 @@ from ..store.base import Store, StoreError
 from ..store.records import AnswerFeedback, AnswerSourceRecord, StoredAnswer, User
 from ..store.rules import new_id
 from .answer_errors import AnswerNotFound
-from .sources import Citation, loaded_source
+from .sources import Citation, LoadedSource, citation, loaded_source
 
 __all__ = ["ANSWER_NOT_FOUND", "OpenedAnswer", "keep_answer", "openable_answer", "reader_view"]
 
@@ -85,15 +85,15 @@ def openable_answer(store: Store, reader: User, answer_id: str) -> StoredAnswer:
     return stored
 
 
-def _visible_sources(store: Store, reader: User, stored: StoredAnswer) -> list[AnswerSource | None]:
+def _visible_sources(store: Store, reader: User, stored: StoredAnswer) -> list[LoadedSource | None]:
     messages = store.get_messages(s.msg_id for s in stored.sources)
     readable = store.readable_room_ids(reader.id)
     rooms = store.get_rooms({m.room_id for m in messages.values() if m.room_id in readable})
-    out: list[AnswerSource | None] = []
+    out: list[LoadedSource | None] = []
     for record in stored.sources:
         message = messages.get(record.msg_id)
         visible = message is not None and message.room_id in readable and message.room_id == record.rid
-        out.append(loaded_source(message, rooms).source if visible and message is not None else None)
+        out.append(loaded_source(message, rooms) if visible and message is not None else None)
     return out
 
 
@@ -101,12 +101,9 @@ def reader_view(
     store: Store, reader: User, stored: StoredAnswer, feedback: AnswerFeedback | None
 ) -> OpenedAnswer:
     """A stored answer as ``reader`` may see it (``ai.search.answer.get``)."""
-    sources = _visible_sources(store, reader, stored)
+    loaded = _visible_sources(store, reader, stored)
+    sources: list[AnswerSource | None] = [s.source if s is not None else None for s in loaded]
     view = answer_for_reader(stored.answer, sources)
     cited = dict.fromkeys(n for sentence in view.sentences for n in sentence.citations)
-    citations = tuple(
-        Citation(n, stored.sources[n - 1].msg_id, stored.sources[n - 1].rid)
-        for n in cited
-        if sources[n - 1] is not None
-    )
+    citations = tuple(citation(n, shown) for n in cited if (shown := loaded[n - 1]) is not None)
     return OpenedAnswer(stored, view, citations, stored.user_id == reader.id, feedback)

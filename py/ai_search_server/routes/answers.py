@@ -7,7 +7,9 @@ Two ways to get the answer, same body:
 - plain JSON (the default, and what MCP tools get): ``{"answer", "citations": [{"n", "msgId", "rid"}],
   "provider": {"name", "model"}, "truncated", "sentences": [{"text", "citations", "supported",
   "spans"}], "success": true}`` (``sentences``: each sentence checked against the sources it cites);
-- ``Accept: text/event-stream``: the answer as it is written, ``event: delta`` ``{"text"}`` events
+- ``Accept: text/event-stream``: the answer as it is written: first ``event: sources``
+  ``{"citations": [...]}`` (every message the answer may cite, shaped as ``citations`` are, so a page
+  knows what each ``[N]`` names while the text streams in), then ``event: delta`` ``{"text"}`` events
   whose texts join to the final answer, then ``event: done`` with the JSON shape above (without
   ``success``), or ``event: error`` ``{"errorType", "error"}`` if the provider fails half-way.
   Anything that fails before the first event (bad body, answers off, sources refused, provider down)
@@ -56,7 +58,7 @@ from ..answers.answer_errors import (
     SourcesRefused,
     UnknownModel,
 )
-from ..answers.answer_service import AnswerDelta, AnswerDone
+from ..answers.answer_service import AnswerDelta, AnswerDone, AnswerSources
 from ..answers.follow_ups import FollowUpSearch
 from ..answers.provider import ProviderError
 from ..answers.stream import SSE_MEDIA_TYPE, sse_event, wants_event_stream
@@ -64,7 +66,7 @@ from ..ratelimit import RateLimit
 from ..rest import ApiRequest, Refusal, Router
 from .params import NoParams, Params
 from .replies import AnswerReply
-from .shapes import answer_json
+from .shapes import answer_json, citations_json
 
 __all__ = [
     "ANSWER_RATE_LIMIT",
@@ -76,6 +78,9 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+# What the answer service yields for the streamed route, in order: sources, deltas, done.
+Event = AnswerSources | AnswerDelta | AnswerDone
 
 router = Router(tags=("AI",))
 
@@ -232,33 +237,40 @@ async def search_answer(req: ApiRequest[AnswerParams]) -> Mapping[str, Any] | Re
             result = await service.answer(req.user, query, refs, model=model, turns=turns, search=search)
         return answer_json(result)
     events = service.answer_events(req.user, query, refs, model=model, turns=turns, search=search)
-    # The first event is awaited here, so a failure before any text (answers off, sources refused,
+    # The first text is awaited here, so a failure before any text (answers off, sources refused,
     # provider down or too slow to start) is a JSON error with its status, not a 200 stream.
+    firsts: list[Event] = []
     try:
         with answer_refusals():
-            first = await anext(events)
+            while not firsts or isinstance(firsts[-1], AnswerSources):
+                firsts.append(await anext(events))
     except BaseException:
         await events.aclose()
         raise
     return StreamingResponse(
-        _event_stream(first, events),
+        _event_stream(firsts, events),
         media_type=SSE_MEDIA_TYPE,
         headers={"cache-control": "no-store", "x-accel-buffering": "no"},
     )
 
 
-async def _event_stream(
-    first: AnswerDelta | AnswerDone, events: AsyncGenerator[AnswerDelta | AnswerDone, None]
-) -> AsyncIterator[bytes]:
+def _encoded(event: Event) -> bytes:
+    if isinstance(event, AnswerSources):
+        return sse_event("sources", {"citations": citations_json(event.citations)})
+    if isinstance(event, AnswerDone):
+        return sse_event("done", answer_json(event.result))
+    return sse_event("delta", {"text": event.text})
+
+
+async def _event_stream(firsts: list[Event], events: AsyncGenerator[Event, None]) -> AsyncIterator[bytes]:
     async with aclosing(events):
-        event = first
         try:
-            while True:
-                if isinstance(event, AnswerDone):
-                    yield sse_event("done", answer_json(event.result))
-                    return
-                yield sse_event("delta", {"text": event.text})
+            # The events awaited before the response started leave together, the first text with them.
+            yield b"".join(_encoded(event) for event in firsts)
+            event = firsts[-1]
+            while not isinstance(event, AnswerDone):
                 event = await anext(events)
+                yield _encoded(event)
         except (AnswerError, ProviderError) as exc:
             refusal = refusal_of(exc)
             yield sse_event("error", {"errorType": refusal.error_type, "error": refusal.message})

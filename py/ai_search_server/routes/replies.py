@@ -193,10 +193,19 @@ class SearchReply(_Body):
     meta: _SearchMeta
 
 
+class _CitedAuthor(BaseModel):
+    username: str
+    name: str
+
+
 class _Citation(BaseModel):
     n: int = Field(description="The [N] of the answer's text.")
     msgId: str
     rid: str
+    u: Absent[_CitedAuthor] = Field(default=None, description="Who wrote the message.")
+    room: Absent[RoomRef] = Field(
+        default=None, description="Its room: a page names a message it does not list by author and room."
+    )
 
 
 class _Span(BaseModel):

@@ -7,10 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 from ai_search import (
-    HIDDEN_SOURCES_NOTE,
     CheckedSentence,
     describe_candidate_check,
     describe_search_scope,
+    hidden_note,
     to_iso_timestamp,
 )
 
@@ -23,6 +23,7 @@ from ..store.records import Message, Room, Subscription, ThreadSummary, User
 
 __all__ = [
     "answer_json",
+    "citations_json",
     "message_json",
     "opened_answer_json",
     "retrieval_json",
@@ -211,8 +212,20 @@ def search_meta_json(
     return meta
 
 
-def _citations_json(citations: tuple[Citation, ...]) -> list[dict[str, Any]]:
-    return [{"n": c.n, "msgId": c.msg_id, "rid": c.rid} for c in citations]
+def _citation_json(c: Citation) -> dict[str, Any]:
+    """One citation: its number and message, then the message's author and room (``u`` and ``room``
+    as a search result has them), so a page can name a message it does not list."""
+    out: dict[str, Any] = {"n": c.n, "msgId": c.msg_id, "rid": c.rid}
+    if c.username:
+        out["u"] = {"username": c.username, "name": c.user_name}
+    if c.room is not None:
+        out["room"] = {"_id": c.room.id, "t": c.room.type, "name": c.room.name, "fname": c.room.fname}
+    return out
+
+
+def citations_json(citations: tuple[Citation, ...]) -> list[dict[str, Any]]:
+    """An answer's ``citations`` (and the streamed ``sources`` event's)."""
+    return [_citation_json(c) for c in citations]
 
 
 def _sentences_json(sentences: tuple[CheckedSentence, ...]) -> list[dict[str, Any]]:
@@ -224,7 +237,7 @@ def answer_json(result: AnswerResult) -> dict[str, Any]:
     out: dict[str, Any] = {
         "answerId": result.answer_id,
         "answer": result.answer,
-        "citations": _citations_json(result.citations),
+        "citations": citations_json(result.citations),
         "provider": dict(result.provider),
         "truncated": result.truncated,
         "sentences": _sentences_json(result.sentences),
@@ -241,14 +254,14 @@ def opened_answer_json(opened: OpenedAnswer) -> dict[str, Any]:
         "answerId": stored.id,
         "query": stored.query,
         "answer": view.answer,
-        "citations": _citations_json(opened.citations),
+        "citations": citations_json(opened.citations),
         "sentences": _sentences_json(view.sentences),
         "provider": dict(stored.provider),
         "createdAt": to_iso_timestamp(stored.created_at),
         "shared": stored.shared_at is not None,
         "mine": opened.mine,
         "hiddenSources": view.hidden_sources,
-        "note": HIDDEN_SOURCES_NOTE if view.hidden_sources or view.dropped_sentences else None,
+        "note": hidden_note(view),
         "feedback": None if feedback is None else {"rating": feedback.rating, "reason": feedback.reason},
     }
     if stored.searched is not None:
