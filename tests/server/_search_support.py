@@ -10,7 +10,7 @@ normalised. Texts sharing words or concepts are similar; others are near orthogo
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +20,9 @@ import numpy.typing as npt
 from ai_search_server.retrieval.embedded import EmbeddedPipeline
 from ai_search_server.retrieval.embedder import EmbeddingFailed, normalise_rows
 from ai_search_server.retrieval.index import INDEX_FILENAME, EmbeddedIndex
+from ai_search_server.retrieval.index_db import KeywordScope
 from ai_search_server.retrieval.search_service import SearchOptions, SearchOutcome, SearchService
-from ai_search_server.retrieval.terms import words_with_offsets
+from ai_search_server.retrieval.terms import query_terms, words_with_offsets
 from ai_search_server.routes.shapes import retrieval_json, search_hit_json
 from ai_search_server.store.base import Store
 
@@ -119,3 +120,22 @@ def hits_json(outcome: SearchOutcome) -> list[dict[str, Any]]:
 def report_json(outcome: SearchOutcome) -> dict[str, Any]:
     """The outcome's report as ``ai.search`` answers it in ``meta.retrieval``."""
     return retrieval_json(outcome.report)
+
+
+def reopened_after_downgrade(
+    store: Store, rooms: list[str], index_path: Path, downgrade: Callable[[Path], None], queries: list[str]
+) -> tuple[EmbeddedIndex, HashingEmbedder, dict[str, list[Any]]]:
+    """An index built, searched for ``queries``, closed, taken back to an older layout by
+    ``downgrade``, and opened again (so migrated): the reopened index, its embedder (which counts what
+    it embedded again) and the keyword results before. The caller closes the index."""
+    first = EmbeddedIndex.open(index_path, store, HashingEmbedder())
+    assert first.wait_until_embedded(EMBED_WAIT_SECONDS)
+    before = {q: first.keyword_search(query_terms(q), KeywordScope(rooms), 20) for q in queries}
+    assert any(before.values())
+    first.close()
+    downgrade(index_path)
+    embedder = HashingEmbedder()
+    index = EmbeddedIndex.open(index_path, store, embedder)
+    assert index.wait_until_embedded(EMBED_WAIT_SECONDS)
+    assert embedder.texts_embedded == 0  # the vectors stayed
+    return index, embedder, before

@@ -46,7 +46,7 @@ from ai_search_server.store import open_store
 from ai_search_server.store.records import Attachment, Message
 from tests._postgres import PostgresCluster
 
-from ._search_support import EMBED_WAIT_SECONDS, HashingEmbedder
+from ._search_support import reopened_after_downgrade
 from .conftest import Workspace
 
 START = datetime(2026, 4, 1, tzinfo=UTC)
@@ -175,20 +175,12 @@ def _downgrade_to_layout_6(path: Path) -> None:
 def test_a_layout_6_file_is_counted_in_place_keeping_vectors_and_results(
     workspace: Workspace, data_dir: Path
 ) -> None:
-    store = workspace.store
     rooms = [room.id for room in workspace.rooms.values()]
-    first = EmbeddedIndex.open(data_dir / INDEX_FILENAME, store, HashingEmbedder())
-    assert first.wait_until_embedded(EMBED_WAIT_SECONDS)
     queries = ["deploy", "deploy failed billing", "lunch", '"rolling back"']
-    before = {q: first.keyword_search(query_terms(q), KeywordScope(rooms), 20) for q in queries}
-    assert any(before.values())
-    first.close()
-    _downgrade_to_layout_6(data_dir / INDEX_FILENAME)
-    embedder = HashingEmbedder()
-    index = EmbeddedIndex.open(data_dir / INDEX_FILENAME, store, embedder)
+    index, _embedder, before = reopened_after_downgrade(
+        workspace.store, rooms, data_dir / INDEX_FILENAME, _downgrade_to_layout_6, queries
+    )
     try:
-        assert index.wait_until_embedded(EMBED_WAIT_SECONDS)
-        assert embedder.texts_embedded == 0  # the vectors stayed
         for query in queries:
             assert index.keyword_search(query_terms(query), KeywordScope(rooms), 20) == before[query]
         _assert_counts_hold(index.db)

@@ -34,7 +34,7 @@ from ai_search_server.retrieval.terms import fts_match_expression, query_terms
 from ai_search_server.retrieval.tokens import text_tokens, token_column_text
 from ai_search_server.store.records import Attachment, Message
 
-from ._search_support import EMBED_WAIT_SECONDS, HashingEmbedder
+from ._search_support import reopened_after_downgrade
 from .conftest import Workspace
 
 START = datetime(2026, 3, 1, tzinfo=UTC)
@@ -242,18 +242,11 @@ def test_a_layout_5_file_is_migrated_in_place_keeping_vectors_and_results(
 ) -> None:
     store = workspace.store
     rooms = [room.id for room in workspace.rooms.values()]
-    first = EmbeddedIndex.open(data_dir / INDEX_FILENAME, store, HashingEmbedder())
-    assert first.wait_until_embedded(EMBED_WAIT_SECONDS)
     queries = ["deploy", "postgres failover", '"release notes"', "lunch"]
-    before = {q: first.keyword_search(query_terms(q), KeywordScope(rooms), 20) for q in queries}
-    assert any(before.values())
-    first.close()
-    _downgrade_to_layout_5(data_dir / INDEX_FILENAME)
-    embedder = HashingEmbedder()
-    index = EmbeddedIndex.open(data_dir / INDEX_FILENAME, store, embedder)
+    index, _embedder, before = reopened_after_downgrade(
+        store, rooms, data_dir / INDEX_FILENAME, _downgrade_to_layout_5, queries
+    )
     try:
-        assert index.wait_until_embedded(EMBED_WAIT_SECONDS)
-        assert embedder.texts_embedded == 0  # the vectors stayed
         assert index.vector_count == len(workspace.messages)
         for query in queries:
             assert index.keyword_search(query_terms(query), KeywordScope(rooms), 20) == before[query]
