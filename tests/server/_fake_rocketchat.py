@@ -41,6 +41,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from email.utils import formatdate
+from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
@@ -50,7 +51,7 @@ from starlette.routing import Route
 
 from .._uvicorn import UvicornThread
 
-__all__ = ["HOSTILE_MODES", "HOSTILE_PATIENCE_PAGES", "FakeRocketChat", "iso"]
+__all__ = ["HOSTILE_MODES", "HOSTILE_PATIENCE_PAGES", "FakeRocketChat", "iso", "sync_argv"]
 
 HOSTILE_MODES = ("endless", "ignores-offset", "wrong-offset", "growing", "oversized", "stuck")
 # Calls to a hostile route after which it answers an empty page (the test fails instead of hanging).
@@ -576,3 +577,13 @@ def _made_up_message(room_id: str, ms: int) -> dict[str, Any]:
         "_id": f"m{room_id[1:4]}{ms:013d}", "rid": room_id, "msg": f"made up {ms}", "ts": moment, "_updatedAt": moment,
         "u": {"_id": ADMIN_ID, "username": "admin", "name": "Ada Admin"},
     }  # fmt: skip
+
+
+def sync_argv(server: FakeRocketChat, data: Path, database_url: str, *token: str) -> list[str]:
+    """``ai-search sync rocketchat`` against ``server`` as its admin, quiet, into ``data`` (and the
+    PostgreSQL database when ``database_url`` names one); ``token`` is how the token is given."""
+    database = ["--database", database_url] if database_url else []
+    return [
+        "sync", "rocketchat", "--url", server.url, "--user-id", ADMIN_ID, *token, "--quiet",
+        "--data", str(data), *database,
+    ]  # fmt: skip

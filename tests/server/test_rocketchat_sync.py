@@ -30,7 +30,7 @@ from ai_search_server.store.base import Store
 from ai_search_server.store.records import Message
 
 from ._exports import content_hash
-from ._fake_rocketchat import ADMIN_ID, ADMIN_TOKEN, FakeRocketChat
+from ._fake_rocketchat import ADMIN_ID, ADMIN_TOKEN, FakeRocketChat, sync_argv
 from ._scoping import check_scoping, scoped_client
 from ._search_support import UvicornThread
 
@@ -348,22 +348,11 @@ def test_the_command_syncs_and_says_what_it_did(
     data = tmp_path / "cli-data"
     data.mkdir()
     (data / "config.toml").write_text('embedder = "none"\n')
-    argv = [
-        "sync",
-        "rocketchat",
-        "--url",
-        server.url,
-        "--user-id",
-        ADMIN_ID,
-        "--token",
-        ADMIN_TOKEN,
-        "--quiet",
-        *(["--database", database_url] if database_url else []),
-    ]
-    assert main([*argv, "--data", str(data)]) == 0
+    argv = sync_argv(server, data, database_url, "--token", ADMIN_TOKEN)
+    assert main(argv) == 0
     out = capsys.readouterr().out
     assert f"{server.url}: " in out and "15 messages imported" in out
-    assert main([*argv, "--data", str(data)]) == 0
+    assert main(argv) == 0
     assert "0 messages imported, 0 unchanged" in capsys.readouterr().out  # nothing changed: nothing re-read
 
 

@@ -20,7 +20,7 @@ import pytest
 from ai_search_server import cli
 from ai_search_server.cli import main
 
-from ._fake_rocketchat import ADMIN_ID, ADMIN_TOKEN, FakeRocketChat
+from ._fake_rocketchat import ADMIN_TOKEN, FakeRocketChat, sync_argv
 
 WARNING = "can be read by every user of this machine"
 
@@ -38,23 +38,6 @@ def data(tmp_path: Path) -> Path:
     folder.mkdir()
     (folder / "config.toml").write_text('embedder = "none"\n')
     return folder
-
-
-def _argv(server: FakeRocketChat, data: Path, database_url: str, *token: str) -> list[str]:
-    database = ["--database", database_url] if database_url else []
-    return [
-        "sync",
-        "rocketchat",
-        "--url",
-        server.url,
-        "--user-id",
-        ADMIN_ID,
-        *token,
-        "--quiet",
-        "--data",
-        str(data),
-        *database,
-    ]
 
 
 @pytest.mark.parametrize(
@@ -88,7 +71,7 @@ def test_each_way_of_giving_the_token_syncs_and_only_the_flag_warns(
         monkeypatch.setenv("AI_SEARCH_ROCKETCHAT_TOKEN", ADMIN_TOKEN)
     else:
         token = ("--token", ADMIN_TOKEN)
-    argv = _argv(server, data, database_url, *token)
+    argv = sync_argv(server, data, database_url, *token)
     assert main(argv) == 0
     out, err = capsys.readouterr()
     assert f"{server.url}: " in out and "Traceback" not in err
@@ -120,7 +103,7 @@ def test_a_token_file_that_cannot_serve_is_refused_with_a_sentence(
         path.write_bytes(content)
     elif content is not None:
         path.write_text(content)
-    assert main(_argv(server, data, "", "--token-file", str(path))) == 2
+    assert main(sync_argv(server, data, "", "--token-file", str(path))) == 2
     err = capsys.readouterr().err
     assert f"--token-file {path}: {fragment}" in err and "Traceback" not in err
     assert not server.calls("/api/v1/users.list"), "nothing was called without a token"
@@ -130,7 +113,7 @@ def test_the_token_file_and_the_token_flag_exclude_each_other(
     tmp_path: Path, server: FakeRocketChat, data: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with pytest.raises(SystemExit) as stopped:
-        main(_argv(server, data, "", "--token-file", str(tmp_path / "t"), "--token", "-"))
+        main(sync_argv(server, data, "", "--token-file", str(tmp_path / "t"), "--token", "-"))
     assert stopped.value.code == 2 and "not allowed with argument" in capsys.readouterr().err
 
 
@@ -156,7 +139,7 @@ def test_the_process_list_shows_the_token_only_when_given_on_the_command_line(
     path = tmp_path / "rocketchat.token"
     path.write_text(ADMIN_TOKEN)
     token = ("--token-file", str(path)) if how == "file" else ("--token", ADMIN_TOKEN)
-    argv = _argv(server, data, database_url, *token, "--watch", "--interval", "60")
+    argv = sync_argv(server, data, database_url, *token, "--watch", "--interval", "60")
     with subprocess.Popen(
         [sys.executable, "-m", "ai_search_server", *argv],
         stdout=subprocess.PIPE,
