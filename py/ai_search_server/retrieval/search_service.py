@@ -63,7 +63,7 @@ from ai_search import (
 from ..store.base import Store
 from ..store.records import Message, Room, User
 from .conditions import PIPELINE_IS_VALUES, MessageConditions, conditions_applied
-from .floor import MODEL_FIELD, RelevanceFloor
+from .floor import KNOWN_TERMS_FIELD, MODEL_FIELD, RelevanceFloor
 from .message_checks import MessageChecks, MessageContext
 from .pipeline_client import Pipeline, PipelineError
 from .second_stage import Passage, SecondStage, SecondStageError
@@ -300,6 +300,8 @@ class _Branches:
     notices: list[str] = field(default_factory=list)
     # Branches whose pipeline answered without applying the conditions it was sent.
     unconditioned: list[str] = field(default_factory=list)
+    # Query terms found in the searched rooms (the embedded keyword branch says); None: not said.
+    known_terms: int | None = None
 
 
 class SearchService:
@@ -502,6 +504,9 @@ class SearchService:
                 branches.unconditioned.append(mode)
             if mode == "keyword":
                 coverage.update(_keyword_coverage(raw))
+                known = raw.get(KNOWN_TERMS_FIELD) if isinstance(raw, dict) else None
+                if isinstance(known, int) and not isinstance(known, bool):
+                    branches.known_terms = known
             elif isinstance(raw, dict) and isinstance(raw.get(MODEL_FIELD), str):
                 models.append(raw[MODEL_FIELD])
             normalised = normalize_intelligent_search_candidates(raw, scope_rooms, limit, mode)
@@ -591,7 +596,7 @@ class SearchService:
             )
             for key in by_id
         ]
-        banded = assign_bands(policy, query, items)
+        banded = assign_bands(policy, query, items, known_words=branches.known_terms != 0)
         if scores and not calibrated:
             # An uncalibrated stage orders each band by its own score, and leaves the bands alone.
             banded.sort(key=lambda b: (b.band != "strong", -scores.get(b.id, -math.inf)))

@@ -165,11 +165,28 @@ class SearchHit(BaseModel):
     files: Absent[list[_SearchFile]] = None
     thread: Absent[_ThreadRef] = Field(default=None, description="The conversation the message is in.")
     tmid: Absent[str] = None
+    band: Absent[Literal["strong", "related"]] = Field(
+        default=None,
+        description="How sure the match is: strong (answers the query), or related (shown apart). "
+        "Absent where no bands are calibrated for the model.",
+    )
 
 
 class _Branches(BaseModel):
     keyword: Literal["ok", "off", "unavailable", "failed"]
     semantic: Literal["ok", "off", "unavailable", "failed"]
+
+
+class _Bands(BaseModel):
+    strong: int = Field(description="Strong results among those returned.")
+    related: int = Field(description="Related results among those returned (after the strong ones).")
+
+
+class _SecondStage(BaseModel):
+    kind: Literal["local", "rerank", "embeddings"]
+    model: str
+    coverage: float = Field(description="Share of messages the stage can score yet (0 to 1).")
+    state: Literal["ok", "off", "unavailable", "failed"]
 
 
 class _Retrieval(BaseModel):
@@ -179,6 +196,8 @@ class _Retrieval(BaseModel):
     degraded: bool
     notices: list[str]
     pendingEmbeddings: Absent[int] = None
+    bands: Absent[_Bands] = None
+    secondStage: Absent[_SecondStage] = None
 
 
 class _SearchMeta(BaseModel):

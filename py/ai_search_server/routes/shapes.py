@@ -143,6 +143,8 @@ def search_hit_json(hit: SearchHit) -> dict[str, Any]:
             out["tmid"] = message.tmid
     if message.source_url:
         out["sourceUrl"] = message.source_url
+    if hit.band is not None:
+        out["band"] = hit.band
     return out
 
 
@@ -156,6 +158,16 @@ def retrieval_json(report: SearchReport) -> dict[str, Any]:
     retrieval["notices"] = list(report.notices)
     if report.pending_embeddings:
         retrieval["pendingEmbeddings"] = report.pending_embeddings
+    if report.strong is not None and report.related is not None:
+        retrieval["bands"] = {"strong": report.strong, "related": report.related}
+    if report.stage is not None:
+        stage = report.stage
+        retrieval["secondStage"] = {
+            "kind": stage.kind,
+            "model": stage.model,
+            "coverage": round(stage.coverage, 4),
+            "state": stage.state,
+        }
     return retrieval
 
 

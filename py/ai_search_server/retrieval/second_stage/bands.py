@@ -11,8 +11,9 @@ nothing). Bands keep both promises:
   promise is about this band: for a question nothing answers, no strong result;
 - **related**: shown apart, collapsed and labelled, at most `related_limit` of them — a relevance
   score of at least `related`, or a keyword hit holding `related_coverage`;
-- anything below is dropped. A query with no keyword hit at all and no strong candidate (gibberish, a
-  word no message holds) finds nothing, not even related results.
+- anything below is dropped. A query none of whose words occurs in the searched rooms (gibberish, a
+  name no one used) gets no related results from meaning alone: it finds nothing unless something is
+  strong.
 
 The relevance score mixes the second stage's score (a stronger model, ``stage_weight`` of it) with the
 first stage's similarity, and adds the keyword hit's coverage with a weight that depends on the query's
@@ -141,26 +142,28 @@ def _relevance(policy: BandPolicy, item: Scored, kind: QueryKind) -> float:
     return policy.stage_weight * item.stage + (1.0 - policy.stage_weight) * first
 
 
-def assign_bands(policy: BandPolicy, query: str, items: Sequence[Scored]) -> list[Banded]:
-    """The strong results, then at most `related_limit` related ones, each band best first."""
+def assign_bands(
+    policy: BandPolicy, query: str, items: Sequence[Scored], *, known_words: bool = True
+) -> list[Banded]:
+    """The strong results, then at most `related_limit` related ones, each band best first.
+
+    `known_words` False (no word of the query occurs in the searched rooms: gibberish, or a name no
+    one used) keeps meaning alone out of the related band: a nearest neighbour of nonsense is noise.
+    """
     kind = query_kind(query)
     weight = policy.keyword_weight.get(kind, 0.0)
     strong: list[Banded] = []
     related: list[Banded] = []
-    keyword_hit = False
     for item in items:
         relevance = _relevance(policy, item, kind)
         coverage = item.coverage or 0.0
-        keyword_hit = keyword_hit or item.coverage is not None
         score = relevance + weight * coverage
         if relevance >= policy.strong or (item.coverage is not None and coverage >= policy.strong_coverage):
             strong.append(Banded(item.id, "strong", score))
-        elif relevance >= policy.related or (
+        elif (known_words and relevance >= policy.related) or (
             item.coverage is not None and coverage >= policy.related_coverage
         ):
             related.append(Banded(item.id, "related", score))
-    if not strong and not keyword_hit:
-        return []  # nothing holds a word of the query and nothing is close in meaning: gibberish
     strong.sort(key=lambda b: (-b.score, b.id))
     related.sort(key=lambda b: (-b.score, b.id))
     return strong + related[: policy.related_limit]

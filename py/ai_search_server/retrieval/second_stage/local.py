@@ -72,13 +72,13 @@ def quantise(vector: Vector) -> bytes:
     """int8 with one float32 scale in front: 4 + d bytes, cosine kept to about 0.9999."""
     scale = float(np.max(np.abs(vector))) or 1.0
     codes = np.clip(np.rint(vector / scale * _INT8_MAX), -_INT8_MAX, _INT8_MAX).astype(np.int8)
-    return np.float32(scale).tobytes() + codes.tobytes()
+    return bytes(np.float32(scale).tobytes()) + bytes(codes.tobytes())
 
 
 def dequantise(blob: bytes) -> Vector:
     scale = np.frombuffer(blob[:4], dtype=np.float32)[0]
-    codes = np.frombuffer(blob[4:], dtype=np.int8).astype(np.float32)
-    return codes * (scale / _INT8_MAX)
+    codes: Vector = np.frombuffer(blob[4:], dtype=np.int8).astype(np.float32)
+    return codes * np.float32(scale / _INT8_MAX)
 
 
 class StageVectors:
@@ -226,7 +226,7 @@ class LocalStage:
             if held is not None:
                 self._queries.move_to_end(query)
                 return held
-        vector = self.embedder.embed([query])[0]
+        vector: Vector = self.embedder.embed([query])[0]
         with self._queries_lock:
             self._queries[query] = vector
             while len(self._queries) > QUERY_CACHE_ENTRIES:
