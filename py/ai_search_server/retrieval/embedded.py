@@ -282,7 +282,7 @@ class EmbeddedPipeline:
         query = parse_pipeline_request(body)
         results = self._keyword(query) if query.mode == "keyword" else self._semantic(query)
         answer: dict[str, Any] = {"results": results}
-        if query.mode == "keyword" and self.keyword is None:
+        if self.keyword is None:
             # Whether the query holds any word of the searched rooms: the bands' gibberish test.
             answer[KNOWN_TERMS_FIELD] = self.index.known_terms(query_terms(query.query), query.rooms)
         if query.conditions is not None:

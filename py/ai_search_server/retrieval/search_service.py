@@ -502,11 +502,11 @@ class SearchService:
                 return
             if conditions.active and not conditions_applied(raw):
                 branches.unconditioned.append(mode)
+            known = raw.get(KNOWN_TERMS_FIELD) if isinstance(raw, dict) else None
+            if isinstance(known, int) and not isinstance(known, bool):
+                branches.known_terms = known
             if mode == "keyword":
                 coverage.update(_keyword_coverage(raw))
-                known = raw.get(KNOWN_TERMS_FIELD) if isinstance(raw, dict) else None
-                if isinstance(known, int) and not isinstance(known, bool):
-                    branches.known_terms = known
             elif isinstance(raw, dict) and isinstance(raw.get(MODEL_FIELD), str):
                 models.append(raw[MODEL_FIELD])
             normalised = normalize_intelligent_search_candidates(raw, scope_rooms, limit, mode)
