@@ -277,7 +277,9 @@ _PLAN: tuple[PlanLine, ...] = (
 def _moment(rng: random.Random, user: str) -> datetime:
     first, last = _HOURS[_REGION[user]]
     day = rng.choice(_DAYS)
-    return datetime(day.year, day.month, day.day, rng.randint(first, last - 1), rng.randint(0, 59), tzinfo=UTC)
+    return datetime(
+        day.year, day.month, day.day, rng.randint(first, last - 1), rng.randint(0, 59), tzinfo=UTC
+    )
 
 
 def generate_background(taken: set[str], seed: int = BACKGROUND_SEED) -> list[BackgroundMessage]:
