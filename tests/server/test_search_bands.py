@@ -156,3 +156,43 @@ async def test_sort_new_keeps_strong_above_related(workspace: Workspace, index: 
     )
     bands = [h["band"] for h in hits_json(outcome)]
     assert bands == sorted(bands, key=lambda b: b != "strong")
+
+
+@pytest.fixture
+def banded_app(app, settings, workspace: Workspace, index: EmbeddedIndex):  # type: ignore[no-untyped-def]
+    from ai_search_server.retrieval.wiring import SearchHandle
+
+    stage = ScriptedStage({m.id: 0.9 for m in workspace.messages.values()})
+    svc = service(index, workspace, stage, stage_thresholds=(0.6, 0.2))
+    app.state.services.search = SearchHandle.ready(settings, workspace.store, svc)
+    return app
+
+
+async def test_the_rest_answer_carries_bands_and_the_stage(banded_app, client, workspace: Workspace) -> None:  # type: ignore[no-untyped-def]
+    response = await client.get(
+        "/api/v1/ai.search", params={"q": "deploy failed billing"}, headers=workspace["alice"].headers
+    )
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert [r["band"] for r in body["intelligent"]][:1] == ["strong"]
+    retrieval = body["meta"]["retrieval"]
+    assert retrieval["bands"]["strong"] == sum(r["band"] == "strong" for r in body["intelligent"])
+    assert retrieval["secondStage"]["coverage"] == 0.75
+
+
+async def test_the_status_route_says_how_far_the_second_stage_has_come(  # type: ignore[no-untyped-def]
+    banded_app, client, workspace: Workspace
+) -> None:
+    response = await client.get("/api/v1/ai.search.status", headers=workspace["bob"].headers)
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["searchEnabled"] is True
+    assert body["index"] == {"messages": len(workspace.messages), "pendingEmbeddings": 0}
+    assert body["secondStage"] == {
+        "kind": "rerank",
+        "model": "rerank:tei:test",
+        "coverage": 0.75,
+        "scored": 3,
+        "total": 4,
+    }
+    assert (await client.get("/api/v1/ai.search.status")).status_code == 401
