@@ -50,11 +50,7 @@ class Conversation(FrozenRecord):
     more: "tuple[Result, ...]"  # hits of this thread found but not listed, best first
 
     def __init__(
-        self,
-        key: str,
-        thread: "Mapping[str, Any] | None",
-        hits: "tuple[Result, ...]",
-        more: "tuple[Result, ...]" = (),
+        self, key: str, thread: "Mapping[str, Any] | None", hits: "tuple[Result, ...]", more: "tuple[Result, ...]" = ()
     ) -> None:
         self._set("key", key)
         self._set("thread", thread)
@@ -110,9 +106,7 @@ def group_by_conversation(
         found = hits[key]
         cut = max(1, max_hits) if threads[key] is not None else len(found)
         kept, more = found[:cut], found[cut:]
-        ranked = sorted(
-            range(len(kept)), key=lambda i: (_written(kept[i]), i)
-        )  # portable: ties broken by rank
+        ranked = sorted(range(len(kept)), key=lambda i: (_written(kept[i]), i))  # portable: ties broken by rank
         groups.append(Conversation(key, threads[key], tuple(kept[i] for i in ranked), tuple(more)))
     return groups
 

@@ -360,9 +360,7 @@ class Page:
         unknown = list_field(scope, "unknown")
         lines = [scope.get("text")] + list(unknown)  # noqa: RUF005 (MicroPython has no `*` in a list)
         receipt = get("search-receipt")
-        replace_children(
-            receipt, *(element("span", line, dir="auto") for line in lines if isinstance(line, str))
-        )
+        replace_children(receipt, *(element("span", line, dir="auto") for line in lines if isinstance(line, str)))
         receipt.hidden = not any(isinstance(line, str) for line in lines)
 
     def _searched(self) -> None:

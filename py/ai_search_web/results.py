@@ -327,11 +327,7 @@ def _relaxations(diagnosis: "Mapping[str, Any] | None", labels: "Mapping[str, st
             continue
         shown = f"{count}+" if item.get("more") is True else str(count)
         drop = _text(item.get("drop"))
-        tokens = (
-            [t for t in item.get("tokens", []) if isinstance(t, str)]
-            if isinstance(item.get("tokens"), list)
-            else []
-        )
+        tokens = [t for t in item.get("tokens", []) if isinstance(t, str)] if isinstance(item.get("tokens"), list) else []
         if drop == "all":
             label = f"Search all your rooms with no filter ({shown})"
         elif drop == "quotes":

@@ -106,12 +106,7 @@ class TokenRanker:
     ) -> None:
         # (pattern, a phrase?, squared weight, IDF when searched else 0)
         self._terms = [
-            (
-                _pattern(term),
-                len(term) > 1,
-                weights.get(term, 0.0) ** 2,
-                idf.get(term, 0.0) if term in searched else 0.0,
-            )
+            (_pattern(term), len(term) > 1, weights.get(term, 0.0) ** 2, idf.get(term, 0.0) if term in searched else 0.0)
             for term in terms
         ]
         self._total = sum(w * w for w in weights.values())

@@ -59,9 +59,7 @@ def load_local_embedder(runtime: str = AUTO, *, threads: int = 0) -> Embedder:
         ValueError: `runtime` is not `auto` or one of LOCAL_RUNTIMES.
     """
     if runtime != AUTO and runtime not in _LOADERS:
-        raise ValueError(
-            f"unknown local embedder runtime {runtime!r} (known: auto, {', '.join(LOCAL_RUNTIMES)})"
-        )
+        raise ValueError(f"unknown local embedder runtime {runtime!r} (known: auto, {', '.join(LOCAL_RUNTIMES)})")
     candidates = LOCAL_RUNTIMES if runtime == AUTO else (runtime,)
     reasons: list[str] = []
     for name in candidates:

@@ -168,9 +168,7 @@ def build_minilm_graph(
     g.constant("i0", np.array([0], np.int64))
     g.constant("i1", np.array([1], np.int64))
     g.constant("i2", np.array([2], np.int64))
-    words = g.node(
-        "Gather", [g.constant("word", w("embeddings.word_embeddings.weight")), "input_ids"], ["we"]
-    )
+    words = g.node("Gather", [g.constant("word", w("embeddings.word_embeddings.weight")), "input_ids"], ["we"])
     g.node("Shape", ["input_ids"], ["ids_shape"])
     g.node("Slice", ["ids_shape", "i1", "i2"], ["length"])
     # Token type 0 for every token: its embedding is folded into the position table.
@@ -195,27 +193,17 @@ def build_minilm_graph(
             num_heads=_HEADS,
         )
         attended = g.linear(
-            context,
-            w(f"{p}attention.output.dense.weight").T,
-            w(f"{p}attention.output.dense.bias"),
-            f"{n}attn_out",
+            context, w(f"{p}attention.output.dense.weight").T, w(f"{p}attention.output.dense.bias"), f"{n}attn_out"
         )
         residual = g.node("Add", [attended, x], [f"{n}residual1"])
         x1 = g.layer_norm(
-            residual,
-            w(f"{p}attention.output.LayerNorm.weight"),
-            w(f"{p}attention.output.LayerNorm.bias"),
-            f"{n}x1",
+            residual, w(f"{p}attention.output.LayerNorm.weight"), w(f"{p}attention.output.LayerNorm.bias"), f"{n}x1"
         )
-        hidden = g.linear(
-            x1, w(f"{p}intermediate.dense.weight").T, w(f"{p}intermediate.dense.bias"), f"{n}ffn_in"
-        )
+        hidden = g.linear(x1, w(f"{p}intermediate.dense.weight").T, w(f"{p}intermediate.dense.bias"), f"{n}ffn_in")
         activated = g.node("Gelu", [hidden], [f"{n}gelu"])  # exact (erf), as the model was trained
         out = g.linear(activated, w(f"{p}output.dense.weight").T, w(f"{p}output.dense.bias"), f"{n}ffn_out")
         residual2 = g.node("Add", [out, x1], [f"{n}residual2"])
-        x = g.layer_norm(
-            residual2, w(f"{p}output.LayerNorm.weight"), w(f"{p}output.LayerNorm.bias"), f"{n}x2"
-        )
+        x = g.layer_norm(residual2, w(f"{p}output.LayerNorm.weight"), w(f"{p}output.LayerNorm.bias"), f"{n}x2")
     # Mean pooling over real tokens, then L2: the sum has the mean's direction, so it is normalised.
     g.node("Cast", ["attention_mask"], ["mask_f"], to=TensorProto.FLOAT)
     g.node("Unsqueeze", ["mask_f", g.constant("last_axis", np.array([-1], np.int64))], ["mask_3d"])
@@ -236,3 +224,4 @@ def build_minilm_graph(
     model.ir_version = 10
     data: bytes = model.SerializeToString()
     return data
+

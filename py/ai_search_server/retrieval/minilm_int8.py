@@ -106,9 +106,7 @@ def main() -> None:
 
     model_dir = packaged_model_dir()
     weights_path = model_dir / "model.safetensors"
-    tokenizer = WordPieceTokenizer.from_tokenizer_json(
-        model_dir / "tokenizer.json", max_tokens=MINILM_MAX_TOKENS
-    )
+    tokenizer = WordPieceTokenizer.from_tokenizer_json(model_dir / "tokenizer.json", max_tokens=MINILM_MAX_TOKENS)
     texts = sorted({str(row["text"]) for row in generate_demo_messages()})
     graph = build_minilm_graph(read_safetensors(weights_path), expose_inputs=True)
     session = onnxruntime.InferenceSession(graph, providers=["CPUExecutionProvider"])

@@ -86,13 +86,7 @@ class OnnxMiniLMEmbedder:
     dimensions = MINILM_DIMENSIONS
 
     def __init__(
-        self,
-        session: Any,
-        tokenizer: WordPieceTokenizer,
-        *,
-        model_id: str,
-        precision: Precision,
-        threads: int,
+        self, session: Any, tokenizer: WordPieceTokenizer, *, model_id: str, precision: Precision, threads: int
     ) -> None:
         self._session = session
         self._tokenizer = tokenizer
@@ -133,9 +127,7 @@ class OnnxMiniLMEmbedder:
         except ImportError as exc:
             raise EmbedderUnavailable(f"onnx is not installed ({exc})") from exc
         except (OSError, ValueError, KeyError) as exc:
-            raise EmbedderUnavailable(
-                f"the local embedding model in {model_dir} cannot be loaded: {exc}"
-            ) from exc
+            raise EmbedderUnavailable(f"the local embedding model in {model_dir} cannot be loaded: {exc}") from exc
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = 1
         options.inter_op_num_threads = 1

@@ -586,9 +586,7 @@ class PgKeywordIndex:
                     found.setdefault(msg_id, hit)
         # The statement's order, again over both queries' hits: coverage, BM25, the oldest first
         # (``rowid`` holds the row's ``seq``: the order rows were first written, for equal times).
-        scored = sorted(
-            found.values(), key=lambda hit: (-round(hit.coverage, 9), hit.bm25, hit.ts_ms, hit.rowid)
-        )
+        scored = sorted(found.values(), key=lambda hit: (-round(hit.coverage, 9), hit.bm25, hit.ts_ms, hit.rowid))
         return scored[:k]
 
     def _ranked(
@@ -662,8 +660,7 @@ class PgKeywordIndex:
                 for table in ("message_term_counts", "message_term_deltas")
             ]
         rows = conn.execute(
-            f"SELECT key, sum(documents), sum(tokens) FROM ({' UNION ALL '.join(parts)}) c GROUP BY key",
-            params,
+            f"SELECT key, sum(documents), sum(tokens) FROM ({' UNION ALL '.join(parts)}) c GROUP BY key", params
         ).fetchall()
         counted = {str(key): (int(documents), int(tokens)) for key, documents, tokens in rows}
         documents, tokens = counted.get(_ROOM_TOTALS, (0, 0))

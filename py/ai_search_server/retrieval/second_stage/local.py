@@ -198,6 +198,7 @@ class LocalStage:
         self._coverage = StageCoverage(0, 0)
         self._total_read_at = 0.0
         self.last_error: str | None = None
+        self._logged_step = 10  # set from the first coverage in `open`
 
     @classmethod
     def open(
@@ -212,6 +213,7 @@ class LocalStage:
         vectors = StageVectors(data_dir / STAGE_VECTORS_FILENAME, index_path, embedder.model_id)
         stage = cls(embedder, vectors, store, first_stage_busy=first_stage_busy)
         stage._coverage = vectors.counts()
+        stage._logged_step = int(stage._coverage.ratio * 10)
         return stage
 
     @property
@@ -311,14 +313,29 @@ class LocalStage:
                 stored = 0
             else:
                 self.last_error = None
-            if on_progress is not None and stored:
-                on_progress(self.coverage())
+            if stored:
+                self._log_progress()
+                if on_progress is not None:
+                    on_progress(self.coverage())
             if stored == 0:
                 if until_done and self.last_error is None:
                     self._coverage = self.vectors.counts()
                     return
                 if self._stop.wait(BACKFILL_IDLE_SECONDS):
                     return
+
+    def _log_progress(self) -> None:
+        """One log line per tenth of the way (the CLI's view of a backfill that takes hours at scale)."""
+        coverage = self._coverage
+        step = int(coverage.ratio * 10)
+        if step > self._logged_step:
+            self._logged_step = step
+            log.info(
+                "second stage: vectors cover %d%% of messages (%d of %d)",
+                int(coverage.ratio * 100),
+                coverage.scored,
+                coverage.total,
+            )
 
     def start(self) -> None:
         if self._thread is None:
