@@ -31,9 +31,11 @@ __all__ = [
     "GRAPH_OPSET",
     "LAYERS",
     "SMOOTHING_ALPHA",
+    "GraphBuilder",
     "Ranges",
     "build_minilm_graph",
     "linear_names",
+    "quantise_linear",
 ]
 
 # The default-domain opset the graph is written against (QuantizeLinear, Gelu, LayerNormalization).
@@ -46,6 +48,8 @@ _LAYER_NORM_EPS = 1e-12
 # 1: per-channel). Measured on the demo texts against float32: 0.3 -> mean cosine 0.9973, 0.5 ->
 # 0.9980, 0.7 -> 0.9985, 0.85 -> 0.9986 but a lower minimum (0.985 vs 0.987).
 SMOOTHING_ALPHA = 0.7
+# The ONNX IR version written (ONNX Runtime 1.32 reads up to 11).
+_IR_VERSION = 10
 _INT8_MAX = 127
 _UINT8_MAX = 255
 
@@ -59,10 +63,21 @@ def linear_names() -> list[str]:
     return [f"l{i}_{part}" for i in range(LAYERS) for part in ("qkv", "attn_out", "ffn_in", "ffn_out")]
 
 
-class _Graph:
-    """Nodes and initialisers being collected, with one helper per kind of layer."""
+class GraphBuilder:
+    """Nodes and initialisers being collected, with one helper per kind of layer.
 
-    def __init__(self, ranges: Ranges | None, alpha: float, expose_inputs: bool) -> None:
+    Shared by every encoder written here (this model and ``mpnet/graph.py``): a linear layer is
+    float32 or static int8 the same way whatever the model, so the recipe lives in one place.
+    """
+
+    def __init__(
+        self,
+        ranges: Ranges | None,
+        alpha: float,
+        expose_inputs: bool,
+        *,
+        layer_norm_eps: float = _LAYER_NORM_EPS,
+    ) -> None:
         from onnx import TensorProto, helper, numpy_helper
 
         self._helper, self._numpy_helper, self._types = helper, numpy_helper, TensorProto
@@ -70,6 +85,7 @@ class _Graph:
         self.initializers: list[Any] = []
         self.exposed: list[Any] = []
         self._ranges, self._alpha, self._expose = ranges, alpha, expose_inputs
+        self._layer_norm_eps = layer_norm_eps
         if ranges is not None:
             self.constant("one", np.array(1.0, np.float32))
             self.constant("zero_u8", np.array(0, np.uint8))
@@ -84,7 +100,7 @@ class _Graph:
 
     def layer_norm(self, x: str, weight: Array, bias: Array, name: str) -> str:
         g, b = self.constant(f"{name}_g", weight), self.constant(f"{name}_b", bias)
-        return self.node("LayerNormalization", [x, g, b], [name], axis=-1, epsilon=_LAYER_NORM_EPS)
+        return self.node("LayerNormalization", [x, g, b], [name], axis=-1, epsilon=self._layer_norm_eps)
 
     def linear(self, x: str, weight: Array, bias: Array, name: str) -> str:
         """x @ weight + bias; `weight` is (inputs, outputs)."""
@@ -111,6 +127,34 @@ class _Graph:
             self.constant(f"{name}_bias", folded_bias),
         ]
         return self.node("MatMulIntegerToFloat", inputs, [name], domain="com.microsoft")
+
+    def mean_pool_and_normalise(self, x: str, output: str) -> str:
+        """Mean pooling over real tokens, then L2: the sum has the mean's direction, so it is
+        normalised as it is (sentence-transformers' Pooling + Normalize)."""
+        self.node("Cast", ["attention_mask"], ["mask_f"], to=self._types.FLOAT)
+        self.node("Unsqueeze", ["mask_f", self.constant("last_axis", np.array([-1], np.int64))], ["mask_3d"])
+        self.node("Mul", [x, "mask_3d"], ["masked"])
+        self.node("ReduceSum", ["masked", self.constant("token_axis", np.array([1], np.int64))], ["pooled"], keepdims=0)
+        return self.node("LpNormalization", ["pooled"], [output], axis=-1, p=2)
+
+    def serialise(self, name: str, width: int) -> bytes:
+        """The model: inputs `input_ids`, `attention_mask` (int64, batch x tokens), output
+        `embedding` (float32, batch x `width`) and any exposed linear inputs."""
+        helper, types = self._helper, self._types
+        inputs = [
+            helper.make_tensor_value_info(input_name, types.INT64, ["batch", "tokens"])
+            for input_name in ("input_ids", "attention_mask")
+        ]
+        outputs = [helper.make_tensor_value_info("embedding", types.FLOAT, ["batch", width]), *self.exposed]
+        graph = helper.make_graph(self.nodes, name, inputs, outputs, initializer=self.initializers)
+        model = helper.make_model(
+            graph,
+            opset_imports=[helper.make_opsetid("", GRAPH_OPSET), helper.make_opsetid("com.microsoft", 1)],
+            producer_name="ai-search",
+        )
+        model.ir_version = _IR_VERSION
+        data: bytes = model.SerializeToString()
+        return data
 
 
 def quantise_linear(
@@ -159,12 +203,12 @@ def build_minilm_graph(
     Raises:
         KeyError: a tensor is missing from `weights` or a layer from `ranges`.
     """
-    from onnx import TensorProto, helper
+    from onnx import TensorProto
 
     def w(name: str) -> Array:
         return np.asarray(weights[name], dtype=np.float32)
 
-    g = _Graph(ranges, alpha, expose_inputs)
+    g = GraphBuilder(ranges, alpha, expose_inputs)
     g.constant("i0", np.array([0], np.int64))
     g.constant("i1", np.array([1], np.int64))
     g.constant("i2", np.array([2], np.int64))
@@ -204,24 +248,5 @@ def build_minilm_graph(
         out = g.linear(activated, w(f"{p}output.dense.weight").T, w(f"{p}output.dense.bias"), f"{n}ffn_out")
         residual2 = g.node("Add", [out, x1], [f"{n}residual2"])
         x = g.layer_norm(residual2, w(f"{p}output.LayerNorm.weight"), w(f"{p}output.LayerNorm.bias"), f"{n}x2")
-    # Mean pooling over real tokens, then L2: the sum has the mean's direction, so it is normalised.
-    g.node("Cast", ["attention_mask"], ["mask_f"], to=TensorProto.FLOAT)
-    g.node("Unsqueeze", ["mask_f", g.constant("last_axis", np.array([-1], np.int64))], ["mask_3d"])
-    g.node("Mul", [x, "mask_3d"], ["masked"])
-    g.node("ReduceSum", ["masked", "i1"], ["pooled"], keepdims=0)
-    g.node("LpNormalization", ["pooled"], ["embedding"], axis=-1, p=2)
-    inputs = [
-        helper.make_tensor_value_info(name, TensorProto.INT64, ["batch", "tokens"])
-        for name in ("input_ids", "attention_mask")
-    ]
-    outputs = [helper.make_tensor_value_info("embedding", TensorProto.FLOAT, ["batch", _WIDTH]), *g.exposed]
-    graph = helper.make_graph(g.nodes, "all-MiniLM-L6-v2", inputs, outputs, initializer=g.initializers)
-    model = helper.make_model(
-        graph,
-        opset_imports=[helper.make_opsetid("", GRAPH_OPSET), helper.make_opsetid("com.microsoft", 1)],
-        producer_name="ai-search",
-    )
-    model.ir_version = 10
-    data: bytes = model.SerializeToString()
-    return data
-
+    g.mean_pool_and_normalise(x, "embedding")
+    return g.serialise("all-MiniLM-L6-v2", _WIDTH)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -24,7 +24,15 @@ import numpy.typing as npt
 
 from .embedder import EmbedderUnavailable
 
-__all__ = ["MINILM_INT8_MODEL_ID", "RANGES_FILE", "calibrate", "load_ranges", "weights_digest"]
+__all__ = [
+    "MINILM_INT8_MODEL_ID",
+    "RANGES_FILE",
+    "calibrate",
+    "load_ranges",
+    "read_ranges",
+    "save_ranges",
+    "weights_digest",
+]
 
 # The vector space of the int8 model: a new calibration or recipe is a new id (indexes re-embed).
 MINILM_INT8_MODEL_ID = "local:all-MiniLM-L6-v2:int8-static-v1"
@@ -53,12 +61,7 @@ def load_ranges(weights_path: Path, ranges_file: Path = RANGES_FILE) -> dict[str
     """
     from .minilm_graph import linear_names
 
-    try:
-        with np.load(ranges_file) as data:
-            digest = str(data["weights_sha256"])
-            ranges = {name: (data[f"{name}.low"], data[f"{name}.high"]) for name in linear_names()}
-    except (OSError, KeyError, ValueError) as exc:
-        raise EmbedderUnavailable(f"the int8 model's ranges ({ranges_file}) cannot be read: {exc}") from exc
+    ranges, digest = read_ranges(ranges_file, linear_names())
     if digest != weights_digest(weights_path):
         raise EmbedderUnavailable(
             f"the int8 model's ranges were measured on other weights than {weights_path} "
@@ -67,15 +70,40 @@ def load_ranges(weights_path: Path, ranges_file: Path = RANGES_FILE) -> dict[str
     return ranges
 
 
-def calibrate(session: object, encoded: Sequence[Sequence[int]]) -> dict[str, tuple[Array, Array]]:
+def read_ranges(ranges_file: Path, names: Sequence[str]) -> tuple[dict[str, tuple[Array, Array]], str]:
+    """The ranges of the layers `names` in `ranges_file`, and the SHA-256 of the weights they were
+    measured on (the caller compares it with its own weights).
+
+    Raises:
+        EmbedderUnavailable: the file is missing or damaged, or lacks a layer.
+    """
+    try:
+        with np.load(ranges_file) as data:
+            digest = str(data["weights_sha256"])
+            ranges = {name: (data[f"{name}.low"], data[f"{name}.high"]) for name in names}
+    except (OSError, KeyError, ValueError) as exc:
+        raise EmbedderUnavailable(f"the int8 model's ranges ({ranges_file}) cannot be read: {exc}") from exc
+    return ranges, digest
+
+
+def save_ranges(path: Path, ranges: Mapping[str, tuple[Array, Array]], weights_sha256: str) -> None:
+    """Write `ranges` with the digest of the weights they belong to, as `read_ranges` reads them."""
+    arrays: dict[str, npt.NDArray[np.generic]] = {"weights_sha256": np.array(weights_sha256)}
+    for name, (low, high) in ranges.items():
+        arrays[f"{name}.low"], arrays[f"{name}.high"] = low, high
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(path, **arrays)  # type: ignore[arg-type]
+
+
+def calibrate(
+    session: object, encoded: Sequence[Sequence[int]], names: Sequence[str]
+) -> dict[str, tuple[Array, Array]]:
     """Per-channel (low, high) of each linear layer's input over `encoded` token ids.
 
-    `session` runs the float32 graph built with ``expose_inputs=True``. Texts are grouped by length
-    so that every row is a real token.
+    `session` runs the float32 graph built with ``expose_inputs=True``, whose extra outputs are the
+    inputs of the layers `names`, in that order. Texts are grouped by length so that every row is a
+    real token.
     """
-    from .minilm_graph import linear_names
-
-    names = linear_names()
     run = session.run  # type: ignore[attr-defined]
     by_length: dict[int, list[Sequence[int]]] = {}
     for ids in encoded:
@@ -101,7 +129,7 @@ def main() -> None:
 
     from ..demo import generate_demo_messages
     from .minilm import MINILM_MAX_TOKENS, packaged_model_dir, read_safetensors
-    from .minilm_graph import build_minilm_graph
+    from .minilm_graph import build_minilm_graph, linear_names
     from .wordpiece import WordPieceTokenizer
 
     model_dir = packaged_model_dir()
@@ -110,12 +138,8 @@ def main() -> None:
     texts = sorted({str(row["text"]) for row in generate_demo_messages()})
     graph = build_minilm_graph(read_safetensors(weights_path), expose_inputs=True)
     session = onnxruntime.InferenceSession(graph, providers=["CPUExecutionProvider"])
-    ranges = calibrate(session, [tokenizer.encode(text) for text in texts])
-    arrays: dict[str, npt.NDArray[np.generic]] = {"weights_sha256": np.array(weights_digest(weights_path))}
-    for name, (low, high) in ranges.items():
-        arrays[f"{name}.low"], arrays[f"{name}.high"] = low, high
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(args.out, **arrays)  # type: ignore[arg-type]
+    ranges = calibrate(session, [tokenizer.encode(text) for text in texts], linear_names())
+    save_ranges(args.out, ranges, weights_digest(weights_path))
     print(f"{args.out}: ranges of {len(ranges)} layers from {len(texts)} texts")
 
 
