@@ -125,11 +125,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="Measure the int8 model's activation ranges.")
     parser.add_argument("--out", type=Path, default=RANGES_FILE)
     args = parser.parse_args()
-    import onnxruntime  # type: ignore[import-untyped]
-
     from ..demo import generate_demo_messages
     from .minilm import MINILM_MAX_TOKENS, packaged_model_dir, read_safetensors
     from .minilm_graph import build_minilm_graph, linear_names
+    from .onnx_embedder import default_threads, open_session
     from .wordpiece import WordPieceTokenizer
 
     model_dir = packaged_model_dir()
@@ -137,7 +136,7 @@ def main() -> None:
     tokenizer = WordPieceTokenizer.from_tokenizer_json(model_dir / "tokenizer.json", max_tokens=MINILM_MAX_TOKENS)
     texts = sorted({str(row["text"]) for row in generate_demo_messages()})
     graph = build_minilm_graph(read_safetensors(weights_path), expose_inputs=True)
-    session = onnxruntime.InferenceSession(graph, providers=["CPUExecutionProvider"])
+    session = open_session(graph, threads=default_threads())
     ranges = calibrate(session, [tokenizer.encode(text) for text in texts], linear_names())
     save_ranges(args.out, ranges, weights_digest(weights_path))
     print(f"{args.out}: ranges of {len(ranges)} layers from {len(texts)} texts")

@@ -24,6 +24,7 @@ import numpy.typing as npt
 
 from .batching import length_batches, padded
 from .embedder import EmbedderUnavailable, EmbeddingFailed
+from .encoder_graph import Graph
 from .wordpiece import WordPieceTokenizer
 
 __all__ = [
@@ -77,21 +78,28 @@ def require_onnxruntime() -> Any:
     return onnxruntime
 
 
-def open_session(graph: bytes) -> Any:
-    """A single-threaded, sequential CPU session on the serialised `graph` (workers run in parallel).
+def open_session(graph: Graph, *, threads: int = 1) -> Any:
+    """A sequential CPU session on `graph`, `threads` threads per operator (1 for the embedders,
+    whose workers run in parallel instead).
+
+    The graph's large initialisers are handed over from memory (ONNX Runtime copies them in), not
+    parsed out of the protobuf.
 
     Raises:
         EmbedderUnavailable: onnxruntime is not installed or refuses the graph.
     """
     onnxruntime = require_onnxruntime()
     options = onnxruntime.SessionOptions()
-    options.intra_op_num_threads = 1
+    options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
     options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
     options.log_severity_level = _ORT_LOG_ERRORS_ONLY
     try:
+        names = list(graph.external)
+        values = [onnxruntime.OrtValue.ortvalue_from_numpy(graph.external[name]) for name in names]
+        options.add_external_initializers(names, values)
         return onnxruntime.InferenceSession(
-            graph, options, providers=["CPUExecutionProvider"], disabled_optimizers=_DISABLED_OPTIMIZERS
+            graph.model, options, providers=["CPUExecutionProvider"], disabled_optimizers=_DISABLED_OPTIMIZERS
         )
     except Exception as exc:  # onnxruntime raises its own untyped errors for a graph it refuses
         raise EmbedderUnavailable(f"ONNX Runtime cannot run the embedding model: {exc}") from exc
@@ -111,7 +119,13 @@ class OnnxEmbedder:
     batch_tokens: ClassVar[int] = ONNX_BATCH_TOKENS
 
     def __init__(
-        self, session: Any, tokenizer: WordPieceTokenizer, *, model_id: str, precision: Precision, threads: int
+        self,
+        session: Any,
+        tokenizer: WordPieceTokenizer,
+        *,
+        model_id: str,
+        precision: Precision,
+        threads: int,
     ) -> None:
         self._session = session
         self._tokenizer = tokenizer
