@@ -34,13 +34,13 @@ _LONG_PARAGRAPH = (
     "v2.14.0 went out at 09:12, the connection pool to the primary database filled within four "
     "minutes, and the health checks kept passing because they never touched the pool. "
 )
-_CODE = '''def retry(fn, attempts=3):
+_CODE = """def retry(fn, attempts=3):
     for i in range(attempts):
         try:
             return fn()
         except ConnectionError as exc:  # back off: 2**i seconds
             time.sleep(2 ** i)
-    raise RuntimeError(f"gave up after {attempts} tries")'''
+    raise RuntimeError(f"gave up after {attempts} tries")"""
 
 # Varied on purpose: chat of every length, the truncation at 384 tokens, accents and unicode
 # normalisation, emoji and symbols, CJK and other scripts, code, URLs, near-empty texts.
@@ -101,7 +101,9 @@ def main() -> None:
     from sentence_transformers import SentenceTransformer
 
     model = SentenceTransformer(str(args.model), device="cpu")
-    ids = [model.tokenizer(text, truncation=True, max_length=model.max_seq_length)["input_ids"] for text in TEXTS]
+    ids = [
+        model.tokenizer(text, truncation=True, max_length=model.max_seq_length)["input_ids"] for text in TEXTS
+    ]
     vectors = model.encode(TEXTS, batch_size=8, normalize_embeddings=True, convert_to_numpy=True)
     document: dict[str, Any] = {
         "source": (

