@@ -8,14 +8,20 @@ evidence, so a grid of policies is replayed in seconds with ``assign_bands`` its
 
 The objective, on answerable queries, is mean nDCG@10 over the list as the page shows it (strong,
 then related) plus half the paraphrase kind's, subject to no strong result for at least 90% of the
-no-answer queries. Values are chosen on ``--fit`` (Halden by default) and reported:
+no-answer queries. Values are chosen on ``--fit`` (Halden and the support set, bench/ferry, pooled, by
+default) and reported:
 
-- with five folds of the fitting set: chosen on four, scored on the fifth, each query scored once;
-- on every other set, held out (the demo set and the support set, bench/ferry).
+- with five folds of the fitting queries: chosen on four, scored on the fifth, each query scored once;
+- on every other set, held out (the demo set by default).
 
-    .venv/bin/python bench/tune_bands.py [--stage local|off] [--fit halden] [--folds 5]
+Ferry was first held out; it showed that a workspace about one thing (the product's name in every
+message) makes everything similar to a question about that thing, which led to `strong_margin`, so
+it is a fitting set since, and the demo set is the one held out.
 
-The grid is small on purpose (about two thousand policies): a finer one fits the set, not the task.
+    .venv/bin/python bench/tune_bands.py [--stage local|off] [--fit halden ferry] [--folds 5]
+
+The grid is small on purpose (144 policies; the keyword weights and the related coverage were
+stable in a wider sweep): a finer one fits the set, not the task.
 """
 
 from __future__ import annotations
@@ -34,16 +40,19 @@ from ai_search_server.retrieval.search_service import Evidence, SearchOptions, S
 from ai_search_server.retrieval.second_stage.bands import BandPolicy, Scored, assign_bands, bands_for
 from bench_relevance import CUTOFF, NO_ANSWER, ndcg, open_stage, prepare, request_for
 
+# The paraphrase kind's name across sets (Halden and Ferry say `paraphrase`, the demo `semantic`).
+PARAPHRASE = "paraphrase"
 # At least this share of no-answer queries must get no strong result (the product's promise).
 MIN_NO_STRONG = 0.9
 GRID: dict[str, tuple[float, ...]] = {
-    "stage_weight": (0.4, 0.5, 0.6, 0.7),
-    "strong": (0.42, 0.45, 0.48, 0.52),
-    "related": (0.25, 0.3, 0.35),
-    "strong_coverage": (0.5, 0.6, 0.8),
-    "related_coverage": (0.25, 0.4),
-    "question_weight": (0.0, 0.1),
-    "words_weight": (0.3, 0.6),
+    "stage_weight": (0.5, 0.6, 0.7),
+    "strong": (0.45, 0.48, 0.52),
+    "related": (0.25, 0.3),
+    "strong_coverage": (0.5, 0.6),
+    "related_coverage": (0.25,),
+    "question_weight": (0.0,),
+    "words_weight": (0.6,),
+    "strong_margin": (0.0, 0.1, 0.15, 0.2),
 }
 
 
@@ -110,6 +119,7 @@ def policy_of(values: tuple[float, ...]) -> BandPolicy:
         strong_coverage=v["strong_coverage"],
         related_coverage=v["related_coverage"],
         stage_weight=v["stage_weight"],
+        strong_margin=v["strong_margin"],
         keyword_weight={"cjk": 1.0, "words": words, "phrase": (words + question) / 2, "question": question},
     )
 
@@ -155,14 +165,17 @@ def line(name: str, figures: dict[str, float], paraphrase: str) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--stage", choices=("local", "off"), default="local")
-    parser.add_argument("--fit", choices=sorted(JUDGED_SETS), default="halden")
+    parser.add_argument("--fit", nargs="+", choices=sorted(JUDGED_SETS), default=["halden", "ferry"])
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
     stage_on = args.stage == "local"
     cases = {name: asyncio.run(collect(JUDGED_SETS[name], stage_on)) for name in JUDGED_SETS}
-    fit = cases[args.fit]
-    para = JUDGED_SETS[args.fit].paraphrase_kind
+    fit = [c for name in args.fit for c in cases[name]]
+    para = PARAPHRASE
+    for name in args.fit:  # one name for the paraphrase kind across the fitting sets
+        fit = [replace(c, kind=PARAPHRASE) if c.kind == JUDGED_SETS[name].paraphrase_kind else c for c in fit]
+    fitted_name = "+".join(args.fit)
     chosen, fitted = best(fit, para, stage_on)
     print(
         f"\nchosen on all of {args.fit}: " + ", ".join(f"{k} {v}" for k, v in zip(GRID, chosen, strict=True))
@@ -170,7 +183,7 @@ def main() -> None:
     print(
         "\n| set | nDCG@10 | paraphrase | no-answer: no strong | no-answer: nothing |\n|---|---|---|---|---|"
     )
-    print(line(f"{args.fit} (fitted)", fitted, para))
+    print(line(f"{fitted_name} (fitted)", fitted, para))
     # Each query of the fitting set is scored once, by the policy chosen on the other folds.
     order = list(range(len(fit)))
     random.Random(args.seed).shuffle(order)
@@ -202,9 +215,9 @@ def main() -> None:
         scored_cases.setdefault(para, []).extend(para_scores)
     cross = {k: statistics.fmean(v) for k, v in scored_cases.items()}
     cross.setdefault(para, 0.0)
-    print(line(f"{args.fit}, {args.folds}-fold held out", cross, para))
+    print(line(f"{fitted_name}, {args.folds}-fold held out", cross, para))
     for name, other in cases.items():
-        if name != args.fit:
+        if name not in args.fit:
             other_para = JUDGED_SETS[name].paraphrase_kind
             print(line(f"{name} (held out)", measure(other, policy_of(chosen), other_para), other_para))
     shipped = bands_for(MODEL_IDS[0]) if MODEL_IDS else None

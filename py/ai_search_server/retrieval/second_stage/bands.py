@@ -23,14 +23,16 @@ local models are English-only and give unrelated CJK texts high similarities). A
 stage has not scored yet (its vector is still being computed) is read by the first stage alone.
 
 Chosen on judged sets, never query by query: ``bench/tune_bands.py`` sweeps the values on bench/halden
-with five held-out folds and reports the demo set (and the support set) held out; docs/retrieval.md
-has the tables. The bands are calibrated per first-stage model id, since cosines live on each model's
+and bench/ferry with five held-out folds and reports the demo set held out; docs/retrieval.md has the
+tables. A strong result by meaning must also stand `strong_margin` above the median of the candidates:
+in a workspace all about one thing, everything is close to a question about that thing. The bands are calibrated per first-stage model id, since cosines live on each model's
 own scale; a model without a row keeps the plain floor (``floor.py``).
 """
 
 from __future__ import annotations
 
 import re
+import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -118,6 +120,8 @@ class BandPolicy:
     # neighbours of nonsense reach about 0.33 (demo and Halden gibberish, all-MiniLM-L6-v2), a
     # paraphrase in words a small workspace never used (a "db" for a "database") more.
     unknown_words_related: float = 0.40
+    # How far above the candidates' median relevance a result must be to be strong by meaning.
+    strong_margin: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,13 +161,18 @@ def assign_bands(
     """
     kind = query_kind(query)
     weight = policy.keyword_weight.get(kind, 0.0)
+    relevances = [_relevance(policy, item, kind) for item in items]
+    # How far a candidate stands out from the candidates' typical relevance: in a workspace that is
+    # all about one thing (a product's own name in every message), everything is similar to a
+    # question about it, and only a candidate that stands out answers it.
+    typical = statistics.median(relevances) if relevances else 0.0
     strong: list[Banded] = []
     related: list[Banded] = []
-    for item in items:
-        relevance = _relevance(policy, item, kind)
+    for item, relevance in zip(items, relevances, strict=True):
         coverage = item.coverage or 0.0
         score = relevance + weight * coverage
-        if relevance >= policy.strong or (item.coverage is not None and coverage >= policy.strong_coverage):
+        by_meaning = relevance >= policy.strong and relevance - typical >= policy.strong_margin
+        if by_meaning or (item.coverage is not None and coverage >= policy.strong_coverage):
             strong.append(Banded(item.id, "strong", score))
         elif relevance >= (policy.related if known_words else policy.unknown_words_related) or (
             item.coverage is not None and coverage >= policy.related_coverage
@@ -174,15 +183,16 @@ def assign_bands(
     return strong + related[: policy.related_limit]
 
 
-# Chosen on bench/halden with five held-out folds (docs/retrieval.md, "Bands"): the same values
-# came out of four folds of five, and the demo set, held out, agreed.
+# Chosen by bench/tune_bands.py on bench/halden and bench/ferry pooled, five held-out folds (four of
+# the five folds chose these values), the demo set held out: docs/retrieval.md, "Bands".
 _MINILM_BANDS = BandPolicy(
-    strong=0.48,
-    related=0.30,
-    strong_coverage=0.6,
+    strong=0.52,
+    related=0.25,
+    strong_coverage=0.5,
     related_coverage=0.25,
-    stage_weight=0.6,
+    stage_weight=0.7,
     keyword_weight={"cjk": 1.0, "words": 0.6, "phrase": 0.3, "question": 0.0},
+    strong_margin=0.2,
 )
 # first-stage model id -> its bands. A model without a row keeps the plain floor.
 CALIBRATED_BANDS: dict[str, BandPolicy] = {
