@@ -463,7 +463,9 @@ class Page:
             )
 
     async def _ask(self) -> None:
-        shown = self.results.on_page()
+        # The results on the page; with nothing strong and the related section closed again, the
+        # related ones still (they are all the search found, and the button says "about these results").
+        shown = self.results.on_page() or self.results.results
         if not shown or not self.words or self.stale:
             return
         await self.answer.run(self.words, shown)
