@@ -1,14 +1,15 @@
-"""Relevance of ai.search on two judged sets: nDCG@10, recall@10 and empty answers, per query kind.
+"""Relevance of ai.search on the judged sets: nDCG@10, recall@10 and empty answers, per query kind.
 
-The sets (``bench/_judged_sets.py``): the demo workspace with ``bench/relevance_judgments.json``, and
-the Halden workspace with ``bench/halden/judgments.json``. Each is loaded into its own data dir under
+The sets (``bench/_judged_sets.py``): the demo workspace with ``bench/relevance_judgments.json``, the
+Halden workspace with ``bench/halden/judgments.json``, and the Ferry workspace (an open-source
+project's support community) with ``bench/ferry/judgments.json``. Each is loaded into its own data dir under
 ``bench/out/`` with the embedded index and the local model (all-MiniLM-L6-v2; the first run embeds
 about 2k messages per set, later runs reuse the durable index), then every judged query runs as its
 user through the real search service (scoping, filters, fusion, the relevance floor), once per search
 type. The figures of ``bench/relevance_baseline.json`` (the code before the relevance floor) are
 printed beside today's.
 
-    .venv/bin/python bench/bench_relevance.py [--sets demo halden] [--embedder local|onnx-int8|onnx|numpy|none]
+    .venv/bin/python bench/bench_relevance.py [--sets demo halden ferry] [--embedder local|onnx-int8|onnx|numpy|none]
         [--per-query] [--semantic-weight 50] [--min-similarity P] [--semantic-floor S]
         [--query-floor S] [--cjk-floor S] [--keyword-coverage X] [--json PATH] [--write-baseline]
         [--database URL] [--keyword-index index|postgres]
@@ -270,9 +271,13 @@ def build_report(summary: Summary, args: argparse.Namespace, messages: dict[str,
         "relevance",
         "Search quality on the judged sets: nDCG@10, recall@10, no-answer precision",
         method=(
-            "The judged queries of bench/relevance_judgments.json (demo workspace, "
-            f"{messages.get('demo', 0):,} messages) and bench/halden/judgments.json (Halden workspace, "
-            f"{messages.get('halden', 0):,} messages), graded 2 (answers) and 1 (related), each run as its "
+            "The judged queries of "
+            + ", ".join(
+                f"{JUDGED_SETS[name].judgments.relative_to(ROOT.parent)} ({name} workspace, "
+                f"{messages.get(name, 0):,} messages)"
+                for name in summary
+            )
+            + ", graded 2 (answers) and 1 (related), each run as its "
             "user through the real search service (scoping, filters, fusion, relevance floor), 10 results. "
             "nDCG@10 divides the DCG of the first 10 results by that of the ideal order of every judged "
             "message; recall@10 counts judged messages among the first 10, capped by 10; no-answer "

@@ -35,7 +35,10 @@ def append_turn(
     for msg_id in cited:  # each id once, first cited first (a list: dicts keep no order everywhere)
         if msg_id not in ids:
             ids.append(msg_id)
-    turn: dict[str, object] = {"query": query, "messages": [{"_id": msg_id} for msg_id in ids[:MAX_ANSWER_TURN_SOURCES]]}
+    turn: dict[str, object] = {
+        "query": query,
+        "messages": [{"_id": msg_id} for msg_id in ids[:MAX_ANSWER_TURN_SOURCES]],
+    }
     kept = [dict(t) for t in turns]
     kept.append(turn)
     return kept[-MAX_ANSWER_TURNS:]

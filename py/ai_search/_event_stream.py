@@ -163,8 +163,10 @@ def _decode(data: "bytes", end: int, errors: str) -> str:
             index += taken  # a whole character: decoded with its run below
             continue
         if errors == "strict":
-            reason = "invalid start byte" if taken == 0 else (
-                "unexpected end of data" if index + taken == len(data) else "invalid continuation byte"
+            reason = (
+                "invalid start byte"
+                if taken == 0
+                else ("unexpected end of data" if index + taken == len(data) else "invalid continuation byte")
             )
             _refuse(data, index, index + max(taken, 1), reason)
         out.append(data[plain:index].decode("utf-8"))
@@ -223,7 +225,9 @@ class EventStreamParser:
 
     def __init__(self, *, errors: "Literal['strict', 'replace']" = "replace") -> None:
         # CPython's own decoder where there is one; the same one written out on MicroPython.
-        self._decoder = Utf8Decoder(errors) if MICROPYTHON else codecs.getincrementaldecoder("utf-8")(errors=errors)
+        self._decoder = (
+            Utf8Decoder(errors) if MICROPYTHON else codecs.getincrementaldecoder("utf-8")(errors=errors)
+        )
         self._pieces: list[str] = []  # the line still arriving
         self._pending_chars = 0
         self._skip_lf = False  # a chunk ended with \r: a \n opening the next one is the same break

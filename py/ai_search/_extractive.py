@@ -423,7 +423,9 @@ def _pick(ranked: Sequence[_Candidate], max_sentences: int) -> list[_Candidate]:
     return sorted(picked, key=ranked.index)
 
 
-def _cover(scorer: _Scorer, ranked: Sequence[_Candidate], picked: list[_Candidate], max_sentences: int) -> list[_Candidate]:
+def _cover(
+    scorer: _Scorer, ranked: Sequence[_Candidate], picked: list[_Candidate], max_sentences: int
+) -> list[_Candidate]:
     """`picked` (best first), with the best sentence offering each kind the question asks for that
     none of them offers yet ("when ... and why": a date, then a cause), within `max_sentences`."""
     chosen = list(picked[:1])
@@ -553,7 +555,9 @@ def _by_search(messages: Sequence[AnswerSource], sources: int) -> list[_Candidat
         for c in _candidates(messages[:sources])
         if not is_question(c.text) and len(c.stems) >= MIN_CONTENT_WORDS
     ]
-    return sorted(kept, key=lambda c: (-_score(messages[c.message], UNSCORED_SOURCE_SCORE), c.number, c.position))
+    return sorted(
+        kept, key=lambda c: (-_score(messages[c.message], UNSCORED_SOURCE_SCORE), c.number, c.position)
+    )
 
 
 def _attribution(source: AnswerSource) -> str:
@@ -623,7 +627,9 @@ def build_extractive_answer(
     if not scored or scored[0][0] < MIN_ANSWER_SCORE:
         closest = _pick(order or _by_search(messages, len(sources)), EXTRACTIVE_CLOSEST_SENTENCES)
         lines = [_quote(c.text, c.number, _attribution(messages[c.message])) for c in closest]
-        head = f"{EXTRACTIVE_NO_ANSWER_TEXT} {EXTRACTIVE_CLOSEST_TEXT}" if lines else EXTRACTIVE_NO_ANSWER_TEXT
+        head = (
+            f"{EXTRACTIVE_NO_ANSWER_TEXT} {EXTRACTIVE_CLOSEST_TEXT}" if lines else EXTRACTIVE_NO_ANSWER_TEXT
+        )
         return "\n".join([head, *lines])
     best = _cover(scorer, order, _pick(order, max_sentences), max_sentences)
     return "\n".join(_quote(c.text, c.number, _lead(scorer, c, messages[c.message])) for c in best)

@@ -130,7 +130,9 @@ class _Token:
 
     __slots__ = ("end", "op", "raw", "shape", "start", "value_start")
 
-    def __init__(self, op: SearchFilterOperator, start: int, value_start: int, end: int, raw: str, shape: str) -> None:
+    def __init__(
+        self, op: SearchFilterOperator, start: int, value_start: int, end: int, raw: str, shape: str
+    ) -> None:
         self.op = op
         self.start = start
         self.value_start = value_start

@@ -162,12 +162,18 @@ def _add_dataclass_metadata(cls: "type[Any]") -> None:
     spec = []
     for name in cls._fields:
         default = parameters[name].default
-        field = dataclasses.field() if default is inspect.Parameter.empty else dataclasses.field(default=default)
+        field = (
+            dataclasses.field() if default is inspect.Parameter.empty else dataclasses.field(default=default)
+        )
         spec.append((name, annotations.get(name, "Any"), field))
     # In the record's own module: dataclasses reads string annotations in the shadow's module, and
     # a core module Pyodide's snapshot hands out is not in sys.modules under its own name.
     # (`module` is 3.12's; on 3.11 the class body's `__module__` says the same.)
-    where = {"module": cls.__module__} if sys.version_info >= (3, 12) else {"namespace": {"__module__": cls.__module__}}
+    where = (
+        {"module": cls.__module__}
+        if sys.version_info >= (3, 12)
+        else {"namespace": {"__module__": cls.__module__}}
+    )
     shadow = dataclasses.make_dataclass(cls.__name__, spec, frozen=issubclass(cls, FrozenRecord), **where)
     # Set by name: mypy knows none of the three on a class it did not see made by @dataclass.
     for name in ("__dataclass_fields__", "__dataclass_params__"):

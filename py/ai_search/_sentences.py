@@ -196,7 +196,9 @@ def _words(token: str) -> list[str]:
 
 def content_stems(text: str) -> frozenset[str]:
     """The stems of the tokens of `text` that are not stop words (unspaced script as character pairs)."""
-    return frozenset(stem(word) for token in tokens(text) if token not in STOP_WORDS for word in _words(token))
+    return frozenset(
+        stem(word) for token in tokens(text) if token not in STOP_WORDS for word in _words(token)
+    )
 
 
 def is_question(sentence: str) -> bool:

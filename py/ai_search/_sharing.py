@@ -101,7 +101,9 @@ def answer_for_reader(answer: str, sources: Sequence[AnswerSource | None]) -> Re
             separators.append("\n" if "\n" in answer[previous_end : sentence.start] else " ")
             kept.append(text)
         previous_end = sentence.end
-    text = "".join((sep if i else "") + part for i, (sep, part) in enumerate(zip(separators, kept, strict=True)))
+    text = "".join(
+        (sep if i else "") + part for i, (sep, part) in enumerate(zip(separators, kept, strict=True))
+    )
     return ReaderView(
         text,
         tuple(check_citations(text, shown)),

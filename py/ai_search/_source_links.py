@@ -207,7 +207,9 @@ def _is_ipv6(text: str) -> bool:
             return False
         high, low = len(parts), 0
     hextets = parts[:high] + (parts[len(parts) - low :] if low else [])
-    return all(0 < len(hextet) <= _MAX_HEXTET_DIGITS and all(c in _HEX_DIGITS for c in hextet) for hextet in hextets)
+    return all(
+        0 < len(hextet) <= _MAX_HEXTET_DIGITS and all(c in _HEX_DIGITS for c in hextet) for hextet in hextets
+    )
 
 
 def _has_field(query: str, name: str) -> bool:

@@ -152,7 +152,10 @@ def _fill(template: str, params: "Mapping[str, str]") -> str:
         if end < 0:
             break
         name = template[start + 1 : end]
-        pieces += (template[position:start], str(params[name]) if name in params else template[start : end + 1])
+        pieces += (
+            template[position:start],
+            str(params[name]) if name in params else template[start : end + 1],
+        )
         position = end + 1
     pieces.append(template[position:])
     return "".join(pieces)

@@ -8,9 +8,9 @@ the keystroke stage only, never on CPython.
 
 UNICODE_VERSION = "14.0.0"
 # Every code point str.isspace() takes.
-SPACES = '\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000'
+SPACES = "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
 # str.lower of the code points whose lower case is several code points.
-LOWER_SPECIAL = {'İ': 'i̇'}
+LOWER_SPECIAL = {"İ": "i̇"}
 # str.lower: runs of (first code point, last - first, stride, delta to its lower case).
 LOWER_RUNS = (
     "5c,m,1,w,o,6,1,w,14,1a,2,1,1e,4,2,1,7,e,2,1,h,18,2,1,1a,0,1,-3d,1,4,2,1,8,0,1,5u,1,2,2,1,4,0,1,5"

@@ -173,7 +173,9 @@ def create_app(
         return versioned_static(html_text, root)
 
     async def page(request: Request) -> Response:
-        return made_response(request.headers, stage(_page_html(root, "index.html")), "text/html; charset=utf-8")
+        return made_response(
+            request.headers, stage(_page_html(root, "index.html")), "text/html; charset=utf-8"
+        )
 
     allowed_embedders = html.escape(" ".join(embed_origins(settings)))
 

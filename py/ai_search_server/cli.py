@@ -291,7 +291,9 @@ def cmd_feedback_export(args: argparse.Namespace) -> int:
     try:
         since = parse_since(args.since) if args.since else None
     except ValueError:
-        raise CliError(f"--since must be a date (YYYY-MM-DD) or an ISO date-time, not {args.since!r}") from None
+        raise CliError(
+            f"--since must be a date (YYYY-MM-DD) or an ISO date-time, not {args.since!r}"
+        ) from None
     store = _open_store(args)
     try:
         count = export_feedback(store, sys.stdout, since=since, fmt=args.format)

@@ -324,7 +324,9 @@ class SignInsSlowed(TooManyRequests):
     username, known or not, before the password is checked."""
 
     default_message = "Too many failed sign-ins for this username: wait before trying again"
-    reason = "Too many failed sign-ins for this username: retry after Retry-After (a known device skips the wait)"
+    reason = (
+        "Too many failed sign-ins for this username: retry after Retry-After (a known device skips the wait)"
+    )
 
 
 class HeadTimeout(ApiError):

@@ -241,7 +241,9 @@ class LoginThrottle:
         _version, nonce, issued, mac = parts
         if not issued.isascii() or not issued.isdigit() or len(issued) > 12:
             return None
-        if not hmac.compare_digest(mac.encode("ascii", "replace"), self._mac(account, nonce, issued).encode()):
+        if not hmac.compare_digest(
+            mac.encode("ascii", "replace"), self._mac(account, nonce, issued).encode()
+        ):
             return None
         age = self.clock() - int(issued)
         if not -DEVICE_COOKIE_CLOCK_SKEW_SECONDS <= age <= DEVICE_COOKIE_MAX_AGE_SECONDS:
@@ -249,9 +251,7 @@ class LoginThrottle:
         return nonce
 
     def _mac(self, account: str, nonce: str, issued: str) -> str:
-        message = b"\x1f".join(
-            part.encode("utf-8", "surrogateescape") for part in (account, nonce, issued)
-        )
+        message = b"\x1f".join(part.encode("utf-8", "surrogateescape") for part in (account, nonce, issued))
         return _b64(hmac.new(self._device_key, _MAC_CONTEXT + b"\x1f" + message, hashlib.sha256).digest())
 
 
@@ -274,7 +274,9 @@ def load_device_key(secret: str, data_dir: Path | None) -> bytes:
         DeviceKeyError: the file cannot be read or written, or holds too few bytes.
     """
     if secret:
-        return hashlib.sha256(b"ai-search login_device_secret\x1f" + secret.encode("utf-8", "surrogateescape")).digest()
+        return hashlib.sha256(
+            b"ai-search login_device_secret\x1f" + secret.encode("utf-8", "surrogateescape")
+        ).digest()
     if data_dir is None:
         _log.info("no data dir: device cookies are signed with a key of this process only")
         return secrets.token_bytes(DEVICE_KEY_BYTES)

@@ -49,7 +49,9 @@ class MirrorJob:
     interval_seconds: int
     watch: bool
     quiet: bool
-    mapping: SourceMapping = NO_MAPPING  # the admin's mapping to accounts and rooms here, checked by the command
+    mapping: SourceMapping = (
+        NO_MAPPING  # the admin's mapping to accounts and rooms here, checked by the command
+    )
 
 
 def run_mirror_job(job: MirrorJob) -> bool:

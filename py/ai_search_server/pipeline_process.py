@@ -303,7 +303,9 @@ def create_pipeline_app(
         body_timeout_seconds=settings.request_body_timeout_seconds,
     )
     if limiter is not None:
-        app.add_middleware(FailedAuthMiddleware, limiter=limiter, trusted_proxy_hops=settings.trusted_proxy_hops)
+        app.add_middleware(
+            FailedAuthMiddleware, limiter=limiter, trusted_proxy_hops=settings.trusted_proxy_hops
+        )
     policy = OriginPolicy(site_url=site_url, allowed_hosts=tuple(settings.allowed_hosts) or None)
     # No CORS lists: no browser origin but the process's own may call it.
     app.add_middleware(OriginMiddleware, policy=policy, protected_prefixes=(f"{PIPELINE_HTTP_PREFIX}/",))

@@ -123,7 +123,9 @@ class HeadLimitedHttpToolsProtocol(HttpToolsProtocol):
             self._refuse(_TOO_MANY_CONNECTIONS)
             return
         # The head's clock starts now: a connection that sends nothing must not outlive the deadline.
-        self._head_timer = asyncio.get_running_loop().call_later(self.head_timeout_seconds, self._head_too_slow)
+        self._head_timer = asyncio.get_running_loop().call_later(
+            self.head_timeout_seconds, self._head_too_slow
+        )
 
     def _idle(self) -> bool:
         """Between requests, or nothing sent yet: closing it loses no request."""
@@ -138,11 +140,17 @@ class HeadLimitedHttpToolsProtocol(HttpToolsProtocol):
 
     def _make_room(self) -> bool:
         """Close the longest-idle other connection; False when every other one is busy."""
-        idle = [c for c in self.connections if c is not self and isinstance(c, HeadLimitedHttpToolsProtocol) and c._idle()]
+        idle = [
+            c
+            for c in self.connections
+            if c is not self and isinstance(c, HeadLimitedHttpToolsProtocol) and c._idle()
+        ]
         if not idle:
             return False
         oldest = min(idle, key=lambda c: c._quiet_since)
-        self.logger.warning("Connection cap of %d reached: closing the longest-idle connection.", self.max_connections)
+        self.logger.warning(
+            "Connection cap of %d reached: closing the longest-idle connection.", self.max_connections
+        )
         oldest._refused = True
         oldest._cancel_head_timer()
         oldest.transport.close()
@@ -263,7 +271,10 @@ def server_options(
     Forwarding headers are not trusted by uvicorn (the rate limiter reads ``X-Forwarded-For`` itself,
     and only for the configured proxy hops), and no ``Server`` header names the software.
     """
-    limits = {"head_timeout_seconds": head_timeout_seconds, "max_connections": connection_cap(max_connections)}
+    limits = {
+        "head_timeout_seconds": head_timeout_seconds,
+        "max_connections": connection_cap(max_connections),
+    }
     protocol = type(HeadLimitedHttpToolsProtocol.__name__, (HeadLimitedHttpToolsProtocol,), limits)
     return {
         "http": protocol,

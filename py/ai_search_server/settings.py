@@ -201,8 +201,8 @@ class Settings:
     page_python: str = _s(
         "micropython",
         "The interpreter the page's and the widget's Python runs on: micropython (about 0.3 MB on a "
-        "first visit) or pyodide (CPython in the browser, about 6.7 MB; docs/page.md, \"Which Python "
-        "runs the page\"). micropython falls back to pyodide by itself when the page cannot start on it.",
+        'first visit) or pyodide (CPython in the browser, about 6.7 MB; docs/page.md, "Which Python '
+        'runs the page"). micropython falls back to pyodide by itself when the page cannot start on it.',
         choices=("micropython", "pyodide"),
     )
     # -- search ----------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """The README's table of settings, printed from the ``Settings`` table itself (a test keeps them equal)::
 
-    python -m ai_search_server.settings_docs
+python -m ai_search_server.settings_docs
 """
 
 from __future__ import annotations

@@ -37,7 +37,14 @@ from .serving import server_options
 from .settings import Settings
 from .store import StorageFailure, open_store
 
-__all__ = ["MAX_WORKERS", "WORKER_HEALTHCHECK_SECONDS", "ServePlan", "WorkerConfig", "check_workers", "serve_workers"]
+__all__ = [
+    "MAX_WORKERS",
+    "WORKER_HEALTHCHECK_SECONDS",
+    "ServePlan",
+    "WorkerConfig",
+    "check_workers",
+    "serve_workers",
+]
 
 # Worker processes one ``serve`` may start (processes). Each holds its own copy of the search index's
 # vectors and of the embedding model in memory and its own database pool (database_pool_size

@@ -73,9 +73,7 @@ _MAX_CITATION_DIGITS = 3
 # The zero of each run of ten decimal digits (Unicode category Nd, what `\d` and `str.isdecimal`
 # take), for MicroPython, which knows ASCII digits only; tests/unit/test_glue_micropython.py checks
 # it against CPython on every code point.
-_DECIMAL_ZEROS = (
-    "30,660,6f0,7c0,966,9e6,a66,ae6,b66,be6,c66,ce6,d66,de6,e50,ed0,f20,1040,1090,17e0,1810,1946,19d0,1a80,1a90,1b50,1bb0,1c40,1c50,a620,a8d0,a900,a9d0,a9f0,aa50,abf0,ff10,104a0,10d30,11066,110f0,11136,111d0,112f0,11450,114d0,11650,116c0,11730,118e0,11950,11c50,11d50,11da0,16a60,16ac0,16b50,1d7ce,1d7d8,1d7e2,1d7ec,1d7f6,1e140,1e2f0,1e950,1fbf0"
-)
+_DECIMAL_ZEROS = "30,660,6f0,7c0,966,9e6,a66,ae6,b66,be6,c66,ce6,d66,de6,e50,ed0,f20,1040,1090,17e0,1810,1946,19d0,1a80,1a90,1b50,1bb0,1c40,1c50,a620,a8d0,a900,a9d0,a9f0,aa50,abf0,ff10,104a0,10d30,11066,110f0,11136,111d0,112f0,11450,114d0,11650,116c0,11730,118e0,11950,11c50,11d50,11da0,16a60,16ac0,16b50,1d7ce,1d7d8,1d7e2,1d7ec,1d7f6,1e140,1e2f0,1e950,1fbf0"
 _DIGITS_IN_A_RUN = 10
 _decimal_zeros: "list[int]" = []
 
@@ -295,7 +293,9 @@ def citation_link(
     if isinstance(number, int) and not isinstance(number, bool) and number > 0:
         return CitationLink(cited.msg_id, cited.rid, number, f"[{number}]", f"Result {number}")
     name = cited.name
-    return CitationLink(cited.msg_id, cited.rid, None, f"[{name}]", f"{name}: a message not among the results")
+    return CitationLink(
+        cited.msg_id, cited.rid, None, f"[{name}]", f"{name}: a message not among the results"
+    )
 
 
 @record
@@ -303,7 +303,16 @@ class Turn(Record):
     """One question of the conversation and its answer, as the panel shows it (it fills in as the
     answer streams: its fields are assigned)."""
 
-    __slots__ = _fields = ("question", "text", "citations", "checks", "answer_id", "truncated", "done", "note")
+    __slots__ = _fields = (
+        "question",
+        "text",
+        "citations",
+        "checks",
+        "answer_id",
+        "truncated",
+        "done",
+        "note",
+    )
     question: str
     text: str
     citations: "dict[int, CitedMessage]"  # the server's n -> the message it cites

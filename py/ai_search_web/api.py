@@ -160,7 +160,11 @@ class ApiClient:
                 # Two awaits: a Python function in the promise chain is called back from JavaScript,
                 # which MicroPython 1.28 answered with `undefined` in long sessions.
                 response = await settled(js.fetch(url, init))
-                answer = [response.status, await settled(response.text()), response.headers.get("retry-after")]
+                answer = [
+                    response.status,
+                    await settled(response.text()),
+                    response.headers.get("retry-after"),
+                ]
             else:
                 # One await for status and body: the body is read inside the JS promise chain, which
                 # saves a trip through the event loop per call (measurable on a busy main thread).

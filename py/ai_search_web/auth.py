@@ -59,7 +59,9 @@ class SignedIn:
 
     def __repr__(self) -> str:
         user_id, auth_token, username, name = self._values()
-        return f"SignedIn(user_id={user_id!r}, auth_token={auth_token!r}, username={username!r}, name={name!r})"
+        return (
+            f"SignedIn(user_id={user_id!r}, auth_token={auth_token!r}, username={username!r}, name={name!r})"
+        )
 
     def to_json(self) -> str:
         return json.dumps(

@@ -45,6 +45,7 @@ def suggestions_mark(by: str) -> str:
     """The mark of the first list shown by ``by`` ("python": the page; "keys": the stage)."""
     return f"ai-search:{by}-suggestions"
 
+
 # The key code browsers report for keys that belong to an IME composition.
 _IME_KEY_CODE = 229
 # The icon of each suggestion icon name (decorative: the group is in the option text).

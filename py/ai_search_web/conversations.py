@@ -61,7 +61,11 @@ class Conversation(FrozenRecord):
     more: "tuple[Result, ...]"  # hits of this thread found but not listed, best first
 
     def __init__(
-        self, key: str, thread: "Mapping[str, Any] | None", hits: "tuple[Result, ...]", more: "tuple[Result, ...]" = ()
+        self,
+        key: str,
+        thread: "Mapping[str, Any] | None",
+        hits: "tuple[Result, ...]",
+        more: "tuple[Result, ...]" = (),
     ) -> None:
         self._set("key", key)
         self._set("thread", thread)

@@ -133,13 +133,19 @@ def read_host_message(data: "Any") -> "HostMessage | None":
         return None
     if kind == "open-message-reply":
         request = data.get("id")
-        if isinstance(request, float) and -_MAX_REQUEST_ID < request < _MAX_REQUEST_ID and request == int(request):
+        if (
+            isinstance(request, float)
+            and -_MAX_REQUEST_ID < request < _MAX_REQUEST_ID
+            and request == int(request)
+        ):
             request = int(request)  # a JavaScript number arrives as a float when converted
         if not isinstance(request, int) or isinstance(request, bool) or not 0 < request < _MAX_REQUEST_ID:
             return None
         return HostMessage(kind, request=request, taken=data.get("taken") is True)
     query = data.get("query") if kind == "open" else None
-    return HostMessage(str(kind), strip_text(query)[:MAX_SEARCH_QUERY_LENGTH] if isinstance(query, str) else "")
+    return HostMessage(
+        str(kind), strip_text(query)[:MAX_SEARCH_QUERY_LENGTH] if isinstance(query, str) else ""
+    )
 
 
 def widget_message(kind: str, **fields: "Any") -> "dict[str, Any]":

@@ -112,7 +112,9 @@ class LookupCache:
         for key, items in self._answers.items():  # portable: any complete one gives the same items
             if len(items) < self.kind.limit and key in needle:
                 found = [item for item in items if self.kind.matches(item, needle)]
-                found.sort(key=lambda item: self.kind.rank(item, needle))  # portable: a total order (the id last)
+                found.sort(
+                    key=lambda item: self.kind.rank(item, needle)
+                )  # portable: a total order (the id last)
                 return found[: self.kind.limit]
         return None
 
@@ -144,5 +146,7 @@ def suggestions_for(
         return build_filter_suggestions(active, lookup(kind, active.lookup_text) or ())
     if kind == "user":
         users = lookup(kind, active.lookup_text) or ()
-        return merge_filter_suggestions(build_user_filter_suggestions(active, users), build_filter_suggestions(active))
+        return merge_filter_suggestions(
+            build_user_filter_suggestions(active, users), build_filter_suggestions(active)
+        )
     return build_filter_suggestions(active, today=today)  # dates, has:/is:/sort: values

@@ -73,7 +73,9 @@ class MessageFile(FrozenRecord):
     type: str
     size: int
 
-    def __init__(self, name: str, title: str = "", description: str = "", type: str = "", size: int = 0) -> None:
+    def __init__(
+        self, name: str, title: str = "", description: str = "", type: str = "", size: int = 0
+    ) -> None:
         self._set("name", name)
         self._set("title", title)
         self._set("description", description)
@@ -193,7 +195,9 @@ def message_reactions(message: "Mapping[str, Any]") -> "list[Reaction]":
     """
     reactions = message.get("reactions")
     found = []
-    for shortcode, reaction in reactions.items() if isinstance(reactions, MAPPINGS) else ():  # portable: sorted below
+    for shortcode, reaction in (
+        reactions.items() if isinstance(reactions, MAPPINGS) else ()
+    ):  # portable: sorted below
         usernames = reaction.get("usernames") if isinstance(reaction, MAPPINGS) else None
         people = (
             tuple(u for u in usernames if isinstance(u, str) and u) if isinstance(usernames, list) else ()

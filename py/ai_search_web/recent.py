@@ -120,7 +120,9 @@ def recent_search_suggestions(kept: "Sequence[str]") -> "tuple[FilterSuggestion,
             key="recent-clear",
             group=CLEAR_RECENT_GROUP,
             title="Clear recent searches",
-            description=f"Forget these {len(kept)} in this browser" if len(kept) > 1 else "Forget it in this browser",
+            description=f"Forget these {len(kept)} in this browser"
+            if len(kept) > 1
+            else "Forget it in this browser",
             value="",
             icon="close",
             filter_key="",

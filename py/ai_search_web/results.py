@@ -179,7 +179,9 @@ class ResultsView:
         """Open (drawing it the first time) or close the related section; focus stays on its button."""
         if is_open and not self._related_drawn and self.strong < len(self.results):
             for index in range(self.strong, len(self.results)):
-                self._place(self._item(self.results[index], index + 1), self._group_of[index], last=self._last(index))
+                self._place(
+                    self._item(self.results[index], index + 1), self._group_of[index], last=self._last(index)
+                )
             self._related_drawn = True
         self._set_related(is_open and self._related_drawn)
 
@@ -419,7 +421,11 @@ def _relaxations(diagnosis: "Mapping[str, Any] | None", labels: "Mapping[str, st
             continue
         shown = f"{count}+" if item.get("more") is True else str(count)
         drop = _text(item.get("drop"))
-        tokens = [t for t in item.get("tokens", []) if isinstance(t, str)] if isinstance(item.get("tokens"), list) else []
+        tokens = (
+            [t for t in item.get("tokens", []) if isinstance(t, str)]
+            if isinstance(item.get("tokens"), list)
+            else []
+        )
         if drop == "all":
             label = f"Search all your rooms with no filter ({shown})"
         elif drop == "quotes":

@@ -125,7 +125,9 @@ class SearchBox:
         self._picker = date_picker
         self._picking = ""  # the date key the picker fills
         self.filters = SearchFilters()
-        self.chips = ChipsView(chips, on_remove=self._remove_chip, on_leave=self.focus, on_edit=self._edit_chip)
+        self.chips = ChipsView(
+            chips, on_remove=self._remove_chip, on_leave=self.focus, on_edit=self._edit_chip
+        )
         self.combo = Combobox(box, listbox, on_accept=self.accept_suggestion)
         self._lookups = {"room": LookupCache(ROOM_LOOKUP), "user": LookupCache(USER_LOOKUP)}
         self._pending: set[tuple[str, str]] = set()
@@ -265,7 +267,9 @@ class SearchBox:
     # -- suggestions -------------------------------------------------------------------------------
 
     def _suggest(self, active: "ActiveSearchFilter | None") -> None:
-        suggestions = suggestions_for(active, self._lookup, signed_in=self._signed_in(), today=browser_today())
+        suggestions = suggestions_for(
+            active, self._lookup, signed_in=self._signed_in(), today=browser_today()
+        )
         if suggestions is None:
             self.combo.close()
         else:
@@ -325,7 +329,9 @@ class SearchBox:
         if apply and value:
             text = self.text
             caret = self.caret(text)
-            applied = apply_search_filter_token(text, get_active_search_filter(text, caret), key, value, caret)
+            applied = apply_search_filter_token(
+                text, get_active_search_filter(text, caret), key, value, caret
+            )
             self.set_text(applied.text, applied.caret)
             self.refresh()
 

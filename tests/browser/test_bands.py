@@ -111,8 +111,8 @@ def _expanded(page: Any) -> str | None:
 
 
 def test_the_count_names_both_bands_and_the_related_ones_wait_closed(open_as: Callable[..., Any]) -> None:
-    """"3 strong matches · 12 related.": the strong results are the list, numbered from 1; the related
-    ones sit closed behind a labelled button and are numbered after every strong one."""
+    """The count says both bands ("3 strong matches · 12 related."); the strong results are the list,
+    numbered from 1; the related ones sit closed behind a labelled button, numbered after them."""
     page = open_as("bob")
     banding = Banding(strong=3)
     _banded_search(page, banding)

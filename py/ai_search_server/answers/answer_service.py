@@ -172,7 +172,9 @@ class AnswerService:
             config = ProviderConfig(
                 base_url=settings.llm_base_url, model=settings.llm_model, api_key=settings.llm_api_key
             )
-            provider = OpenAICompatibleProvider(client, config, redactor=SecretRedactor.from_settings(settings))
+            provider = OpenAICompatibleProvider(
+                client, config, redactor=SecretRedactor.from_settings(settings)
+            )
         return cls(settings, store, provider)
 
     # -- status ----------------------------------------------------------------------------------

@@ -13,7 +13,9 @@ from __future__ import annotations
 __all__ = ["DEMO_EDITED_MINUTES", "DEMO_FILES", "DEMO_PINNED", "DEMO_REACTIONS", "is_threaded"]
 
 # Rooms where every scripted conversation is a thread.
-_THREADED_ROOMS = frozenset({"incidents", "support-escalations", "releases", "hiring-committee", "security-review"})
+_THREADED_ROOMS = frozenset(
+    {"incidents", "support-escalations", "releases", "hiring-committee", "security-review"}
+)
 # Conversations in other rooms that are threads too.
 _THREADED_KEYS = frozenset(
     {
@@ -55,7 +57,12 @@ DEMO_FILES: dict[str, list[dict[str, object]]] = {
         )
     ],
     "demo-pg-postmortem-01": [
-        _file("2026-09-17-ledger-db-failover-postmortem.pdf", "application/pdf", 412_880, "ledger-db failover postmortem")
+        _file(
+            "2026-09-17-ledger-db-failover-postmortem.pdf",
+            "application/pdf",
+            412_880,
+            "ledger-db failover postmortem",
+        )
     ],
     "demo-checkout-latency-03": [
         _file("grafana-quotes-p99.png", "image/png", 96_113, "billing-api /v2/quotes p99 and cache hit ratio")
@@ -65,7 +72,9 @@ DEMO_FILES: dict[str, list[dict[str, object]]] = {
     ],
     "demo-dev-setup-01": [_file("dev-setup.md", "text/markdown", 8_912, "developer setup guide")],
     "demo-olivetree-export-01": [
-        _file("olivetree-export-504.har", "application/json", 2_331_004, "browser capture of the failing export")
+        _file(
+            "olivetree-export-504.har", "application/json", 2_331_004, "browser capture of the failing export"
+        )
     ],
     "demo-cloud-bill-01": [
         _file(
@@ -77,7 +86,9 @@ DEMO_FILES: dict[str, list[dict[str, object]]] = {
         )
     ],
     "demo-pentest-01": [
-        _file("pentest-report-2026-q3.pdf", "application/pdf", 1_830_112, "external penetration test report, Q3")
+        _file(
+            "pentest-report-2026-q3.pdf", "application/pdf", 1_830_112, "external penetration test report, Q3"
+        )
     ],
     "demo-dark-mode-01": [
         _file("dark-mode-tokens.png", "image/png", 744_201, "semantic color tokens, light and dark")
@@ -100,7 +111,10 @@ DEMO_EDITED_MINUTES: dict[str, int] = {
 # Reactions: emoji -> who (members of the room only).
 DEMO_REACTIONS: dict[str, dict[str, list[str]]] = {
     "demo-welcome-grace-01": {":wave:": ["alice", "bob", "carol", "dave", "erin", "frank"]},
-    "demo-platform-announcement-01": {":tada:": ["carol", "dave", "erin", "frank", "grace"], ":rocket:": ["carol"]},
+    "demo-platform-announcement-01": {
+        ":tada:": ["carol", "dave", "erin", "frank", "grace"],
+        ":rocket:": ["carol"],
+    },
     "demo-code-freeze-01": {":+1:": ["bob", "carol", "dave"]},
     "demo-pg-failover-08": {":white_check_mark:": ["alice", "bob"]},
     "demo-pentest-08": {":lock:": ["alice"]},

@@ -166,10 +166,14 @@ def check_mapping(store: Store, mapping: SourceMapping) -> None:
         if room is None or fold(room.name) != fold(local):
             problems.append(f"{where}: no room here is named {local!r}")
         elif room.type == "d":
-            problems.append(f"{where}: {room.name!r} is a direct room, and direct rooms share names: none is mapped")
+            problems.append(
+                f"{where}: {room.name!r} is a direct room, and direct rooms share names: none is mapped"
+            )
     if problems:
         more = len(problems) - MAX_NAMED_PROBLEMS
-        raise MappingError("; ".join(problems[:MAX_NAMED_PROBLEMS]) + (f"; and {more:,} more" if more > 0 else ""))
+        raise MappingError(
+            "; ".join(problems[:MAX_NAMED_PROBLEMS]) + (f"; and {more:,} more" if more > 0 else "")
+        )
 
 
 def _named(side: _Side) -> Iterator[tuple[str, str]]:

@@ -356,7 +356,11 @@ def import_mattermost_file(
         StorageFailure: the database failed; what was imported stays, and importing again completes it.
     """
     export = _MattermostExport(
-        store, ImportReport(str(path), unit="records"), options.source_url, options.batch_size, options.mapping
+        store,
+        ImportReport(str(path), unit="records"),
+        options.source_url,
+        options.batch_size,
+        options.mapping,
     )
     with path.open("rb") as stream:
         return _read(export, path.name, stream, path.stat().st_size, options.progress)
@@ -365,7 +369,11 @@ def import_mattermost_file(
 def import_mattermost(store: Store, bundle: Bundle, options: ImportOptions = DEFAULT_OPTIONS) -> ImportReport:
     """Imports the JSONL inside a Mattermost export zip (``mmctl export create`` makes one)."""
     export = _MattermostExport(
-        store, ImportReport(bundle.label, unit="records"), options.source_url, options.batch_size, options.mapping
+        store,
+        ImportReport(bundle.label, unit="records"),
+        options.source_url,
+        options.batch_size,
+        options.mapping,
     )
     names = [n for n in bundle.names() if n.endswith(".jsonl")]
     if not names:

@@ -173,7 +173,9 @@ class Mirror:
         self._linked = set(self.users.values())  # users some person of this origin already is
         self.usernames: dict[str, str] = {}  # person key -> username
         self.room_links = store.external_links(origin, "room")  # conversation key -> room id, and how
-        self.room_ids = {key: link.local_id for key, link in self.room_links.items()}  # conversation -> room id
+        self.room_ids = {
+            key: link.local_id for key, link in self.room_links.items()
+        }  # conversation -> room id
         self._linked_rooms = set(self.room_ids.values())  # rooms some conversation of this origin already is
         self.rooms: dict[str, _Room] = {}  # conversation key -> room, for the conversations of this run
         self.deletions = _Deletions()
@@ -592,11 +594,15 @@ class Mirror:
         gone: list[str] = list(d.tombstones)
         d.tombstones = []
         spared = [
-            self.rooms[key].name for key in d.dirty if key in self.rooms and self.rooms[key].conversation.complete
+            self.rooms[key].name
+            for key in d.dirty
+            if key in self.rooms and self.rooms[key].conversation.complete
         ]
         if "*" in d.dirty or spared:
             named = ", ".join(spared[:_NAMED_ROOMS]) + (", ..." if len(spared) > _NAMED_ROOMS else "")
-            where = "any room" if "*" in d.dirty else f"{len(spared):,} room{'s' * (len(spared) != 1)} ({named})"
+            where = (
+                "any room" if "*" in d.dirty else f"{len(spared):,} room{'s' * (len(spared) != 1)} ({named})"
+            )
             self.report.notes.append(
                 f"messages missing from this export were not deleted in {where}: some records could not be read"
             )

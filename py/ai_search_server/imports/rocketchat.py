@@ -395,7 +395,11 @@ class RocketChatSync:
         found = []
         for emoji, who in obj(reactions).items():
             usernames: Iterable[object] = seq(obj(who).get("usernames"))
-            local = (mirror.username(self.keys_by_username.get(u, "")) for u in usernames if isinstance(u, str) and u)
+            local = (
+                mirror.username(self.keys_by_username.get(u, ""))
+                for u in usernames
+                if isinstance(u, str) and u
+            )
             names = tuple(dict.fromkeys(name for name in local if name))
             if names and isinstance(emoji, str):
                 found.append(Reaction(emoji if emoji.startswith(":") else f":{emoji}:", names))

@@ -97,7 +97,7 @@ CURATED_ROUTES: tuple[CuratedRoute, ...] = (
         "/api/v1/ai.search",
         "Search the messages of the rooms the authenticated user can read (keyword and semantic). The query "
         "takes inline filters: in:#room, from:@user, after:/before:/on:/during: a date (2026-11-01, yesterday, "
-        '-7d, last-week), has:link|file|image|reaction|thread, is:thread|dm|pinned, sort:new, -in:, -from:, '
+        "-7d, last-week), has:link|file|image|reaction|thread, is:thread|dm|pinned, sort:new, -in:, -from:, "
         '-word, -"phrase", "exact phrase"; tz sets the time zone of the dates.',
     ),
     CuratedRoute(

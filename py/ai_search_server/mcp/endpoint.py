@@ -152,7 +152,9 @@ class McpEndpoint:
         value = challenge(origin, MCP_PATH, error="invalid_token" if refused_token else None)
         return errors.PatRequired(headers={"WWW-Authenticate": value})
 
-    async def _caller(self, request: Request, user_id: str | None, token: str | None, bearer: str | None) -> Caller:
+    async def _caller(
+        self, request: Request, user_id: str | None, token: str | None, bearer: str | None
+    ) -> Caller:
         """Step 6: the caller of the PAT pair, else of the OAuth bearer token."""
         try:
             if user_id and token:

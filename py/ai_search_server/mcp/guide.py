@@ -35,7 +35,9 @@ def _filter_line(op: SearchFilterOperator) -> str:
     if op.negated and op.kind != "word":
         meaning = f"leaves out {meaning}"
     token = f"{op.prefix}{op.sigil}{example}"
-    several = f"; several: {token},{op.sigil}{example}2" if op.multiple and op.kind in {"room", "user"} else ""
+    several = (
+        f"; several: {token},{op.sigil}{example}2" if op.multiple and op.kind in {"room", "user"} else ""
+    )
     return f"- {token} — {meaning}{several}"
 
 

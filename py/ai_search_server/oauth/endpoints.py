@@ -89,7 +89,9 @@ _NOT_FROM_THIS_SITE = "This form was not sent from this site's own page."
 # Seconds a person is asked to wait when the ticket store (Redis) does not answer: as often as the
 # rate limiter tries Redis again (ratelimit.REDIS_RETRY_INTERVAL_SECONDS).
 _TICKETS_RETRY_AFTER_SECONDS = 5
-_TICKETS_DOWN = "Signing in cannot go on right now (the server's shared store did not answer). Try again shortly."
+_TICKETS_DOWN = (
+    "Signing in cannot go on right now (the server's shared store did not answer). Try again shortly."
+)
 # Public documents and token endpoints answer any origin: they take no cookie or other ambient
 # credential, so a page elsewhere (a browser-based MCP client) gains nothing it could not send itself.
 _CORS = {
@@ -374,7 +376,9 @@ class OAuthEndpoints:
             # JSON may spell one (a bare \ud800) but it has no UTF-8 form: the answer, which repeats
             # the metadata, could not be encoded (a 500), nor could the store keep it.
             return _oauth_error(
-                400, "invalid_client_metadata", "The client metadata holds a lone surrogate, which is no Unicode text."
+                400,
+                "invalid_client_metadata",
+                "The client metadata holds a lone surrogate, which is no Unicode text.",
             )
         origin = public_origin(services.settings, request)
         json_request = JsonOAuthRequest("POST", f"{origin}{REGISTER_PATH}", request.headers, data)

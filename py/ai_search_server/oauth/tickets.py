@@ -155,7 +155,9 @@ class RedisTickets:
         key = REDIS_KEY_PREFIX + _digest(ticket)
         try:
             stored = await self._redis.get(key)
-            user_id = _user_of(stored if isinstance(stored, str) or stored is None else stored.decode(), request_digest)
+            user_id = _user_of(
+                stored if isinstance(stored, str) or stored is None else stored.decode(), request_digest
+            )
             # DEL answers 1 to one caller only: of two consents racing through two processes, one wins.
             if user_id is None or await self._redis.delete(key) != 1:
                 return None

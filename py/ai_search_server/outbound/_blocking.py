@@ -77,7 +77,9 @@ class BlockingClient:
             return anyio.from_thread.run(call, token=self._token)
         except RuntimeError as exc:
             # The loop is closed, or the client is: the app is shutting down under this call.
-            raise OutboundError(f"outbound {method.upper()}: the outbound client has stopped ({exc})") from None
+            raise OutboundError(
+                f"outbound {method.upper()}: the outbound client has stopped ({exc})"
+            ) from None
 
 
 @contextmanager

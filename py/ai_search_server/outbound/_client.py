@@ -299,7 +299,9 @@ def _events(call: Call, parser: EventStreamParser, chunk: bytes | None) -> list[
             f"outbound {call.method} {call.target}: the stream is not valid UTF-8", target=call.target
         ) from None
     except ValueError as exc:  # an event that never ends (only with a byte cap above the parser's)
-        raise OutboundProtocolError(f"outbound {call.method} {call.target}: {exc}", target=call.target) from None
+        raise OutboundProtocolError(
+            f"outbound {call.method} {call.target}: {exc}", target=call.target
+        ) from None
 
 
 def _refuse_constant(name: str) -> Any:

@@ -73,6 +73,7 @@ from .terms import Term, highlight_ranges, query_terms, quoted_phrases, value_te
 __all__ = [
     "THREAD_TITLE_CHARS",
     "BranchState",
+    "Evidence",
     "SearchHit",
     "SearchOptions",
     "SearchOutcome",
@@ -264,6 +265,18 @@ class SearchReport:
     # Results per band, of those returned; None where no bands apply.
     strong: int | None = None
     related: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """One search's candidates as the bands read them (``bench/tune_bands.py`` reads it too)."""
+
+    policy: BandPolicy
+    items: tuple[Scored, ...]
+    candidates: dict[str, IntelligentSearchCandidate]
+    stage_scores: dict[str, float]
+    calibrated: bool  # the stage's scores count in the bands (else they only order)
+    stage: StageReport | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -557,12 +570,29 @@ class SearchService:
         query: str,
         branches: _Branches,
     ) -> tuple[list[IntelligentSearchCandidate], dict[str, Band], StageReport | None]:
-        """The candidates in band order (strong, then related) and each one's band.
+        """The candidates in band order (strong, then related) and each one's band."""
+        evidence = await self._evidence(policy, found, coverage, query, branches)
+        banded = assign_bands(evidence.policy, query, evidence.items, known_words=branches.known_terms != 0)
+        scores = evidence.stage_scores
+        if scores and not evidence.calibrated:
+            # An uncalibrated stage orders each band by its own score, and leaves the bands alone.
+            banded.sort(key=lambda b: (b.band != "strong", -scores.get(b.id, -math.inf)))
+        ranked = [evidence.candidates[b.id] for b in banded]
+        return ranked, {b.id: b.band for b in banded}, evidence.stage
+
+    async def _evidence(
+        self,
+        policy: BandPolicy,
+        found: dict[CandidateSource, list[IntelligentSearchCandidate]],
+        coverage: dict[str, float],
+        query: str,
+        branches: _Branches,
+    ) -> Evidence:
+        """What the bands read, per candidate.
 
         The first stage's candidates are gathered without the floor (the bands replace it), the best
-        `stage_candidates` of them by the fused first-stage order are re-scored by the second stage,
-        and `assign_bands` reads each one's evidence. A second stage that fails leaves the first
-        stage's evidence alone, and the search says so.
+        `stage_candidates` of them by the fused first-stage order are re-scored by the second stage.
+        A second stage that fails leaves the first stage's evidence alone, and the search says so.
         """
         keyword = [c for c in found.get("keyword", []) if coverage.get(c.id, 1.0) >= policy.related_coverage]
         semantic = list(
@@ -587,7 +617,7 @@ class SearchService:
             strong, related = thresholds
             policy = replace(policy, strong=strong, related=related, stage_weight=1.0)
             calibrated = True
-        items = [
+        items = tuple(
             Scored(
                 key,
                 similarity=similarity.get(key),
@@ -595,13 +625,8 @@ class SearchService:
                 coverage=covered.get(key),
             )
             for key in by_id
-        ]
-        banded = assign_bands(policy, query, items, known_words=branches.known_terms != 0)
-        if scores and not calibrated:
-            # An uncalibrated stage orders each band by its own score, and leaves the bands alone.
-            banded.sort(key=lambda b: (b.band != "strong", -scores.get(b.id, -math.inf)))
-        ranked = [by_id[b.id] for b in banded]
-        return ranked, {b.id: b.band for b in banded}, stage
+        )
+        return Evidence(policy, items, by_id, scores, calibrated, stage)
 
     async def _stage_scores(
         self, query: str, candidates: Sequence[IntelligentSearchCandidate], branches: _Branches

@@ -211,7 +211,7 @@ class SearchHandle:
             from .mpnet import load_mpnet
 
             model = load_mpnet(threads=1)
-        except EmbedderError as exc:
+        except (EmbedderError, ImportError) as exc:
             level = logging.WARNING if choice == "local" else logging.INFO
             log.log(
                 level, "second stage: the local model is not available (%s); the first stage ranks alone", exc

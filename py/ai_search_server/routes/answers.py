@@ -195,7 +195,9 @@ def _request(params: AnswerParams) -> tuple[str, list[AnswerSourceRef], list[Ans
             or an item the core refuses (a null score).
     """
     try:
-        turns = normalize_answer_turns([t.model_dump(by_alias=True, exclude_unset=True) for t in params.turns])
+        turns = normalize_answer_turns(
+            [t.model_dump(by_alias=True, exclude_unset=True) for t in params.turns]
+        )
         items = [item.model_dump(by_alias=True, exclude_unset=True) for item in params.messages]
         # A follow-up may come without sources of its own; a first question needs 1 to 20.
         refs = normalize_answer_sources(items) if items or not turns else []

@@ -82,7 +82,9 @@ for _name, _kind, _what in (
     )(_history(_kind))  # type: ignore[arg-type]
 
 
-SearchText = Annotated[str, Field(min_length=1, max_length=MAX_SEARCH_TEXT_CHARS, description="Text to find.")]
+SearchText = Annotated[
+    str, Field(min_length=1, max_length=MAX_SEARCH_TEXT_CHARS, description="Text to find.")
+]
 
 
 class ChatSearchParams(Params):

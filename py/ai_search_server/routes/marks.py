@@ -27,7 +27,11 @@ LIST_RATE_LIMIT = RateLimit(count=120, period_seconds=60)
 
 Emoji = Annotated[
     str,
-    Field(min_length=1, max_length=MAX_EMOJI_LENGTH, description="The emoji, as :name: (the colons are optional)."),
+    Field(
+        min_length=1,
+        max_length=MAX_EMOJI_LENGTH,
+        description="The emoji, as :name: (the colons are optional).",
+    ),
 ]
 
 
@@ -120,4 +124,9 @@ async def pinned_messages(req: ApiRequest[PinnedParams]) -> dict[str, Any]:
     store, params = req.services.store, req.params
     room = readable_room(store, req.user, params.roomId)
     found, total = store.pinned_messages(room.id, offset=params.offset, limit=params.count)
-    return {"messages": messages_json(store, found), "count": len(found), "offset": params.offset, "total": total}
+    return {
+        "messages": messages_json(store, found),
+        "count": len(found),
+        "offset": params.offset,
+        "total": total,
+    }

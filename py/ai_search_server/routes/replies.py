@@ -212,6 +212,31 @@ class SearchReply(_Body):
     meta: _SearchMeta
 
 
+class _IndexStatus(BaseModel):
+    messages: int = Field(description="Messages in the embedded index.")
+    pendingEmbeddings: int = Field(description="Messages still waiting for their first-stage vectors.")
+
+
+class _StageStatus(BaseModel):
+    kind: Literal["local", "rerank", "embeddings"]
+    model: str
+    coverage: float = Field(description="Share of messages the second stage can score yet (0 to 1).")
+    scored: int
+    total: int
+
+
+class SearchStatusReply(_Body):
+    searchEnabled: bool
+    answersEnabled: bool
+    pipeline: str = Field(description="embedded, or remote.")
+    index: Absent[_IndexStatus] = Field(
+        default=None, description="The embedded index (absent with a remote pipeline)."
+    )
+    secondStage: Absent[_StageStatus] = Field(
+        default=None, description="The re-ranking stage, when one is on."
+    )
+
+
 class _CitedAuthor(BaseModel):
     username: str
     name: str

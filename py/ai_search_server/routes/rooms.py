@@ -74,7 +74,9 @@ async def create_channel(req: ApiRequest[CreateChannelParams]) -> dict[str, Any]
             "Invalid parameters: 'name' must be a non-empty name without spaces",
             error_type="error-invalid-room-name",
         )
-    others = [u for u in dict.fromkeys(params.members) if u.removeprefix("@").lower() != req.user.username.lower()]
+    others = [
+        u for u in dict.fromkeys(params.members) if u.removeprefix("@").lower() != req.user.username.lower()
+    ]
     assert req.caller is not None
     if others and ADD_MEMBERS_PERMISSION not in req.caller.permissions:
         raise errors.Forbidden(MEMBERS_NEED_PERMISSION, error_type="error-not-allowed")

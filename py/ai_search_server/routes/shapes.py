@@ -18,7 +18,7 @@ from ..answers.answer_service import AnswerResult
 from ..answers.records import OpenedAnswer
 from ..answers.sources import Citation
 from ..retrieval.diagnosis import Diagnosis, unknown_names
-from ..retrieval.search_service import SearchHit, SearchReport, SearchScope, SearchStatus
+from ..retrieval.search_service import SearchHit, SearchReport, SearchScope, SearchService, SearchStatus
 from ..store.records import Message, Room, Subscription, ThreadSummary, User
 
 __all__ = [
@@ -278,4 +278,29 @@ def opened_answer_json(opened: OpenedAnswer) -> dict[str, Any]:
     }
     if stored.searched is not None:
         out["searched"] = stored.searched
+    return out
+
+
+def search_status_json(service: SearchService) -> dict[str, Any]:
+    """``ai.search.status``: search and answers on or off, the index's backlog, the second stage's
+    progress (``coverage``: messages it can score out of all of them)."""
+    status = service.status()
+    out: dict[str, Any] = {
+        "searchEnabled": status.enabled,
+        "answersEnabled": status.answers,
+        "pipeline": service.pipeline.kind,
+    }
+    index = getattr(service.pipeline, "index", None)
+    if index is not None:
+        out["index"] = {"messages": index.db.count(), "pendingEmbeddings": index.pending_embeddings}
+    stage = service.second_stage
+    if stage is not None:
+        coverage = stage.coverage()
+        out["secondStage"] = {
+            "kind": stage.kind,
+            "model": stage.model_id,
+            "coverage": round(coverage.ratio, 4),
+            "scored": coverage.scored,
+            "total": coverage.total,
+        }
     return out

@@ -61,7 +61,12 @@ async def thread_messages(req: ApiRequest[ThreadMessagesParams]) -> dict[str, An
     store, params = req.services.store, req.params
     parent, _room = readable_message(store, req.user, params.tmid)
     replies, total = store.thread_messages(parent.tmid or parent.id, offset=params.offset, limit=params.count)
-    return {"messages": messages_json(store, replies), "count": len(replies), "offset": params.offset, "total": total}
+    return {
+        "messages": messages_json(store, replies),
+        "count": len(replies),
+        "offset": params.offset,
+        "total": total,
+    }
 
 
 class ThreadsListParams(Params):
@@ -84,7 +89,12 @@ async def threads_list(req: ApiRequest[ThreadsListParams]) -> dict[str, Any]:
     store, params = req.services.store, req.params
     room = readable_room(store, req.user, params.rid)
     parents, total = store.room_threads(room.id, offset=params.offset, limit=params.count)
-    return {"threads": messages_json(store, parents), "count": len(parents), "offset": params.offset, "total": total}
+    return {
+        "threads": messages_json(store, parents),
+        "count": len(parents),
+        "offset": params.offset,
+        "total": total,
+    }
 
 
 class MessageContextParams(Params):

@@ -39,7 +39,9 @@ Row = tuple[Any, ...]
 
 
 def answer_from_row(row: Row) -> StoredAnswer:
-    sources = tuple(AnswerSourceRecord(int(s["n"]), str(s["msgId"]), str(s["rid"])) for s in json.loads(row[4]))
+    sources = tuple(
+        AnswerSourceRecord(int(s["n"]), str(s["msgId"]), str(s["rid"])) for s in json.loads(row[4])
+    )
     return StoredAnswer(
         id=row[0],
         user_id=row[1],
@@ -54,7 +56,9 @@ def answer_from_row(row: Row) -> StoredAnswer:
 
 
 def feedback_from_row(row: Row) -> AnswerFeedback:
-    return AnswerFeedback(row[0], row[1], cast(AnswerRating, row[2]), row[3], from_ms(row[4]), from_ms(row[5]))
+    return AnswerFeedback(
+        row[0], row[1], cast(AnswerRating, row[2]), row[3], from_ms(row[4]), from_ms(row[5])
+    )
 
 
 def insert_answer(conn: sqlite3.Connection, answer: StoredAnswer) -> None:
@@ -63,7 +67,9 @@ def insert_answer(conn: sqlite3.Connection, answer: StoredAnswer) -> None:
     Raises:
         InvalidValue: more than ``MAX_STORED_ANSWER_SOURCES`` sources.
     """
-    conn.execute(f"INSERT INTO answers ({ANSWER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", answer_values(answer))
+    conn.execute(
+        f"INSERT INTO answers ({ANSWER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", answer_values(answer)
+    )
 
 
 def answer_values(answer: StoredAnswer) -> tuple[Any, ...]:

@@ -241,7 +241,12 @@ class ImportBatch:
 
     def flush(self) -> None:
         self.tables.write(
-            list(self.subscriptions), self.messages, self.attachments, self.reactions, self.mentioning, self.now
+            list(self.subscriptions),
+            self.messages,
+            self.attachments,
+            self.reactions,
+            self.mentioning,
+            self.now,
         )
 
 

@@ -67,14 +67,25 @@ def read_messages(conn: sqlite3.Connection, where: str, params: Sequence[Any] = 
     ids = _json(row[0] for row in rows)
     return assemble_messages(
         rows,
-        conn.execute(f"{ATTACHMENT_SELECT} WHERE message_id IN (SELECT value FROM json_each(?)) {ATTACHMENT_ORDER}", (ids,)),
-        conn.execute(f"{REACTION_SELECT} WHERE r.message_id IN (SELECT value FROM json_each(?)) {REACTION_ORDER}", (ids,)),
-        conn.execute(f"{MENTION_SELECT} WHERE n.message_id IN (SELECT value FROM json_each(?)) {MENTION_ORDER}", (ids,)),
+        conn.execute(
+            f"{ATTACHMENT_SELECT} WHERE message_id IN (SELECT value FROM json_each(?)) {ATTACHMENT_ORDER}",
+            (ids,),
+        ),
+        conn.execute(
+            f"{REACTION_SELECT} WHERE r.message_id IN (SELECT value FROM json_each(?)) {REACTION_ORDER}",
+            (ids,),
+        ),
+        conn.execute(
+            f"{MENTION_SELECT} WHERE n.message_id IN (SELECT value FROM json_each(?)) {MENTION_ORDER}", (ids,)
+        ),
     )
 
 
 def assemble_messages(
-    rows: Sequence[Row], attachment_rows: Iterable[Row], reaction_rows: Iterable[Row], mention_rows: Iterable[Row]
+    rows: Sequence[Row],
+    attachment_rows: Iterable[Row],
+    reaction_rows: Iterable[Row],
+    mention_rows: Iterable[Row],
 ) -> list[Message]:
     """Messages from their rows (``MESSAGE_SELECT``'s columns) and the rows of what they own, read with
     ``ATTACHMENT_SELECT``, ``REACTION_SELECT`` and ``MENTION_SELECT`` in their orders, whatever the SQL

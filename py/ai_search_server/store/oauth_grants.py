@@ -39,7 +39,12 @@ class OAuthGrants:
     ) -> bool:
         with self._transaction("register an OAuth client") as write:
             return oauth_rows.insert_client(
-                write.conn, self._oauth_sql, client, secret, max_clients=max_clients, stale_before=stale_before
+                write.conn,
+                self._oauth_sql,
+                client,
+                secret,
+                max_clients=max_clients,
+                stale_before=stale_before,
             )
 
     def oauth_client(self, client_id: str) -> tuple[OAuthClient, str | None] | None:
@@ -120,5 +125,3 @@ class OAuthGrants:
     def list_oauth_grants(self, user_id: str) -> list[OAuthGrant]:
         with self._oauth_reading() as conn:
             return oauth_rows.list_grants(conn, self._oauth_sql, user_id, now_ms())
-
-

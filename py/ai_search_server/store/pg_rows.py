@@ -89,9 +89,15 @@ def read_messages(conn: Conn, where: str, params: Sequence[Any] | Mapping[str, A
     ids = ([row[0] for row in rows],)
     return assemble_messages(
         rows,
-        conn.execute(f"{ATTACHMENT_SELECT} WHERE message_id = ANY(%s::text[]) {ATTACHMENT_ORDER}", ids).fetchall(),
-        conn.execute(f"{REACTION_SELECT} WHERE r.message_id = ANY(%s::text[]) {_REACTION_ORDER}", ids).fetchall(),
-        conn.execute(f"{MENTION_SELECT} WHERE n.message_id = ANY(%s::text[]) {_MENTION_ORDER}", ids).fetchall(),
+        conn.execute(
+            f"{ATTACHMENT_SELECT} WHERE message_id = ANY(%s::text[]) {ATTACHMENT_ORDER}", ids
+        ).fetchall(),
+        conn.execute(
+            f"{REACTION_SELECT} WHERE r.message_id = ANY(%s::text[]) {_REACTION_ORDER}", ids
+        ).fetchall(),
+        conn.execute(
+            f"{MENTION_SELECT} WHERE n.message_id = ANY(%s::text[]) {_MENTION_ORDER}", ids
+        ).fetchall(),
     )
 
 
@@ -102,7 +108,10 @@ def write_attachments(conn: Conn, message_id: str, attachments: Sequence[Attachm
         cursor.executemany(
             "INSERT INTO attachments (message_id, position, name, title, description, type, size)"
             " VALUES (%s, %s, %s, %s, %s, %s, %s)",
-            [(message_id, n, a.name, a.title, a.description, a.type, a.size) for n, a in enumerate(attachments)],
+            [
+                (message_id, n, a.name, a.title, a.description, a.type, a.size)
+                for n, a in enumerate(attachments)
+            ],
         )
 
 
@@ -245,7 +254,9 @@ def rename_room(conn: Conn, room_id: str, *, name: str | None, fname: str | None
         conn.execute("UPDATE rooms SET name = %s WHERE id = %s", (name, room_id))
         insert_room_name_keys(conn, room_id, name)
     if fname is not None and fname.strip():
-        conn.execute("UPDATE rooms SET fname = %s WHERE id = %s", (check_display_name(fname.strip()), room_id))
+        conn.execute(
+            "UPDATE rooms SET fname = %s WHERE id = %s", (check_display_name(fname.strip()), room_id)
+        )
     if topic is not None:
         conn.execute("UPDATE rooms SET topic = %s WHERE id = %s", (check_topic(topic), room_id))
 
@@ -288,7 +299,9 @@ def _subscribe(conn: Conn, room_id: str, wanted: list[str], now_ms: int) -> int:
 def set_source_urls(conn: Conn, urls: Mapping[str, str | None]) -> int:
     """Set (or clear, with None) the source link of existing messages; returns how many changed."""
     ids = list(urls)
-    links = [None if urls[message_id] is None else check_source_url(str(urls[message_id])) for message_id in ids]
+    links = [
+        None if urls[message_id] is None else check_source_url(str(urls[message_id])) for message_id in ids
+    ]
     return conn.execute(
         "UPDATE messages m SET source_url = v.url FROM unnest(%s::text[], %s::text[]) AS v(id, url)"
         " WHERE m.id = v.id AND m.source_url IS DISTINCT FROM v.url",

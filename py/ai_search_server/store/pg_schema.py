@@ -141,7 +141,11 @@ def _seed_role_permissions(conn: psycopg.Connection) -> None:
     with conn.cursor() as cursor:
         cursor.executemany(
             "INSERT INTO role_permissions (role, permission) VALUES (%s, %s) ON CONFLICT DO NOTHING",
-            [(role, permission) for role, granted in DEFAULT_ROLE_PERMISSIONS.items() for permission in granted],
+            [
+                (role, permission)
+                for role, granted in DEFAULT_ROLE_PERMISSIONS.items()
+                for permission in granted
+            ],
         )
 
 
@@ -365,7 +369,9 @@ MIGRATIONS: tuple[PgMigration, ...] = (
     PgMigration(1, "users, role_permissions, rooms, subscriptions, messages, tokens", _run(_V1_TABLES)),
     PgMigration(2, "default permissions of the user and bot roles", _seed_role_permissions),
     PgMigration(
-        3, "message change log (message_changes) for readers in other processes", _run(message_change_log_sql())
+        3,
+        "message change log (message_changes) for readers in other processes",
+        _run(message_change_log_sql()),
     ),
     PgMigration(4, "threads (tmid), attachments, reactions, mentions, pins", _run(_V4_CONVERSATIONS)),
     PgMigration(5, f"confusable keys of room names ({names.KEY_VERSION})", _create_room_name_keys),

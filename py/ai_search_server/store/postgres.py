@@ -213,15 +213,21 @@ class PostgresStore(OAuthGrants):
         try:
             yield
         except pg_errors.UniqueViolation as error:
-            raise AlreadyTaken(f"cannot {action}: it already exists ({error.diag.message_primary})") from error
+            raise AlreadyTaken(
+                f"cannot {action}: it already exists ({error.diag.message_primary})"
+            ) from error
         except pg_errors.ForeignKeyViolation as error:
             raise RecordNotFound(f"cannot {action}: a user or room it refers to does not exist") from error
         except (psycopg.IntegrityError, psycopg.DataError) as error:
             raise InvalidValue(f"cannot {action}: {error}") from error
         except pg_errors.DiskFull as error:
-            raise StorageFailure(f"cannot {action}: the workspace database's disk is full ({error})") from error
+            raise StorageFailure(
+                f"cannot {action}: the workspace database's disk is full ({error})"
+            ) from error
         except psycopg.Error as error:
-            raise StorageFailure(f"cannot {action}: the workspace {self.description} failed ({error})") from error
+            raise StorageFailure(
+                f"cannot {action}: the workspace {self.description} failed ({error})"
+            ) from error
 
     def _all(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> list[Row]:
         with self._errors("read the workspace"), self._connection() as conn:
@@ -339,7 +345,9 @@ class PostgresStore(OAuthGrants):
         if user_ids is not None:
             sql.append("AND id = ANY(%(ids)s::text[])")
             params["ids"] = list(user_ids)
-        sql.append("ORDER BY ascii_fold(username) LIKE %(prefix)s DESC, ascii_fold(username), id LIMIT %(limit)s")
+        sql.append(
+            "ORDER BY ascii_fold(username) LIKE %(prefix)s DESC, ascii_fold(username), id LIMIT %(limit)s"
+        )
         return [_user(row) for row in self._all(" ".join(sql), params)]
 
     def verify_password(self, username: str, password: str) -> User | None:
@@ -380,7 +388,9 @@ class PostgresStore(OAuthGrants):
 
     def set_active(self, user_id: str, active: bool) -> None:
         """Deactivated users cannot log in, their tokens stop resolving, and they hold no permission."""
-        self._update_user("set a user active", "UPDATE users SET active = %s WHERE id = %s", (active, user_id))
+        self._update_user(
+            "set a user active", "UPDATE users SET active = %s WHERE id = %s", (active, user_id)
+        )
 
     def permissions_of(self, user: User) -> frozenset[str]:
         """Inactive users have none; 'admin' has every permission, whatever the table says."""
@@ -389,7 +399,8 @@ class PostgresStore(OAuthGrants):
         if "admin" in user.roles:
             return rules.ALL_PERMISSIONS
         rows = self._all(
-            "SELECT DISTINCT permission FROM role_permissions WHERE role = ANY(%s::text[])", (list(user.roles),)
+            "SELECT DISTINCT permission FROM role_permissions WHERE role = ANY(%s::text[])",
+            (list(user.roles),),
         )
         return frozenset(row[0] for row in rows)
 
@@ -428,7 +439,8 @@ class PostgresStore(OAuthGrants):
             if (
                 kind == "pat"
                 and write.conn.execute(
-                    "SELECT 1 FROM tokens WHERE user_id = %s AND kind = 'pat' AND label = %s", (user_id, label)
+                    "SELECT 1 FROM tokens WHERE user_id = %s AND kind = 'pat' AND label = %s",
+                    (user_id, label),
                 ).fetchone()
             ):
                 raise AlreadyTaken(f"a personal access token named {label!r} already exists")
@@ -622,7 +634,8 @@ class PostgresStore(OAuthGrants):
         """Idempotent. A ban outlives unsubscribing, so leaving and re-joining cannot lift it."""
         with self._transaction("unsubscribe") as write:
             write.conn.execute(
-                "DELETE FROM subscriptions WHERE user_id = %s AND room_id = %s AND NOT banned", (user_id, room_id)
+                "DELETE FROM subscriptions WHERE user_id = %s AND room_id = %s AND NOT banned",
+                (user_id, room_id),
             )
 
     def set_banned(self, user_id: str, room_id: str, banned: bool) -> None:
@@ -732,9 +745,10 @@ class PostgresStore(OAuthGrants):
 
     def set_pinned(self, message_id: str, pinned_by: str | None) -> Message:
         with self._transaction("pin a message") as write:
-            if pinned_by is not None and not write.conn.execute(
-                "SELECT 1 FROM users WHERE id = %s", (pinned_by,)
-            ).fetchone():
+            if (
+                pinned_by is not None
+                and not write.conn.execute("SELECT 1 FROM users WHERE id = %s", (pinned_by,)).fetchone()
+            ):
                 raise RecordNotFound(f"user {pinned_by!r} does not exist")
             pinned_at = None if pinned_by is None else now_ms()
             sql = "UPDATE messages SET pinned_at = %s, pinned_by = %s WHERE id = %s"
@@ -981,7 +995,9 @@ class PostgresStore(OAuthGrants):
         with self._transaction("store the feedback") as write:
             if write.conn.execute("SELECT 1 FROM answers WHERE id = %s", (answer_id,)).fetchone() is None:
                 raise RecordNotFound(f"no answer {answer_id!r}")
-            return pg_rows.upsert_feedback(write.conn, answer_id, user_id, checked_rating, checked_reason, now_ms())
+            return pg_rows.upsert_feedback(
+                write.conn, answer_id, user_id, checked_rating, checked_reason, now_ms()
+            )
 
     def answer_feedback(self, answer_id: str, user_id: str) -> AnswerFeedback | None:
         with self._errors("read the feedback"), self._connection() as conn:
@@ -1021,7 +1037,9 @@ class PostgresStore(OAuthGrants):
         with self._transaction("rename a user") as write:
             if (
                 not display
-                or not write.conn.execute("UPDATE users SET name = %s WHERE id = %s", (display, user_id)).rowcount
+                or not write.conn.execute(
+                    "UPDATE users SET name = %s WHERE id = %s", (display, user_id)
+                ).rowcount
             ):
                 raise RecordNotFound(f"user {user_id!r} does not exist")
 

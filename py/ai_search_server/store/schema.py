@@ -54,6 +54,7 @@ __all__ = [
     "room_name_clash",
 ]
 
+
 def roles_to_column(roles: Sequence[str]) -> str:
     return json.dumps(list(roles))
 

@@ -126,10 +126,6 @@ def _thread_of(conn: sqlite3.Connection, room_id: str, tmid: str) -> str:
     return str(row[0] or tmid)
 
 
-
-
-
-
 class _Write:
     """What a write transaction hands its body: the connection, and the events to deliver after commit."""
 
@@ -186,7 +182,9 @@ class SQLiteStore(OAuthGrants):
             if "UNIQUE" in text:
                 raise AlreadyTaken(f"cannot {action}: it already exists ({text})") from error
             if "FOREIGN KEY" in text:
-                raise RecordNotFound(f"cannot {action}: a user or room it refers to does not exist") from error
+                raise RecordNotFound(
+                    f"cannot {action}: a user or room it refers to does not exist"
+                ) from error
             raise InvalidValue(f"cannot {action}: {text}") from error
         except sqlite3.Error as error:
             text = str(error)
@@ -734,9 +732,10 @@ class SQLiteStore(OAuthGrants):
     def set_pinned(self, message_id: str, pinned_by: str | None) -> Message:
         """Pin (``pinned_by`` is who) or unpin (None). Raises RecordNotFound for an unknown message or user."""
         with self._transaction("pin a message") as write:
-            if pinned_by is not None and not write.conn.execute(
-                "SELECT 1 FROM users WHERE id = ?", (pinned_by,)
-            ).fetchone():
+            if (
+                pinned_by is not None
+                and not write.conn.execute("SELECT 1 FROM users WHERE id = ?", (pinned_by,)).fetchone()
+            ):
                 raise RecordNotFound(f"user {pinned_by!r} does not exist")
             pinned_at = None if pinned_by is None else now_ms()
             sql = "UPDATE messages SET pinned_at = ?, pinned_by = ? WHERE id = ?"
@@ -834,10 +833,14 @@ class SQLiteStore(OAuthGrants):
             return []
         key = (to_ms(message.ts), message.id)
         if message.tmid is not None:
-            replies = self._messages(
-                "WHERE m.tmid = ? AND (m.ts, m.id) < (?, ?) ORDER BY m.ts DESC, m.id DESC LIMIT ?",
-                (message.tmid, *key, limit - 1),
-            ) if limit > 1 else []
+            replies = (
+                self._messages(
+                    "WHERE m.tmid = ? AND (m.ts, m.id) < (?, ?) ORDER BY m.ts DESC, m.id DESC LIMIT ?",
+                    (message.tmid, *key, limit - 1),
+                )
+                if limit > 1
+                else []
+            )
             parent = self._messages("WHERE m.id = ?", (message.tmid,))
             return [*parent, *reversed(replies)][-limit:]
         earliest = to_ms(message.ts - within)
@@ -1006,6 +1009,7 @@ class SQLiteStore(OAuthGrants):
     def feedback_since(self, since: datetime | None) -> Sequence[tuple[AnswerFeedback, StoredAnswer, str]]:
         with self._errors("read the feedback"):
             return answer_rows.feedback_since(self._connection(), since)
+
     # -- mirrors of other systems ----------------------------------------------------------------
 
     def link_external(

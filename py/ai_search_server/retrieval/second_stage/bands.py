@@ -12,8 +12,8 @@ nothing). Bands keep both promises:
 - **related**: shown apart, collapsed and labelled, at most `related_limit` of them — a relevance
   score of at least `related`, or a keyword hit holding `related_coverage`;
 - anything below is dropped. A query none of whose words occurs in the searched rooms (gibberish, a
-  name no one used) gets no related results from meaning alone: it finds nothing unless something is
-  strong.
+  name no one used) needs a higher score (`unknown_words_related`) for a related result from meaning
+  alone, so nonsense finds nothing.
 
 The relevance score mixes the second stage's score (a stronger model, ``stage_weight`` of it) with the
 first stage's similarity, and adds the keyword hit's coverage with a weight that depends on the query's
@@ -114,6 +114,10 @@ class BandPolicy:
     # How much a keyword hit's coverage adds to the relevance score, by the query's kind.
     keyword_weight: Mapping[QueryKind, float] = field(default_factory=dict)
     related_limit: int = RELATED_BAND_LIMIT
+    # The related band's score when no word of the query occurs in the searched rooms: the nearest
+    # neighbours of nonsense reach about 0.33 (demo and Halden gibberish, all-MiniLM-L6-v2), a
+    # paraphrase in words a small workspace never used (a "db" for a "database") more.
+    unknown_words_related: float = 0.40
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,7 +152,8 @@ def assign_bands(
     """The strong results, then at most `related_limit` related ones, each band best first.
 
     `known_words` False (no word of the query occurs in the searched rooms: gibberish, or a name no
-    one used) keeps meaning alone out of the related band: a nearest neighbour of nonsense is noise.
+    one used) raises the related band's score for meaning alone to `unknown_words_related`: the
+    nearest neighbour of nonsense is noise.
     """
     kind = query_kind(query)
     weight = policy.keyword_weight.get(kind, 0.0)
@@ -160,7 +165,7 @@ def assign_bands(
         score = relevance + weight * coverage
         if relevance >= policy.strong or (item.coverage is not None and coverage >= policy.strong_coverage):
             strong.append(Banded(item.id, "strong", score))
-        elif (known_words and relevance >= policy.related) or (
+        elif relevance >= (policy.related if known_words else policy.unknown_words_related) or (
             item.coverage is not None and coverage >= policy.related_coverage
         ):
             related.append(Banded(item.id, "related", score))
