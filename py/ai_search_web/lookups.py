@@ -112,9 +112,7 @@ class LookupCache:
         for key, items in self._answers.items():  # portable: any complete one gives the same items
             if len(items) < self.kind.limit and key in needle:
                 found = [item for item in items if self.kind.matches(item, needle)]
-                found.sort(
-                    key=lambda item: self.kind.rank(item, needle)
-                )  # portable: a total order (the id last)
+                found.sort(key=lambda i: self.kind.rank(i, needle))  # portable: a total order (the id last)
                 return found[: self.kind.limit]
         return None
 

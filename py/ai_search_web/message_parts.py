@@ -195,9 +195,8 @@ def message_reactions(message: "Mapping[str, Any]") -> "list[Reaction]":
     """
     reactions = message.get("reactions")
     found = []
-    for shortcode, reaction in (
-        reactions.items() if isinstance(reactions, MAPPINGS) else ()
-    ):  # portable: sorted below
+    pairs = reactions.items() if isinstance(reactions, MAPPINGS) else ()  # portable: sorted below
+    for shortcode, reaction in pairs:
         usernames = reaction.get("usernames") if isinstance(reaction, MAPPINGS) else None
         people = (
             tuple(u for u in usernames if isinstance(u, str) and u) if isinstance(usernames, list) else ()

@@ -102,7 +102,7 @@ class ResultsView:
         self._empty = empty
         self._on_drop = on_drop
         self._on_open = on_open
-        # The related section: its note, its disclosure button (the label in its last child) and list.
+        # The related section: its note, its disclosure button (and the label in it) and its list.
         self._related = related if related is not None else get("related")
         self._related_note = self._related.querySelector(".related-note")
         self._related_toggle = self._related.querySelector(".related-toggle")
