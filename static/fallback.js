@@ -189,6 +189,19 @@ function lookUp() {
 
 // -- searching ----------------------------------------------------------------------------------
 
+// The status after a search, as Python says it (py/ai_search_web/wording.py, bands_text and
+// count_text): with bands, how many are strong and how many only related; without, up to the cap.
+function countText(found, bands) {
+  if (!bands && !found.some((m) => m && typeof m === "object" && "band" in m)) {
+    return found.length >= MAX_RESULTS ? `${MAX_RESULTS}+ results.` : `${found.length} result${found.length === 1 ? "" : "s"}.`;
+  }
+  const related = found.filter((m) => m && m.band === "related").length;
+  const strong = found.length - related;
+  if (!found.length) return "No results.";
+  const said = strong ? `${strong} strong ${strong === 1 ? "match" : "matches"}` : "No strong match";
+  return related ? `${said} · ${related} related.` : `${said}.`;
+}
+
 async function search(q) {
   if (!readSession()) return say("Sign in to search.");
   // The words, without the filters, against the server's limit (the box's maxlength, which the
@@ -205,14 +218,17 @@ async function search(q) {
     if (python() || state.q !== q) return;
     state.data = data;
     const found = Array.isArray(data.intelligent) ? data.intelligent : [];
-    const items = found.slice(0, FIRST_PAGE).map((m) => {
+    // The strong results (Python lists the related ones apart, behind a button), or the related
+    // ones when nothing is strong, as Python opens them then.
+    const strong = found.filter((m) => m?.band !== "related");
+    const items = (strong.length ? strong : found).slice(0, FIRST_PAGE).map((m) => {
       const li = document.createElement("li");
       li.dir = "auto";
       li.textContent = `#${m.room?.fname || m.room?.name || ""} · ${m.u?.name || m.u?.username || ""}: ${m.text}`;
       return li;
     });
     $("fallback-results").replaceChildren(...items);
-    say(found.length >= MAX_RESULTS ? `${MAX_RESULTS}+ results.` : `${found.length} result${found.length === 1 ? "" : "s"}.`);
+    say(countText(found, data.meta?.retrieval?.bands));
   } catch (error) {
     if (!python()) say(error.message);
   }

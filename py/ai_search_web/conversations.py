@@ -3,13 +3,18 @@
 A search for an incident finds its thread five times; read as five separate results it says less
 than the thread does. So the list shows conversations: each thread (the replies' ``tmid``, the
 ``thread._id`` that ``ai.search`` gives a reply and a thread's first message) takes the rank of its
-best hit, and its hits sit together under it in the order they were written, so they read as the
-conversation did. A message outside any thread is a conversation of its own. A thread shows its
-``MAX_HITS_PER_CONVERSATION`` best hits; the others are counted ("2 more in this thread") and are
-one click away, highlighted in the thread's context view. The page numbers the hits in this order
-(``[N]``), and answers cite them in it. Pure (no ``js``), so CPython tests cover it::
+best hit. Its best hit comes first, the answer the search found, then its other hits in the order
+they were written, so they read as the conversation did. A message outside any thread is a
+conversation of its own. A thread shows its ``MAX_HITS_PER_CONVERSATION`` best hits; the others are
+counted ("2 more in this thread") and are one click away, highlighted in the thread's context view.
 
-    groups = group_by_conversation(results)
+Results come in two bands (``ai.search``'s ``band``): strong ones answer the query, related ones are
+less certain and listed apart, after them (:func:`split_bands`; a result without a band is strong).
+Each band is grouped on its own, and the page numbers the hits in this order (``[N]``), the strong
+ones first, and answers cite them in it. Pure (no ``js``), so CPython tests cover it::
+
+    strong, related = split_bands(results)
+    groups = group_by_conversation(strong) + group_by_conversation(related)
     shown = [hit for group in groups for hit in group.hits]   # the list, top to bottom
 
 Portable (the page on MicroPython 1.28 as on Pyodide: the convention of ``ai_search/_portable.py``).
@@ -26,16 +31,22 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_HITS_PER_CONVERSATION",
+    "RELATED_BAND",
+    "STRONG_BAND",
     "Conversation",
     "ResultNumbers",
     "group_by_conversation",
     "message_id",
+    "split_bands",
     "thread_of",
 ]
 
 # Hits of one thread listed under it: enough to show why the thread matched, few enough that one busy
 # thread cannot fill the first page and push every other conversation below the fold.
 MAX_HITS_PER_CONVERSATION = 3
+# ai.search's bands: strong results answer the query; related ones are less certain, listed apart.
+STRONG_BAND = "strong"
+RELATED_BAND = "related"
 
 
 @record
@@ -46,11 +57,15 @@ class Conversation(FrozenRecord):
     __slots__ = _fields = ("key", "thread", "hits", "more")
     key: str
     thread: "Mapping[str, Any] | None"
-    hits: "tuple[Result, ...]"  # in the order they were written
+    hits: "tuple[Result, ...]"  # the best first, then the others in the order they were written
     more: "tuple[Result, ...]"  # hits of this thread found but not listed, best first
 
     def __init__(
-        self, key: str, thread: "Mapping[str, Any] | None", hits: "tuple[Result, ...]", more: "tuple[Result, ...]" = ()
+        self,
+        key: str,
+        thread: "Mapping[str, Any] | None",
+        hits: "tuple[Result, ...]",
+        more: "tuple[Result, ...]" = (),
     ) -> None:
         self._set("key", key)
         self._set("thread", thread)
@@ -85,11 +100,23 @@ def _written(result: "Result") -> str:
     return ts if isinstance(ts, str) else ""
 
 
+def split_bands(results: "Sequence[Result]") -> "tuple[list[Result], list[Result]]":
+    """``results`` as (strong, related), each in the order given. A result whose ``band`` is not
+    ``related`` is strong: a server without calibrated bands sends none, and all of it is the list."""
+    strong: list[Result] = []
+    related: list[Result] = []
+    for result in results:
+        (related if result.get("band") == RELATED_BAND else strong).append(result)
+    return strong, related
+
+
 def group_by_conversation(
-    results: "Sequence[Result]", max_hits: int = MAX_HITS_PER_CONVERSATION
+    results: "Sequence[Result]", max_hits: int = MAX_HITS_PER_CONVERSATION, *, by_time: bool = False
 ) -> "list[Conversation]":
-    """``results`` (best first) as conversations, best first; each thread's best ``max_hits`` hits
-    in the order they were written (ISO times compare as text; ties keep their rank)."""
+    """``results`` (best first) as conversations, best first; each thread lists its best ``max_hits``
+    hits: the best of them first, then the others in the order they were written (ISO times compare
+    as text; ties keep their rank). ``by_time``: the results are sorted newest first (``sort:new``),
+    and each thread keeps that order."""
     order: list[str] = []  # the keys, first found first: the dicts below are only looked up
     hits: dict[str, list[Result]] = {}
     threads: dict[str, Mapping[str, Any] | None] = {}
@@ -106,8 +133,14 @@ def group_by_conversation(
         found = hits[key]
         cut = max(1, max_hits) if threads[key] is not None else len(found)
         kept, more = found[:cut], found[cut:]
-        ranked = sorted(range(len(kept)), key=lambda i: (_written(kept[i]), i))  # portable: ties broken by rank
-        groups.append(Conversation(key, threads[key], tuple(kept[i] for i in ranked), tuple(more)))
+        if not by_time:
+            # The best hit first: it is what the search found, the answer, often a reply deep in the
+            # thread; listed by time it would sit under the question that started the thread, and a
+            # reader (and an answer's [1]) would meet the question first. The others follow as they
+            # were written, so the rest of the group still reads as the conversation did.
+            rest = sorted(range(1, len(kept)), key=lambda i: (_written(kept[i]), i))  # portable: ties by rank
+            kept = [kept[0]] + [kept[i] for i in rest]
+        groups.append(Conversation(key, threads[key], tuple(kept), tuple(more)))
     return groups
 
 

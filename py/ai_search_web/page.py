@@ -38,12 +38,12 @@ from .auth import Session
 from .boundary import spawn
 from .context import ContextView
 from .dom import element, get, listen, present, replace_children, set_text
-from .ffi import JsProxy, to_py
+from .ffi import JsProxy, js_object, to_py
 from .message_parts import list_field, object_field
 from .results import ResultsView, result_anchor
 from .search_box import SearchBox, browser_time_zone
 from .signin import SignInForm
-from .wording import count_text, too_long_text
+from .wording import RERANK_FAILED_TEXT, bands_text, count_text, coverage_text, too_long_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -91,6 +91,7 @@ class Page:
             on_drop=self.box.drop,
             on_open=self.open_result,
             on_relax=self.search_line,
+            related=get("related"),
         )
         self.context = ContextView(
             self.api,
@@ -312,7 +313,7 @@ class Page:
     def _set_stale(self, stale: bool) -> None:
         """Show or clear the failed-search notice; what is on screen (results, or the empty state of
         a search that found nothing) is marked not updated."""
-        found = self.results.shown > 0
+        found = bool(self.results.results)
         shown = bool(self.query) and (found or self.results.empty_shown)
         self.stale = stale and shown
         notice = get("search-failed")
@@ -336,15 +337,21 @@ class Page:
         found = data.get("intelligent")
         results = [r for r in found if isinstance(r, dict)] if isinstance(found, list) else []
         meta = object_field(data, "meta")
-        notices = list_field(object_field(meta, "retrieval"), "notices")
-        replace_children(
-            get("notices"), *(element("p", n, dir="auto") for n in notices if isinstance(n, str))
-        )
+        retrieval = object_field(meta, "retrieval")
+        notices = [n for n in list_field(retrieval, "notices") if isinstance(n, str)]
+        stage = object_field(retrieval, "secondStage")
+        if stage.get("state") == "failed" and not notices:
+            notices.append(RERANK_FAILED_TEXT)  # the server says so in its notices; if not, the page does
+        replace_children(get("notices"), *(element("p", n, dir="auto") for n in notices))
         self._show_receipt(meta)
         self._show_sort()
         if results:
-            self.results.show(results)
-            set_text(self.status, count_text(len(results)))
+            self.results.show(results, by_time=self.box.filters.sort == "new")
+            strong, related = self.results.counts
+            # With bands (the server calibrated them) the count says how many are strong and how many
+            # only related, never "50+"; without, every result is one of the list, up to the cap.
+            banded = isinstance(retrieval.get("bands"), dict) or any("band" in r for r in results)
+            set_text(self.status, bands_text(strong, related) if banded else count_text(len(results)))
         else:
             chips = build_applied_filter_chips(self.box.filters)
             diagnosis = diagnosed if isinstance(diagnosed := meta.get("diagnosis"), dict) else None
@@ -354,14 +361,19 @@ class Page:
         self._searched()
 
     def _show_receipt(self, meta: "Mapping[str, Any]") -> None:
-        """What the search looked through ("searched 12 rooms you are in, 1 Jul – today"), and the
-        names it could not search by; the server words both."""
+        """What the search looked through ("searched 12 rooms you are in, 1 Jul – today"), the names
+        it could not search by (the server words both), and how much of the workspace re-ranking
+        covers yet while its vectors are being computed ("re-ranking covers 62% of messages")."""
         scope = object_field(meta, "scope")
         unknown = list_field(scope, "unknown")
-        lines = [scope.get("text")] + list(unknown)  # noqa: RUF005 (MicroPython has no `*` in a list)
+        stage = object_field(object_field(meta, "retrieval"), "secondStage")
+        # Said while the stage ran (a failed one's notice says what happened instead).
+        covers = coverage_text(stage.get("coverage")) if stage.get("state") == "ok" else ""
+        lines = [scope.get("text")] + list(unknown) + [covers]  # noqa: RUF005 (MicroPython has no `*` in a list)
+        said = [line for line in lines if isinstance(line, str) and line]
         receipt = get("search-receipt")
-        replace_children(receipt, *(element("span", line, dir="auto") for line in lines if isinstance(line, str)))
-        receipt.hidden = not any(isinstance(line, str) for line in lines)
+        replace_children(receipt, *(element("span", line, dir="auto") for line in said))
+        receipt.hidden = not said
 
     def _searched(self) -> None:
         self.searches_done += 1
@@ -410,13 +422,13 @@ class Page:
         except ApiError as exc:
             set_text(self.status, exc.message)
             return
-        self.answer.show_kept(data, results=self.results.shown > 0)
+        self.answer.show_kept(data, results=bool(self.results.on_page()))
         set_text(self.status, "A shared answer.")
 
     def result_element(self, msg_id: str) -> JsProxy | None:
         """The listed result of a message, if it is on the page."""
         position = self.results.position_of(msg_id)
-        if position is None or position > self.results.shown:
+        if position is None or not self.results.visible(position):
             return None
         return present(js.document.getElementById(result_anchor(position)))
 
@@ -435,10 +447,13 @@ class Page:
             node.classList.remove("is-cited")
         invoker = present(js.document.activeElement)
         if position is not None and 1 <= position <= len(self.results.results):
-            self.results.reveal(position)
+            hidden = not self.results.visible(position)
+            self.results.reveal(position)  # past "Show more", or in the related section, which opens
             cited = present(js.document.getElementById(result_anchor(position)))
             if cited is not None:  # reveal() just listed it; a page without it marks nothing
                 cited.classList.add("is-cited")
+                if hidden:  # it was not on screen: the list shows where it is, beside the conversation
+                    cited.scrollIntoView(js_object(block="center"))
             result: Mapping[str, Any] = self.results.results[position - 1]
             self.context.show_result(result, invoker=invoker, position=position, span=span, via="citation")
         else:
@@ -448,7 +463,9 @@ class Page:
             )
 
     async def _ask(self) -> None:
-        shown = self.results.results[: self.results.shown]
+        # The results on the page; with nothing strong and the related section closed again, the
+        # related ones still (they are all the search found, and the button says "about these results").
+        shown = self.results.on_page() or self.results.results
         if not shown or not self.words or self.stale:
             return
         await self.answer.run(self.words, shown)

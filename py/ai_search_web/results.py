@@ -7,20 +7,26 @@ reaches the page as text, each in its own bidirectional isolate (``dir="auto"``)
 name cannot reorder what follows it. Why a result matched is said in words: the words it matched
 (from its highlights), similar meaning, or both; the fused score is a ranking detail, not shown.
 
-The list is by conversation (:mod:`.conversations`): a thread's hits together under its title, in
-the order they were written, at the rank of its best hit. The first page shows
-``AI_SEARCH_PAGE_SIZE`` results, each "Show more" ``AI_SEARCH_RESULTS_PAGE_SIZE`` more, as upstream.
-Result ``n`` (1-based, in the list's order) is ``#result-n``: the answer's ``[n]`` links there. A
-click on a result, or Enter on a focused one, asks the page to open it in its conversation
-(``on_open(result, element, position)``); so does a thread's "N more in this thread".
+The list is by conversation (:mod:`.conversations`): a thread's hits together under its title, its
+best hit first, at the rank of that hit. Results come in two bands (``ai.search``'s ``band``; none
+means strong): the strong ones are the list, the first page ``AI_SEARCH_PAGE_SIZE`` of them, each
+"Show more" ``AI_SEARCH_RESULTS_PAGE_SIZE`` more, as upstream; the related ones (at most 20, less
+certain) are a section of their own below, behind a disclosure button ("12 related results — less
+certain matches", ``aria-expanded``), closed unless nothing is strong ("No strong match. 7 related
+results may help.", and open). One numbering runs through both: result ``n`` (1-based, strong first,
+then related) is ``#result-n``, and the answer's ``[n]`` links there; following it to a related
+result opens the section (:meth:`ResultsView.reveal`). A click on a result, or Enter on a focused
+one, asks the page to open it in its conversation (``on_open(result, element, position)``); so does
+a thread's "N more in this thread".
 
 When nothing matched, the empty state says what was searched (the words, each filter in force, the
 rooms searched) and offers one button per filter to search again without it::
 
     view = ResultsView(get("result-list"), get("show-more"), get("empty"), on_drop=page.remove_chip,
-                       on_open=page.open_result)
-    view.show(results)                       # first page
+                       on_open=page.open_result, related=get("related"))
+    view.show(results)                       # first page; the related section closed (or open)
     view.show_more()
+    view.open_related(True)
     view.show_empty("deploy", chips, "18 rooms you are in")
 """
 
@@ -28,10 +34,29 @@ import js
 
 from ai_search import AI_SEARCH_PAGE_SIZE, AI_SEARCH_RESULTS_PAGE_SIZE, MAX_SOURCE_MESSAGE_LENGTH, strip_text
 
-from .conversations import ResultNumbers, group_by_conversation, message_id
-from .dom import closest, data_index, element, highlighted, icon, listen, present, replace_children, set_text
+from .conversations import ResultNumbers, group_by_conversation, message_id, split_bands
+from .dom import (
+    closest,
+    data_index,
+    element,
+    get,
+    highlighted,
+    icon,
+    listen,
+    present,
+    replace_children,
+    set_text,
+)
 from .message_view import author, file_chips, source_anchor, thread_note, when
-from .wording import match_words, more_in_thread_text, reason_text, replies_text, room_label
+from .wording import (
+    match_words,
+    more_in_thread_text,
+    no_strong_text,
+    reason_text,
+    related_text,
+    replies_text,
+    room_label,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -70,85 +95,154 @@ class ResultsView:
         on_drop: "Callable[[FilterChip], None]",
         on_open: "Callable[[Result, JsProxy, int | None], None]",
         on_relax: "Callable[[str], None] | None" = None,
+        related: "JsProxy | None" = None,
     ) -> None:
         self._list = listing
         self._more = more
         self._empty = empty
         self._on_drop = on_drop
         self._on_open = on_open
+        # The related section: its note, its disclosure button (and the label in it) and its list.
+        self._related = related if related is not None else get("related")
+        self._related_note = self._related.querySelector(".related-note")
+        self._related_toggle = self._related.querySelector(".related-toggle")
+        self._related_label = self._related.querySelector(".related-label")
+        self._related_list = self._related.querySelector(".related-list")
         self.found: tuple[Result, ...] = ()  # every result of the search, best first
         self.results: tuple[Result, ...] = ()  # those listed, in the list's order: result n is [n]
         self.numbers = ResultNumbers()  # the page's one numbering: the list's and every answer's [n]
+        self.strong = 0  # results[:strong] are the strong band's, the rest the related band's
+        self.counts = (0, 0)  # strong and related results found (a thread's unlisted hits too)
         self._on_relax = on_relax
         self._relaxations: tuple[str, ...] = ()
-        self.shown = 0
+        self.shown = 0  # strong results on the page ("Show more" adds to them)
+        self.related_open = False
+        self._related_drawn = False  # the related results are in their list (drawn once, when opened)
         self.empty_shown = False  # the empty state is on screen (the last search found nothing)
         self._groups: tuple[Conversation, ...] = ()
+        self._related_groups = 0  # self._groups[-_related_groups:] are the related band's
         self._group_of: tuple[int, ...] = ()  # the group of each listed result
         self._containers: dict[int, JsProxy] = {}  # a thread's list of hits, once it is on the page
         self._drops: tuple[FilterChip, ...] = ()
         listen(more, "click", lambda _event: self.show_more())
         listen(empty, "click", self._drop_click)
-        listen(listing, "click", self._click)
-        listen(listing, "keydown", self._key)
+        listen(self._related_toggle, "click", lambda _event: self.open_related(not self.related_open))
+        for results in (listing, self._related_list):
+            listen(results, "click", self._click)
+            listen(results, "keydown", self._key)
 
     def clear(self) -> None:
         self.found, self.results, self.shown, self._drops = (), (), 0, ()
         self.numbers = ResultNumbers()
-        self._groups, self._group_of, self._containers = (), (), {}
+        self.strong, self.counts = 0, (0, 0)
+        self._groups, self._group_of, self._containers, self._related_groups = (), (), {}, 0
         replace_children(self._list)
+        replace_children(self._related_list)
+        self._related.hidden = True
+        self._set_related(False)
+        self._related_drawn = False
         replace_children(self._empty)
         self._empty.hidden = True
         self.empty_shown = False
         self._more.hidden = True
 
-    def show(self, results: "Sequence[Result]") -> None:
-        """Show the first page of ``results`` (replacing what was there), by conversation."""
+    def show(self, results: "Sequence[Result]", *, by_time: bool = False) -> None:
+        """Show the first page of ``results`` (replacing what was there), by conversation: the strong
+        band as the list, the related band in its section, open only when nothing is strong.
+        ``by_time``: the results are newest first (``sort:new``), and so is each thread."""
         self.clear()
         self.found = tuple(result for result in results if isinstance(result, dict))
-        self._groups = tuple(group_by_conversation(self.found))
+        strong, related = split_bands(self.found)
+        strong_groups = group_by_conversation(strong, by_time=by_time)
+        related_groups = group_by_conversation(related, by_time=by_time)
+        self._groups = tuple(strong_groups + related_groups)
+        self._related_groups = len(related_groups)
         self.results = tuple(hit for group in self._groups for hit in group.hits)
+        self.strong = sum(len(group.hits) for group in strong_groups)
+        self.counts = (len(strong), len(related))
         self.numbers = ResultNumbers(self.results)
         self._group_of = tuple(index for index, group in enumerate(self._groups) for _hit in group.hits)
-        self._reveal(min(AI_SEARCH_PAGE_SIZE, len(self.results)))
+        self._reveal(min(AI_SEARCH_PAGE_SIZE, self.strong))
+        if related:
+            set_text(self._related_label, related_text(len(related)))
+            set_text(self._related_note, no_strong_text(len(related)) if not strong else "")
+            self._related_note.hidden = bool(strong)
+            self._related.hidden = False
+            # Nothing strong: the related results are all there is, so they are shown at once (a
+            # closed section under "No strong match" would leave the reader a page with nothing).
+            self.open_related(not strong)
 
     def show_more(self) -> None:
-        self._reveal(min(self.shown + AI_SEARCH_RESULTS_PAGE_SIZE, len(self.results)))
+        self._reveal(min(self.shown + AI_SEARCH_RESULTS_PAGE_SIZE, self.strong))
+
+    def open_related(self, is_open: bool) -> None:
+        """Open (drawing it the first time) or close the related section; focus stays on its button."""
+        if is_open and not self._related_drawn and self.strong < len(self.results):
+            for index in range(self.strong, len(self.results)):
+                self._place(
+                    self._item(self.results[index], index + 1), self._group_of[index], last=self._last(index)
+                )
+            self._related_drawn = True
+        self._set_related(is_open and self._related_drawn)
+
+    def _set_related(self, is_open: bool) -> None:
+        self.related_open = is_open
+        self._related_toggle.setAttribute("aria-expanded", "true" if is_open else "false")
+        self._related_list.hidden = not is_open
 
     def reveal(self, position: int) -> None:
-        """Make sure the result at 1-based ``position`` is on the page (a citation points at it)."""
-        if self.shown < position <= len(self.results):
+        """Make sure the result at 1-based ``position`` is on the page (a citation points at it): past
+        "Show more", or in the related section, which opens."""
+        if self.shown < position <= self.strong:
             self._reveal(position)
+        elif self.strong < position <= len(self.results) and not self.related_open:
+            self.open_related(True)
+
+    def visible(self, position: int) -> bool:
+        """Whether the result at 1-based ``position`` is on the page now (listed, its section open)."""
+        if 1 <= position <= self.strong:
+            return position <= self.shown
+        return self.strong < position <= len(self.results) and self.related_open
+
+    def on_page(self) -> "tuple[Result, ...]":
+        """The results on the page, in the list's order: the strong ones shown, then the related
+        ones when their section is open (what "Ask AI about these results" is about)."""
+        related = self.results[self.strong :] if self.related_open else ()
+        return self.results[: self.shown] + related
 
     def hit(self, msg_id: str) -> "Result | None":
         """The result of this search for a message id (listed or not), if there is one."""
         return next((result for result in self.found if msg_id and message_id(result) == msg_id), None)
+
+    def _last(self, index: int) -> bool:
+        """Whether listed result ``index`` (0-based) is the last of its group."""
+        return index + 1 == len(self.results) or self._group_of[index + 1] != self._group_of[index]
 
     def _reveal(self, upto: int) -> None:
         first_new = self.shown
         fresh = []
         for index in range(self.shown, upto):
             node = self._item(self.results[index], index + 1)
-            self._place(node, self._group_of[index], last=index + 1 == len(self.results)
-                        or self._group_of[index + 1] != self._group_of[index])  # fmt: skip
+            self._place(node, self._group_of[index], last=self._last(index))
             fresh.append(node)
         self.shown = upto
-        self._more.hidden = self.shown >= len(self.results)
+        self._more.hidden = self.shown >= self.strong
         if fresh and first_new:
             fresh[0].focus()  # "Show more" moved focus to the first new result, not back to the top
-        left = len(self.results) - self.shown
+        left = self.strong - self.shown
         set_text(self._more, f"Show more ({min(left, AI_SEARCH_RESULTS_PAGE_SIZE)} of {left} left)")
 
     def _place(self, node: "JsProxy", group_index: int, *, last: bool) -> None:
-        """Put a result in the list, or in its thread's entry (made with its first hit); the entry
-        ends with its "N more in this thread" button once its last listed hit is there."""
+        """Put a result in its band's list, or in its thread's entry (made with its first hit); the
+        entry ends with its "N more in this thread" button once its last listed hit is there."""
         group = self._groups[group_index]
+        listing = self._list if group_index < len(self._groups) - self._related_groups else self._related_list
         if not group.grouped:
-            self._list.appendChild(node)
+            listing.appendChild(node)
             return
         if group_index not in self._containers:
             hits = self._containers[group_index] = element("ol", class_="conversation-hits")
-            self._list.appendChild(
+            listing.appendChild(
                 element("li", self._heading(group), hits, class_="conversation", data_group=str(group_index))
             )
         self._containers[group_index].appendChild(node)
@@ -227,7 +321,7 @@ class ResultsView:
     def _position(self, node: "JsProxy | None") -> int | None:
         raw = _text(present(node.id)) if node is not None else ""
         number = raw[len(RESULT_ID_PREFIX) :] if raw.startswith(RESULT_ID_PREFIX) else raw
-        if not _is_digits(number) or not 1 <= int(number) <= self.shown:
+        if not _is_digits(number) or not self.visible(int(number)):
             return None
         return int(number)
 

@@ -5,6 +5,8 @@ is really a cap). Pure (no ``js``), so CPython tests cover it::
 
     >>> count_text(50), counter_text(480), reason_text("keyword", ["deploy", "failed"])
     ('50+ results: the best 50 are shown.', '20 characters left.', 'Matches “deploy”, “failed”')
+    >>> bands_text(3, 12), related_text(12), coverage_text(0.6249)
+    ('3 strong matches · 12 related.', '12 related results — less certain matches', 're-ranking covers 62% of messages')
 
 Portable (the page on MicroPython 1.28 as on Pyodide: the convention of ``ai_search/_portable.py``).
 """
@@ -29,13 +31,18 @@ __all__ = [
     "COUNTER_FROM_CHARS",
     "MATCH_REASONS",
     "MAX_REASON_WORDS",
+    "RERANK_FAILED_TEXT",
+    "bands_text",
     "count_text",
     "counter_text",
+    "coverage_text",
     "file_size_text",
     "lockout_text",
     "match_words",
     "more_in_thread_text",
+    "no_strong_text",
     "reason_text",
+    "related_text",
     "replies_text",
     "room_label",
     "too_long_text",
@@ -56,6 +63,12 @@ _DIRECT_NAME_SEPARATOR = "__"
 _SOME_WORDS = "your words"
 # Matched words a reason names; the rest are counted ("and 2 more").
 MAX_REASON_WORDS = 3
+# What the page says when the server's second stage (re-ranking) failed and its notices did not say
+# so: the server's own sentence (retrieval/search_service.py).
+RERANK_FAILED_TEXT = "Re-ranking is unavailable right now; results are in first-stage order."
+_PERCENT = 100
+# The server rounds a second stage's coverage to 4 decimals: read in ten-thousandths, exactly.
+_COVERAGE_STEPS = 10_000
 # File sizes: the units people read, each 1024 of the one before (as file managers count).
 _SIZE_UNITS = ("bytes", "KB", "MB", "GB", "TB")
 _SIZE_STEP = 1024
@@ -127,6 +140,44 @@ def count_text(count: int) -> str:
             f"{MAX_INTELLIGENT_SEARCH_RESULTS}+ results: the best {MAX_INTELLIGENT_SEARCH_RESULTS} are shown."
         )
     return f"{count} result{'s' if count != 1 else ''}."
+
+
+def _count(count: int, one: str, many: str) -> str:
+    return f"{count} {one if count == 1 else many}"
+
+
+def bands_text(strong: int, related: int) -> str:
+    """The status after a search whose results come in bands (``ai.search``'s ``band``): how many are
+    strong matches and how many only related, never a cap: ``3 strong matches · 12 related.``,
+    ``1 strong match.``, ``No strong match · 7 related.``, ``No results.``"""
+    if strong <= 0 and related <= 0:
+        return "No results."
+    said = _count(strong, "strong match", "strong matches") if strong > 0 else "No strong match"
+    return f"{said} · {related} related." if related > 0 else f"{said}."
+
+
+def related_text(related: int) -> str:
+    """The button that opens the related results: ``12 related results — less certain matches``."""
+    if related == 1:
+        return "1 related result — a less certain match"
+    return f"{related} related results — less certain matches"
+
+
+def no_strong_text(related: int) -> str:
+    """Above the related results when nothing is strong: ``No strong match. 7 related results may
+    help.``"""
+    return f"No strong match. {_count(related, 'related result', 'related results')} may help."
+
+
+def coverage_text(coverage: "Any") -> str:
+    """The receipt's words for a second stage that has not re-ranked the whole workspace yet:
+    ``re-ranking covers 62% of messages``, rounded down (never 100% before it is all), and ``""``
+    once it covers everything (or for what is not a share)."""
+    if not isinstance(coverage, (int, float)) or isinstance(coverage, bool) or not 0 <= coverage < 1:
+        return ""  # portable: a NaN fails both comparisons
+    steps = int(coverage * _COVERAGE_STEPS + 0.5)  # the server's 4 decimals, exactly
+    percent = min(steps * _PERCENT // _COVERAGE_STEPS, _PERCENT - 1)
+    return f"re-ranking covers {percent}% of messages"
 
 
 def too_long_text(length: int) -> str:

@@ -11,7 +11,9 @@ the demo workspace, and check every citation the page shows against the list its
 - a link showing ``[N]`` names result ``N`` of the list (its ``#result-N`` holds the same message),
   and clicking it marks that result and opens that message in its conversation;
 - a link that shows no number names a message the list does not hold, and opens it too;
-- the server's own numbers differ from the page's somewhere, so the renumbering is exercised.
+- the server's own numbers differ from the page's somewhere, so the renumbering is exercised;
+- results come in bands, strong ones first: a related result is numbered after every strong one,
+  and a citation of it opens the closed related section and brings the result into view.
 """
 
 from __future__ import annotations
@@ -23,7 +25,10 @@ from typing import Any
 
 import pytest
 
+from ai_search_web.conversations import message_id
+
 from .conftest import PYTHON_READY_MS, Server, open_page
+from .test_bands import SEARCH_ROUTE, Banding
 from .test_results import _search, wait_for_search
 
 pytestmark = pytest.mark.browser
@@ -171,3 +176,57 @@ def test_the_widget_numbers_as_the_page_does(page: Any, server: Server) -> None:
     _ask(page, FOLLOW_UP, lambda: (page.fill("#follow-up", FOLLOW_UP), page.press("#follow-up", "Enter")))
     links = _check_one_numbering(page)
     assert _renumbered(links)
+
+
+# Whether a result is (at least partly) in the window.
+IN_VIEW = """(id) => {
+  const r = document.getElementById(id).getBoundingClientRect();
+  return r.height > 0 && r.bottom > 0 && r.top < window.innerHeight;
+}"""
+
+
+def test_a_citation_of_a_related_result_opens_its_section(page: Any, server: Server) -> None:
+    """Strong results first, then related ones, in one numbering: an answer's [N] of a related result
+    shows the list's N (after every strong one), and following it opens the closed related section,
+    marks the result and brings it into view beside its conversation. The search's bands and the
+    answer are forged on their way (this server has no bands; the answer cites what the test
+    chooses, numbered the server's own way)."""
+    open_page(page, server, username="bob")
+    banding = Banding(strong=3)
+    page.route(SEARCH_ROUTE, banding)
+    _search(page, FAILOVER)
+    listed, strong_listed = banding.listed()
+    assert len(listed) > strong_listed + 1, "the failover search has related results to cite"
+    strong_hit, related_hit = listed[0], listed[strong_listed + 1]
+    position = strong_listed + 2
+    answer = {
+        "answerId": None,
+        "answer": "The primary failed over to the replica [2]. A game day rehearsed it later [1].",
+        "citations": [
+            {"n": 1, "msgId": message_id(related_hit), "rid": related_hit["rid"]},
+            {"n": 2, "msgId": message_id(strong_hit), "rid": strong_hit["rid"]},
+        ],
+        "provider": {"name": "extractive"},
+        "truncated": False,
+        "sentences": [],
+    }
+    page.route("**/api/v1/ai.search.answer", lambda route: route.fulfill(json=answer))
+    _ask(page, FAILOVER, lambda: page.click("#ask"))
+    assert [link["text"] for link in _links(page)] == ["[1]", f"[{position}]"]
+    assert page.get_attribute("#related-toggle", "aria-expanded") == "false"
+    assert page.is_hidden(f"#result-{position}")
+
+    page.locator(f"#answer a.cite[data-position='{position}']").click()
+    page.wait_for_selector("#context[data-state=ready]")
+    assert page.get_attribute("#context-list .is-hit", "data-msg-id") == message_id(related_hit)
+    assert page.get_attribute("#related-toggle", "aria-expanded") == "true"
+    assert page.is_visible(f"#result-{position}")
+    assert "is-cited" in (page.get_attribute(f"#result-{position}", "class") or "").split()
+    assert page.evaluate(IN_VIEW, f"result-{position}"), "the cited result is brought into view"
+    page.keyboard.press("Escape")
+    page.wait_for_selector("#context", state="hidden")
+    # Closed again, the section opens again for the same citation; every link is the list's number.
+    page.click("#related-toggle")
+    assert page.is_hidden(f"#result-{position}")
+    _check_one_numbering(page)
+    assert page.get_attribute("#related-toggle", "aria-expanded") == "true"

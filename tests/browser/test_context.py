@@ -249,8 +249,9 @@ def test_a_reply_says_its_thread_and_its_files(open_as: Callable[..., Any], serv
 def test_a_busy_thread_lists_its_best_hits_and_opens_the_others(
     open_as: Callable[..., Any], server: Server
 ) -> None:
-    """A thread with more hits than MAX_HITS_PER_CONVERSATION lists that many, in the order they were
-    written, and "N more in this thread" opens the best of the others in the thread."""
+    """A thread with more hits than MAX_HITS_PER_CONVERSATION lists that many, the best first and the
+    others in the order they were written, and "N more in this thread" opens the best of the others
+    in the thread."""
     query = "in:#support-escalations export"
     found = server.call("bob", "GET", "ai.search", params={"q": query, "intelligentCount": "50"})[
         "intelligent"
@@ -266,7 +267,7 @@ def test_a_busy_thread_lists_its_best_hits_and_opens_the_others(
     group = page.locator(f"#result-list .conversation:has(.result[data-msg-id='{hits[0]['_id']}'])")
     listed = group.locator(".result").evaluate_all("ns => ns.map(n => n.dataset.msgId)")
     best = hits[:MAX_HITS_PER_CONVERSATION]
-    assert listed == [r["_id"] for r in sorted(best, key=lambda r: r["ts"])]
+    assert listed == [best[0]["_id"]] + [r["_id"] for r in sorted(best[1:], key=lambda r: r["ts"])]
     more = group.locator(".conversation-more")
     left = len(hits) - MAX_HITS_PER_CONVERSATION
     assert more.inner_text() == f"{left} more in this thread"

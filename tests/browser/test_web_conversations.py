@@ -1,5 +1,5 @@
-"""The page's pure helpers for conversations, on CPython: results grouped by thread, what a message
-carries (files, reactions), and the words for them."""
+"""The page's pure helpers for conversations, on CPython: results in their bands, grouped by thread,
+what a message carries (files, reactions), and the words for them."""
 
 from __future__ import annotations
 
@@ -12,8 +12,10 @@ from hypothesis import strategies as st
 from ai_search_web.conversations import (
     MAX_HITS_PER_CONVERSATION,
     Conversation,
+    ResultNumbers,
     group_by_conversation,
     message_id,
+    split_bands,
     thread_of,
 )
 from ai_search_web.message_parts import (
@@ -64,22 +66,32 @@ def ids(groups: list[Conversation]) -> list[list[str]]:
                 hit("x", "2026-01-02T00:00:00.000Z"),
                 hit("r1", "2026-01-01T10:01:00.000Z", "t"),
             ],
-            [["r1", "r3"], ["x"]],
+            [["r3", "r1"], ["x"]],
             [0, 0],
-            id="a-thread-takes-its-best-hits-rank-and-lists-them-as-written",
+            id="a-thread-takes-its-best-hits-rank-and-lists-it-first",
+        ),
+        pytest.param(
+            [
+                hit("r5", "2026-01-01T10:05:00.000Z", "t"),
+                hit("r2", "2026-01-01T10:02:00.000Z", "t"),
+                hit("t", "2026-01-01T10:00:00.000Z", "t"),
+            ],
+            [["r5", "t", "r2"]],
+            [0],
+            id="the-best-reply-comes-before-the-question-then-the-rest-as-written",
         ),
         pytest.param(
             [
                 hit(f"r{n}", f"2026-01-01T10:{59 - n}:00.000Z", "t")
                 for n in range(MAX_HITS_PER_CONVERSATION + 2)
             ],
-            [[f"r{n}" for n in reversed(range(MAX_HITS_PER_CONVERSATION))]],
+            [["r0", *(f"r{n}" for n in reversed(range(1, MAX_HITS_PER_CONVERSATION)))]],
             [2],
             id="a-busy-thread-lists-its-best-hits-and-counts-the-rest",
         ),
         pytest.param(
             [hit("t", "2026-01-01T10:00:00.000Z", "t"), hit("r", "2026-01-01T09:00:00.000Z", "t")],
-            [["r", "t"]],
+            [["t", "r"]],
             [0],
             id="the-first-message-is-a-hit-of-its-own-thread",
         ),
@@ -117,7 +129,8 @@ RESULTS = st.lists(st.tuples(THREADS, st.integers(0, 50)), max_size=40).map(
 @given(RESULTS, st.integers(1, 5))
 def test_grouping_loses_and_repeats_nothing(results: list[dict[str, Any]], max_hits: int) -> None:
     """Every result is listed once or counted once; threads are never split; no thread lists more
-    than ``max_hits``; each group sits at its best hit's rank; a thread's hits are in time order."""
+    than ``max_hits``; each group sits at its best hit's rank and lists that hit first, then the
+    others in time order."""
     groups = group_by_conversation(results, max_hits)
     listed = [message_id(h) for g in groups for h in g.hits]
     folded = [message_id(h) for g in groups for h in g.more]
@@ -130,10 +143,52 @@ def test_grouping_loses_and_repeats_nothing(results: list[dict[str, Any]], max_h
     assert len(threads) == len(set(threads))
     for group in groups:
         assert len(group.hits) <= max_hits or group.thread is None
-        times = [h["ts"] for h in group.hits]
+        ranks = [rank[message_id(h)] for h in group.hits]
+        assert ranks[0] == min(ranks)
+        times = [h["ts"] for h in group.hits[1:]]
         assert times == sorted(times)
         if group.more:
             assert max(rank[message_id(h)] for h in group.hits) < min(rank[message_id(h)] for h in group.more)
+
+
+def test_sorted_by_time_a_thread_keeps_the_order_it_came_in() -> None:
+    """``sort:new``: the list is newest first, and so is each thread (its best hit is its newest)."""
+    results = [hit(f"r{n}", f"2026-01-01T10:0{9 - n}:00.000Z", "t") for n in range(3)]
+    assert ids(group_by_conversation(results, by_time=True)) == [["r0", "r1", "r2"]]
+    assert ids(group_by_conversation(results)) == [["r0", "r2", "r1"]]
+
+
+def test_results_split_into_their_bands_in_the_order_given() -> None:
+    results = [
+        {"_id": "s1", "band": "strong"},
+        {"_id": "n1"},
+        {"_id": "r1", "band": "related"},
+        {"_id": "s2", "band": "strong"},
+        {"_id": "x", "band": "maybe"},
+        {"_id": "r2", "band": "related"},
+    ]
+    strong, related = split_bands(results)
+    assert [r["_id"] for r in strong] == ["s1", "n1", "s2", "x"], "no band, or one unknown, is strong"
+    assert [r["_id"] for r in related] == ["r1", "r2"]
+    assert split_bands([{"_id": "a"}]) == ([{"_id": "a"}], [])
+
+
+def test_one_numbering_runs_through_the_strong_then_the_related_band() -> None:
+    """The list's numbers: the strong band's conversations first, then the related band's, each
+    grouped on its own (a thread found in both is one entry in each)."""
+    results = [
+        {**hit("s1", "2026-01-01T10:05:00.000Z", "t"), "band": "strong"},
+        {**hit("s2", "2026-01-01T09:00:00.000Z"), "band": "strong"},
+        {**hit("s3", "2026-01-01T10:01:00.000Z", "t"), "band": "strong"},
+        {**hit("r1", "2026-01-01T10:03:00.000Z", "t"), "band": "related"},
+        {**hit("r2", "2026-01-01T08:00:00.000Z"), "band": "related"},
+    ]
+    strong, related = split_bands(results)
+    groups = group_by_conversation(strong) + group_by_conversation(related)
+    assert ids(groups) == [["s1", "s3"], ["s2"], ["r1"], ["r2"]]
+    listed = [h for g in groups for h in g.hits]
+    numbers = ResultNumbers(listed)
+    assert [numbers.number(i) for i in ("s1", "s3", "s2", "r1", "r2")] == [1, 2, 3, 4, 5]
 
 
 def test_thread_of_reads_only_a_well_formed_thread() -> None:

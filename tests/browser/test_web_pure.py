@@ -17,11 +17,15 @@ from ai_search_web.lookups import MAX_CACHED_LOOKUPS, ROOM_LOOKUP, USER_LOOKUP, 
 from ai_search_web.messages import ERROR_MESSAGES, NETWORK_ERROR_TYPE, error_message, wait_words
 from ai_search_web.wording import (
     COUNTER_FROM_CHARS,
+    bands_text,
     count_text,
     counter_text,
+    coverage_text,
     lockout_text,
     match_words,
+    no_strong_text,
     reason_text,
+    related_text,
     too_long_text,
 )
 
@@ -148,6 +152,60 @@ def test_bidi_runs_isolate_every_formatting_character(text: str) -> None:
 )
 def test_counts_say_plus_at_the_cap(count: int, expected: str) -> None:
     assert count_text(count) == expected
+
+
+@pytest.mark.parametrize(
+    ("strong", "related", "expected"),
+    [
+        pytest.param(3, 12, "3 strong matches · 12 related.", id="both-bands"),
+        pytest.param(1, 1, "1 strong match · 1 related.", id="one-of-each-is-singular"),
+        pytest.param(7, 0, "7 strong matches.", id="strong-only"),
+        pytest.param(1, 0, "1 strong match.", id="one-strong"),
+        pytest.param(0, 7, "No strong match · 7 related.", id="related-only-says-no-strong-match"),
+        pytest.param(0, 0, "No results.", id="nothing"),
+        pytest.param(MAX_INTELLIGENT_SEARCH_RESULTS, 20, "50 strong matches · 20 related.", id="no-cap-wording"),
+    ],
+)
+def test_banded_counts_say_how_many_are_strong_and_how_many_related(
+    strong: int, related: int, expected: str
+) -> None:
+    assert bands_text(strong, related) == expected
+
+
+def test_the_related_section_is_labelled_with_its_count() -> None:
+    assert related_text(12) == "12 related results — less certain matches"
+    assert related_text(1) == "1 related result — a less certain match"
+    assert no_strong_text(7) == "No strong match. 7 related results may help."
+    assert no_strong_text(1) == "No strong match. 1 related result may help."
+
+
+@pytest.mark.parametrize(
+    ("coverage", "expected"),
+    [
+        pytest.param(0.62, "re-ranking covers 62% of messages", id="a-share"),
+        pytest.param(0.6299, "re-ranking covers 62% of messages", id="rounded-down"),
+        pytest.param(0.29, "re-ranking covers 29% of messages", id="no-float-error-below"),
+        pytest.param(0.9999, "re-ranking covers 99% of messages", id="never-100-before-all"),
+        pytest.param(0.999999, "re-ranking covers 99% of messages", id="never-100-unrounded"),
+        pytest.param(0, "re-ranking covers 0% of messages", id="none-yet"),
+        pytest.param(1, "", id="all-says-nothing"),
+        pytest.param(1.0, "", id="all-as-float"),
+        pytest.param(1.5, "", id="beyond-is-nonsense"),
+        pytest.param(-0.1, "", id="negative-is-nonsense"),
+        pytest.param(float("nan"), "", id="nan"),
+        pytest.param(True, "", id="a-bool-is-no-share"),
+        pytest.param("0.5", "", id="text-is-no-share"),
+        pytest.param(None, "", id="absent"),
+    ],
+)
+def test_coverage_is_said_rounded_down_until_it_is_all(coverage: object, expected: str) -> None:
+    assert coverage_text(coverage) == expected
+
+
+@given(st.integers(0, 9999))
+def test_coverage_of_any_four_decimal_share_is_its_whole_percent(steps: int) -> None:
+    """The server rounds coverage to 4 decimals: every such share reads as its floor percent."""
+    assert coverage_text(round(steps / 10_000, 4)) == f"re-ranking covers {steps // 100}% of messages"
 
 
 @pytest.mark.parametrize(

@@ -105,6 +105,10 @@ _OPERATIONS: "dict[str, Callable[..., Any]]" = {
     "recent_options": lambda kept: plain(recent.recent_search_suggestions(kept)),
     # wording
     "count_text": wording.count_text,
+    "bands_text": wording.bands_text,
+    "related_text": wording.related_text,
+    "no_strong_text": wording.no_strong_text,
+    "coverage_text": wording.coverage_text,
     "too_long_text": wording.too_long_text,
     "counter_text": lambda length, limit: wording.counter_text(length, limit) if limit else wording.counter_text(length),
     "lockout_text": wording.lockout_text,
@@ -117,6 +121,8 @@ _OPERATIONS: "dict[str, Callable[..., Any]]" = {
     "room_label": wording.room_label,
     # conversations
     "groups": _groups,
+    "groups_by_time": lambda results: [plain(group) for group in conversations.group_by_conversation(results, by_time=True)],
+    "bands": lambda results: plain(conversations.split_bands(results)),
     "message_id": conversations.message_id,
     "thread_of": lambda result: plain(conversations.thread_of(result)),
     "numbers": lambda results, ids: [conversations.ResultNumbers(results).number(i) for i in ids],

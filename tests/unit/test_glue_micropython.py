@@ -197,6 +197,8 @@ RECENT_CASES: list[list[Any]] = [
 ]
 WORDING_CASES: list[list[Any]] = [
     ["count_text", 0], ["count_text", 1], ["count_text", 12], ["count_text", 50], ["count_text", 80],
+    ["bands_text", 3, 12], ["bands_text", 1, 1], ["bands_text", 0, 7], ["bands_text", 5, 0], ["bands_text", 0, 0],
+    ["related_text", 1], ["related_text", 12], ["no_strong_text", 1], ["no_strong_text", 7],
     ["too_long_text", 612],
     ["counter_text", 400, None], ["counter_text", 480, None], ["counter_text", 499, None], ["counter_text", 500, None],
     ["counter_text", 9, 10],
@@ -223,6 +225,10 @@ WORDING_CASES += [["room_label", room] for room in (
     {"t": "c", "name": "ops", "fname": "Ops Team"}, {"t": "p", "name": "ça"}, {"t": "d", "name": "alice__ça"},
     {"t": "d", "name": ""}, {"t": "c"}, "ops", None,
 )]  # fmt: skip
+WORDING_CASES += [["coverage_text", share] for share in (
+    0, 0.0001, 0.29, 0.57, 0.6249, 0.62, 0.9999, 0.999999, 1, 1.0, 1.5, -0.1, True, "0.5", None,
+)]  # fmt: skip
+WORDING_CASES += [["coverage_text", round(steps / 10_000, 4)] for steps in range(0, 10_000, 37)]
 WORDING_CASES += [["casefold", text] for text in ("", "ASCII Only", "Straße ΣΊΣΥΦΟΣ ς ﬁ ǅ İ ẞ ꭰ Ꭰ ᏸ µ ᾳ ῼ")]
 RESULTS = [
     {"msgId": "a", "ts": "2026-11-03T10:00:00Z", "thread": {"_id": "t1", "title": "Deploy", "replies": 4}},
@@ -237,6 +243,7 @@ RESULTS = [
 ]
 CONVERSATION_CASES: list[list[Any]] = [
     ["groups", RESULTS, 3], ["groups", RESULTS, 1], ["groups", RESULTS, 0], ["groups", [], 3],
+    ["groups_by_time", RESULTS], ["bands", [{"_id": "a", "band": "related"}, {"_id": "b"}, {"_id": "c", "band": "strong"}, {"_id": "d", "band": 3}]],
     ["message_id", {"msgId": "", "_id": "x"}], ["message_id", {"msgId": 3}], ["message_id", {}],
     ["thread_of", {"thread": {"_id": "t", "title": "T"}}], ["thread_of", {"thread": {"_id": 1}}], ["thread_of", {"thread": "t"}],
     ["numbers", RESULTS, ["a", "h", "g", "", "nope"]], ["numbers", [], ["a"]],
