@@ -80,3 +80,39 @@ def test_a_history_imported_beside_a_running_server_is_found_by_meaning_without_
             f"{base}/api/v1/ai.search", params={"query": "printer toner"}, headers=headers
         ).json()["intelligent"]
         assert keyword[0]["text"] == DISTRACTORS[-1]
+
+
+def test_the_second_stage_fills_its_vectors_in_the_background_and_re_ranks(tmp_path: Path) -> None:
+    """The default server: the packaged all-mpnet-base-v2 fills its vectors after the first stage's,
+    the status route counts them, and a search says it was re-ranked and in which band each result is."""
+    data = tmp_path / "data"
+    cli(data, "users", "create", "alice", "--password", "pw-alice-123")
+    headers = dict(line.split(": ", 1) for line in cli(data, "tokens", "create", "alice").splitlines())
+    history = tmp_path / "history.jsonl"
+    lines = [
+        {"room": "ops", "room_type": "c", "user": "alice", "ts": f"2026-11-0{n + 1}T10:00:00Z", "text": text}
+        for n, text in enumerate((ANSWER, *DISTRACTORS))
+    ]
+    lines[0]["members"] = ["alice"]
+    history.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    cli(data, "import", str(history), "--quiet")
+    with running_server(data, env={"AI_SEARCH_EMBEDDER": "local"}) as base:
+        deadline = time.monotonic() + FIND_WITHIN_SECONDS * 6
+        while True:
+            status = httpx.get(f"{base}/api/v1/ai.search.status", headers=headers).json()
+            stage = status.get("secondStage")
+            if stage is not None and stage["coverage"] == 1:
+                break
+            assert time.monotonic() < deadline, f"the second stage did not cover the messages: {status}"
+            time.sleep(0.2)
+        assert stage["kind"] == "local" and stage["model"].startswith("local:all-mpnet-base-v2:")
+        assert stage["scored"] == stage["total"] == len(lines)
+        body = httpx.get(f"{base}/api/v1/ai.search", params={"query": PARAPHRASE}, headers=headers).json()
+        retrieval = body["meta"]["retrieval"]
+        assert retrieval["secondStage"]["state"] == "ok" and retrieval["secondStage"]["coverage"] == 1
+        assert body["intelligent"][0]["text"] == ANSWER
+        assert retrieval["bands"]["strong"] + retrieval["bands"]["related"] == len(body["intelligent"])
+        nonsense = httpx.get(
+            f"{base}/api/v1/ai.search", params={"query": "xyzzyplugh qwertzuiop"}, headers=headers
+        ).json()
+        assert nonsense["intelligent"] == []
