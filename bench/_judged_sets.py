@@ -1,4 +1,5 @@
-"""The judged sets the relevance bench runs: the demo workspace and the Halden workspace (bench/halden/).
+"""The judged sets the relevance bench runs: the demo workspace, the Halden workspace (bench/halden/) and
+the Ferry workspace (bench/ferry/, an open-source project's support community).
 
 Each set names its judgments file, where its data dir lives under ``bench/out/``, and how to fill an
 empty store with its workspace (people first, so they keep their display names, then the messages).
@@ -7,6 +8,7 @@ empty store with its workspace (people first, so they keep their display names, 
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +25,7 @@ __all__ = ["JUDGED_SETS", "JudgedSet"]
 
 ROOT = Path(__file__).resolve().parent
 OUT = ROOT / "out"
+FERRY_JUDGMENTS = ROOT / "ferry" / "judgments.json"
 
 
 def _load_demo(store: Store) -> None:
@@ -35,6 +38,19 @@ def _load_halden(store: Store) -> None:
     for person in PEOPLE:
         store.create_user(person.username, name=person.name)
     import_rows(store, load_workspace(WORKSPACE_PATH))
+
+
+def _load_ferry(store: Store) -> None:
+    # bench/ferry reuses Halden's parser and builder by their full names (bench.halden...), so the
+    # repository's root must be importable, as it is under pytest or with PYTHONPATH=.
+    if str(ROOT.parent) not in sys.path:
+        sys.path.append(str(ROOT.parent))
+    from bench.ferry.build import WORKSPACE_PATH as FERRY_WORKSPACE
+    from bench.ferry.workspace import PEOPLE as FERRY_PEOPLE
+
+    for person in FERRY_PEOPLE:
+        store.create_user(person.username, name=person.name)
+    import_rows(store, load_workspace(FERRY_WORKSPACE))
 
 
 @dataclass(frozen=True)
@@ -53,4 +69,5 @@ class JudgedSet:
 JUDGED_SETS: dict[str, JudgedSet] = {
     "demo": JudgedSet("demo", ROOT / "relevance_judgments.json", OUT / "relevance", _load_demo, "semantic"),
     "halden": JudgedSet("halden", HALDEN_JUDGMENTS, OUT / "relevance-halden", _load_halden, "paraphrase"),
+    "ferry": JudgedSet("ferry", FERRY_JUDGMENTS, OUT / "relevance-ferry", _load_ferry, "paraphrase"),
 }

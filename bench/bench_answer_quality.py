@@ -1,8 +1,8 @@
-"""Extractive answers on two judged sets: does the first cited sentence come from a message that answers?
+"""Extractive answers on the judged sets: does the first cited sentence come from a message that answers?
 
-Runs every question of ``bench/answer_judgments.json`` (the demo workspace) and of
-``bench/halden/judgments.json`` (another workspace, judged for the relevance bench by other hands:
-see ``load_questions``) as its user the way the search page does: one
+Runs every question of ``bench/answer_judgments.json`` (the demo workspace), of
+``bench/halden/judgments.json`` and ``bench/ferry/judgments.json`` (other workspaces, judged for the
+relevance bench by other hands: see ``load_questions``) as its user the way the search page does: one
 search through the real search service (the embedded pipeline with the fastest local model runtime,
 hybrid, the app's search settings, 50 results, the caller's rooms only), the first 20 results (ids
 and scores) sent to the answer service with no language model configured, so the answer is
@@ -22,7 +22,8 @@ extractive. Then, per question:
 ``--data``) and prints both side by side, so a change is measured against the code it replaces on
 the same machine.
 
-    .venv/bin/python bench/bench_answer_quality.py [--set demo|halden|all] [--per-question]
+    .venv/bin/python bench/bench_answer_quality.py [--set demo|halden|halden-asked|ferry|ferry-asked|all]
+        [--per-question]
         [--baseline-ref main] [--json PATH]
 
 A baseline revision's rows are kept in ``bench/out`` by its commit and set, so they are computed once.
@@ -47,14 +48,27 @@ BENCH = ROOT / "bench"
 JUDGMENTS = BENCH / "answer_judgments.json"
 HALDEN_JUDGMENTS = BENCH / "halden" / "judgments.json"
 HALDEN_QUESTIONS = BENCH / "halden" / "answer_questions.json"
+FERRY_JUDGMENTS = BENCH / "ferry" / "judgments.json"
+FERRY_QUESTIONS = BENCH / "ferry" / "answer_questions.json"
 DEFAULT_DATA = {
     "demo": BENCH / "out" / "relevance",
     "halden": BENCH / "out" / "relevance-halden",
     "halden-asked": BENCH / "out" / "relevance-halden",
+    "ferry": BENCH / "out" / "relevance-ferry",
+    "ferry-asked": BENCH / "out" / "relevance-ferry",
 }
-SETS = ("demo", "halden", "halden-asked")
+SETS = ("demo", "halden", "halden-asked", "ferry", "ferry-asked")
 # The workspace each set asks about (bench/_judged_sets.py).
-WORKSPACE = {"demo": "demo", "halden": "halden", "halden-asked": "halden"}
+WORKSPACE = {
+    "demo": "demo",
+    "halden": "halden",
+    "halden-asked": "halden",
+    "ferry": "ferry",
+    "ferry-asked": "ferry",
+}
+# Sets of written questions, each naming its answers; sets drawn from a relevance set's judgments.
+ASKED = {"demo": JUDGMENTS, "halden-asked": HALDEN_QUESTIONS, "ferry-asked": FERRY_QUESTIONS}
+FROM_RELEVANCE = {"halden": HALDEN_JUDGMENTS, "ferry": FERRY_JUDGMENTS}
 # Results one search returns, as the page asks (`intelligentCount`).
 SEARCH_RESULTS = 50
 # Results the page sends to the answer route (MAX_SEARCH_ANSWER_MESSAGES).
@@ -127,19 +141,19 @@ def load_questions(set_name: str) -> list[dict[str, Any]]:
     workspace), its messages graded 2 ("answers the query": the cause for a why, the decision for
     what did we decide, the figure asked for) as its answers; a no-answer query has none. Queries
     that are no question (identifiers, keywords) ask Ask AI for a summary: its first citation should
-    still be a message that answers.
+    still be a message that answers. ferry-asked and ferry: the same two kinds over the Ferry
+    workspace (``bench/ferry/answer_questions.json``, ``bench/ferry/judgments.json``), written before
+    any answer was run on it.
     """
-    if set_name in ("demo", "halden-asked"):
-        found = json.loads((JUDGMENTS if set_name == "demo" else HALDEN_QUESTIONS).read_text(encoding="utf-8"))[
-            "questions"
-        ]
+    if set_name in ASKED:
+        found = json.loads(ASKED[set_name].read_text(encoding="utf-8"))["questions"]
         return [
             {"id": q["id"], "question": q["question"], "user": q["user"], "answers": q["answers"],
              "form": question_form(q["question"])}
             for q in found
         ]  # fmt: skip
     out = []
-    for q in json.loads(HALDEN_JUDGMENTS.read_text(encoding="utf-8"))["queries"]:
+    for q in json.loads(FROM_RELEVANCE[set_name].read_text(encoding="utf-8"))["queries"]:
         answers = sorted(m for m, grade in q["relevant"].items() if grade >= 2)
         if not answers and q["kind"] != "no-answer":
             continue

@@ -1,14 +1,15 @@
-"""Relevance of ai.search on two judged sets: nDCG@10, recall@10 and empty answers, per query kind.
+"""Relevance of ai.search on the judged sets: nDCG@10, recall@10 and empty answers, per query kind.
 
-The sets (``bench/_judged_sets.py``): the demo workspace with ``bench/relevance_judgments.json``, and
-the Halden workspace with ``bench/halden/judgments.json``. Each is loaded into its own data dir under
+The sets (``bench/_judged_sets.py``): the demo workspace with ``bench/relevance_judgments.json``, the
+Halden workspace with ``bench/halden/judgments.json``, and the Ferry workspace (an open-source
+project's support community) with ``bench/ferry/judgments.json``. Each is loaded into its own data dir under
 ``bench/out/`` with the embedded index and the local model (all-MiniLM-L6-v2; the first run embeds
 about 2k messages per set, later runs reuse the durable index), then every judged query runs as its
 user through the real search service (scoping, filters, fusion, the relevance floor), once per search
 type. The figures of ``bench/relevance_baseline.json`` (the code before the relevance floor) are
 printed beside today's.
 
-    .venv/bin/python bench/bench_relevance.py [--sets demo halden] [--embedder local|onnx-int8|onnx|numpy|none]
+    .venv/bin/python bench/bench_relevance.py [--sets demo halden ferry] [--embedder local|onnx-int8|onnx|numpy|none]
         [--per-query] [--semantic-weight 50] [--min-similarity P] [--semantic-floor S]
         [--query-floor S] [--cjk-floor S] [--keyword-coverage X] [--json PATH] [--write-baseline]
         [--database URL] [--keyword-index index|postgres]
@@ -58,6 +59,9 @@ from ai_search_server.retrieval.index import INDEX_FILENAME, EmbeddedIndex
 from ai_search_server.retrieval.local_embedder import LOCAL_RUNTIMES
 from ai_search_server.retrieval.pg_keyword import PgKeywordIndex
 from ai_search_server.retrieval.search_service import SearchOptions, SearchRequest, SearchService
+from ai_search_server.retrieval.second_stage import SecondStage
+from ai_search_server.retrieval.second_stage.bands import bands_for
+from ai_search_server.retrieval.second_stage.local import LocalStage
 from ai_search_server.store import open_store
 from ai_search_server.store.base import Store
 
@@ -96,17 +100,24 @@ class KindScores:
     ndcg: list[float] = field(default_factory=list)
     recall: list[float] = field(default_factory=list)
     empty: list[bool] = field(default_factory=list)
+    # No result in the strong band (all results are strong where no bands apply).
+    no_strong: list[bool] = field(default_factory=list)
 
-    def add(self, ranked: list[str], grades: dict[str, int]) -> None:
+    def add(self, ranked: list[str], grades: dict[str, int], strong: int | None = None) -> None:
         self.empty.append(not ranked)
+        self.no_strong.append((len(ranked) if strong is None else strong) == 0)
         if grades:
             self.ndcg.append(ndcg(ranked, grades))
             self.recall.append(recall(ranked, grades))
 
     def summary(self) -> dict[str, float | int]:
         share_empty = statistics.fmean(self.empty) if self.empty else 0.0
-        if not self.ndcg:  # no-answer queries: only "returned nothing" means anything
-            return {"queries": len(self.empty), "no_answer_precision": share_empty}
+        if not self.ndcg:  # no-answer queries: only "nothing strong" and "returned nothing" mean anything
+            return {
+                "queries": len(self.empty),
+                "no_answer_precision": statistics.fmean(self.no_strong) if self.no_strong else 0.0,
+                "no_answer_empty": share_empty,
+            }
         return {
             "queries": len(self.empty),
             "ndcg": statistics.fmean(self.ndcg),
@@ -189,11 +200,16 @@ async def evaluate(
     options: SearchOptions,
     per_query: bool,
     keyword: PgKeywordIndex | None = None,
+    stage: SecondStage | None = None,
 ) -> dict[str, dict[str, dict[str, float | int]]]:
-    """search type -> kind -> summary, for one set (`keyword`: the keyword branch on PostgreSQL)."""
-    # As the app wires it: the pipeline knows the keyword floor the service applies.
-    pipeline = EmbeddedPipeline(index, keyword_min_coverage=options.floor.keyword_coverage, keyword=keyword)
-    service = SearchService(store, pipeline, options)
+    """search type -> kind -> summary, for one set (`keyword`: the keyword branch on PostgreSQL;
+    `stage`: the second stage, or None for the first stage alone)."""
+    # As the app wires it: the pipeline knows the least keyword coverage the service can use.
+    least = options.floor.keyword_coverage
+    if options.bands is not None:
+        least = min(least, options.bands.related_coverage)
+    pipeline = EmbeddedPipeline(index, keyword_min_coverage=least, keyword=keyword)
+    service = SearchService(store, pipeline, options, second_stage=stage)
     scores: dict[str, dict[str, KindScores]] = defaultdict(lambda: defaultdict(KindScores))
     for query in judged.queries():
         user = store.get_user_by_username(query["user"])
@@ -202,12 +218,13 @@ async def evaluate(
         for search_type in SEARCH_TYPES:
             outcome = await service.search(user, request_for(query["query"], search_type))
             ranked = [hit.message.id for hit in outcome.hits]
-            scores[search_type][query["kind"]].add(ranked, query["relevant"])
+            strong = outcome.report.strong
+            scores[search_type][query["kind"]].add(ranked, query["relevant"], strong)
             if query["relevant"]:
-                scores[search_type]["all"].add(ranked, query["relevant"])
+                scores[search_type]["all"].add(ranked, query["relevant"], strong)
                 row.append(f"{ndcg(ranked, query['relevant']):.2f}/{len(ranked)}")
             else:
-                row.append(f"{'empty' if not ranked else len(ranked)}")
+                row.append(f"{'empty' if not ranked else len(ranked)}/{strong}")
         if per_query:
             print(" ".join(f"{cell:<12}" for cell in row), query["query"])
     return {t: {kind: s.summary() for kind, s in kinds.items()} for t, kinds in scores.items()}
@@ -254,9 +271,13 @@ def build_report(summary: Summary, args: argparse.Namespace, messages: dict[str,
         "relevance",
         "Search quality on the judged sets: nDCG@10, recall@10, no-answer precision",
         method=(
-            "The judged queries of bench/relevance_judgments.json (demo workspace, "
-            f"{messages.get('demo', 0):,} messages) and bench/halden/judgments.json (Halden workspace, "
-            f"{messages.get('halden', 0):,} messages), graded 2 (answers) and 1 (related), each run as its "
+            "The judged queries of "
+            + ", ".join(
+                f"{JUDGED_SETS[name].judgments.relative_to(ROOT.parent)} ({name} workspace, "
+                f"{messages.get(name, 0):,} messages)"
+                for name in summary
+            )
+            + ", graded 2 (answers) and 1 (related), each run as its "
             "user through the real search service (scoping, filters, fusion, relevance floor), 10 results. "
             "nDCG@10 divides the DCG of the first 10 results by that of the ideal order of every judged "
             "message; recall@10 counts judged messages among the first 10, capped by 10; no-answer "
@@ -300,6 +321,40 @@ def build_report(summary: Summary, args: argparse.Namespace, messages: dict[str,
     return report
 
 
+def open_stage(judged: JudgedSet, store: Store) -> LocalStage:
+    """The local second stage over the set's index, every message's vectors filled first."""
+    from ai_search_server.retrieval.mpnet import load_mpnet
+
+    started = time.perf_counter()
+    stage = LocalStage.open(load_mpnet(), store, judged.data_dir, judged.data_dir / INDEX_FILENAME)
+    stage.run_backfill(until_done=True)
+    coverage = stage.coverage()
+    print(
+        f"{judged.name}: second stage {stage.model_id} ready in {time.perf_counter() - started:.1f} s: "
+        f"{coverage.scored}/{coverage.total} messages",
+        file=sys.stderr,
+    )
+    return stage
+
+
+def print_side_by_side(name: str, runs: dict[str, Any]) -> None:
+    """Hybrid search per kind with the second stage off and on."""
+    off, on = runs["off"]["hybrid"], runs["local"]["hybrid"]
+    print(f"\n### {name}: hybrid, second stage off → on\n")
+    print("| query kind (count) | nDCG@10 | recall@10 | empty |")
+    print("|---|---|---|---|")
+    kinds = ["all", *sorted(k for k in on if k not in ("all", NO_ANSWER))]
+    for kind in kinds:
+        cells = [f"{off[kind][m]:.3f} → {on[kind][m]:.3f}" for m in ("ndcg", "recall", "empty")]
+        print(f"| {kind} ({on[kind]['queries']}) | " + " | ".join(cells) + " |")
+    if NO_ANSWER in on:
+        a, b = off[NO_ANSWER], on[NO_ANSWER]
+        print(
+            f"\nno-answer ({b['queries']} queries): no strong result {a['no_answer_precision']:.3f} → "
+            f"{b['no_answer_precision']:.3f}; nothing at all {a['no_answer_empty']:.3f} → {b['no_answer_empty']:.3f}"
+        )
+
+
 def chosen_floor(args: argparse.Namespace, model_id: str | None) -> RelevanceFloor:
     """The floor calibrated for the embedder, with the command line's values in its place."""
     calibrated = floor_for(model_id)
@@ -335,6 +390,15 @@ def main() -> None:
     parser.add_argument(
         "--keyword-coverage", type=float, help="share of the query's term weight a keyword hit needs (0..1)"
     )
+    parser.add_argument(
+        "--stage",
+        choices=("local", "off", "both"),
+        default="both",
+        help="the second stage (all-mpnet-base-v2, local): on, off, or both side by side (the default)",
+    )
+    parser.add_argument(
+        "--no-bands", action="store_true", help="the plain floor instead of the confidence bands"
+    )
     parser.add_argument("--json", type=Path, help="also write the figures here (bench/_figures.py Report)")
     parser.add_argument("--database", default="", help="a PostgreSQL server URL: each set's workspace there")
     parser.add_argument(
@@ -358,6 +422,8 @@ def main() -> None:
     baseline = json.loads(BASELINE.read_text(encoding="utf-8")) if BASELINE.exists() else {}
     summary: Summary = {}
     messages: dict[str, int] = {}
+    stages = ("off", "local") if args.stage == "both" else (args.stage,)
+    side: dict[str, dict[str, Any]] = {}
     for name in args.sets:
         judged = JUDGED_SETS[name]
         store, index = prepare(judged, args.embedder, args.database)
@@ -366,16 +432,36 @@ def main() -> None:
             url = bench_database(args.database, f"relevance_{name}")
             keyword = PgKeywordIndex.open(url, store, progress=True)
         model_id = None if index.embedder is None else index.embedder.model_id
-        options = replace(options, floor=chosen_floor(args, model_id))
+        options = replace(
+            options,
+            floor=chosen_floor(args, model_id),
+            bands=None if args.no_bands else bands_for(model_id),
+            model_bands=None,
+        )
         try:
-            summary[name] = asyncio.run(evaluate(judged, store, index, options, args.per_query, keyword))
+            for stage_name in stages:
+                stage = open_stage(judged, store) if stage_name == "local" else None
+                try:
+                    result = asyncio.run(
+                        evaluate(judged, store, index, options, args.per_query, keyword, stage)
+                    )
+                finally:
+                    if stage is not None:
+                        stage.close()
+                side.setdefault(name, {})[stage_name] = result
+                summary[name] = result
             messages[name] = store.count_messages()
         finally:
             if keyword is not None:
                 keyword.close()
             index.close()
             store.close()
-        print_table(f"{name} workspace ({messages[name]:,} messages)", summary[name], baseline.get(name))
+        label = "second stage on" if stages[-1] == "local" else "first stage only"
+        print_table(
+            f"{name} workspace ({messages[name]:,} messages), {label}", summary[name], baseline.get(name)
+        )
+        if len(stages) == 2:
+            print_side_by_side(name, side[name])
     floor = options.floor
     print(
         f"\nsemantic weight {options.semantic_weight}, minimum similarity {options.min_similarity_percent}%, "

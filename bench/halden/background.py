@@ -16,7 +16,15 @@ from datetime import UTC, date, datetime, timedelta
 
 from .workspace import PEOPLE, ROOMS, Room
 
-__all__ = ["BACKGROUND_SEED", "FIRST_DAY", "LAST_DAY", "BackgroundMessage", "generate_background"]
+__all__ = [
+    "BACKGROUND_SEED",
+    "FIRST_DAY",
+    "LAST_DAY",
+    "BackgroundMessage",
+    "PlanLine",
+    "draw_background",
+    "generate_background",
+]
 
 BACKGROUND_SEED = 2027
 FIRST_DAY = date(2027, 1, 4)
@@ -26,7 +34,6 @@ _MAX_DRAWS = 50
 # Working hours in UTC per office (first hour, last hour): Lisbon, Tokyo (UTC+9), Shenzhen (UTC+8).
 _HOURS = {"lisbon": (8, 18), "tokyo": (0, 9), "shenzhen": (1, 10)}
 _OFFICE = {p.username: p.office for p in PEOPLE}
-_ROOM = {room.name: room for room in ROOMS}
 
 
 @dataclass(frozen=True)
@@ -459,11 +466,29 @@ def _moment(rng: random.Random, user: str) -> datetime:
 
 def generate_background(taken: set[str], seed: int = BACKGROUND_SEED) -> list[BackgroundMessage]:
     """The background messages, oldest first; `taken` holds texts already used (the written ones)."""
+    return draw_background(_PLAN, ROOMS, _moment, taken, seed)
+
+
+# A plan's line: (room, how many messages, who may post (None: any member), how a text is drawn).
+PlanLine = tuple[str, int, tuple[str, ...] | None, _Draw]
+
+
+def draw_background(
+    plan: Sequence[PlanLine],
+    rooms: Sequence[Room],
+    moment: Callable[[random.Random, str], datetime],
+    taken: set[str],
+    seed: int,
+) -> list[BackgroundMessage]:
+    """A workspace's background drawn from `plan` (Halden's, or another set's such as bench/ferry's):
+    texts drawn until distinct from `taken` and from each other, a poster per text, `moment` placing
+    it in the poster's hours; ids ``bg-0001``... oldest first."""
     rng = random.Random(seed)
+    by_name = {room.name: room for room in rooms}
     used = set(taken)
     found: list[BackgroundMessage] = []
-    for room_name, count, posters, draw in _PLAN:
-        room = _ROOM[room_name]
+    for room_name, count, posters, draw in plan:
+        room = by_name[room_name]
         people = posters or room.members
         for _ in range(count):
             for _attempt in range(_MAX_DRAWS):
@@ -474,6 +499,6 @@ def generate_background(taken: set[str], seed: int = BACKGROUND_SEED) -> list[Ba
                 continue  # the pool is exhausted for this room: fewer messages rather than repeats
             used.add(text)
             user = rng.choice(people)
-            found.append(BackgroundMessage("", room, user, _moment(rng, user), text))
+            found.append(BackgroundMessage("", room, user, moment(rng, user), text))
     found.sort(key=lambda m: (m.ts, m.room.name, m.text))
     return [BackgroundMessage(f"bg-{n:04d}", m.room, m.user, m.ts, m.text) for n, m in enumerate(found, 1)]

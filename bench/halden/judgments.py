@@ -30,10 +30,13 @@ __all__ = [
     "JUDGMENTS_PATH",
     "KINDS",
     "QUERIES_PATH",
+    "build_judgments",
     "content_stems",
     "judged_text_digest",
+    "judgment_problems",
     "parse_queries",
     "shared_content_words",
+    "write_judgments",
 ]
 
 HERE = Path(__file__).resolve().parent
@@ -50,7 +53,8 @@ KINDS = {
     "filtered": "inline filters (in:, from:, after:, before:) that must cut the result set",
     "scoping": "another query's words, by a user who reads fewer of its rooms: fewer results are correct",
 }
-_HEADER = re.compile(r"(?P<id>h\d{3}) (?P<kind>[a-z-]+) (?P<user>[a-z]+) \| (?P<query>.+)")
+# A query's header line; `prefix` is its set's id letter (h for Halden's h001).
+_HEADER = r"(?P<id>{prefix}\d{{3}}) (?P<kind>[a-z-]+) (?P<user>[a-z]+) \| (?P<query>.+)"
 _RANGE = re.compile(r"(?P<stem>.+)-(?P<first>\d{2})\.\.(?P<last>\d{2})")
 _STEMMER = snowballstemmer.stemmer("english")
 
@@ -63,16 +67,22 @@ def _expand(token: str) -> list[str]:
     return [f"{found['stem']}-{n:02d}" for n in range(first, last + 1)]
 
 
-def parse_queries(path: Path = QUERIES_PATH) -> list[dict[str, Any]]:
-    """The queries of `path`; raises ValueError naming the line of a malformed one."""
+def parse_queries(
+    path: Path = QUERIES_PATH, kinds: Mapping[str, str] = KINDS, prefix: str = "h"
+) -> list[dict[str, Any]]:
+    """The queries of `path`; raises ValueError naming the line of a malformed one.
+
+    Another set written in this format (bench/ferry) passes its own kinds and id prefix.
+    """
+    header_line = re.compile(_HEADER.format(prefix=re.escape(prefix)))
     queries: list[dict[str, Any]] = []
     for line_no, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
-        header = _HEADER.fullmatch(line)
+        header = header_line.fullmatch(line)
         if header is not None:
-            if header["kind"] not in KINDS:
+            if header["kind"] not in kinds:
                 raise ValueError(f"{path.name}:{line_no}: unknown kind {header['kind']!r}")
             queries.append(
                 {
@@ -123,17 +133,24 @@ def judged_text_digest(queries: Iterable[Mapping[str, Any]], text_of: Mapping[st
     return hashlib.sha256("".join(f"{mid}\t{text_of[mid]}\n" for mid in judged).encode()).hexdigest()
 
 
-def build_judgments(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    queries = parse_queries()
+def build_judgments(
+    rows: list[dict[str, Any]],
+    queries: list[dict[str, Any]] | None = None,
+    kinds: Mapping[str, str] = KINDS,
+    about: str = "Judged queries over the Halden workspace; see bench/halden/README.md.",
+    workspace: str = "bench/halden/workspace.jsonl",
+) -> dict[str, Any]:
+    """The judgments file of `queries` (Halden's ``queries.txt`` by default) over `rows`."""
+    queries = parse_queries() if queries is None else queries
     text_of = {str(row["id"]): str(row["text"]) for row in rows}
     return {
-        "about": "Judged queries over the Halden workspace; see bench/halden/README.md.",
-        "dataset": {"workspace": "bench/halden/workspace.jsonl"},
+        "about": about,
+        "dataset": {"workspace": workspace},
         "grades": {
             "2": "answers the query directly",
             "1": "related: context, a partial answer or a follow-up",
         },
-        "kinds": KINDS,
+        "kinds": dict(kinds),
         "judged_text_sha256": judged_text_digest(queries, text_of),
         "queries": queries,
     }
@@ -143,7 +160,11 @@ def main() -> None:
     from .build import load_workspace
 
     rows = load_workspace(WORKSPACE_PATH)
-    judgments = build_judgments(rows)
+    write_judgments(JUDGMENTS_PATH, build_judgments(rows), rows)
+
+
+def judgment_problems(judgments: Mapping[str, Any], rows: Iterable[Mapping[str, Any]]) -> list[str]:
+    """Unknown ids, and paraphrases sharing a content word with a message graded 2."""
     text_of = {str(row["id"]): str(row["text"]) for row in rows}
     problems = []
     for query in judgments["queries"]:
@@ -156,8 +177,14 @@ def main() -> None:
             shared = shared_content_words(query["query"], answers)
             if shared:
                 problems.append(f"{query['id']}: shares {sorted(shared)} with its answers")
-    JUDGMENTS_PATH.write_text(json.dumps(judgments, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-    print(f"{JUDGMENTS_PATH}: {len(judgments['queries'])} queries")
+    return problems
+
+
+def write_judgments(path: Path, judgments: Mapping[str, Any], rows: Iterable[Mapping[str, Any]]) -> None:
+    """Write `judgments` to `path` and print any problem `judgment_problems` finds."""
+    problems = judgment_problems(judgments, rows)
+    path.write_text(json.dumps(judgments, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    print(f"{path}: {len(judgments['queries'])} queries")
     for problem in problems:
         print("  problem:", problem)
 

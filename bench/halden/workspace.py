@@ -17,7 +17,7 @@ A gap moves the clock from the previous message: ``+12m``, ``+3h``, ``+1d``, ``@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -132,9 +132,9 @@ ROOMS: tuple[Room, ...] = (
 _ROOM_BY_NAME = {room.name: room for room in ROOMS}
 
 
-def rooms_of(username: str) -> set[str]:
-    """The rooms a person reads (is a member of)."""
-    return {room.name for room in ROOMS if username in room.members}
+def rooms_of(username: str, rooms: Sequence[Room] = ROOMS) -> set[str]:
+    """The rooms a person reads (is a member of), among `rooms` (Halden's by default)."""
+    return {room.name for room in rooms if username in room.members}
 
 
 @dataclass(frozen=True)
@@ -171,7 +171,7 @@ def apply_gap(moment: datetime, gap: str | None) -> datetime:
     return moment
 
 
-def _parse(path: Path) -> Iterator[WrittenMessage]:
+def _parse(path: Path, rooms: Mapping[str, Room]) -> Iterator[WrittenMessage]:
     block: str | None = None
     room: Room | None = None
     clock = datetime.min.replace(tzinfo=UTC)
@@ -183,9 +183,9 @@ def _parse(path: Path) -> Iterator[WrittenMessage]:
         header = _HEADER.fullmatch(line)
         if header is not None:
             block, number = header["id"], 0
-            if header["room"] not in _ROOM_BY_NAME:
+            if header["room"] not in rooms:
                 raise ValueError(f"{where}: unknown room {header['room']!r}")
-            room = _ROOM_BY_NAME[header["room"]]
+            room = rooms[header["room"]]
             clock = datetime.fromisoformat(header["start"]).replace(tzinfo=UTC)
             continue
         found = _LINE.fullmatch(line)
@@ -204,9 +204,15 @@ def _parse(path: Path) -> Iterator[WrittenMessage]:
         yield WrittenMessage(f"{block}-{number:02d}", room, found["user"], clock, found["text"], tmid)
 
 
-def read_conversations(directory: Path = CONVERSATIONS_DIR) -> list[WrittenMessage]:
-    """Every written message, in file order; raises ValueError naming the file and line of a bad one."""
-    messages = [message for path in sorted(directory.glob("*.txt")) for message in _parse(path)]
+def read_conversations(
+    directory: Path = CONVERSATIONS_DIR, rooms: Sequence[Room] = ROOMS
+) -> list[WrittenMessage]:
+    """Every written message, in file order; raises ValueError naming the file and line of a bad one.
+
+    Another workspace written in the same format (bench/ferry) passes its own directory and rooms.
+    """
+    by_name = _ROOM_BY_NAME if rooms is ROOMS else {room.name: room for room in rooms}
+    messages = [message for path in sorted(directory.glob("*.txt")) for message in _parse(path, by_name)]
     ids = [m.id for m in messages]
     repeated = sorted({i for i in ids if ids.count(i) > 1})
     if repeated:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import math
 import os
 import tomllib
 import types
@@ -50,9 +51,14 @@ from .store.rules import DEFAULT_DATABASE_POOL_SIZE
 
 __all__ = [
     "DATABASE_URL_SCHEMES",
+    "DEFAULT_SECOND_STAGE_CANDIDATES",
+    "DEFAULT_SECOND_STAGE_TIMEOUT_SECONDS",
     "ENV_PREFIX",
     "IGNORED_WILDCARD_SETTINGS",
+    "MAX_SECOND_STAGE_CANDIDATES",
+    "OPTIONAL_FLOAT",
     "ORIGIN_LIST_SETTINGS",
+    "SECOND_STAGE_CHOICES",
     "SECRET_SETTINGS",
     "UPSTREAM_URL_SETTINGS",
     "Settings",
@@ -65,6 +71,20 @@ __all__ = [
 ENV_PREFIX = "AI_SEARCH_"
 # What a database_url may start with: the two spellings libpq accepts.
 DATABASE_URL_SCHEMES = ("postgresql://", "postgres://")
+# second_stage: what may re-score the first stage's candidates (retrieval/second_stage).
+SECOND_STAGE_CHOICES = ("auto", "local", "rerank", "embeddings", "off")
+# Deadline of one re-scoring by a remote second stage (seconds): a reranker on a GPU answers 50
+# passages in well under a second, a CPU-only TEI in one to three; past it the first stage's order stands.
+DEFAULT_SECOND_STAGE_TIMEOUT_SECONDS = 3.0
+# First-stage candidates re-scored per search (passages): as many as a search may ask results for
+# (intelligentCount is clamped to 1..50), so a result shown is never one the second stage did not read.
+DEFAULT_SECOND_STAGE_CANDIDATES = 50
+# Upper bound of second_stage_candidates (passages): each is a forward pass of the stronger model.
+MAX_SECOND_STAGE_CANDIDATES = 200
+
+
+# The type of a number setting that may be left unset (None: "use what is calibrated").
+OPTIONAL_FLOAT: Any = float | None
 
 
 class SettingsError(ValueError):
@@ -75,8 +95,8 @@ def _s(
     default: Any,
     help: str,
     *,
-    low: int | None = None,
-    high: int | None = None,
+    low: float | None = None,
+    high: float | None = None,
     choices: Sequence[str] | None = None,
 ) -> Any:
     meta: dict[str, Any] = {"help": help}
@@ -257,6 +277,56 @@ class Settings:
     embedding_base_url: str = _s("", "Base URL of an OpenAI-compatible embeddings endpoint.")
     embedding_api_key: str = _s("", "API key of the embeddings endpoint (secret).")
     embedding_model: str = _s("", "Embedding model name at that endpoint.")
+    # -- second stage: a stronger model re-scores the first stage's candidates ---------------------
+    second_stage: str = _s(
+        "auto",
+        "The model that re-scores the first stage's candidates and decides their order and bands: auto "
+        "(the server picks), local (all-mpnet-base-v2, offline), rerank (a remote POST /rerank endpoint: "
+        "TEI, vLLM, Jina- or Cohere-compatible), embeddings (a remote OpenAI-compatible /embeddings "
+        "model, cosine) or off (the first stage alone).",
+        choices=SECOND_STAGE_CHOICES,
+    )
+    second_stage_url: str = _s(
+        "",
+        "Base URL of the remote second stage (rerank: {url}/rerank; embeddings: {url}/embeddings), "
+        "such as http://127.0.0.1:8080 for TEI or https://api.cohere.com/v2.",
+    )
+    second_stage_api_key: str = _s("", "Bearer key of the remote second stage (secret).")
+    second_stage_model: str = _s(
+        "",
+        "Model name sent to the remote second stage (Cohere, Jina and embeddings need one; TEI serves "
+        "one model and ignores it).",
+    )
+    second_stage_rerank_format: str = _s(
+        "tei",
+        "The /rerank dialect of second_stage = rerank: tei (Text Embeddings Inference) or cohere "
+        "(Cohere, and Jina and vLLM, which accept its shape).",
+        choices=("tei", "cohere"),
+    )
+    second_stage_timeout_seconds: float = _s(
+        DEFAULT_SECOND_STAGE_TIMEOUT_SECONDS,
+        "Longest one re-scoring of a search's candidates by the remote second stage may take (seconds); "
+        "past it the search keeps the first stage's order and says so.",
+        low=0.1,
+        high=60.0,
+    )
+    second_stage_candidates: int = _s(
+        DEFAULT_SECOND_STAGE_CANDIDATES,
+        "First-stage candidates the second stage re-scores per search (passages).",
+        low=1,
+        high=MAX_SECOND_STAGE_CANDIDATES,
+    )
+    second_stage_strong_score: float | None = _s(
+        None,
+        "Second-stage score from which a result is strong, on the stage's own scale. Empty: the bands "
+        "calibrated for the model (a remote model has none: the first stage's bands are used). Set "
+        "with second_stage_related_score.",
+    )
+    second_stage_related_score: float | None = _s(
+        None,
+        "Second-stage score from which a result is related (below it: dropped), on the stage's own "
+        "scale; at most second_stage_strong_score. Empty: as second_stage_strong_score.",
+    )
     # -- answers ---------------------------------------------------------------------------------
     answer_enabled: bool = _s(True, "AI answers on or off.")
     llm_base_url: str = _s(
@@ -357,6 +427,7 @@ SECRET_SETTINGS = frozenset(
         "llm_api_key",
         "login_device_secret",
         "rocketchat_token",
+        "second_stage_api_key",
     }
 )
 _BOOL_WORDS = {
@@ -383,6 +454,8 @@ def _convert(name: str, source: str, tp: Any, raw: Any, meta: Mapping[str, Any])
     elif tp is int and isinstance(raw, str):
         with contextlib.suppress(ValueError):
             value = int(raw.strip())
+    elif tp in (float, OPTIONAL_FLOAT):
+        value = _to_float(raw, optional=tp == OPTIONAL_FLOAT)
     elif isinstance(tp, types.GenericAlias):  # list[str]: a TOML list, or comma-separated text
         items = [str(x).strip() for x in raw] if isinstance(raw, list) else str(raw).split(",")
         value = [item.strip() for item in items if item.strip()]
@@ -390,6 +463,22 @@ def _convert(name: str, source: str, tp: Any, raw: Any, meta: Mapping[str, Any])
         value = raw.strip()
     _check_value(name, tp, value, meta, source=source, shown=raw)
     return value
+
+
+def _to_float(raw: Any, *, optional: bool) -> Any:
+    """A TOML integer or a text as a float; empty text unsets an ``optional`` one (in TOML: leave the
+    key out). Anything else is left as it is, for ``_check_value`` to name."""
+    if isinstance(raw, bool):
+        return raw
+    if isinstance(raw, int):
+        return float(raw)
+    if isinstance(raw, str):
+        text = raw.strip()
+        if not text and optional:
+            return None
+        with contextlib.suppress(ValueError):
+            return float(text)
+    return raw
 
 
 def load_settings(
@@ -472,6 +561,18 @@ _REQUIRED_TOGETHER = (
         lambda s: s.embedder == "openai",
         "choose embedder local or none",
     ),
+    _Together(
+        "second_stage = rerank",
+        ("second_stage_url",),
+        lambda s: s.second_stage == "rerank",
+        "choose second_stage auto, local or off",
+    ),
+    _Together(
+        "second_stage = embeddings",
+        ("second_stage_url", "second_stage_model"),
+        lambda s: s.second_stage == "embeddings",
+        "choose second_stage auto, local or off",
+    ),
 )
 
 
@@ -488,7 +589,13 @@ def check_complete(settings: Settings) -> None:
 # Settings that name an upstream the server calls: a typo or a planted value (file:, credentials in the
 # URL, a disguised numeric host) stops the server instead of a user. What only the outbound policy can
 # judge (a literal metadata or link-local address, unless allow-listed) create_app checks.
-UPSTREAM_URL_SETTINGS = ("llm_base_url", "pipeline_base_url", "embedding_base_url", "rocketchat_url")
+UPSTREAM_URL_SETTINGS = (
+    "llm_base_url",
+    "pipeline_base_url",
+    "embedding_base_url",
+    "rocketchat_url",
+    "second_stage_url",
+)
 # Settings that list browser origins: every entry must be an http(s) origin a browser could send, so a
 # typo stops the server at start-up (naming the setting) instead of failing every request or silently
 # authorising nothing. A '*' in cors_allowed_origins is the documented exception: it never authorises
@@ -523,6 +630,7 @@ def check_settings(settings: Settings) -> None:
             "device cookies could be forged for any account), or empty for a key made in the data dir"
         )
     check_complete(settings)
+    _check_second_stage_bands(settings)
     _check_origins(settings)
     if settings.database_url and not settings.database_url.startswith(DATABASE_URL_SCHEMES):
         raise SettingsError(
@@ -561,6 +669,17 @@ def _check_value(
         expected = f"an integer from {low} to {high}" if low is not None else "an integer"
         ok = isinstance(value, int) and not isinstance(value, bool)
         ok = ok and (low is None or value >= low) and (high is None or value <= high)
+    elif tp in (float, OPTIONAL_FLOAT):
+        expected = f"a number from {low:g} to {high:g}" if low is not None else "a finite number"
+        if tp == OPTIONAL_FLOAT:
+            expected += " (or empty)"
+        ok = (value is None and tp == OPTIONAL_FLOAT) or (
+            isinstance(value, int | float)
+            and not isinstance(value, bool)
+            and math.isfinite(value)
+            and (low is None or value >= low)
+            and (high is None or value <= high)
+        )
     elif isinstance(tp, types.GenericAlias):  # list[str]
         ok, expected = isinstance(value, list) and all(isinstance(v, str) for v in value), "a list of strings"
     elif choices is not None:
@@ -571,6 +690,27 @@ def _check_value(
         where = f" ({source})" if source else ""
         got = value if shown is None else shown
         raise SettingsError(f"setting {name!r}{where}: expected {expected}, got {got!r}")
+
+
+def _check_second_stage_bands(settings: Settings) -> None:
+    """The two second-stage thresholds come as a pair on one scale, strong at or above related: one
+    alone would be read against another model's calibrated band, a scale it was not chosen on."""
+    strong, related = settings.second_stage_strong_score, settings.second_stage_related_score
+    if (strong is None) != (related is None):
+        given, missing = (
+            ("second_stage_strong_score", "second_stage_related_score")
+            if related is None
+            else ("second_stage_related_score", "second_stage_strong_score")
+        )
+        raise SettingsError(
+            f"setting {given!r} needs {missing} (env {ENV_PREFIX}{missing.upper()}): set both on the "
+            "second stage's scale, or neither for the calibrated bands"
+        )
+    if strong is not None and related is not None and strong < related:
+        raise SettingsError(
+            f"setting 'second_stage_strong_score': {strong:g} is below second_stage_related_score "
+            f"({related:g}); a strong result must score at least what a related one does"
+        )
 
 
 def _check_origins(settings: Settings) -> None:

@@ -10,7 +10,7 @@ import types
 import typing
 from typing import Any
 
-from .settings import ENV_PREFIX, Settings
+from .settings import ENV_PREFIX, OPTIONAL_FLOAT, Settings
 
 __all__ = ["settings_markdown", "settings_table"]
 
@@ -28,6 +28,8 @@ def settings_table() -> list[tuple[str, str, Any, str]]:
 def _type_name(tp: Any) -> str:
     if isinstance(tp, types.GenericAlias):
         return "list"
+    if tp == OPTIONAL_FLOAT:
+        return "float"
     return str(tp.__name__)
 
 
@@ -40,6 +42,8 @@ def settings_markdown() -> str:
             if isinstance(default, list)
             else str(default).lower()
             if isinstance(default, bool)
+            else ""
+            if default is None
             else str(default)
         )
         cell = f"`{shown}`" if shown else "(empty)"

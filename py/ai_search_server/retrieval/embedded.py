@@ -52,7 +52,7 @@ from .conditions import (
     with_conditions,
 )
 from .embedder import EmbedderError
-from .floor import MODEL_FIELD
+from .floor import KNOWN_TERMS_FIELD, MODEL_FIELD
 from .index import EmbeddedIndex
 from .index_db import ROOT_MARK, DocConditions, KeywordHit, KeywordScope
 from .pipeline_client import PipelineError
@@ -282,6 +282,9 @@ class EmbeddedPipeline:
         query = parse_pipeline_request(body)
         results = self._keyword(query) if query.mode == "keyword" else self._semantic(query)
         answer: dict[str, Any] = {"results": results}
+        if self.keyword is None:
+            # Whether the query holds any word of the searched rooms: the bands' gibberish test.
+            answer[KNOWN_TERMS_FIELD] = self.index.known_terms(query_terms(query.query), query.rooms)
         if query.conditions is not None:
             answer[CONDITIONS_FIELD] = CONDITIONS_APPLIED
         if query.mode != "keyword" and self.index.embedder is not None:

@@ -10,6 +10,10 @@ The product implementations:
   llama.cpp server, LM Studio), called through the app's guarded outbound client (from the blocking
   thread that embeds, by way of ``outbound.BlockingClient``).
 
+``EmbeddingsEndpoint`` is that endpoint's request and the check of its answer, apart from the call:
+the second stage's ``EmbeddingsStage`` sends the same request from the event loop, so the two callers
+share one definition of what an answer must be.
+
 ``embed`` is blocking and may be slow (a model forward pass, an HTTP call): the index calls it from
 its worker thread, the search service through ``anyio.to_thread``. Errors::
 
@@ -21,7 +25,8 @@ its worker thread, the search service through ``anyio.to_thread``. Errors::
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
@@ -34,10 +39,12 @@ from ..outbound import BlockingClient, OutboundError
 __all__ = [
     "EMBEDDING_REQUEST_TIMEOUT_SECONDS",
     "MAX_EMBEDDING_BATCH_TEXTS",
+    "MAX_EMBEDDING_RESPONSE_BYTES",
     "Embedder",
     "EmbedderError",
     "EmbedderUnavailable",
     "EmbeddingFailed",
+    "EmbeddingsEndpoint",
     "OpenAIEmbedder",
     "normalise_rows",
 ]
@@ -48,6 +55,8 @@ log = logging.getLogger(__name__)
 EMBEDDING_REQUEST_TIMEOUT_SECONDS = 30.0
 # Texts sent in one /embeddings call; OpenAI accepts 2048, small local servers choke on far fewer.
 MAX_EMBEDDING_BATCH_TEXTS = 64
+# Body cap of one /embeddings answer (bytes): the upstream's 5 MiB, room for 64 rows of 3072 numbers.
+MAX_EMBEDDING_RESPONSE_BYTES = MAX_AI_SERVICE_RESPONSE_SIZE
 
 Vectors = npt.NDArray[np.float32]
 
@@ -90,6 +99,72 @@ def normalise_rows(rows: npt.ArrayLike) -> Vectors:
     return out
 
 
+@dataclass(frozen=True)
+class EmbeddingsEndpoint:
+    """One OpenAI-compatible ``POST {base}/embeddings``: where, which model, the headers (the key is
+    kept out of ``repr``), the body to send and the check of the answer. It makes no call itself, so
+    a blocking caller and an async one share it.
+    """
+
+    url: str
+    model: str
+    headers: Mapping[str, str] = field(repr=False)
+
+    @classmethod
+    def configure(
+        cls,
+        base_url: str,
+        model: str,
+        api_key: str = "",
+        *,
+        settings_names: str = "embedding_base_url and embedding_model",
+    ) -> EmbeddingsEndpoint:
+        """Raises EmbedderUnavailable naming ``settings_names`` when the base URL or the model is blank."""
+        if not base_url.strip() or not model.strip():
+            raise EmbedderUnavailable(f"the embeddings endpoint needs {settings_names}")
+        headers = {"Accept": "application/json"}
+        if api_key:
+            headers["Authorization"] = f"Bearer {api_key}"
+        return cls(f"{trim_trailing_slashes(base_url.strip())}/embeddings", model.strip(), headers)
+
+    def request(self, texts: Sequence[str]) -> dict[str, Any]:
+        """The JSON body embedding ``texts`` (at most ``MAX_EMBEDDING_BATCH_TEXTS`` of them per call)."""
+        return {"model": self.model, "input": list(texts)}
+
+    def vectors(self, body: object, count: int, dimensions: int | None) -> Vectors:
+        """The ``count`` unit rows of an answer, in input order; ``dimensions`` None accepts any width.
+
+        Raises:
+            EmbeddingFailed: not ``count`` items, an item without its index or vector, vectors that are
+                not numbers, ragged, non-finite or of another width than ``dimensions``.
+        """
+        data = body.get("data") if isinstance(body, dict) else None
+        if not isinstance(data, list) or len(data) != count:
+            raise EmbeddingFailed(f"embeddings endpoint answered without {count} items in 'data'")
+        rows: list[Any] = [None] * count
+        for position, item in enumerate(data):
+            index = item.get("index", position) if isinstance(item, dict) else None
+            vector = item.get("embedding") if isinstance(item, dict) else None
+            if not isinstance(index, int) or not 0 <= index < count or not isinstance(vector, list):
+                raise EmbeddingFailed("embeddings endpoint answered an item without 'embedding' or 'index'")
+            if rows[index] is not None:
+                raise EmbeddingFailed(f"embeddings endpoint answered index {index} twice")
+            rows[index] = vector
+        try:
+            matrix = np.asarray(rows, dtype=np.float32)
+        except (TypeError, ValueError):
+            raise EmbeddingFailed(
+                "embeddings endpoint answered vectors that are not lists of numbers"
+            ) from None
+        if matrix.ndim != 2 or not np.isfinite(matrix).all():
+            raise EmbeddingFailed("embeddings endpoint answered ragged or non-finite vectors")
+        if dimensions is not None and matrix.shape[1] != dimensions:
+            raise EmbeddingFailed(
+                f"embeddings endpoint answered {matrix.shape[1]} dimensions, expected {dimensions}"
+            )
+        return normalise_rows(matrix)
+
+
 class OpenAIEmbedder:
     """Embeddings from an OpenAI-compatible endpoint: `POST {base_url}/embeddings`.
 
@@ -110,20 +185,14 @@ class OpenAIEmbedder:
         dimensions: int | None = None,
         timeout_seconds: float = EMBEDDING_REQUEST_TIMEOUT_SECONDS,
     ) -> None:
-        if not base_url.strip() or not model.strip():
-            raise EmbedderUnavailable("the embeddings endpoint needs embedding_base_url and embedding_model")
-        self._url = f"{trim_trailing_slashes(base_url.strip())}/embeddings"
-        self._model = model.strip()
-        self._headers = {"Accept": "application/json"}
-        if api_key:
-            self._headers["Authorization"] = f"Bearer {api_key}"
+        self._endpoint = EmbeddingsEndpoint.configure(base_url, model, api_key)
         self.client = client
         self._timeout = timeout_seconds
         self._dimensions = dimensions
 
     @property
     def model_id(self) -> str:
-        return f"openai:{self._model}"
+        return f"openai:{self._endpoint.model}"
 
     @property
     def dimensions(self) -> int:
@@ -141,42 +210,19 @@ class OpenAIEmbedder:
         return np.concatenate(parts)
 
     def _embed_batch(self, texts: list[str]) -> Vectors:
+        endpoint = self._endpoint
         try:
             response = self.client.request_json(
                 "POST",
-                self._url,
-                headers=self._headers,
-                json={"model": self._model, "input": texts},
+                endpoint.url,
+                headers=endpoint.headers,
+                json=endpoint.request(texts),
                 timeout_seconds=self._timeout,
-                max_bytes=MAX_AI_SERVICE_RESPONSE_SIZE,
+                max_bytes=MAX_EMBEDDING_RESPONSE_BYTES,
             )
         except OutboundError as exc:
             raise EmbeddingFailed(f"embeddings endpoint failed: {exc.message}") from exc
-        return self._vectors(response.json, len(texts))
-
-    def _vectors(self, body: object, count: int) -> Vectors:
-        data = body.get("data") if isinstance(body, dict) else None
-        if not isinstance(data, list) or len(data) != count:
-            raise EmbeddingFailed(f"embeddings endpoint answered without {count} items in 'data'")
-        rows: list[Any] = [None] * count
-        for position, item in enumerate(data):
-            index = item.get("index", position) if isinstance(item, dict) else None
-            vector = item.get("embedding") if isinstance(item, dict) else None
-            if not isinstance(index, int) or not 0 <= index < count or not isinstance(vector, list):
-                raise EmbeddingFailed("embeddings endpoint answered an item without 'embedding' or 'index'")
-            rows[index] = vector
-        try:
-            matrix = np.asarray(rows, dtype=np.float32)
-        except (TypeError, ValueError):
-            raise EmbeddingFailed(
-                "embeddings endpoint answered vectors that are not lists of numbers"
-            ) from None
-        if matrix.ndim != 2 or not np.isfinite(matrix).all():
-            raise EmbeddingFailed("embeddings endpoint answered ragged or non-finite vectors")
+        vectors = endpoint.vectors(response.json, len(texts), self._dimensions)
         if self._dimensions is None:
-            self._dimensions = int(matrix.shape[1])
-        elif matrix.shape[1] != self._dimensions:
-            raise EmbeddingFailed(
-                f"embeddings endpoint answered {matrix.shape[1]} dimensions, expected {self._dimensions}"
-            )
-        return normalise_rows(matrix)
+            self._dimensions = int(vectors.shape[1])
+        return vectors

@@ -38,6 +38,7 @@ __all__ = [
     "CALIBRATED_FLOORS",
     "CJK_QUERY_SHARE",
     "KEYWORD_MIN_COVERAGE",
+    "KNOWN_TERMS_FIELD",
     "MODEL_FIELD",
     "NO_FLOOR",
     "RelevanceFloor",
@@ -50,6 +51,9 @@ KEYWORD_MIN_COVERAGE = 0.4
 # Our extension to the pipeline contract: a semantic answer names the model that embedded the query
 # (its `model_id`), so that a proxy applies the floor calibrated for it (docs/retrieval.md).
 MODEL_FIELD = "ai_search_model"
+# Our extension to a keyword answer: how many of the query's terms occur in the searched rooms at
+# all. 0 says the query holds no word the workspace uses (gibberish): no related band from meaning alone.
+KNOWN_TERMS_FIELD = "ai_search_known_terms"
 # Share of a query's word characters written in CJK above which the CJK floor applies (0..1).
 CJK_QUERY_SHARE = 0.5
 

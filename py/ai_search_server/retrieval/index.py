@@ -664,7 +664,9 @@ class EmbeddedIndex:
             return []
         plan = plan_keyword_search(terms, self._scope_statistics(terms, scope.rooms), min_coverage)
         if exhaustive or plan.matches <= KEYWORD_EXACT_MAX_MATCHES:
-            matches = self.db.keyword_matches(fts_match_expression(plan.searched), scope, conditions=conditions)
+            matches = self.db.keyword_matches(
+                fts_match_expression(plan.searched), scope, conditions=conditions
+            )
         else:
             matches = self._bounded_matches(plan, scope, conditions)
         score = plan.ranker().score
@@ -726,6 +728,13 @@ class EmbeddedIndex:
                 per_term[term] = min(counted.terms[word] for word in term)
         return ScopeStatistics(counted.documents, counted.tokens, per_term)
 
+    def known_terms(self, terms: Sequence[Term], rooms: Sequence[str]) -> int:
+        """How many of `terms` occur in any message of `rooms` (0: a query in words no one used)."""
+        if not terms or not rooms:
+            return 0
+        counts = self._scope_statistics(terms, rooms).counts
+        return sum(1 for term in terms if counts.get(term, 0) > 0)
+
     def rows(self, rowids: Sequence[int]) -> dict[int, DocRow]:
         return self.db.rows(rowids)
 
@@ -786,7 +795,9 @@ class KeywordPlan:
         return TokenRanker(self.terms, self.searched, self.weights, self.idf, self.mean_tokens)
 
 
-def plan_keyword_search(terms: Sequence[Term], statistics: ScopeStatistics, min_coverage: float) -> KeywordPlan:
+def plan_keyword_search(
+    terms: Sequence[Term], statistics: ScopeStatistics, min_coverage: float
+) -> KeywordPlan:
     """The terms to search and their weights, from `statistics` (the scope's rooms only): the
     common-term cut (`COMMON_TERM_SHARE` of the scope's messages, in scopes of at least
     `COMMON_TERM_MIN_DOCUMENTS`), then MaxScore's essential terms under `min_coverage`."""

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, timedelta, tzinfo
 from typing import Literal
@@ -63,14 +63,17 @@ from ai_search import (
 from ..store.base import Store
 from ..store.records import Message, Room, User
 from .conditions import PIPELINE_IS_VALUES, MessageConditions, conditions_applied
-from .floor import MODEL_FIELD, RelevanceFloor
+from .floor import KNOWN_TERMS_FIELD, MODEL_FIELD, RelevanceFloor
 from .message_checks import MessageChecks, MessageContext
 from .pipeline_client import Pipeline, PipelineError
+from .second_stage import Passage, SecondStage, SecondStageError
+from .second_stage.bands import Band, BandPolicy, Scored, assign_bands, stage_is_calibrated
 from .terms import Term, highlight_ranges, query_terms, quoted_phrases, value_term
 
 __all__ = [
     "THREAD_TITLE_CHARS",
     "BranchState",
+    "Evidence",
     "SearchHit",
     "SearchOptions",
     "SearchOutcome",
@@ -81,6 +84,7 @@ __all__ = [
     "SearchStatus",
     "SearchType",
     "SortOrder",
+    "StageReport",
     "ThreadRef",
     "thread_title",
 ]
@@ -95,6 +99,8 @@ BranchState = Literal["ok", "off", "unavailable", "failed"]
 _TYPE_WEIGHTS: dict[str, int] = {"keyword": 0, "semantic": 100}
 # Characters of a thread's title in a result (its first message's first line, cut at a word).
 THREAD_TITLE_CHARS = 120
+# First-stage candidates a second stage re-scores by default (messages).
+DEFAULT_STAGE_CANDIDATES = 50
 # The store keeps times in milliseconds: an excluded end is the included instant 1 ms before it.
 _TIMESTAMP_STEP = timedelta(milliseconds=1)
 
@@ -114,6 +120,15 @@ class SearchOptions:
     # The floor for the model a pipeline names in its semantic answer (`MODEL_FIELD`), replacing
     # `floor` for that search: a proxy then floors as one process does. None: `floor` always.
     model_floor: Callable[[str], RelevanceFloor] | None = None
+    # Confidence bands instead of the floor (second_stage/bands.py), for the first-stage model's
+    # calibrated policy; None: the floor alone, every result strong. `model_bands` is the policy for
+    # the model a pipeline names in its answer, as `model_floor`.
+    bands: BandPolicy | None = None
+    model_bands: Callable[[str], BandPolicy | None] | None = None
+    # First-stage candidates the second stage re-scores (the best by the fused first-stage order).
+    stage_candidates: int = DEFAULT_STAGE_CANDIDATES
+    # An uncalibrated second stage's own band thresholds (the settings); None: its scores only order.
+    stage_thresholds: tuple[float, float] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,6 +230,18 @@ class SearchHit:
     highlights: tuple[tuple[int, int], ...]
     # None: neither a reply nor a thread's first message.
     thread: ThreadRef | None = None
+    # The confidence band (strong or related); None where no bands apply (the floor alone decided).
+    band: Band | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StageReport:
+    """The second stage in one search: which, how much of the workspace it covers, whether it ran."""
+
+    kind: str
+    model: str
+    coverage: float  # share of messages it can score (0..1)
+    state: BranchState
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,6 +261,22 @@ class SearchReport:
     # Messages the embedded index has yet to embed (0: all of them, or a remote pipeline).
     pending_embeddings: int = 0
     scope: SearchScope | None = None
+    stage: StageReport | None = None
+    # Results per band, of those returned; None where no bands apply.
+    strong: int | None = None
+    related: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """One search's candidates as the bands read them (``bench/tune_bands.py`` reads it too)."""
+
+    policy: BandPolicy
+    items: tuple[Scored, ...]
+    candidates: dict[str, IntelligentSearchCandidate]
+    stage_scores: dict[str, float]
+    calibrated: bool  # the stage's scores count in the bands (else they only order)
+    stage: StageReport | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -270,6 +313,8 @@ class _Branches:
     notices: list[str] = field(default_factory=list)
     # Branches whose pipeline answered without applying the conditions it was sent.
     unconditioned: list[str] = field(default_factory=list)
+    # Query terms found in the searched rooms (the embedded keyword branch says); None: not said.
+    known_terms: int | None = None
 
 
 class SearchService:
@@ -282,17 +327,21 @@ class SearchService:
         options: SearchOptions,
         *,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        second_stage: SecondStage | None = None,
     ) -> None:
         self.store = store
         self.pipeline = pipeline
         self.options = options
         self._clock = clock
+        self.second_stage = second_stage
 
     def status(self) -> SearchStatus:
         return SearchStatus(self.options.enabled, self.options.enabled and self.options.answer_enabled)
 
     async def aclose(self) -> None:
         await self.pipeline.aclose()
+        if self.second_stage is not None:
+            await self.second_stage.aclose()
 
     # -- the three scoping steps ---------------------------------------------------------------------
 
@@ -358,6 +407,7 @@ class SearchService:
         request: SearchRequest,
         ranked: Sequence[IntelligentSearchCandidate],
         plan: _Plan,
+        bands: Mapping[str, Band] | None = None,
     ) -> tuple[SearchHit, ...]:
         ids = list(dict.fromkeys(c.msg_id for c in ranked if c.msg_id))
         messages = self.store.get_messages(ids)
@@ -387,11 +437,13 @@ class SearchService:
             if checks.active and not matcher.passes(MessageContext(message, room, message.id in threads)):
                 continue
             seen.add(message.id)
-            hits.append(_hit(message, room, candidate, terms))
+            band = None if bands is None else bands.get(message.id)
+            hits.append(replace(_hit(message, room, candidate, terms), band=band))
             if len(hits) >= wanted:
                 break
         if request.sort == "new":
-            hits.sort(key=lambda hit: (hit.message.ts, hit.message.id), reverse=True)
+            # Newest first within each band: the strong results stay above the related ones.
+            hits.sort(key=lambda hit: (hit.band != "related", hit.message.ts, hit.message.id), reverse=True)
             hits = hits[: request.limit]
         return self._with_threads(hits, messages)
 
@@ -463,6 +515,9 @@ class SearchService:
                 return
             if conditions.active and not conditions_applied(raw):
                 branches.unconditioned.append(mode)
+            known = raw.get(KNOWN_TERMS_FIELD) if isinstance(raw, dict) else None
+            if isinstance(known, int) and not isinstance(known, bool):
+                branches.known_terms = known
             if mode == "keyword":
                 coverage.update(_keyword_coverage(raw))
             elif isinstance(raw, dict) and isinstance(raw.get(MODEL_FIELD), str):
@@ -483,12 +538,113 @@ class SearchService:
                 group.start_soon(run, "keyword")
             if weight > 0:
                 group.start_soon(run, "semantic")
-        ranked = self._rank(found, weight, limit, coverage, request.text, models[0] if models else None)
-        hits = self._resolve(user, request, ranked, replace(plan, rooms=scope_rooms))
+        model = models[0] if models else None
+        policy = self._policy(model)
+        stage: StageReport | None = None
+        bands: dict[str, Band] | None = None
+        if policy is None:
+            ranked = self._rank(found, weight, limit, coverage, request.text, model)
+        else:
+            ranked, bands, stage = await self._banded(policy, found, coverage, request.text, branches)
+        hits = self._resolve(user, request, ranked, replace(plan, rooms=scope_rooms), bands)
         if branches.unconditioned:
             checked = replace(plan.scope, candidates_checked=limit, checked_operators=conditions.operators())
             plan = replace(plan, scope=checked)
-        return SearchOutcome(hits, self._report(branches, request, plan))
+        report = self._report(branches, request, plan)
+        if bands is not None:
+            strong = sum(1 for hit in hits if hit.band == "strong")
+            report = replace(report, stage=stage, strong=strong, related=len(hits) - strong)
+        return SearchOutcome(hits, report)
+
+    def _policy(self, model: str | None) -> BandPolicy | None:
+        """The bands for this search: the named model's (a remote pipeline), else the configured one's."""
+        if model is not None and self.options.model_bands is not None:
+            return self.options.model_bands(model)
+        return self.options.bands
+
+    async def _banded(
+        self,
+        policy: BandPolicy,
+        found: dict[CandidateSource, list[IntelligentSearchCandidate]],
+        coverage: dict[str, float],
+        query: str,
+        branches: _Branches,
+    ) -> tuple[list[IntelligentSearchCandidate], dict[str, Band], StageReport | None]:
+        """The candidates in band order (strong, then related) and each one's band."""
+        evidence = await self._evidence(policy, found, coverage, query, branches)
+        banded = assign_bands(evidence.policy, query, evidence.items, known_words=branches.known_terms != 0)
+        scores = evidence.stage_scores
+        if scores and not evidence.calibrated:
+            # An uncalibrated stage orders each band by its own score, and leaves the bands alone.
+            banded.sort(key=lambda b: (b.band != "strong", -scores.get(b.id, -math.inf)))
+        ranked = [evidence.candidates[b.id] for b in banded]
+        return ranked, {b.id: b.band for b in banded}, evidence.stage
+
+    async def _evidence(
+        self,
+        policy: BandPolicy,
+        found: dict[CandidateSource, list[IntelligentSearchCandidate]],
+        coverage: dict[str, float],
+        query: str,
+        branches: _Branches,
+    ) -> Evidence:
+        """What the bands read, per candidate.
+
+        The first stage's candidates are gathered without the floor (the bands replace it), the best
+        `stage_candidates` of them by the fused first-stage order are re-scored by the second stage.
+        A second stage that fails leaves the first stage's evidence alone, and the search says so.
+        """
+        keyword = [c for c in found.get("keyword", []) if coverage.get(c.id, 1.0) >= policy.related_coverage]
+        semantic = list(
+            filter_semantic_candidates_by_minimum_similarity(
+                found.get("semantic", []), self.options.min_similarity_percent
+            )
+        )
+        fused = fuse_candidates_with_weighted_rrf(
+            semantic, keyword, 50, MAX_INTELLIGENT_SEARCH_CANDIDATES * 2
+        )
+        by_id: dict[str, IntelligentSearchCandidate] = {}
+        for candidate in fused:
+            by_id.setdefault(candidate.msg_id or candidate.id, candidate)
+        similarity = {
+            c.msg_id or c.id: c.semantic_similarity for c in semantic if c.semantic_similarity is not None
+        }
+        covered = {c.msg_id or c.id: coverage.get(c.id, 1.0) for c in keyword}
+        scores, stage = await self._stage_scores(query, list(by_id.values()), branches)
+        calibrated = stage is not None and stage_is_calibrated(stage.model)
+        thresholds = self.options.stage_thresholds
+        if stage is not None and not calibrated and thresholds is not None:
+            strong, related = thresholds
+            policy = replace(policy, strong=strong, related=related, stage_weight=1.0)
+            calibrated = True
+        items = tuple(
+            Scored(
+                key,
+                similarity=similarity.get(key),
+                stage=scores.get(key) if calibrated else None,
+                coverage=covered.get(key),
+            )
+            for key in by_id
+        )
+        return Evidence(policy, items, by_id, scores, calibrated, stage)
+
+    async def _stage_scores(
+        self, query: str, candidates: Sequence[IntelligentSearchCandidate], branches: _Branches
+    ) -> tuple[dict[str, float], StageReport | None]:
+        stage = self.second_stage
+        if stage is None:
+            return {}, None
+        ratio = stage.coverage().ratio
+        passages = [Passage(c.msg_id or c.id, c.text) for c in candidates[: self.options.stage_candidates]]
+        if not passages:
+            return {}, StageReport(stage.kind, stage.model_id, ratio, "ok")
+        try:
+            scores = dict(await stage.score(query, passages))
+        except SecondStageError as exc:
+            log.warning("ai.search: %s", exc)
+            branches.notices.append("Re-ranking is unavailable right now; results are in first-stage order.")
+            return {}, StageReport(stage.kind, stage.model_id, ratio, "failed")
+        return scores, StageReport(stage.kind, stage.model_id, ratio, "ok")
 
     def _room_kinds(
         self, filters: PipelineFilters, rooms: frozenset[str], request: SearchRequest

@@ -48,6 +48,10 @@ from .index import INDEX_FILENAME, EmbeddedIndex
 from .pg_keyword import PgKeywordIndex
 from .pipeline_client import Pipeline, RemotePipeline
 from .search_service import SearchOptions, SearchService
+from .second_stage import SecondStage
+from .second_stage.bands import bands_for
+from .second_stage.local import LocalStage
+from .second_stage.remote import build_remote_stage
 
 __all__ = [
     "EMBEDDED_PIPELINE_ID",
@@ -72,6 +76,9 @@ def search_options(settings: Settings, model_id: str | None = None) -> SearchOpt
     and so does the model a remote pipeline names in its answer (`floor.MODEL_FIELD`)."""
     floor_percent = settings.search_semantic_floor_percent
     percent = None if floor_percent < 0 else floor_percent
+    # Bands replace the floor where they are calibrated, unless a floor is set by hand.
+    banded = percent is None
+    strong, related = settings.second_stage_strong_score, settings.second_stage_related_score
     return SearchOptions(
         enabled=settings.search_enabled,
         semantic_weight=settings.search_semantic_weight,
@@ -82,7 +89,18 @@ def search_options(settings: Settings, model_id: str | None = None) -> SearchOpt
         floor=floor_for(model_id, percent),
         # A pipeline process names its model in each semantic answer: its calibrated floor applies.
         model_floor=functools.partial(floor_for, semantic_percent=percent),
+        bands=bands_for(model_id) if banded else None,
+        model_bands=bands_for if banded else lambda _model: None,
+        stage_candidates=settings.second_stage_candidates,
+        stage_thresholds=(strong, related) if strong is not None and related is not None else None,
     )
+
+
+def _keyword_min_coverage(options: SearchOptions) -> float:
+    """The least coverage any keyword hit can use: the floor's, or the related band's when lower."""
+    if options.bands is None:
+        return options.floor.keyword_coverage
+    return min(options.floor.keyword_coverage, options.bands.related_coverage)
 
 
 def build_embedder(settings: Settings, client: BlockingClient | None) -> Embedder | None:
@@ -170,8 +188,47 @@ class SearchHandle:
             pipeline = self._pipeline()
             embedder = getattr(getattr(pipeline, "index", None), "embedder", None)
             model_id = None if embedder is None else embedder.model_id
-            self._service = SearchService(self._store, pipeline, search_options(self._settings, model_id))
+            self._service = SearchService(
+                self._store,
+                pipeline,
+                search_options(self._settings, model_id),
+                second_stage=self._second_stage(pipeline),
+            )
             return self._service
+
+    def _second_stage(self, pipeline: Pipeline) -> SecondStage | None:
+        """The stage the `second_stage` setting names; `auto` is the local model where the embedded
+        index has a semantic branch to re-rank (and the model is installed), else none."""
+        choice = self._settings.second_stage
+        if choice in ("rerank", "embeddings"):
+            return build_remote_stage(self._settings, self._client())
+        index = getattr(pipeline, "index", None)
+        if choice == "off" or not isinstance(index, EmbeddedIndex) or self._data_dir is None:
+            return None
+        if index.embedder is None and choice == "auto":
+            return None
+        try:
+            from .mpnet import load_mpnet
+
+            model = load_mpnet(threads=1)
+        except (EmbedderError, ImportError) as exc:
+            level = logging.WARNING if choice == "local" else logging.INFO
+            log.log(
+                level, "second stage: the local model is not available (%s); the first stage ranks alone", exc
+            )
+            return None
+        stage = LocalStage.open(
+            model,
+            self._store,
+            self._data_dir,
+            self._data_dir / INDEX_FILENAME,
+            first_stage_busy=lambda: index.pending_embeddings > 0,
+        )
+        stage.start()
+        log.info(
+            "second stage: %s, vectors cover %.0f%% of messages", model.model_id, 100 * stage.coverage().ratio
+        )
+        return stage
 
     def _pipeline(self) -> Pipeline:
         settings = self._settings
@@ -197,7 +254,7 @@ class SearchHandle:
             query_template=settings.search_query_template,
             min_similarity_percent=settings.search_min_similarity_percent,
             # The floor the service will apply (`_build`): terms that alone cannot clear it go unsearched.
-            keyword_min_coverage=search_options(settings, model_id).floor.keyword_coverage,
+            keyword_min_coverage=_keyword_min_coverage(search_options(settings, model_id)),
             keyword=self.keyword_index(),
         )
 
@@ -251,7 +308,9 @@ class SearchHandle:
                 return service.pipeline
             index = await anyio.to_thread.run_sync(self.embedded_index)
             keyword = await anyio.to_thread.run_sync(self.keyword_index)
-            return EmbeddedPipeline(index, query_template=self._settings.search_query_template, keyword=keyword)
+            return EmbeddedPipeline(
+                index, query_template=self._settings.search_query_template, keyword=keyword
+            )
 
         return pipeline_routes(
             pipeline,

@@ -165,11 +165,28 @@ class SearchHit(BaseModel):
     files: Absent[list[_SearchFile]] = None
     thread: Absent[_ThreadRef] = Field(default=None, description="The conversation the message is in.")
     tmid: Absent[str] = None
+    band: Absent[Literal["strong", "related"]] = Field(
+        default=None,
+        description="How sure the match is: strong (answers the query), or related (shown apart). "
+        "Absent where no bands are calibrated for the model.",
+    )
 
 
 class _Branches(BaseModel):
     keyword: Literal["ok", "off", "unavailable", "failed"]
     semantic: Literal["ok", "off", "unavailable", "failed"]
+
+
+class _Bands(BaseModel):
+    strong: int = Field(description="Strong results among those returned.")
+    related: int = Field(description="Related results among those returned (after the strong ones).")
+
+
+class _SecondStage(BaseModel):
+    kind: Literal["local", "rerank", "embeddings"]
+    model: str
+    coverage: float = Field(description="Share of messages the stage can score yet (0 to 1).")
+    state: Literal["ok", "off", "unavailable", "failed"]
 
 
 class _Retrieval(BaseModel):
@@ -179,6 +196,8 @@ class _Retrieval(BaseModel):
     degraded: bool
     notices: list[str]
     pendingEmbeddings: Absent[int] = None
+    bands: Absent[_Bands] = None
+    secondStage: Absent[_SecondStage] = None
 
 
 class _SearchMeta(BaseModel):
@@ -191,6 +210,31 @@ class _SearchMeta(BaseModel):
 class SearchReply(_Body):
     intelligent: list[SearchHit] = Field(description="The results, best first; cite them by _id.")
     meta: _SearchMeta
+
+
+class _IndexStatus(BaseModel):
+    messages: int = Field(description="Messages in the embedded index.")
+    pendingEmbeddings: int = Field(description="Messages still waiting for their first-stage vectors.")
+
+
+class _StageStatus(BaseModel):
+    kind: Literal["local", "rerank", "embeddings"]
+    model: str
+    coverage: float = Field(description="Share of messages the second stage can score yet (0 to 1).")
+    scored: int
+    total: int
+
+
+class SearchStatusReply(_Body):
+    searchEnabled: bool
+    answersEnabled: bool
+    pipeline: str = Field(description="embedded, or remote.")
+    index: Absent[_IndexStatus] = Field(
+        default=None, description="The embedded index (absent with a remote pipeline)."
+    )
+    secondStage: Absent[_StageStatus] = Field(
+        default=None, description="The re-ranking stage, when one is on."
+    )
 
 
 class _CitedAuthor(BaseModel):

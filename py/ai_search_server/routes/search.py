@@ -46,9 +46,9 @@ from ..rest import ApiRequest, Router
 from ..retrieval.diagnosis import diagnose
 from ..retrieval.search_query import search_request
 from ..retrieval.search_service import SearchRequest
-from .params import Params
-from .replies import SearchReply
-from .shapes import search_hit_json, search_meta_json
+from .params import NoParams, Params
+from .replies import SearchReply, SearchStatusReply
+from .shapes import search_hit_json, search_meta_json, search_status_json
 
 __all__ = ["MAX_COMMA_LIST_CHARS", "MAX_QUERY_LINE_CHARS", "SearchLineParams", "SearchParams", "router"]
 
@@ -232,3 +232,16 @@ async def ai_search(req: ApiRequest[SearchParams | SearchLineParams]) -> dict[st
             hints=build_filter_hints(find_refused_search_filters(line)),
         ),
     }
+
+
+@router.get(
+    "ai.search.status",
+    NoParams,
+    title="Search status",
+    reply=SearchStatusReply,
+    description="Whether search and answers run, how much of the workspace the index has embedded, and "
+    "how far the second stage (the re-ranking model) has come: its vectors are filled in the background.",
+)
+async def ai_search_status(req: ApiRequest[NoParams]) -> dict[str, Any]:
+    service = await req.services.search.get()
+    return search_status_json(service)

@@ -18,7 +18,7 @@ from ..answers.answer_service import AnswerResult
 from ..answers.records import OpenedAnswer
 from ..answers.sources import Citation
 from ..retrieval.diagnosis import Diagnosis, unknown_names
-from ..retrieval.search_service import SearchHit, SearchReport, SearchScope, SearchStatus
+from ..retrieval.search_service import SearchHit, SearchReport, SearchScope, SearchService, SearchStatus
 from ..store.records import Message, Room, Subscription, ThreadSummary, User
 
 __all__ = [
@@ -143,6 +143,8 @@ def search_hit_json(hit: SearchHit) -> dict[str, Any]:
             out["tmid"] = message.tmid
     if message.source_url:
         out["sourceUrl"] = message.source_url
+    if hit.band is not None:
+        out["band"] = hit.band
     return out
 
 
@@ -156,6 +158,16 @@ def retrieval_json(report: SearchReport) -> dict[str, Any]:
     retrieval["notices"] = list(report.notices)
     if report.pending_embeddings:
         retrieval["pendingEmbeddings"] = report.pending_embeddings
+    if report.strong is not None and report.related is not None:
+        retrieval["bands"] = {"strong": report.strong, "related": report.related}
+    if report.stage is not None:
+        stage = report.stage
+        retrieval["secondStage"] = {
+            "kind": stage.kind,
+            "model": stage.model,
+            "coverage": round(stage.coverage, 4),
+            "state": stage.state,
+        }
     return retrieval
 
 
@@ -266,4 +278,29 @@ def opened_answer_json(opened: OpenedAnswer) -> dict[str, Any]:
     }
     if stored.searched is not None:
         out["searched"] = stored.searched
+    return out
+
+
+def search_status_json(service: SearchService) -> dict[str, Any]:
+    """``ai.search.status``: search and answers on or off, the index's backlog, the second stage's
+    progress (``coverage``: messages it can score out of all of them)."""
+    status = service.status()
+    out: dict[str, Any] = {
+        "searchEnabled": status.enabled,
+        "answersEnabled": status.answers,
+        "pipeline": service.pipeline.kind,
+    }
+    index = getattr(service.pipeline, "index", None)
+    if index is not None:
+        out["index"] = {"messages": index.db.count(), "pendingEmbeddings": index.pending_embeddings}
+    stage = service.second_stage
+    if stage is not None:
+        coverage = stage.coverage()
+        out["secondStage"] = {
+            "kind": stage.kind,
+            "model": stage.model_id,
+            "coverage": round(coverage.ratio, 4),
+            "scored": coverage.scored,
+            "total": coverage.total,
+        }
     return out

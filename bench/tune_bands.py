@@ -1,0 +1,223 @@
+"""Choose the confidence bands (retrieval/second_stage/bands.py) on one judged set, with held-out folds.
+
+Every judged query runs once as its user through the real search service (scoping, filters, both
+branches, the second stage when on), and what the bands read is kept per query (``SearchService.
+_evidence``: each candidate's first-stage similarity, second-stage score and keyword coverage, and
+whether the query holds any word of the searched rooms). The bands are then a pure function of that
+evidence, so a grid of policies is replayed in seconds with ``assign_bands`` itself.
+
+The objective, on answerable queries, is mean nDCG@10 over the list as the page shows it (strong,
+then related) plus half the paraphrase kind's, subject to no strong result for at least 90% of the
+no-answer queries. Values are chosen on ``--fit`` (Halden by default) and reported:
+
+- with five folds of the fitting set: chosen on four, scored on the fifth, each query scored once;
+- on every other set, held out (the demo set and the support set, bench/ferry).
+
+    .venv/bin/python bench/tune_bands.py [--stage local|off] [--fit halden] [--folds 5]
+
+The grid is small on purpose (about two thousand policies): a finer one fits the set, not the task.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import random
+import statistics
+import sys
+from dataclasses import dataclass, replace
+
+from _judged_sets import JUDGED_SETS, JudgedSet
+from ai_search_server.retrieval.embedded import EmbeddedPipeline
+from ai_search_server.retrieval.search_service import Evidence, SearchOptions, SearchService
+from ai_search_server.retrieval.second_stage.bands import BandPolicy, Scored, assign_bands, bands_for
+from bench_relevance import CUTOFF, NO_ANSWER, ndcg, open_stage, prepare, request_for
+
+# At least this share of no-answer queries must get no strong result (the product's promise).
+MIN_NO_STRONG = 0.9
+GRID: dict[str, tuple[float, ...]] = {
+    "stage_weight": (0.4, 0.5, 0.6, 0.7),
+    "strong": (0.42, 0.45, 0.48, 0.52),
+    "related": (0.25, 0.3, 0.35),
+    "strong_coverage": (0.5, 0.6, 0.8),
+    "related_coverage": (0.25, 0.4),
+    "question_weight": (0.0, 0.1),
+    "words_weight": (0.3, 0.6),
+}
+
+
+@dataclass(frozen=True)
+class Case:
+    """One judged query's evidence, as the bands read it."""
+
+    query: str
+    kind: str
+    grades: dict[str, int]
+    items: tuple[Scored, ...]
+    known_words: bool
+
+
+class Recorder(SearchService):
+    """The search service, keeping the evidence of the last search."""
+
+    last: tuple[Evidence, bool] | None = None
+
+    async def _evidence(self, policy, found, coverage, query, branches):  # type: ignore[no-untyped-def]
+        evidence = await super()._evidence(policy, found, coverage, query, branches)
+        self.last = (evidence, branches.known_terms != 0)
+        return evidence
+
+
+async def collect(judged: JudgedSet, stage_on: bool) -> list[Case]:
+    store, index = prepare(judged, "local")
+    stage = open_stage(judged, store) if stage_on else None
+    model = None if index.embedder is None else index.embedder.model_id
+    if model is not None and model not in MODEL_IDS:
+        MODEL_IDS.append(model)
+    policy = bands_for(model)
+    if policy is None:
+        raise SystemExit(f"no bands are calibrated for {model}")
+    least = min(GRID["related_coverage"])
+    options = SearchOptions(bands=replace(policy, related_coverage=least, related_limit=10**6))
+    service = Recorder(
+        store, EmbeddedPipeline(index, keyword_min_coverage=least), options, second_stage=stage
+    )
+    cases = []
+    try:
+        for query in judged.queries():
+            user = store.get_user_by_username(query["user"])
+            assert user is not None
+            service.last = None
+            await service.search(user, request_for(query["query"], "hybrid"))
+            items, known = ((), True) if service.last is None else (service.last[0].items, service.last[1])
+            text = request_for(query["query"], "hybrid").text
+            cases.append(Case(text, query["kind"], query["relevant"], items, known))
+    finally:
+        if stage is not None:
+            stage.close()
+        index.close()
+        store.close()
+    return cases
+
+
+def policy_of(values: tuple[float, ...]) -> BandPolicy:
+    v = dict(zip(GRID, values, strict=True))
+    words, question = v["words_weight"], v["question_weight"]
+    return BandPolicy(
+        strong=v["strong"],
+        related=v["related"],
+        strong_coverage=v["strong_coverage"],
+        related_coverage=v["related_coverage"],
+        stage_weight=v["stage_weight"],
+        keyword_weight={"cjk": 1.0, "words": words, "phrase": (words + question) / 2, "question": question},
+    )
+
+
+def measure(cases: list[Case], policy: BandPolicy, paraphrase: str) -> dict[str, float]:
+    found: dict[str, list[float]] = {}
+    for case in cases:
+        banded = assign_bands(policy, case.query, case.items, known_words=case.known_words)
+        ranked = [b.id for b in banded]
+        if case.grades:
+            score = ndcg(ranked, case.grades, CUTOFF)
+            found.setdefault("all", []).append(score)
+            found.setdefault(case.kind, []).append(score)
+        else:
+            found.setdefault("no_strong", []).append(float(not any(b.band == "strong" for b in banded)))
+            found.setdefault("empty", []).append(float(not banded))
+    out = {k: statistics.fmean(v) for k, v in found.items()}
+    out.setdefault(paraphrase, 0.0)
+    return out
+
+
+def objective(figures: dict[str, float], paraphrase: str) -> float:
+    if figures.get("no_strong", 1.0) < MIN_NO_STRONG:
+        return -1.0
+    return figures["all"] + 0.5 * figures[paraphrase]
+
+
+def best(cases: list[Case], paraphrase: str, stage_on: bool) -> tuple[tuple[float, ...], dict[str, float]]:
+    grid = list(itertools.product(*GRID.values()))
+    if not stage_on:  # no second-stage scores: its weight changes nothing
+        grid = [g for g in grid if g[0] == GRID["stage_weight"][0]]
+    chosen = max(grid, key=lambda g: objective(measure(cases, policy_of(g), paraphrase), paraphrase))
+    return chosen, measure(cases, policy_of(chosen), paraphrase)
+
+
+def line(name: str, figures: dict[str, float], paraphrase: str) -> str:
+    return (
+        f"| {name} | {figures['all']:.3f} | {figures[paraphrase]:.3f} | "
+        f"{figures.get('no_strong', float('nan')):.3f} | {figures.get('empty', float('nan')):.3f} |"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--stage", choices=("local", "off"), default="local")
+    parser.add_argument("--fit", choices=sorted(JUDGED_SETS), default="halden")
+    parser.add_argument("--folds", type=int, default=5)
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args()
+    stage_on = args.stage == "local"
+    cases = {name: asyncio.run(collect(JUDGED_SETS[name], stage_on)) for name in JUDGED_SETS}
+    fit = cases[args.fit]
+    para = JUDGED_SETS[args.fit].paraphrase_kind
+    chosen, fitted = best(fit, para, stage_on)
+    print(
+        f"\nchosen on all of {args.fit}: " + ", ".join(f"{k} {v}" for k, v in zip(GRID, chosen, strict=True))
+    )
+    print(
+        "\n| set | nDCG@10 | paraphrase | no-answer: no strong | no-answer: nothing |\n|---|---|---|---|---|"
+    )
+    print(line(f"{args.fit} (fitted)", fitted, para))
+    # Each query of the fitting set is scored once, by the policy chosen on the other folds.
+    order = list(range(len(fit)))
+    random.Random(args.seed).shuffle(order)
+    scored_cases: dict[str, list[float]] = {}
+    for k in range(args.folds):
+        test = set(order[k :: args.folds])
+        values, _ = best([c for i, c in enumerate(fit) if i not in test], para, stage_on)
+        print(f"fold {k + 1}: " + ", ".join(f"{n} {v}" for n, v in zip(GRID, values, strict=True)))
+        fold = measure([fit[i] for i in sorted(test)], policy_of(values), para)
+        answerable = sum(1 for i in test if fit[i].grades)
+        for key, value in fold.items():  # back to per-query lists, weighted by the fold's counts
+            count = answerable if key not in ("no_strong", "empty") else len(test) - answerable
+            if key in ("all", "no_strong", "empty"):
+                scored_cases.setdefault(key, []).extend([value] * count)
+        para_scores = [
+            ndcg(
+                [
+                    b.id
+                    for b in assign_bands(
+                        policy_of(values), fit[i].query, fit[i].items, known_words=fit[i].known_words
+                    )
+                ],
+                fit[i].grades,
+                CUTOFF,
+            )
+            for i in sorted(test)
+            if fit[i].grades and fit[i].kind == para
+        ]
+        scored_cases.setdefault(para, []).extend(para_scores)
+    cross = {k: statistics.fmean(v) for k, v in scored_cases.items()}
+    cross.setdefault(para, 0.0)
+    print(line(f"{args.fit}, {args.folds}-fold held out", cross, para))
+    for name, other in cases.items():
+        if name != args.fit:
+            other_para = JUDGED_SETS[name].paraphrase_kind
+            print(line(f"{name} (held out)", measure(other, policy_of(chosen), other_para), other_para))
+    shipped = bands_for(MODEL_IDS[0]) if MODEL_IDS else None
+    if shipped is not None:
+        print(f"\nthe policy shipped for {MODEL_IDS[0]}:")
+        for name, other in cases.items():
+            other_para = JUDGED_SETS[name].paraphrase_kind
+            print(line(name, measure(other, shipped, other_para), other_para))
+    print(f"\nsecond stage {'on' if stage_on else 'off'}; no-answer kind: {NO_ANSWER}", file=sys.stderr)
+
+
+# The first-stage model of the sets' indexes, as `collect` found it.
+MODEL_IDS: list[str] = []
+
+if __name__ == "__main__":
+    main()
