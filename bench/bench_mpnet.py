@@ -123,16 +123,12 @@ def child(model: str, threads: int, count: int) -> dict[str, Any]:
 
 
 def run_child(model: str, threads: int, count: int) -> dict[str, Any]:
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([*sys.path[:1], *os.environ.get("PYTHONPATH", "").split(os.pathsep)]),
-    }
+    """One round of `model` in a fresh interpreter (this script with --child), its figures."""
     done = subprocess.run(
         [sys.executable, __file__, "--child", model, "--threads", str(threads), "--texts", str(count)],
         capture_output=True,
         text=True,
         check=True,
-        env=env,
     )
     line = next(line for line in done.stdout.splitlines() if line.startswith(_ANSWER))
     figures: dict[str, Any] = json.loads(line.removeprefix(_ANSWER))

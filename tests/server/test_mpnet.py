@@ -15,8 +15,9 @@ import itertools
 import json
 import os
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -46,6 +47,8 @@ from ai_search_server.retrieval.mpnet.parts import Part, SplitFile, installed_pa
 from ai_search_server.retrieval.wordpiece import WordPieceTokenizer
 
 REFERENCE = Path(__file__).parent / "data" / "mpnet_reference.json"
+# texts, ids (the reference tokenizer's) and vectors, side by side (bench/make_mpnet_reference.py).
+Reference = dict[str, Any]
 # Float32 against sentence-transformers on torch: the same arithmetic, to float rounding.
 FLOAT32_MIN_COSINE = 0.9999
 # int8 against the same reference vectors, over the reference texts (mean, worst). Measured
@@ -174,9 +177,9 @@ def test_a_wrong_digest_is_refused_and_nothing_is_kept(tmp_path: Path, fake_part
     ],
 )
 def test_parts_that_do_not_form_the_zip_are_refused(
-    tmp_path: Path, fake_parts: list[Path], damage: object
+    tmp_path: Path, fake_parts: list[Path], damage: Callable[[list[Path]], object]
 ) -> None:
-    damage(fake_parts)  # type: ignore[operator]
+    damage(fake_parts)
     with pytest.raises(
         EmbedderUnavailable, match=r"(do not form a whole zip|not the pinned file).*scripts/setup"
     ):
@@ -275,8 +278,8 @@ def parts_installed() -> None:
 
 
 @pytest.fixture(scope="module")
-def reference() -> dict[str, list]:  # type: ignore[type-arg]
-    data: dict[str, list] = json.loads(REFERENCE.read_text(encoding="utf-8"))  # type: ignore[type-arg]
+def reference() -> Reference:
+    data: Reference = json.loads(REFERENCE.read_text(encoding="utf-8"))
     return data
 
 
@@ -295,7 +298,7 @@ def int8(parts_installed: None) -> Iterator[OnnxMpnetEmbedder]:
 
 
 @pytest.mark.slow
-def test_token_ids_are_the_reference_tokenizers(float32: OnnxMpnetEmbedder, reference: dict) -> None:  # type: ignore[type-arg]
+def test_token_ids_are_the_reference_tokenizers(float32: OnnxMpnetEmbedder, reference: Reference) -> None:
     ours = [float32.tokenize(text) for text in reference["texts"]]
     mismatched = [
         text[:40]
@@ -307,7 +310,7 @@ def test_token_ids_are_the_reference_tokenizers(float32: OnnxMpnetEmbedder, refe
 
 
 @pytest.mark.slow
-def test_float32_vectors_are_the_reference_vectors(float32: OnnxMpnetEmbedder, reference: dict) -> None:  # type: ignore[type-arg]
+def test_float32_vectors_are_the_reference_vectors(float32: OnnxMpnetEmbedder, reference: Reference) -> None:
     vectors = float32.embed(reference["texts"])
     expected = np.asarray(reference["vectors"], dtype=np.float32)
     assert vectors.shape == (len(reference["texts"]), MPNET_DIMENSIONS)
@@ -319,7 +322,7 @@ def test_float32_vectors_are_the_reference_vectors(float32: OnnxMpnetEmbedder, r
 
 
 @pytest.mark.slow
-def test_int8_vectors_stay_close_to_the_reference(int8: OnnxMpnetEmbedder, reference: dict) -> None:  # type: ignore[type-arg]
+def test_int8_vectors_stay_close_to_the_reference(int8: OnnxMpnetEmbedder, reference: Reference) -> None:
     vectors = int8.embed(reference["texts"])
     cosines = (vectors * np.asarray(reference["vectors"], dtype=np.float32)).sum(axis=1)
     assert int8.model_id == MPNET_INT8_MODEL_ID
@@ -331,7 +334,9 @@ def test_int8_vectors_stay_close_to_the_reference(int8: OnnxMpnetEmbedder, refer
 
 
 @pytest.mark.slow
-def test_an_int8_vector_is_the_same_alone_or_in_a_batch(int8: OnnxMpnetEmbedder, reference: dict) -> None:  # type: ignore[type-arg]
+def test_an_int8_vector_is_the_same_alone_or_in_a_batch(
+    int8: OnnxMpnetEmbedder, reference: Reference
+) -> None:
     """Static activation ranges: no text changes another's vector (dynamic ranges would)."""
     texts = reference["texts"][:12]
     batched = int8.embed(texts)

@@ -21,6 +21,7 @@ import fcntl
 import hashlib
 import io
 import json
+import logging
 import os
 import tempfile
 import zipfile
@@ -43,6 +44,8 @@ __all__ = [
     "prepare",
     "prepared_model_dir",
 ]
+
+log = logging.getLogger(__name__)
 
 MODEL_DIR_ENV = "AI_SEARCH_MODEL_DIR"
 _CACHE_SUBDIR = ("ai-search", "models", "all-mpnet-base-v2")
@@ -232,9 +235,10 @@ def prepare(
 
 
 def prepared_model_dir(*, progress: Progress | None = None) -> Path:
-    """The prepared folder, preparing it first if it is not (a machine that skipped scripts/setup).
+    """The prepared folder, preparing it first if it is not (a machine that skipped scripts/setup);
+    the steps go to `progress`, by default to the log, which then says why a first load is slow.
 
     Raises:
         EmbedderUnavailable: as `prepare`.
     """
-    return prepare(model_dir(), progress=progress)
+    return prepare(model_dir(), progress=progress or log.info)

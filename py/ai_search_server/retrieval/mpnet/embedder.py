@@ -66,7 +66,7 @@ INT8_MIN_COSINE = 0.97
 # (all twelve in float32: mean cosine to float32 0.9982 on the reference texts, against 0.9927 with
 # none, at 1.5x the CPU time); of those tried one at a time (layers 0-5, 8, 10, 11), the middle
 # three's helped most. Together they took the worst calibration text from cosine 0.24 to 0.99 and
-# the reference texts' mean to 0.9953, for a few per cent more CPU time (docs/retrieval.md).
+# the reference texts' mean to 0.9953, for 7 % more CPU time than all-int8 (docs/retrieval.md).
 FLOAT32_LINEARS = frozenset({"l3_ffn_out", "l4_ffn_out", "l5_ffn_out"})
 # What `load_mpnet("auto")` tries, in order.
 AUTO_PRECISIONS: tuple[Precision, ...] = ("int8", "float32")
