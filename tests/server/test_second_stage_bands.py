@@ -43,6 +43,9 @@ POLICY = BandPolicy(
         ("LARK-2231 status update", "words"),
         ("fix the camelCase parser", "words"),
         ("工厂火灾", "cjk"),
+        ("🎉", "symbols"),
+        ("🎉 👏", "symbols"),
+        ("🎉 party", "words"),
         ("老化测试 结果", "cjk"),
     ],
 )
@@ -150,3 +153,8 @@ def test_calibrated_tables() -> None:
 def test_related_limit_zero_keeps_strong_only() -> None:
     items = [Scored("s", similarity=0.6), Scored("r", similarity=0.4)]
     assert ids(assign_bands(replace(POLICY, related_limit=0), "why", items)) == [("s", "strong")]
+
+
+def test_a_symbols_query_is_strong_only_where_the_message_holds_the_symbols() -> None:
+    items = [Scored("other-emoji", similarity=0.9, stage=0.9), Scored("holds-it", similarity=0.9, coverage=1.0)]
+    assert ids(assign_bands(POLICY, "🎉", items)) == [("holds-it", "strong"), ("other-emoji", "related")]

@@ -67,7 +67,7 @@ from .floor import KNOWN_TERMS_FIELD, MODEL_FIELD, RelevanceFloor
 from .message_checks import MessageChecks, MessageContext
 from .pipeline_client import Pipeline, PipelineError
 from .second_stage import Passage, SecondStage, SecondStageError
-from .second_stage.bands import Band, BandPolicy, Scored, assign_bands, stage_is_calibrated
+from .second_stage.bands import Band, BandPolicy, Scored, assign_bands, query_kind, stage_is_calibrated
 from .terms import Term, highlight_ranges, query_terms, quoted_phrases, value_term
 
 __all__ = [
@@ -610,6 +610,11 @@ class SearchService:
             c.msg_id or c.id: c.semantic_similarity for c in semantic if c.semantic_similarity is not None
         }
         covered = {c.msg_id or c.id: coverage.get(c.id, 1.0) for c in keyword}
+        if query_kind(query) == "symbols":
+            # Emoji and punctuation are no keyword terms: a message holding the symbols as typed
+            # counts as a keyword hit holding all of the query.
+            wanted = query.strip()
+            covered.update({key: 1.0 for key, c in by_id.items() if wanted in c.text})
         scores, stage = await self._stage_scores(query, list(by_id.values()), branches)
         calibrated = stage is not None and stage_is_calibrated(stage.model)
         thresholds = self.options.stage_thresholds

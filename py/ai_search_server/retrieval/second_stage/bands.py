@@ -56,7 +56,7 @@ __all__ = [
 ]
 
 Band = Literal["strong", "related"]
-QueryKind = Literal["cjk", "words", "question", "phrase"]
+QueryKind = Literal["cjk", "words", "question", "phrase", "symbols"]
 
 # Related results kept at most (results): enough to find a paraphrased answer, not a page of padding.
 RELATED_BAND_LIMIT = 20
@@ -92,7 +92,10 @@ _QUESTION_WORDS = frozenset(
 
 
 def query_kind(text: str) -> QueryKind:
-    """What a query leans on: `cjk` and `words` on words, `question` on meaning, `phrase` on both."""
+    """What a query leans on: `cjk` and `words` on words, `question` on meaning, `phrase` on both;
+    `symbols` (emoji, punctuation: no letter or digit) on the symbols themselves."""
+    if text.strip() and not any(ch.isalnum() for ch in text):
+        return "symbols"
     if is_cjk_query(text):
         return "cjk"
     words = text.split()
@@ -171,7 +174,11 @@ def assign_bands(
     for item, relevance in zip(items, relevances, strict=True):
         coverage = item.coverage or 0.0
         score = relevance + weight * coverage
-        by_meaning = relevance >= policy.strong and relevance - typical >= policy.strong_margin
+        # The models read emoji and punctuation poorly (every emoji is close to every other): a
+        # symbols query is strong only where the message holds the symbols (`coverage`).
+        by_meaning = (
+            kind != "symbols" and relevance >= policy.strong and relevance - typical >= policy.strong_margin
+        )
         if by_meaning or (item.coverage is not None and coverage >= policy.strong_coverage):
             strong.append(Banded(item.id, "strong", score))
         elif relevance >= (policy.related if known_words else policy.unknown_words_related) or (
@@ -191,7 +198,7 @@ _MINILM_BANDS = BandPolicy(
     strong_coverage=0.5,
     related_coverage=0.25,
     stage_weight=0.7,
-    keyword_weight={"cjk": 1.0, "words": 0.6, "phrase": 0.3, "question": 0.0},
+    keyword_weight={"cjk": 1.0, "symbols": 1.0, "words": 0.6, "phrase": 0.3, "question": 0.0},
     strong_margin=0.2,
 )
 # first-stage model id -> its bands. A model without a row keeps the plain floor.
