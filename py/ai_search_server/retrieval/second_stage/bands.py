@@ -125,6 +125,9 @@ class BandPolicy:
     unknown_words_related: float = 0.40
     # How far above the candidates' median relevance a result must be to be strong by meaning.
     strong_margin: float = 0.0
+    # `strong` for a candidate the second stage has not scored (its relevance is the first stage's
+    # similarity alone, on that model's scale); None: `strong`.
+    first_stage_strong: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,8 +179,11 @@ def assign_bands(
         score = relevance + weight * coverage
         # The models read emoji and punctuation poorly (every emoji is close to every other): a
         # symbols query is strong only where the message holds the symbols (`coverage`).
+        threshold = policy.strong
+        if item.stage is None and policy.first_stage_strong is not None:
+            threshold = policy.first_stage_strong
         by_meaning = (
-            kind != "symbols" and relevance >= policy.strong and relevance - typical >= policy.strong_margin
+            kind != "symbols" and relevance >= threshold and relevance - typical >= policy.strong_margin
         )
         if by_meaning or (item.coverage is not None and coverage >= policy.strong_coverage):
             strong.append(Banded(item.id, "strong", score))
@@ -190,16 +196,18 @@ def assign_bands(
     return strong + related[: policy.related_limit]
 
 
-# Chosen by bench/tune_bands.py on bench/halden and bench/ferry pooled, five held-out folds (four of
-# the five folds chose these values), the demo set held out: docs/retrieval.md, "Bands".
+# Chosen by bench/tune_bands.py on bench/halden and bench/ferry pooled, five held-out folds (the
+# values most folds chose), the demo set held out: docs/retrieval.md, "Bands". `first_stage_strong`
+# is the same sweep with the second stage off (while its vectors are filled, or without it).
 _MINILM_BANDS = BandPolicy(
-    strong=0.52,
+    strong=0.42,
     related=0.25,
     strong_coverage=0.5,
     related_coverage=0.25,
-    stage_weight=0.7,
+    stage_weight=0.6,
     keyword_weight={"cjk": 1.0, "symbols": 1.0, "words": 0.6, "phrase": 0.3, "question": 0.0},
-    strong_margin=0.2,
+    strong_margin=0.15,
+    first_stage_strong=0.48,
 )
 # first-stage model id -> its bands. A model without a row keeps the plain floor.
 CALIBRATED_BANDS: dict[str, BandPolicy] = {
