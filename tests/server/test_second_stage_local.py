@@ -131,3 +131,42 @@ def test_the_background_thread_fills_vectors_and_stops_on_close(
     assert stage.coverage().ratio == 1
     stage.close()
     assert stage._thread is None
+
+
+def test_a_deferred_stage_scores_nothing_until_its_model_has_loaded(
+    workspace: Workspace, index: EmbeddedIndex, data_dir: Path
+) -> None:
+    import asyncio
+    import threading
+
+    from ai_search_server.retrieval.embedder import EmbedderUnavailable
+    from ai_search_server.retrieval.second_stage.local import DeferredStage
+
+    gate = threading.Event()
+
+    def load() -> LocalStage:
+        gate.wait(EMBED_WAIT_SECONDS)
+        return open_stage(workspace, data_dir)
+
+    stage = DeferredStage(load, model_id="test:stage-hashing", index_path=data_dir / INDEX_FILENAME)
+    stage.start()
+    passages = [Passage(m.id, m.text) for m in workspace.messages.values()]
+    try:
+        assert asyncio.run(stage.score("deploy failed", passages)) == {}
+        assert stage.coverage() == StageCoverage(0, len(workspace.messages))
+        gate.set()
+        assert stage.wait_until_loaded(EMBED_WAIT_SECONDS) and stage.stage is not None
+        stage.stage.run_backfill(until_done=True)
+        assert len(asyncio.run(stage.score("deploy failed", passages))) == len(passages)
+    finally:
+        stage.close()
+
+    def broken() -> LocalStage:
+        raise EmbedderUnavailable("all-mpnet-base-v2 is not installed: run scripts/setup")
+
+    failed = DeferredStage(broken, model_id="test:stage-hashing", index_path=data_dir / INDEX_FILENAME)
+    failed.start()
+    assert failed.wait_until_loaded(EMBED_WAIT_SECONDS)
+    assert failed.stage is None and "not installed" in (failed.last_error or "")
+    assert asyncio.run(failed.score("deploy", passages)) == {}
+    failed.close()

@@ -50,7 +50,7 @@ from .pipeline_client import Pipeline, RemotePipeline
 from .search_service import SearchOptions, SearchService
 from .second_stage import SecondStage
 from .second_stage.bands import bands_for
-from .second_stage.local import LocalStage
+from .second_stage.local import DeferredStage, LocalStage
 from .second_stage.remote import build_remote_stage
 
 __all__ = [
@@ -207,27 +207,24 @@ class SearchHandle:
             return None
         if index.embedder is None and choice == "auto":
             return None
-        try:
+        data_dir = self._data_dir
+        store = self._store
+
+        def load() -> LocalStage:
             from .mpnet import load_mpnet
 
-            model = load_mpnet(threads=1)
-        except (EmbedderError, ImportError) as exc:
-            level = logging.WARNING if choice == "local" else logging.INFO
-            log.log(
-                level, "second stage: the local model is not available (%s); the first stage ranks alone", exc
+            return LocalStage.open(
+                load_mpnet(threads=1),
+                store,
+                data_dir,
+                data_dir / INDEX_FILENAME,
+                first_stage_busy=lambda: index.pending_embeddings > 0,
             )
-            return None
-        stage = LocalStage.open(
-            model,
-            self._store,
-            self._data_dir,
-            self._data_dir / INDEX_FILENAME,
-            first_stage_busy=lambda: index.pending_embeddings > 0,
-        )
+
+        from .mpnet import MPNET_INT8_MODEL_ID
+
+        stage = DeferredStage(load, model_id=MPNET_INT8_MODEL_ID, index_path=data_dir / INDEX_FILENAME)
         stage.start()
-        log.info(
-            "second stage: %s, vectors cover %.0f%% of messages", model.model_id, 100 * stage.coverage().ratio
-        )
         return stage
 
     def _pipeline(self) -> Pipeline:

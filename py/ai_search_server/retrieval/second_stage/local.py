@@ -353,3 +353,90 @@ class LocalStage:
 
     async def aclose(self) -> None:
         await anyio.to_thread.run_sync(self.close)
+
+
+class DeferredStage:
+    """A local stage whose model loads in the background, so the server answers from its first second.
+
+    Loading all-mpnet-base-v2 (writing its graph, handing ONNX Runtime 438 MB of weights) takes a few
+    seconds; until it is done this stage scores nothing (the first stage ranks alone, as for a message
+    whose vector is not there yet) and says it covers nothing. A model that cannot load is logged
+    once and leaves the first stage alone for good.
+    """
+
+    kind = "local"
+
+    def __init__(self, load: Callable[[], LocalStage], *, model_id: str, index_path: Path) -> None:
+        self._load = load
+        self._expected_model = model_id
+        self._index_path = index_path
+        self._stage: LocalStage | None = None
+        self._closed = False
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self.last_error: str | None = None
+
+    @property
+    def model_id(self) -> str:
+        stage = self._stage
+        return self._expected_model if stage is None else stage.model_id
+
+    @property
+    def stage(self) -> LocalStage | None:
+        """The loaded stage, or None while the model loads (or if it could not)."""
+        return self._stage
+
+    def _run(self) -> None:
+        try:
+            stage = self._load()
+        except EmbedderError as exc:
+            self.last_error = str(exc)
+            log.warning("second stage: the local model is not available (%s); the first stage ranks alone", exc)
+            return
+        with self._lock:
+            if self._closed:
+                stage.close()
+                return
+            self._stage = stage
+        log.info("second stage: %s, vectors cover %.0f%% of messages", stage.model_id, 100 * stage.coverage().ratio)
+        stage.run_backfill()
+
+    def start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="second-stage", daemon=True)
+            self._thread.start()
+
+    def wait_until_loaded(self, timeout_seconds: float) -> bool:
+        """Block until the model loaded (or failed); False if `timeout_seconds` passed first."""
+        deadline = time.monotonic() + timeout_seconds
+        while self._stage is None and self.last_error is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return self._stage is not None or self.last_error is not None
+
+    async def score(self, query: str, passages: Sequence[Passage]) -> Mapping[str, float]:
+        stage = self._stage
+        return {} if stage is None else await stage.score(query, passages)
+
+    def coverage(self) -> StageCoverage:
+        stage = self._stage
+        if stage is not None:
+            return stage.coverage()
+        try:
+            with sqlite3.connect(f"file:{self._index_path}?mode=ro", uri=True) as conn:
+                total = int(conn.execute("SELECT count(*) FROM docs").fetchone()[0])
+        except sqlite3.Error:
+            total = 0
+        return StageCoverage(0, max(total, 1))
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            stage = self._stage
+        if stage is not None:
+            stage.close()  # stops its backfill loop, which runs in this object's thread
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+            self._thread = None
+
+    async def aclose(self) -> None:
+        await anyio.to_thread.run_sync(self.close)
