@@ -39,6 +39,7 @@ from _judged_sets import JUDGED_SETS, JudgedSet
 from ai_search_server.retrieval.embedded import EmbeddedPipeline
 from ai_search_server.retrieval.search_service import Evidence, SearchOptions, SearchService
 from ai_search_server.retrieval.second_stage.bands import BandPolicy, Scored, assign_bands, bands_for
+from ai_search_server.retrieval.terms import query_terms
 from bench_relevance import CUTOFF, NO_ANSWER, ndcg, open_stage, prepare, request_for
 
 # The paraphrase kind's name across sets (Halden and Ferry say `paraphrase`, the demo `semantic`).
@@ -66,16 +67,18 @@ class Case:
     grades: dict[str, int]
     items: tuple[Scored, ...]
     known_words: bool
+    all_words_known: bool
 
 
 class Recorder(SearchService):
     """The search service, keeping the evidence of the last search."""
 
-    last: tuple[Evidence, bool] | None = None
+    last: tuple[Evidence, bool, bool] | None = None
 
     async def _evidence(self, policy, found, coverage, query, branches):  # type: ignore[no-untyped-def]
         evidence = await super()._evidence(policy, found, coverage, query, branches)
-        self.last = (evidence, branches.known_terms != 0)
+        known = branches.known_terms
+        self.last = (evidence, known != 0, known is not None and known >= len(query_terms(query)))
         return evidence
 
 
@@ -100,9 +103,10 @@ async def collect(judged: JudgedSet, stage_on: bool) -> list[Case]:
             assert user is not None
             service.last = None
             await service.search(user, request_for(query["query"], "hybrid"))
-            items, known = ((), True) if service.last is None else (service.last[0].items, service.last[1])
+            last = service.last
+            items, known, all_known = ((), True, False) if last is None else (last[0].items, last[1], last[2])
             text = request_for(query["query"], "hybrid").text
-            cases.append(Case(text, query["kind"], query["relevant"], items, known))
+            cases.append(Case(text, query["kind"], query["relevant"], items, known, all_known))
     finally:
         if stage is not None:
             stage.close()
@@ -128,7 +132,9 @@ def policy_of(values: tuple[float, ...]) -> BandPolicy:
 def measure(cases: list[Case], policy: BandPolicy, paraphrase: str) -> dict[str, float]:
     found: dict[str, list[float]] = {}
     for case in cases:
-        banded = assign_bands(policy, case.query, case.items, known_words=case.known_words)
+        banded = assign_bands(
+            policy, case.query, case.items, known_words=case.known_words, all_words_known=case.all_words_known
+        )
         ranked = [b.id for b in banded]
         if case.grades:
             score = ndcg(ranked, case.grades, CUTOFF)
@@ -206,7 +212,11 @@ def main() -> None:
                 [
                     b.id
                     for b in assign_bands(
-                        policy_of(values), fit[i].query, fit[i].items, known_words=fit[i].known_words
+                        policy_of(values),
+                        fit[i].query,
+                        fit[i].items,
+                        known_words=fit[i].known_words,
+                        all_words_known=fit[i].all_words_known,
                     )
                 ],
                 fit[i].grades,

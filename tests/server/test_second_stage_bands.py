@@ -158,3 +158,13 @@ def test_related_limit_zero_keeps_strong_only() -> None:
 def test_a_symbols_query_is_strong_only_where_the_message_holds_the_symbols() -> None:
     items = [Scored("other-emoji", similarity=0.9, stage=0.9), Scored("holds-it", similarity=0.9, coverage=1.0)]
     assert ids(assign_bands(POLICY, "🎉", items)) == [("holds-it", "strong"), ("other-emoji", "related")]
+
+
+def test_the_margin_is_for_questions_naming_something_no_one_mentioned() -> None:
+    margin = replace(POLICY, strong_margin=0.15)
+    # Everything is about the topic: the best stands only 0.05 above the median.
+    items = [Scored("best", similarity=0.60), *(Scored(f"m{i}", similarity=0.55) for i in range(5))]
+    assert not any(b.band == "strong" for b in assign_bands(margin, "running ferry in FreeBSD jails", items))
+    # The same evidence for a question whose every word the rooms use: many answers, all strong.
+    banded = assign_bands(margin, "why is ferry slow", items, all_words_known=True)
+    assert all(b.band == "strong" for b in banded) and len(banded) == 6

@@ -572,7 +572,14 @@ class SearchService:
     ) -> tuple[list[IntelligentSearchCandidate], dict[str, Band], StageReport | None]:
         """The candidates in band order (strong, then related) and each one's band."""
         evidence = await self._evidence(policy, found, coverage, query, branches)
-        banded = assign_bands(evidence.policy, query, evidence.items, known_words=branches.known_terms != 0)
+        known = branches.known_terms
+        banded = assign_bands(
+            evidence.policy,
+            query,
+            evidence.items,
+            known_words=known != 0,
+            all_words_known=known is not None and known >= len(query_terms(query)),
+        )
         scores = evidence.stage_scores
         if scores and not evidence.calibrated:
             # An uncalibrated stage orders each band by its own score, and leaves the bands alone.
@@ -614,7 +621,8 @@ class SearchService:
             # Emoji and punctuation are no keyword terms: a message holding the symbols as typed
             # counts as a keyword hit holding all of the query.
             wanted = query.strip()
-            covered.update({key: 1.0 for key, c in by_id.items() if wanted in c.text})
+            texts = self.store.get_messages(by_id)
+            covered.update({key: 1.0 for key, m in texts.items() if wanted in m.text})
         scores, stage = await self._stage_scores(query, list(by_id.values()), branches)
         calibrated = stage is not None and stage_is_calibrated(stage.model)
         thresholds = self.options.stage_thresholds

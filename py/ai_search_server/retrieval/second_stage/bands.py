@@ -157,13 +157,21 @@ def _relevance(policy: BandPolicy, item: Scored, kind: QueryKind) -> float:
 
 
 def assign_bands(
-    policy: BandPolicy, query: str, items: Sequence[Scored], *, known_words: bool = True
+    policy: BandPolicy,
+    query: str,
+    items: Sequence[Scored],
+    *,
+    known_words: bool = True,
+    all_words_known: bool = False,
 ) -> list[Banded]:
     """The strong results, then at most `related_limit` related ones, each band best first.
 
     `known_words` False (no word of the query occurs in the searched rooms: gibberish, or a name no
     one used) raises the related band's score for meaning alone to `unknown_words_related`: the
-    nearest neighbour of nonsense is noise.
+    nearest neighbour of nonsense is noise. `all_words_known` True (every word of the query occurs in
+    the searched rooms) waives `strong_margin`: the margin is for a question naming something no one
+    mentioned ("running ferry in FreeBSD jails" where nothing says FreeBSD), not for a topic many
+    messages answer.
     """
     kind = query_kind(query)
     weight = policy.keyword_weight.get(kind, 0.0)
@@ -172,6 +180,7 @@ def assign_bands(
     # all about one thing (a product's own name in every message), everything is similar to a
     # question about it, and only a candidate that stands out answers it.
     typical = statistics.median(relevances) if relevances else 0.0
+    margin = 0.0 if all_words_known else policy.strong_margin
     strong: list[Banded] = []
     related: list[Banded] = []
     for item, relevance in zip(items, relevances, strict=True):
@@ -183,7 +192,7 @@ def assign_bands(
         if item.stage is None and policy.first_stage_strong is not None:
             threshold = policy.first_stage_strong
         by_meaning = (
-            kind != "symbols" and relevance >= threshold and relevance - typical >= policy.strong_margin
+            kind != "symbols" and relevance >= threshold and relevance - typical >= margin
         )
         if by_meaning or (item.coverage is not None and coverage >= policy.strong_coverage):
             strong.append(Banded(item.id, "strong", score))
