@@ -53,8 +53,9 @@ BACKFILL_BATCH_MESSAGES = 32
 BACKFILL_IDLE_SECONDS = 2.0
 # Query vectors kept (queries): paging, "show more" and a follow-up re-ask the same query.
 QUERY_CACHE_ENTRIES = 256
-# How often the count of all documents is read again for `coverage` (seconds).
-_TOTAL_REFRESH_SECONDS = 5.0
+# How often the backfill walks the whole index again, for messages edited since (seconds): an edited
+# message is read by the first stage alone until then.
+RESCAN_SECONDS = 600.0
 _BUSY_TIMEOUT_MS = 10_000
 _INT8_MAX = 127.0
 
@@ -115,15 +116,21 @@ class StageVectors:
             conn = self._local.conn = self._connect()
         return conn
 
-    def pending(self, limit: int) -> list[tuple[str, bytes, str]]:
-        """(msg_id, digest, text) of documents without a valid vector, oldest first."""
+    def pending(self, limit: int, after: int = 0, upto: int | None = None) -> list[tuple[int, str, bytes, str]]:
+        """(rowid, msg_id, digest, text) of documents past rowid `after` without a valid vector, in
+        rowid order. Walks the index from `after` by its primary key, so a caller that moves `after`
+        along reads each document once per pass, not the whole index per batch."""
         rows = self.connection().execute(
-            "SELECT d.msg_id, d.digest, d.text FROM idx.docs d LEFT JOIN vectors v"
-            " ON v.msg_id = d.msg_id AND v.digest = d.digest WHERE v.msg_id IS NULL"
-            " ORDER BY d.rowid LIMIT ?",
-            (limit,),
+            "SELECT d.rowid, d.msg_id, d.digest, d.text FROM idx.docs d LEFT JOIN vectors v"
+            " ON v.msg_id = d.msg_id AND v.digest = d.digest"
+            " WHERE d.rowid > ? AND d.rowid <= ? AND v.msg_id IS NULL ORDER BY d.rowid LIMIT ?",
+            (after, (1 << 62) if upto is None else upto, limit),
         )
-        return [(r[0], bytes(r[1]), r[2]) for r in rows]
+        return [(int(r[0]), r[1], bytes(r[2]), r[3]) for r in rows]
+
+    def last_rowid(self) -> int:
+        row = self.connection().execute("SELECT max(rowid) FROM idx.docs").fetchone()
+        return int(row[0] or 0)
 
     def counts(self) -> StageCoverage:
         conn = self.connection()
@@ -196,7 +203,9 @@ class LocalStage:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._coverage = StageCoverage(0, 0)
-        self._total_read_at = 0.0
+        # The backfill's walk through the index by rowid, and when it last started over from the top.
+        self._cursor = 0
+        self._rescanned_at = time.monotonic()
         self.last_error: str | None = None
         self._logged_step = 10  # set from the first coverage in `open`
 
@@ -256,48 +265,53 @@ class LocalStage:
         return await anyio.to_thread.run_sync(self.score_now, query, passages)
 
     def coverage(self) -> StageCoverage:
-        now = time.monotonic()
-        if now - self._total_read_at > _TOTAL_REFRESH_SECONDS:
-            self._total_read_at = now
-            try:
-                total = self.vectors.total()
-            except sqlite3.Error:
-                total = self._coverage.total
-            self._coverage = StageCoverage(min(self._coverage.scored, total), total)
+        """Kept by the backfill thread: no query on the request path."""
         return self._coverage
 
     # -- the backfill ------------------------------------------------------------------------------
 
     def backfill_once(self, limit: int = BACKFILL_BATCH_MESSAGES) -> int:
-        """Embed up to `limit` messages that lack a valid vector; returns how many were stored."""
-        pending = self.vectors.pending(limit)
+        """Embed up to `limit` messages that lack a valid vector; returns how many were stored.
+
+        The walk goes on from where the last call stopped (`_cursor`); at the end of the index it
+        waits for new documents past the last one seen, and walks the whole index again every
+        `RESCAN_SECONDS` for the messages edited since (an edited message's old vector is never
+        used: its digest no longer matches).
+        """
+        now = time.monotonic()
+        if now - self._rescanned_at >= RESCAN_SECONDS:
+            self._cursor, self._rescanned_at = 0, now
+        end = self.vectors.last_rowid()
+        pending = self.vectors.pending(limit, self._cursor, end)
+        self._cursor = pending[-1][0] if len(pending) == limit else end
+        self._coverage = StageCoverage(self._coverage.scored, max(self.vectors.total(), self._coverage.scored))
         if not pending:
             return 0
-        messages = self.store.get_messages(m for m, _, _ in pending)
+        messages = self.store.get_messages(m for _, m, _, _ in pending)
         contexts: dict[str, str] = {}
-        for msg_id, _, text in pending:
+        for _, msg_id, _, text in pending:
             message = messages.get(msg_id)
             if message is None:
                 continue
-            earlier = self.store.earlier_in_conversation(
-                message, limit=CONTEXT_MESSAGES, within=CONTEXT_WINDOW
-            )
+            earlier = self.store.earlier_in_conversation(message, limit=CONTEXT_MESSAGES, within=CONTEXT_WINDOW)
             with_context = context_text(text, [m.searchable_text for m in earlier])
             if with_context is not None:
                 contexts[msg_id] = with_context
-        alone = self.embedder.embed([text for _, _, text in pending])
+        alone = self.embedder.embed([text for _, _, _, text in pending])
         context_ids = list(contexts)
         embedded = self.embedder.embed([contexts[m] for m in context_ids]) if context_ids else None
         by_id = {m: embedded[i] for i, m in enumerate(context_ids)} if embedded is not None else {}
-        self.vectors.store([(m, d, alone[i], by_id.get(m)) for i, (m, d, _) in enumerate(pending)])
+        self.vectors.store([(m, d, alone[i], by_id.get(m)) for i, (_, m, d, _) in enumerate(pending)])
         scored = self._coverage.scored + len(pending)
-        self._coverage = StageCoverage(scored, max(self._coverage.total, scored))
+        self._coverage = StageCoverage(min(scored, self._coverage.total), self._coverage.total)
         return len(pending)
 
     def run_backfill(
         self, *, until_done: bool = False, on_progress: Callable[[StageCoverage], None] | None = None
     ) -> None:
-        """Fill vectors until stopped (or, `until_done`, until nothing is pending)."""
+        """Fill vectors until stopped (or, `until_done`, until a whole pass finds nothing pending)."""
+        if until_done:
+            self._cursor = 0
         while not self._stop.is_set():
             if self._first_stage_busy():
                 if self._stop.wait(BACKFILL_IDLE_SECONDS):
@@ -317,7 +331,7 @@ class LocalStage:
                 self._log_progress()
                 if on_progress is not None:
                     on_progress(self.coverage())
-            if stored == 0:
+            else:
                 if until_done and self.last_error is None:
                     self._coverage = self.vectors.counts()
                     return
