@@ -333,6 +333,10 @@ def serve(directory: Path, port: int) -> None:
     # The second stage as the parent asks (bench_search_distinct.py --second-stage); else the default.
     if os.environ.get("AI_SEARCH_SECOND_STAGE"):
         overrides["second_stage"] = os.environ["AI_SEARCH_SECOND_STAGE"]
+    if os.environ.get("BENCH_STAGE_IDLE_SECONDS"):  # a diagnostic: how often a caught-up backfill polls
+        from ai_search_server.retrieval.second_stage import local as stage_local
+
+        stage_local.BACKFILL_IDLE_SECONDS = float(os.environ["BENCH_STAGE_IDLE_SECONDS"])
     settings = load_settings(environ={}, overrides=overrides)
     uvicorn.run(
         create_app(settings, store, limiter=None),

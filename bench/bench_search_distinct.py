@@ -59,7 +59,9 @@ then asked again and reported apart, as "cached". After the HTTP runs, ``LocalSt
 timed in-process and split: the query embedding, the SQL lookup of the candidates' vectors, the
 cosines, and the two reads that run while the backfill is caught up (its idle ``pending`` poll and
 ``coverage``'s count). Its markdown table is printed and kept in the JSON report
-(``parameters.second_stage_tables``). Builds: 100k about 1.5 min, 1M about 6-10 min, then the fill
+(``parameters.second_stage_tables``). ``--stage-quiet-poll`` adds a third server per round, the stage
+on with its backfill's idle poll (a scan of every document, every 2 s while caught up) patched to
+once an hour: a diagnostic of what that poll costs the searches beside it. Builds: 100k about 1.5 min, 1M about 6-10 min, then the fill
 (100k: about 30 s, 260 MiB).
 
 ``--profile`` prints where a request's CPU goes, step by step, for keyword and hybrid search
@@ -69,7 +71,7 @@ cosines, and the two reads that run while the backfill is caught up (its idle ``
                                                     [--baseline-ref main] [--build-only] [--recall-only]
                                                     [--keyword-recall-only] [--profile] [--profile-keyword]
                                                     [--json PATH] [--postgres URL]
-                                                    [--second-stage [--stage-rounds 3]]
+                                                    [--second-stage [--stage-rounds 3] [--stage-quiet-poll]]
 """
 
 from __future__ import annotations
@@ -1045,6 +1047,19 @@ STAGE_QUERIES = 200
 STAGE_ADDED_P95_TARGET_MS = {100_000: 30.0}
 # Candidates the in-process breakdown hands LocalStage.score_now (the server's default stage_candidates).
 STAGE_BREAKDOWN_CANDIDATES = 50
+# The servers' environments: the stage off, on, and (diagnostic, --stage-quiet-poll) on with the
+# backfill's idle poll once an hour instead of every BACKFILL_IDLE_SECONDS (bench_search.py's server
+# patches it): what the poll's full scan of the index costs the searches beside it.
+STAGE_MODES = {
+    "off": {"AI_SEARCH_SECOND_STAGE": "off"},
+    "local": {"AI_SEARCH_SECOND_STAGE": "local"},
+    "local-quiet": {"AI_SEARCH_SECOND_STAGE": "local", "BENCH_STAGE_IDLE_SECONDS": "3600"},
+}
+STAGE_MODE_NAMES = {
+    "off": "off",
+    "local": "local",
+    "local-quiet": "local, idle poll hourly (diagnostic)",
+}
 STAGE_SYNTHETIC = (
     "the second stage's vectors are SYNTHETIC: random unit 768-d vectors (one for the message alone, a "
     "second for each message the first-stage index holds a conversation vector for), int8 as "
@@ -1198,7 +1213,7 @@ def measure_stage_mode(
     """One server with ``second_stage = mode``: hybrid one at a time over `queries` (never asked of this
     server before: the stage embeds each), then `cached` (the last of them again: its vectors cached)."""
     headers = credentials(directory)
-    process, base_url = start_server(directory, None, {"AI_SEARCH_SECOND_STAGE": mode})
+    process, base_url = start_server(directory, None, STAGE_MODES[mode])
     figures: dict[str, Any] = {"mode": mode}
     try:
         with httpx.Client(base_url=base_url, headers=headers, timeout=120) as client:
@@ -1300,7 +1315,9 @@ def _ms(values: list[float], share: float) -> float:
     return percentile(values, share) * 1000
 
 
-def run_second_stage(size: int, queries_count: int, rounds: int, report: Report) -> None:
+def run_second_stage(
+    size: int, queries_count: int, rounds: int, report: Report, *, quiet_poll: bool = False
+) -> None:
     """ai.search hybrid with the second stage off and local on the same data, same queries (see --second-stage)."""
     from ai_search_server.retrieval.second_stage.local import QUERY_CACHE_ENTRIES
 
@@ -1313,10 +1330,12 @@ def run_second_stage(size: int, queries_count: int, rounds: int, report: Report)
     warm, queries = everything[:WARMUP_QUERIES], everything[WARMUP_QUERIES:]
     # The last ones again: their vectors are still in the stage's cache (and the first stage's, if any).
     cached = queries[-min(len(queries), QUERY_CACHE_ENTRIES - WARMUP_QUERIES) :]
-    runs: dict[str, list[dict[str, Any]]] = {"off": [], "local": []}
+    modes = ["off", "local"] + (["local-quiet"] if quiet_poll else [])
+    runs: dict[str, list[dict[str, Any]]] = {mode: [] for mode in modes}
     for n in range(rounds):
         say(f"  round {n + 1} of {rounds}")
-        for mode in ("off", "local") if n % 2 == 0 else ("local", "off"):
+        shift = n % len(modes)
+        for mode in modes[shift:] + modes[:shift]:  # the order turns round by round
             runs[mode].append(measure_stage_mode(directory, mode, warm, queries, cached))
     say("  in-process breakdown of LocalStage.score_now")
     breakdown = stage_breakdown(directory, warm + queries)
@@ -1340,31 +1359,46 @@ def run_second_stage(size: int, queries_count: int, rounds: int, report: Report)
         "|---|---|---:|---:|---:|---:|",
     ]
     for kind, what in (("uncached", "embedded (new query)"), ("cached", "cached (repeated query)")):
-        for mode in ("off", "local"):
+        for mode in modes:
             cells = [median(per_round(mode, kind, share)) for share, _ in shares]
             cpu = median([r[f"{kind}_cpu"] * 1000 for r in runs[mode]])
             lines.append(
-                f"| {mode} | {what if mode == 'local' else '—'} | "
+                f"| {STAGE_MODE_NAMES[mode]} | {what if mode != 'off' else '—'} | "
                 + " | ".join(f"{c:.1f}" for c in cells)
                 + f" | {cpu:.1f} |"
             )
-        added = [
-            median(
-                [a - b for a, b in zip(per_round("local", kind, s), per_round("off", kind, s), strict=True)]
-            )
-            for s, _ in shares
-        ]
-        cpu_added = median(
-            [
-                (a[f"{kind}_cpu"] - b[f"{kind}_cpu"]) * 1000
-                for a, b in zip(runs["local"], runs["off"], strict=True)
+        for mode in modes[1:]:
+            added = [
+                median(
+                    [a - b for a, b in zip(per_round(mode, kind, s), per_round("off", kind, s), strict=True)]
+                )
+                for s, _ in shares
             ]
-        )
-        lines.append(
-            f"| **added by the stage** | {what} | "
-            + " | ".join(f"**{c:+.1f}**" for c in added)
-            + f" | {cpu_added:+.1f} |"
-        )
+            cpu_added = median(
+                [
+                    (a[f"{kind}_cpu"] - b[f"{kind}_cpu"]) * 1000
+                    for a, b in zip(runs[mode], runs["off"], strict=True)
+                ]
+            )
+            lines.append(
+                f"| **added by the stage** ({STAGE_MODE_NAMES[mode]}) | {what} | "
+                + " | ".join(f"**{c:+.1f}**" for c in added)
+                + f" | {cpu_added:+.1f} |"
+            )
+            if mode != "local":
+                report.add(
+                    Figure(
+                        f"distinct {name}: added to ai.search hybrid p95 by the second stage, {STAGE_MODE_NAMES[mode]}, query {kind}",
+                        "ms",
+                        [
+                            a - b
+                            for a, b in zip(
+                                per_round(mode, kind, 0.95), per_round("off", kind, 0.95), strict=True
+                            )
+                        ],
+                        note="diagnostic: the backfill's idle poll patched to once an hour in the server",
+                    )
+                )
         for share, tag in shares:
             target = STAGE_ADDED_P95_TARGET_MS.get(size) if (tag == "p95" and kind == "uncached") else None
             report.add(
@@ -1427,10 +1461,8 @@ def run_second_stage(size: int, queries_count: int, rounds: int, report: Report)
         f"data set built in {built['build_seconds'] / 60:.1f} min (load {built['load_average']:.1f}).",
         "Server status after each local run (secondStage): "
         + "; ".join(str(r["status_after"]) for r in runs["local"])
-        + ". Stage states in responses: local "
-        + "; ".join(str(r["states"]) for r in runs["local"])
-        + ", off "
-        + "; ".join(str(r["states"]) for r in runs["off"])
+        + ". Stage states in responses: "
+        + ", ".join(f"{mode} " + "; ".join(str(r["states"]) for r in runs[mode]) for mode in modes)
         + ".",
     ]
     table = "\n".join(lines)
@@ -1499,6 +1531,11 @@ def main() -> None:
     parser.add_argument(
         "--stage-rounds", type=int, default=STAGE_ROUNDS, help="rounds of (off, local) for --second-stage"
     )
+    parser.add_argument(
+        "--stage-quiet-poll",
+        action="store_true",
+        help="--second-stage also with the backfill's idle poll patched to hourly (diagnostic)",
+    )
     parser.add_argument("--json", type=Path, help="write the figures here (bench/_figures.py's Report)")
     parser.add_argument(
         "--postgres", metavar="URL", help="only the keyword branch, FTS5 against PostgreSQL's (a server URL)"
@@ -1524,7 +1561,7 @@ def main() -> None:
         elif args.keyword_recall_only:
             run_keyword_recall(size, args.queries, report)
         elif args.second_stage:
-            run_second_stage(size, args.queries, args.stage_rounds, report)
+            run_second_stage(size, args.queries, args.stage_rounds, report, quiet_poll=args.stage_quiet_poll)
         elif args.postgres:
             run_postgres(size, args.queries, args.postgres, report)
         else:
