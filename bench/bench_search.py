@@ -329,9 +329,15 @@ async def measure_http(base_url: str, headers: dict[str, str], queries: list[str
 def serve(directory: Path, port: int) -> None:
     """The server process: the real app on the data dir, uvicorn, lifespan on (opens the index)."""
     store = open_store(directory)
-    settings = load_settings(
-        environ={}, overrides={"site_url": f"http://127.0.0.1:{port}", "embedder": "local"}
-    )
+    overrides: dict[str, Any] = {"site_url": f"http://127.0.0.1:{port}", "embedder": "local"}
+    # The second stage as the parent asks (bench_search_distinct.py --second-stage); else the default.
+    if os.environ.get("AI_SEARCH_SECOND_STAGE"):
+        overrides["second_stage"] = os.environ["AI_SEARCH_SECOND_STAGE"]
+    if os.environ.get("BENCH_STAGE_IDLE_SECONDS"):  # a diagnostic: how often a caught-up backfill polls
+        from ai_search_server.retrieval.second_stage import local as stage_local
+
+        stage_local.BACKFILL_IDLE_SECONDS = float(os.environ["BENCH_STAGE_IDLE_SECONDS"])
+    settings = load_settings(environ={}, overrides=overrides)
     uvicorn.run(
         create_app(settings, store, limiter=None),
         host="127.0.0.1",

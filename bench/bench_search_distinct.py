@@ -42,6 +42,28 @@ reused), ``message_terms`` built from it (timed), then each query's keyword bran
 on both, one at a time and ``CONCURRENCY`` threads at once: wall p50 / p99, this process's and
 PostgreSQL's CPU per query, and how many of FTS5's top 30 PostgreSQL returns.
 
+With ``--second-stage`` only **the second stage's cost** runs: ai.search hybrid, one request at a
+time, with ``second_stage = "off"`` and ``"local"`` (``AI_SEARCH_SECOND_STAGE``, which
+bench_search.py's server passes on) on the same data with the same queries, p50 / p95 / p99 and the
+difference (local minus off, paired per round), ``--stage-rounds`` rounds (a fresh server per mode per
+round, the order alternating; medians across rounds). **The stage's vectors are synthetic**: the
+data set's ``stage-vectors.db`` is filled once (bulk SQL, timed, ``build-stage.json``) with a random
+unit 768-d vector per document, and a second (``context``) for each document whose index.db row has
+a conversation vector, int8 as ``local.quantise`` stores them, under the served model's id
+(``local:all-mpnet-base-v2:int8-static-v1``) and each document's ``docs.digest``, so every message is
+covered and the backfill finds nothing to do (checked on ``ai.search.status``). all-mpnet-base-v2
+over every message would take hours at this size on this CPU (about 10 texts/s on one thread). **The
+query is embedded by the real model.** Latency only, never relevance. The stage caches 256 query
+vectors, so every measured query is distinct (never asked of that server before); the last ones are
+then asked again and reported apart, as "cached". After the HTTP runs, ``LocalStage.score_now`` is
+timed in-process and split: the query embedding, the SQL lookup of the candidates' vectors, the
+cosines, and the two reads that run while the backfill is caught up (its idle ``pending`` poll and
+``coverage``'s count). Its markdown table is printed and kept in the JSON report
+(``parameters.second_stage_tables``). ``--stage-quiet-poll`` adds a third server per round, the stage
+on with its backfill's idle poll (a scan of every document, every 2 s while caught up) patched to
+once an hour: a diagnostic of what that poll costs the searches beside it. Builds: 100k about 1.5 min, 1M about 6-10 min, then the fill
+(100k: about 30 s, 260 MiB).
+
 ``--profile`` prints where a request's CPU goes, step by step, for keyword and hybrid search
 (``_phase_profile.py``, in this process); ``--profile-keyword`` the keyword branch's cProfile.
 
@@ -49,6 +71,7 @@ PostgreSQL's CPU per query, and how many of FTS5's top 30 PostgreSQL returns.
                                                     [--baseline-ref main] [--build-only] [--recall-only]
                                                     [--keyword-recall-only] [--profile] [--profile-keyword]
                                                     [--json PATH] [--postgres URL]
+                                                    [--second-stage [--stage-rounds 3] [--stage-quiet-poll]]
 """
 
 from __future__ import annotations
@@ -428,7 +451,11 @@ def code_layout(python_path: Path | None) -> int:
         return INDEX_SCHEMA_VERSION
     env = {**os.environ, "PYTHONPATH": str(python_path)}
     found = subprocess.run(
-        [sys.executable, "-c", "from ai_search_server.retrieval.index_db import INDEX_SCHEMA_VERSION as v; print(v)"],
+        [
+            sys.executable,
+            "-c",
+            "from ai_search_server.retrieval.index_db import INDEX_SCHEMA_VERSION as v; print(v)",
+        ],
         env=env,
         check=True,
         capture_output=True,
@@ -488,10 +515,13 @@ def make_queries(built: dict[str, Any], count: int, seed: int) -> list[str]:
 # -- measuring ---------------------------------------------------------------------------------------
 
 
-def start_server(directory: Path, python_path: Path | None) -> tuple[subprocess.Popen[bytes], str]:
-    """bench_search.py's server process on `directory`; with `python_path`, that tree's py/ first."""
+def start_server(
+    directory: Path, python_path: Path | None, extra_env: dict[str, str] | None = None
+) -> tuple[subprocess.Popen[bytes], str]:
+    """bench_search.py's server process on `directory`; with `python_path`, that tree's py/ first;
+    `extra_env` on top of this process's environment (``AI_SEARCH_SECOND_STAGE``)."""
     port = free_port()
-    env = dict(os.environ)
+    env = {**os.environ, **(extra_env or {})}
     if python_path is not None:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(python_path), env.get("PYTHONPATH")]))
     process = subprocess.Popen(
@@ -593,9 +623,7 @@ def profile_phases(size: int, queries_count: int) -> None:
         figures = _phase_profile.profile_requests(
             directory, headers, warm + queries, search_type, results=RESULTS, warmup=len(warm)
         )
-        _phase_profile.print_profile(
-            figures, f"{label(size)} {search_type}, load {os.getloadavg()[0]:.1f}"
-        )
+        _phase_profile.print_profile(figures, f"{label(size)} {search_type}, load {os.getloadavg()[0]:.1f}")
 
 
 def profile(size: int, queries_count: int) -> None:
@@ -701,7 +729,9 @@ def run_keyword_recall(size: int, queries_count: int, report: Report) -> None:
     directory = working_dir(data_dir(size), code_layout(None))
     name = label(size)
     say(f"== {name}: recall of the keyword branch against its exhaustive ranking")
-    figures = _keyword_recall.measure(directory, SEARCHER, make_queries(built, queries_count, SEED + size), say)
+    figures = _keyword_recall.measure(
+        directory, SEARCHER, make_queries(built, queries_count, SEED + size), say
+    )
     report.add(
         Figure(
             f"distinct {name}: keyword recall@10 against the exhaustive ranking",
@@ -1003,6 +1033,461 @@ def _row(figures: dict[str, Any], key: str) -> str:
     )
 
 
+# -- the second stage's cost (--second-stage) --------------------------------------------------------
+
+# Random unit vectors of the second stage's width, stored as its backfill would (local.quantise).
+STAGE_VECTOR_DIMENSIONS = 768
+# Rows per transaction while filling stage-vectors.db.
+STAGE_FILL_BATCH = 50_000
+# Rounds of (off, local), each mode a fresh server per round, the order alternating: medians across rounds.
+STAGE_ROUNDS = 3
+# Queries measured per server, every one distinct (the stage caches QUERY_CACHE_ENTRIES query vectors).
+STAGE_QUERIES = 200
+# The issue's target: what the stage adds to ai.search hybrid p95, one at a time (ms).
+STAGE_ADDED_P95_TARGET_MS = {100_000: 30.0}
+# Candidates the in-process breakdown hands LocalStage.score_now (the server's default stage_candidates).
+STAGE_BREAKDOWN_CANDIDATES = 50
+# The servers' environments: the stage off, on, and (diagnostic, --stage-quiet-poll) on with the
+# backfill's idle poll once an hour instead of every BACKFILL_IDLE_SECONDS (bench_search.py's server
+# patches it): what the poll's full scan of the index costs the searches beside it.
+STAGE_MODES = {
+    "off": {"AI_SEARCH_SECOND_STAGE": "off"},
+    "local": {"AI_SEARCH_SECOND_STAGE": "local"},
+    "local-quiet": {"AI_SEARCH_SECOND_STAGE": "local", "BENCH_STAGE_IDLE_SECONDS": "3600"},
+}
+STAGE_MODE_NAMES = {
+    "off": "off",
+    "local": "local",
+    "local-quiet": "local, idle poll hourly (diagnostic)",
+}
+STAGE_SYNTHETIC = (
+    "the second stage's vectors are SYNTHETIC: random unit 768-d vectors (one for the message alone, a "
+    "second for each message the first-stage index holds a conversation vector for), int8 as "
+    "local.quantise stores them, under the served model's id and each message's index.db digest, so the "
+    "server finds every message covered and its backfill has nothing to do; running all-mpnet-base-v2 "
+    "over every message would take hours at this size on this CPU. The query IS embedded by the real "
+    "model (int8 ONNX). This measures latency, never relevance."
+)
+
+
+def quantised_rows(vectors: np.ndarray) -> np.ndarray:
+    """``local.quantise`` of each row, vectorised: (n, 4 + d) bytes, the float32 scale then int8 codes."""
+    scale = np.abs(vectors).max(axis=1)
+    scale[scale == 0] = 1.0
+    codes = np.clip(np.rint(vectors / scale[:, None] * np.float32(127.0)), -127, 127).astype(np.int8)
+    out = np.empty((len(vectors), 4 + vectors.shape[1]), dtype=np.uint8)
+    out[:, :4] = scale.astype("<f4").view(np.uint8).reshape(-1, 4)
+    out[:, 4:] = codes.view(np.uint8)
+    return out
+
+
+def fill_stage_vectors(directory: Path) -> dict[str, Any]:
+    """``stage-vectors.db`` beside the data set's index with a synthetic, valid row for every document
+    (made once per data set; figures in ``build-stage.json``). See `STAGE_SYNTHETIC`."""
+    from ai_search_server.retrieval.mpnet import MPNET_INT8_MODEL_ID
+    from ai_search_server.retrieval.second_stage.local import STAGE_VECTORS_FILENAME, StageVectors, quantise
+
+    path = directory / STAGE_VECTORS_FILENAME
+    index_path = directory / INDEX_FILENAME
+    figures_path = directory / "build-stage.json"
+    if figures_path.exists() and path.exists():
+        figures = dict(json.loads(figures_path.read_text()))
+        if figures.get("model") == MPNET_INT8_MODEL_ID:
+            return figures
+    figures_path.unlink(missing_ok=True)
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+    say(f"  filling {path.name} with synthetic vectors (random unit, {STAGE_VECTOR_DIMENSIONS}-d, int8)")
+    # The product's own schema and meta row (the model id the server checks at start).
+    StageVectors(path, index_path, MPNET_INT8_MODEL_ID).close()
+    started = time.perf_counter()
+    index = sqlite3.connect(f"file:{index_path}?mode=ro", uri=True)
+    try:
+        documents = index.execute(
+            "SELECT d.msg_id, d.digest, v.context IS NOT NULL FROM docs d"
+            " LEFT JOIN doc_vectors v ON v.rowid = d.rowid ORDER BY d.msg_id"
+        ).fetchall()
+    finally:
+        index.close()
+    rng = np.random.default_rng(SEED + 768)
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = OFF")
+    context_count = 0
+    try:
+        for start in range(0, len(documents), STAGE_FILL_BATCH):
+            chunk = documents[start : start + STAGE_FILL_BATCH]
+            with_context = [bool(c) for _, _, c in chunk]
+            vectors = rng.standard_normal((len(chunk) + sum(with_context), STAGE_VECTOR_DIMENSIONS)).astype(
+                np.float32
+            )
+            vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+            if start == 0:  # the same bytes as the product's quantise
+                assert quantised_rows(vectors[:3]).tobytes() == b"".join(quantise(v) for v in vectors[:3])
+            blobs = quantised_rows(vectors)
+            rows = []
+            extra = len(chunk)
+            for i, (msg_id, digest, _) in enumerate(chunk):
+                context = None
+                if with_context[i]:
+                    context = blobs[extra].tobytes()
+                    extra += 1
+                rows.append((msg_id, digest, blobs[i].tobytes(), context))
+            context_count += sum(with_context)
+            conn.execute("BEGIN")
+            conn.executemany("INSERT INTO vectors (msg_id, digest, alone, context) VALUES (?, ?, ?, ?)", rows)
+            conn.execute("COMMIT")
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        conn.close()
+    fill_seconds = time.perf_counter() - started
+    check = StageVectors(path, index_path, MPNET_INT8_MODEL_ID)
+    try:
+        coverage = check.counts()
+    finally:
+        check.close()
+    if coverage.scored != coverage.total or coverage.total != len(documents):
+        raise SystemExit(f"{path}: {coverage.scored} of {coverage.total} rows valid after the fill")
+    figures = {
+        "model": MPNET_INT8_MODEL_ID,
+        "messages": len(documents),
+        "context_vectors": context_count,
+        "fill_seconds": fill_seconds,
+        "mib": path.stat().st_size / 2**20,
+        "load_average": os.getloadavg()[0],
+    }
+    figures_path.write_text(json.dumps(figures))
+    say(
+        f"  {len(documents):,} rows ({context_count:,} with a context vector) in {fill_seconds:.0f} s, "
+        f"{figures['mib']:.0f} MiB"
+    )
+    return figures
+
+
+def distinct_queries(built: dict[str, Any], count: int, seed: int) -> list[str]:
+    """`count` queries made as `make_queries` makes them, no two the same string."""
+    seen: dict[str, None] = {}
+    attempt = 0
+    while len(seen) < count:
+        for query in make_queries(built, count, seed + attempt):
+            if query.strip():
+                seen.setdefault(query, None)
+        attempt += 1
+        if attempt > 50:
+            raise SystemExit(f"only {len(seen)} distinct queries")
+    return list(seen)[:count]
+
+
+def _stage_state(body: Any) -> str:
+    """The response's ``meta.retrieval.secondStage`` as "kind/state", or "absent"."""
+    retrieval = (body.get("meta") or {}).get("retrieval") or {} if isinstance(body, dict) else {}
+    stage = retrieval.get("secondStage")
+    return f"{stage.get('kind')}/{stage.get('state')}" if isinstance(stage, dict) else "absent"
+
+
+def _stage_status(client: httpx.Client) -> dict[str, Any]:
+    response = client.get("/api/v1/ai.search.status")
+    response.raise_for_status()
+    return dict(response.json())
+
+
+def _timed_searches(client: httpx.Client, queries: list[str]) -> tuple[list[float], dict[str, int]]:
+    """ai.search hybrid, one at a time: each request's wall seconds, and the stage states seen."""
+    timings: list[float] = []
+    states: dict[str, int] = {}
+    for query in queries:
+        started = time.perf_counter()
+        response = client.get(
+            "/api/v1/ai.search", params={"query": query, "intelligentCount": RESULTS, "searchType": "hybrid"}
+        )
+        timings.append(time.perf_counter() - started)
+        response.raise_for_status()
+        state = _stage_state(response.json())
+        states[state] = states.get(state, 0) + 1
+    return timings, states
+
+
+def measure_stage_mode(
+    directory: Path, mode: str, warm: list[str], queries: list[str], cached: list[str]
+) -> dict[str, Any]:
+    """One server with ``second_stage = mode``: hybrid one at a time over `queries` (never asked of this
+    server before: the stage embeds each), then `cached` (the last of them again: its vectors cached)."""
+    headers = credentials(directory)
+    process, base_url = start_server(directory, None, STAGE_MODES[mode])
+    figures: dict[str, Any] = {"mode": mode}
+    try:
+        with httpx.Client(base_url=base_url, headers=headers, timeout=120) as client:
+            figures["status_before"] = _stage_status(client).get("secondStage")
+            _timed_searches(client, warm)
+            cpu_before = cpu_seconds(process.pid)
+            figures["load_before"] = os.getloadavg()
+            figures["uncached"], figures["states"] = _timed_searches(client, queries)
+            figures["uncached_cpu"] = (cpu_seconds(process.pid) - cpu_before) / len(queries)
+            cpu_before = cpu_seconds(process.pid)
+            figures["cached"], cached_states = _timed_searches(client, cached)
+            figures["cached_cpu"] = (cpu_seconds(process.pid) - cpu_before) / len(cached)
+            figures["load_after"] = os.getloadavg()
+            for state, n in cached_states.items():
+                figures["states"][state] = figures["states"].get(state, 0) + n
+            status = _stage_status(client)
+            figures["status_after"] = status.get("secondStage")
+            figures["pending_embeddings"] = (status.get("index") or {}).get("pendingEmbeddings")
+        figures["rss_mib"] = rss_mib(process.pid)
+    finally:
+        process.terminate()
+        process.wait()
+    ms = {k: [t * 1000 for t in figures[k]] for k in ("uncached", "cached")}
+    say(
+        f"    {mode:5}: uncached p50 {percentile(ms['uncached'], 0.5):6.1f} p95 {percentile(ms['uncached'], 0.95):6.1f}"
+        f" p99 {percentile(ms['uncached'], 0.99):6.1f} ms, CPU {figures['uncached_cpu'] * 1000:5.1f} ms/request;"
+        f" cached p50 {percentile(ms['cached'], 0.5):6.1f} p95 {percentile(ms['cached'], 0.95):6.1f} ms;"
+        f" stage {figures['states']}; status {figures['status_after']} (load {figures['load_after'][0]:.1f})"
+    )
+    return figures
+
+
+def stage_breakdown(directory: Path, queries: list[str]) -> dict[str, list[float]]:
+    """Where the stage's time goes, in this process (no server running): ``LocalStage.score_now`` on
+    `STAGE_BREAKDOWN_CANDIDATES` random documents of the searcher's rooms per query, first with the
+    query unseen then cached; the SQL lookup (``StageVectors.vectors``) and the query embedding alone;
+    and the backfill's idle poll (``pending``) and the status count (``total``), which run while caught up."""
+    from ai_search_server.retrieval.mpnet import MPNET_INT8_MODEL_ID, load_mpnet
+    from ai_search_server.retrieval.second_stage import Passage
+    from ai_search_server.retrieval.second_stage.local import STAGE_VECTORS_FILENAME, LocalStage, StageVectors
+
+    rooms = searcher_rooms(directory)
+    conn = sqlite3.connect(f"file:{directory / INDEX_FILENAME}?mode=ro", uri=True)
+    try:
+        ids = [
+            r[0]
+            for r in conn.execute(
+                "SELECT msg_id FROM docs WHERE rid IN (SELECT value FROM json_each(?))", (json.dumps(rooms),)
+            )
+        ]
+    finally:
+        conn.close()
+    rng = random.Random(SEED + 50)
+    model = load_mpnet(threads=1)
+    assert model.model_id == MPNET_INT8_MODEL_ID, model.model_id
+    vectors = StageVectors(directory / STAGE_VECTORS_FILENAME, directory / INDEX_FILENAME, model.model_id)
+    store = open_store(directory)
+    stage = LocalStage(model, vectors, store)
+    out: dict[str, list[float]] = {k: [] for k in ("score_uncached", "score_cached", "sql", "embed", "dot")}
+    try:
+        for query in queries[:WARMUP_QUERIES]:
+            model.embed([query])
+        for query in queries[WARMUP_QUERIES:]:
+            passages = [Passage(m, "") for m in rng.sample(ids, STAGE_BREAKDOWN_CANDIDATES)]
+            started = time.perf_counter()
+            scores = stage.score_now(query, passages)
+            out["score_uncached"].append(time.perf_counter() - started)
+            assert len(scores) == len(passages), (len(scores), len(passages))
+            started = time.perf_counter()
+            stage.score_now(query, passages)
+            out["score_cached"].append(time.perf_counter() - started)
+            started = time.perf_counter()
+            held = vectors.vectors([p.id for p in passages])
+            out["sql"].append(time.perf_counter() - started)
+            started = time.perf_counter()
+            q = model.embed([query])[0]
+            out["embed"].append(time.perf_counter() - started)
+            started = time.perf_counter()
+            for alone, context in held.values():
+                best = float(alone @ q)
+                if context is not None:
+                    best = max(best, float(context @ q))
+            out["dot"].append(time.perf_counter() - started)
+        out["pending_poll"], out["total_count"] = [], []
+        for _ in range(5):
+            started = time.perf_counter()
+            assert vectors.pending(32) == []
+            out["pending_poll"].append(time.perf_counter() - started)
+            started = time.perf_counter()
+            vectors.total()
+            out["total_count"].append(time.perf_counter() - started)
+    finally:
+        vectors.close()
+        store.close()
+    return out
+
+
+def _ms(values: list[float], share: float) -> float:
+    return percentile(values, share) * 1000
+
+
+def run_second_stage(
+    size: int, queries_count: int, rounds: int, report: Report, *, quiet_poll: bool = False
+) -> None:
+    """ai.search hybrid with the second stage off and local on the same data, same queries (see --second-stage)."""
+    from ai_search_server.retrieval.second_stage.local import QUERY_CACHE_ENTRIES
+
+    built = build(size)
+    name = label(size)
+    directory = working_dir(data_dir(size), code_layout(None))
+    say(f"== {name}: the second stage's cost; {STAGE_SYNTHETIC}")
+    filled = fill_stage_vectors(directory)
+    everything = distinct_queries(built, WARMUP_QUERIES + queries_count, SEED + size + 2)
+    warm, queries = everything[:WARMUP_QUERIES], everything[WARMUP_QUERIES:]
+    # The last ones again: their vectors are still in the stage's cache (and the first stage's, if any).
+    cached = queries[-min(len(queries), QUERY_CACHE_ENTRIES - WARMUP_QUERIES) :]
+    modes = ["off", "local"] + (["local-quiet"] if quiet_poll else [])
+    runs: dict[str, list[dict[str, Any]]] = {mode: [] for mode in modes}
+    for n in range(rounds):
+        say(f"  round {n + 1} of {rounds}")
+        shift = n % len(modes)
+        for mode in modes[shift:] + modes[:shift]:  # the order turns round by round
+            runs[mode].append(measure_stage_mode(directory, mode, warm, queries, cached))
+    say("  in-process breakdown of LocalStage.score_now")
+    breakdown = stage_breakdown(directory, warm + queries)
+    load = os.getloadavg()
+
+    def per_round(mode: str, kind: str, share: float) -> list[float]:
+        return [_ms(r[kind], share) for r in runs[mode]]
+
+    def median(values: list[float]) -> float:
+        return float(np.median(values))
+
+    shares = ((0.5, "p50"), (0.95, "p95"), (0.99, "p99"))
+    lines = [
+        f"ai.search hybrid, one request at a time, {name} messages ({built['searcher_messages']:,} in the "
+        f"searcher's rooms); {len(queries)} distinct queries per server, {len(cached)} repeated; median of "
+        f"{rounds} rounds (a fresh server per mode per round, order alternating); load average "
+        + ", ".join(f"{r['load_before'][0]:.1f}" for mode in runs for r in runs[mode])
+        + f" (1 min, at each run's start); {STAGE_SYNTHETIC}",
+        "",
+        "| second stage | query vector | p50 ms | p95 ms | p99 ms | server CPU ms/request |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
+    for kind, what in (("uncached", "embedded (new query)"), ("cached", "cached (repeated query)")):
+        for mode in modes:
+            cells = [median(per_round(mode, kind, share)) for share, _ in shares]
+            cpu = median([r[f"{kind}_cpu"] * 1000 for r in runs[mode]])
+            lines.append(
+                f"| {STAGE_MODE_NAMES[mode]} | {what if mode != 'off' else '—'} | "
+                + " | ".join(f"{c:.1f}" for c in cells)
+                + f" | {cpu:.1f} |"
+            )
+        for mode in modes[1:]:
+            added = [
+                median(
+                    [a - b for a, b in zip(per_round(mode, kind, s), per_round("off", kind, s), strict=True)]
+                )
+                for s, _ in shares
+            ]
+            cpu_added = median(
+                [
+                    (a[f"{kind}_cpu"] - b[f"{kind}_cpu"]) * 1000
+                    for a, b in zip(runs[mode], runs["off"], strict=True)
+                ]
+            )
+            lines.append(
+                f"| **added by the stage** ({STAGE_MODE_NAMES[mode]}) | {what} | "
+                + " | ".join(f"**{c:+.1f}**" for c in added)
+                + f" | {cpu_added:+.1f} |"
+            )
+            if mode != "local":
+                report.add(
+                    Figure(
+                        f"distinct {name}: added to ai.search hybrid p95 by the second stage, {STAGE_MODE_NAMES[mode]}, query {kind}",
+                        "ms",
+                        [
+                            a - b
+                            for a, b in zip(
+                                per_round(mode, kind, 0.95), per_round("off", kind, 0.95), strict=True
+                            )
+                        ],
+                        note="diagnostic: the backfill's idle poll patched to once an hour in the server",
+                    )
+                )
+        for share, tag in shares:
+            target = STAGE_ADDED_P95_TARGET_MS.get(size) if (tag == "p95" and kind == "uncached") else None
+            report.add(
+                Figure(
+                    f"distinct {name}: ai.search hybrid {tag} with the second stage, query {kind}",
+                    "ms",
+                    per_round("local", kind, share),
+                    baseline=Baseline("second stage off", per_round("off", kind, share)),
+                    note="synthetic stage vectors (latency only); the query embedded by the real model",
+                )
+            )
+            report.add(
+                Figure(
+                    f"distinct {name}: added by the second stage to ai.search hybrid {tag}, query {kind}",
+                    "ms",
+                    [
+                        a - b
+                        for a, b in zip(
+                            per_round("local", kind, share), per_round("off", kind, share), strict=True
+                        )
+                    ],
+                    target=Target("<=", target) if target else None,
+                    note="local minus off, per round (paired), same queries; synthetic stage vectors",
+                )
+            )
+    if size in HYBRID_P99_TARGET_MS:
+        report.add(
+            Figure(
+                f"distinct {name}: ai.search hybrid p99 with the second stage on (local)",
+                "ms",
+                per_round("local", "uncached", 0.99),
+                target=Target("<=", 150.0) if size >= 1_000_000 else None,
+            )
+        )
+    b = breakdown
+    lines += [
+        "",
+        f"In-process, LocalStage.score_now on {STAGE_BREAKDOWN_CANDIDATES} random documents of the searcher's "
+        f"rooms, {len(b['sql'])} queries (load average {load[0]:.1f}):",
+        "",
+        "| step | p50 ms | p95 ms | p99 ms |",
+        "|---|---:|---:|---:|",
+    ]
+    for key, what in (
+        ("score_uncached", "score_now, query unseen (embed + SQL + dot)"),
+        ("score_cached", "score_now, query cached (SQL + dot)"),
+        ("embed", "query embedding alone (all-mpnet-base-v2 int8, 1 thread)"),
+        ("sql", f"SQL lookup of {STAGE_BREAKDOWN_CANDIDATES} vectors (StageVectors.vectors)"),
+        ("dot", "cosines"),
+        ("pending_poll", "backfill's idle poll, pending(32) (every 2 s while caught up)"),
+        ("total_count", "coverage's count of documents (in a request, every 5 s)"),
+    ):
+        lines.append(
+            f"| {what} | {_ms(b[key], 0.5):.1f} | {_ms(b[key], 0.95):.1f} | {_ms(b[key], 0.99):.1f} |"
+        )
+    lines += [
+        "",
+        f"Stage vectors: {filled['messages']:,} rows ({filled['context_vectors']:,} with a context vector), "
+        f"{filled['mib']:.0f} MiB, filled in {filled['fill_seconds']:.0f} s (load {filled['load_average']:.1f}); "
+        f"data set built in {built['build_seconds'] / 60:.1f} min (load {built['load_average']:.1f}).",
+        "Server status after each local run (secondStage): "
+        + "; ".join(str(r["status_after"]) for r in runs["local"])
+        + ". Stage states in responses: "
+        + ", ".join(f"{mode} " + "; ".join(str(r["states"]) for r in runs[mode]) for mode in modes)
+        + ".",
+    ]
+    table = "\n".join(lines)
+    print(f"\n== {name}: the second stage's cost\n\n{table}\n")
+    for key in ("sql", "embed", "score_uncached", "score_cached", "pending_poll", "total_count"):
+        report.add(
+            Figure(
+                f"distinct {name}: second stage in-process, {key} p50",
+                "ms",
+                [_ms(b[key], 0.5)],
+                note=f"p95 {_ms(b[key], 0.95):.1f} ms, p99 {_ms(b[key], 0.99):.1f} ms",
+            )
+        )
+    report.parameters.setdefault("second_stage_tables", {})[name] = table
+    report.parameters.setdefault("second_stage_runs", {})[name] = {
+        mode: [
+            {k: v for k, v in r.items() if k not in ("uncached", "cached")}
+            | {f"{k}_ms": [t * 1000 for t in r[k]] for k in ("uncached", "cached")}
+            for r in rs
+        ]
+        for mode, rs in runs.items()
+    }
+    report.parameters.setdefault("second_stage_fill", {})[name] = filled
+
+
 METHOD = (
     "Workspaces of distinct chat messages (6-24 words drawn Zipf-like from a 40,000-word vocabulary with "
     "the demo's real words mixed in; 4% stock replies; 30% thread replies; Zipf room sizes; people in 1-60 "
@@ -1034,7 +1519,22 @@ def main() -> None:
         "--profile", action="store_true", help="CPU per phase of a request in-process, measure nothing else"
     )
     parser.add_argument(
-        "--profile-keyword", action="store_true", help="cProfile the keyword branch in-process, measure nothing else"
+        "--profile-keyword",
+        action="store_true",
+        help="cProfile the keyword branch in-process, measure nothing else",
+    )
+    parser.add_argument(
+        "--second-stage",
+        action="store_true",
+        help="only ai.search hybrid with the second stage off and local, side by side (synthetic stage vectors)",
+    )
+    parser.add_argument(
+        "--stage-rounds", type=int, default=STAGE_ROUNDS, help="rounds of (off, local) for --second-stage"
+    )
+    parser.add_argument(
+        "--stage-quiet-poll",
+        action="store_true",
+        help="--second-stage also with the backfill's idle poll patched to hourly (diagnostic)",
     )
     parser.add_argument("--json", type=Path, help="write the figures here (bench/_figures.py's Report)")
     parser.add_argument(
@@ -1060,6 +1560,8 @@ def main() -> None:
             run_recall(size, report)
         elif args.keyword_recall_only:
             run_keyword_recall(size, args.queries, report)
+        elif args.second_stage:
+            run_second_stage(size, args.queries, args.stage_rounds, report, quiet_poll=args.stage_quiet_poll)
         elif args.postgres:
             run_postgres(size, args.queries, args.postgres, report)
         else:
