@@ -1297,11 +1297,15 @@ def stage_breakdown(directory: Path, queries: list[str]) -> dict[str, list[float
                 if context is not None:
                     best = max(best, float(context @ q))
             out["dot"].append(time.perf_counter() - started)
-        out["pending_poll"], out["total_count"] = [], []
+        out["pending_poll"], out["total_count"], out["rescan"] = [], [], []
         for _ in range(5):
             started = time.perf_counter()
-            assert vectors.pending(32) == []
+            end = vectors.last_rowid()
+            assert vectors.pending(32, end, end) == []
             out["pending_poll"].append(time.perf_counter() - started)
+            started = time.perf_counter()
+            assert vectors.pending(32, 0, end) == []
+            out["rescan"].append(time.perf_counter() - started)
             started = time.perf_counter()
             vectors.total()
             out["total_count"].append(time.perf_counter() - started)
@@ -1448,7 +1452,8 @@ def run_second_stage(
         ("embed", "query embedding alone (all-mpnet-base-v2 int8, 1 thread)"),
         ("sql", f"SQL lookup of {STAGE_BREAKDOWN_CANDIDATES} vectors (StageVectors.vectors)"),
         ("dot", "cosines"),
-        ("pending_poll", "backfill's idle poll, pending(32) (every 2 s while caught up)"),
+        ("pending_poll", "backfill's idle poll past the last document (every 2 s while caught up)"),
+        ("rescan", "backfill's walk over the whole index for edits (every 10 minutes)"),
         ("total_count", "coverage's count of documents (in a request, every 5 s)"),
     ):
         lines.append(
@@ -1467,7 +1472,7 @@ def run_second_stage(
     ]
     table = "\n".join(lines)
     print(f"\n== {name}: the second stage's cost\n\n{table}\n")
-    for key in ("sql", "embed", "score_uncached", "score_cached", "pending_poll", "total_count"):
+    for key in ("sql", "embed", "score_uncached", "score_cached", "pending_poll", "rescan", "total_count"):
         report.add(
             Figure(
                 f"distinct {name}: second stage in-process, {key} p50",
