@@ -1476,7 +1476,7 @@ def run_second_stage(
         ("dot", "cosines"),
         ("pending_poll", "backfill's idle poll past the last document (every 2 s while caught up)"),
         ("rescan", "backfill's walk over the whole index for edits (every 10 minutes)"),
-        ("total_count", "coverage's count of documents (in a request, every 5 s)"),
+        ("total_count", "the count of all documents (the backfill thread, each round)"),
     ):
         lines.append(
             f"| {what} | {_ms(b[key], 0.5):.1f} | {_ms(b[key], 0.95):.1f} | {_ms(b[key], 0.99):.1f} |"
