@@ -29,6 +29,14 @@ def index(workspace: Workspace, data_dir: Path) -> Iterator[EmbeddedIndex]:
     opened.close()
 
 
+@pytest.fixture
+def stage(workspace: Workspace, index: EmbeddedIndex, data_dir: Path) -> Iterator[LocalStage]:
+    """The local stage over the test index, with the hashing embedder as its model; closed after."""
+    opened = open_stage(workspace, data_dir)
+    yield opened
+    opened.close()
+
+
 def open_stage(workspace: Workspace, data_dir: Path, model_id: str = "test:stage-hashing") -> LocalStage:
     return LocalStage.open(HashingEmbedder(model_id), workspace.store, data_dir, data_dir / INDEX_FILENAME)
 
@@ -44,62 +52,50 @@ def test_quantised_vectors_keep_their_direction() -> None:
 
 
 def test_the_backfill_covers_every_message_then_scores_them(
-    workspace: Workspace, index: EmbeddedIndex, data_dir: Path
+    workspace: Workspace, index: EmbeddedIndex, data_dir: Path, stage: LocalStage
 ) -> None:
-    stage = open_stage(workspace, data_dir)
-    try:
-        total = len(workspace.messages)
-        assert stage.coverage() == StageCoverage(0, total)
-        assert (
-            stage.score_now("deploy failed", [Passage(m.id, m.text) for m in workspace.messages.values()])
-            == {}
-        )
-        stage.run_backfill(until_done=True)
-        assert stage.coverage() == StageCoverage(total, total)
-        assert (data_dir / STAGE_VECTORS_FILENAME).exists()
-        failed = workspace.messages["ops-3"]
-        scores = stage.score_now(
-            "deploy failed", [Passage(m.id, m.text) for m in workspace.messages.values()]
-        )
-        assert set(scores) == {m.id for m in workspace.messages.values()}
-        expected = float(
-            HashingEmbedder().embed([failed.text])[0] @ HashingEmbedder().embed(["deploy failed"])[0]
-        )
-        assert scores[failed.id] == pytest.approx(expected, abs=0.01)
-        assert max(scores, key=scores.__getitem__) == failed.id
-    finally:
-        stage.close()
+    total = len(workspace.messages)
+    assert stage.coverage() == StageCoverage(0, total)
+    assert (
+        stage.score_now("deploy failed", [Passage(m.id, m.text) for m in workspace.messages.values()])
+        == {}
+    )
+    stage.run_backfill(until_done=True)
+    assert stage.coverage() == StageCoverage(total, total)
+    assert (data_dir / STAGE_VECTORS_FILENAME).exists()
+    failed = workspace.messages["ops-3"]
+    scores = stage.score_now(
+        "deploy failed", [Passage(m.id, m.text) for m in workspace.messages.values()]
+    )
+    assert set(scores) == {m.id for m in workspace.messages.values()}
+    expected = float(
+        HashingEmbedder().embed([failed.text])[0] @ HashingEmbedder().embed(["deploy failed"])[0]
+    )
+    assert scores[failed.id] == pytest.approx(expected, abs=0.01)
+    assert max(scores, key=scores.__getitem__) == failed.id
 
 
 def test_an_edited_message_is_not_scored_until_its_vectors_are_made_again(
-    workspace: Workspace, index: EmbeddedIndex, data_dir: Path
+    workspace: Workspace, index: EmbeddedIndex, data_dir: Path, stage: LocalStage
 ) -> None:
-    stage = open_stage(workspace, data_dir)
-    try:
-        stage.run_backfill(until_done=True)
-        edited = workspace.messages["general-2"]
-        workspace.store.edit_message(edited.id, "payroll vacation schedule")
-        assert index.wait_until_embedded(EMBED_WAIT_SECONDS)
-        assert edited.id not in stage.score_now("payroll", [Passage(edited.id, "payroll vacation schedule")])
-        assert stage.vectors.counts().scored == len(workspace.messages) - 1
-        stage.run_backfill(until_done=True)
-        scores = stage.score_now("holiday payroll", [Passage(edited.id, "payroll vacation schedule")])
-        assert scores[edited.id] > 0.5
-    finally:
-        stage.close()
+    stage.run_backfill(until_done=True)
+    edited = workspace.messages["general-2"]
+    workspace.store.edit_message(edited.id, "payroll vacation schedule")
+    assert index.wait_until_embedded(EMBED_WAIT_SECONDS)
+    assert edited.id not in stage.score_now("payroll", [Passage(edited.id, "payroll vacation schedule")])
+    assert stage.vectors.counts().scored == len(workspace.messages) - 1
+    stage.run_backfill(until_done=True)
+    scores = stage.score_now("holiday payroll", [Passage(edited.id, "payroll vacation schedule")])
+    assert scores[edited.id] > 0.5
 
 
 def test_a_deleted_message_is_never_scored(
-    workspace: Workspace, index: EmbeddedIndex, data_dir: Path
+    workspace: Workspace, index: EmbeddedIndex, data_dir: Path, stage: LocalStage
 ) -> None:
-    stage = open_stage(workspace, data_dir)
-    try:
-        stage.run_backfill(until_done=True)
-        gone = workspace.messages["dm-6"]
-        workspace.store.delete_message(gone.id)
-        assert stage.score_now("lunch", [Passage(gone.id, gone.text)]) == {}
-    finally:
-        stage.close()
+    stage.run_backfill(until_done=True)
+    gone = workspace.messages["dm-6"]
+    workspace.store.delete_message(gone.id)
+    assert stage.score_now("lunch", [Passage(gone.id, gone.text)]) == {}
 
 
 def test_a_new_model_starts_its_vectors_over(
