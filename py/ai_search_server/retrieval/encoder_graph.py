@@ -24,7 +24,7 @@ data and handed to ONNX Runtime from memory (``Graph.external``, ``onnx_embedder
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -37,6 +37,7 @@ __all__ = [
     "EncoderLayer",
     "Graph",
     "GraphBuilder",
+    "LayerNames",
     "Ranges",
     "linear_names",
     "quantise_linear",
@@ -91,6 +92,34 @@ class EncoderLayer:
     ffn_out_weight: Array
     ffn_out_bias: Array
     output_norm: tuple[Array, Array]
+
+
+@dataclass(frozen=True, slots=True)
+class LayerNames:
+    """Where a checkpoint keeps one layer's weights, under ``encoder.layer.<i>.``: the query, key and
+    value projections (``{part}`` is each of `qkv_parts`), the attention's output and its norm. The
+    feed-forward half is named alike in BERT and MPNet checkpoints."""
+
+    qkv: str
+    qkv_parts: tuple[str, str, str]
+    attention_out: str
+    attention_norm: str
+
+    def read(self, w: Callable[[str], Array], index: int) -> EncoderLayer:
+        p = f"encoder.layer.{index}."
+        projections = [f"{p}{self.qkv.format(part=part)}" for part in self.qkv_parts]
+        return EncoderLayer(
+            qkv_weight=np.concatenate([w(f"{name}.weight") for name in projections]).T,
+            qkv_bias=np.concatenate([w(f"{name}.bias") for name in projections]),
+            attention_out_weight=w(f"{p}{self.attention_out}.weight").T,
+            attention_out_bias=w(f"{p}{self.attention_out}.bias"),
+            attention_norm=(w(f"{p}{self.attention_norm}.weight"), w(f"{p}{self.attention_norm}.bias")),
+            ffn_in_weight=w(f"{p}intermediate.dense.weight").T,
+            ffn_in_bias=w(f"{p}intermediate.dense.bias"),
+            ffn_out_weight=w(f"{p}output.dense.weight").T,
+            ffn_out_bias=w(f"{p}output.dense.bias"),
+            output_norm=(w(f"{p}output.LayerNorm.weight"), w(f"{p}output.LayerNorm.bias")),
+        )
 
 
 class GraphBuilder:

@@ -8,13 +8,13 @@ the reference texts), hence the same ``model_id``; int8 uses the ranges of ``min
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from .encoder_graph import SMOOTHING_ALPHA, EncoderLayer, Graph, GraphBuilder, Ranges
+from .encoder_graph import SMOOTHING_ALPHA, Graph, GraphBuilder, LayerNames, Ranges
 from .encoder_graph import linear_names as encoder_linear_names
 
 __all__ = ["LAYERS", "build_minilm_graph", "linear_names"]
@@ -32,21 +32,13 @@ def linear_names() -> list[str]:
     return encoder_linear_names(LAYERS)
 
 
-def _minilm_layer(w: Callable[[str], Array], index: int) -> EncoderLayer:
-    p = f"encoder.layer.{index}."
-    parts = ("query", "key", "value")
-    return EncoderLayer(
-        qkv_weight=np.concatenate([w(f"{p}attention.self.{part}.weight") for part in parts]).T,
-        qkv_bias=np.concatenate([w(f"{p}attention.self.{part}.bias") for part in parts]),
-        attention_out_weight=w(f"{p}attention.output.dense.weight").T,
-        attention_out_bias=w(f"{p}attention.output.dense.bias"),
-        attention_norm=(w(f"{p}attention.output.LayerNorm.weight"), w(f"{p}attention.output.LayerNorm.bias")),
-        ffn_in_weight=w(f"{p}intermediate.dense.weight").T,
-        ffn_in_bias=w(f"{p}intermediate.dense.bias"),
-        ffn_out_weight=w(f"{p}output.dense.weight").T,
-        ffn_out_bias=w(f"{p}output.dense.bias"),
-        output_norm=(w(f"{p}output.LayerNorm.weight"), w(f"{p}output.LayerNorm.bias")),
-    )
+# BERT's names for a layer's attention weights (encoder_graph.LayerNames).
+_BERT_LAYER = LayerNames(
+    qkv="attention.self.{part}",
+    qkv_parts=("query", "key", "value"),
+    attention_out="attention.output.dense",
+    attention_norm="attention.output.LayerNorm",
+)
 
 
 def build_minilm_graph(
@@ -79,6 +71,6 @@ def build_minilm_graph(
         (w("embeddings.LayerNorm.weight"), w("embeddings.LayerNorm.bias")),
     )
     for i in range(LAYERS):
-        x = g.encoder_layer(x, _minilm_layer(w, i), f"l{i}_", heads=_HEADS)
+        x = g.encoder_layer(x, _BERT_LAYER.read(w, i), f"l{i}_", heads=_HEADS)
     g.mean_pool_and_normalise(x, "embedding")
     return g.serialise("all-MiniLM-L6-v2", _WIDTH)

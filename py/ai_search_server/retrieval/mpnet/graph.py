@@ -23,13 +23,13 @@ sentence-transformers' Normalize).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from ..encoder_graph import SMOOTHING_ALPHA, EncoderLayer, Graph, GraphBuilder, Ranges, linear_names
+from ..encoder_graph import SMOOTHING_ALPHA, Graph, GraphBuilder, LayerNames, Ranges, linear_names
 
 __all__ = [
     "HEADS",
@@ -91,21 +91,13 @@ def relative_position_buckets(
     return bucketed
 
 
-def _mpnet_layer(w: Callable[[str], npt.NDArray[np.float32]], index: int) -> EncoderLayer:
-    p = f"encoder.layer.{index}."
-    parts = ("q", "k", "v")
-    return EncoderLayer(
-        qkv_weight=np.concatenate([w(f"{p}attention.attn.{part}.weight") for part in parts]).T,
-        qkv_bias=np.concatenate([w(f"{p}attention.attn.{part}.bias") for part in parts]),
-        attention_out_weight=w(f"{p}attention.attn.o.weight").T,
-        attention_out_bias=w(f"{p}attention.attn.o.bias"),
-        attention_norm=(w(f"{p}attention.LayerNorm.weight"), w(f"{p}attention.LayerNorm.bias")),
-        ffn_in_weight=w(f"{p}intermediate.dense.weight").T,
-        ffn_in_bias=w(f"{p}intermediate.dense.bias"),
-        ffn_out_weight=w(f"{p}output.dense.weight").T,
-        ffn_out_bias=w(f"{p}output.dense.bias"),
-        output_norm=(w(f"{p}output.LayerNorm.weight"), w(f"{p}output.LayerNorm.bias")),
-    )
+# MPNet's names for a layer's attention weights (encoder_graph.LayerNames).
+_MPNET_LAYER = LayerNames(
+    qkv="attention.attn.{part}",
+    qkv_parts=("q", "k", "v"),
+    attention_out="attention.attn.o",
+    attention_norm="attention.LayerNorm",
+)
 
 
 def build_mpnet_graph(
@@ -142,6 +134,6 @@ def build_mpnet_graph(
     g.node("Concat", ["length", "length"], ["bias_ends"], axis=0)
     g.node("Slice", [g.constant("position_bias_table", bias), starts, "bias_ends", axes], ["position_bias"])
     for i in range(LAYERS):
-        x = g.encoder_layer(x, _mpnet_layer(w, i), f"l{i}_", heads=HEADS, attention_bias="position_bias")
+        x = g.encoder_layer(x, _MPNET_LAYER.read(w, i), f"l{i}_", heads=HEADS, attention_bias="position_bias")
     g.mean_pool_and_normalise(x, "embedding")
     return g.serialise("all-mpnet-base-v2", WIDTH)
