@@ -26,7 +26,7 @@ class JudgedFiles:
     workspace_path: Path
     judgments_path: Path
     # Each set's own builders (bench/<set>/build.py, judgments.py); their row types differ in name only.
-    load_workspace: Callable[[Path], list[Row]]
+    load_workspace: Callable[[Path], Any]
     workspace_rows: Callable[[], Any]
     build_judgments: Callable[[Any], dict[str, Any]]
     rooms: Sequence[Any]
@@ -35,7 +35,8 @@ class JudgedFiles:
     min_threads: int  # threads the written conversations hold at least
 
     def rows(self) -> list[Row]:
-        return self.load_workspace(self.workspace_path)
+        loaded: list[Row] = self.load_workspace(self.workspace_path)
+        return loaded
 
     def judgments(self) -> dict[str, Any]:
         loaded: dict[str, Any] = json.loads(self.judgments_path.read_text(encoding="utf-8"))
